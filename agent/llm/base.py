@@ -1,0 +1,154 @@
+"""Provider-neutral request/response types and the error hierarchy for LLM backends.
+
+The agent talks to every model through `LLMClient.complete`; backends, fallbacks and
+budgets are all interchangeable behind that one coroutine.  Errors are our own types so
+callers never import a vendor SDK to decide whether to degrade to the offline baseline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+Role = Literal["user", "assistant"]
+
+#: Normalised `LLMResponse.finish_reason` values.  Providers use different words for the
+#: same outcome (Anthropic "end_turn"/"stop_sequence", OpenAI "stop"); callers only need
+#: to know whether the text is complete, truncated, or a refusal.  Unknown provider
+#: reasons are passed through unchanged.
+FINISH_STOP = "stop"
+FINISH_LENGTH = "length"
+FINISH_REFUSAL = "refusal"
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """One completion request.
+
+    `system` is the static part of the prompt (rules, persona, game setup).  Backends
+    place it first, unchanged between calls, so provider prompt caching can reuse it;
+    everything that changes turn by turn belongs in `messages`.
+    """
+
+    system: str
+    messages: list[tuple[Role, str]]
+    max_tokens: int = 256
+    temperature: float | None = None
+    stop: list[str] | None = None
+    kind: str = "generic"
+
+    def __post_init__(self) -> None:
+        if self.max_tokens <= 0:
+            raise ValueError(f"max_tokens must be positive, got {self.max_tokens}")
+        if not self.messages:
+            raise ValueError("an LLMRequest needs at least one message")
+        for role, _content in self.messages:
+            if role not in ("user", "assistant"):
+                raise ValueError(f"message role must be 'user' or 'assistant', got {role!r}")
+        if self.temperature is not None and not 0.0 <= self.temperature <= 2.0:
+            raise ValueError(f"temperature must be within [0, 2], got {self.temperature}")
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    """A completed call.
+
+    `input_tokens` counts the whole prompt, cached part included; `cached_input_tokens`
+    is the part served from the provider's prompt cache.  `latency_s` is wall time of the
+    whole `complete` call (retries and backoff included), because that is what the game
+    waits for.  `attempts` counts HTTP attempts across every backend that was tried.
+    `text` may be "" (empty completion) or a refusal (`finish_reason == "refusal"`):
+    neither is an error, the caller decides what to do.
+    """
+
+    text: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int
+    latency_s: float
+    finish_reason: str
+    attempts: int
+    cost_usd: float
+    cost_known: bool = True
+    backend: str = ""
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class LLMError(Exception):
+    """Base class: the call produced no usable response.
+
+    `retryable` tells the retry helper whether another attempt may succeed;
+    `attempts` is filled in once retries are given up, so logs show how hard we tried.
+    """
+
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retryable: bool | None = None,
+        attempts: int = 0,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+        if retryable is not None:
+            self.retryable = retryable
+        self.attempts = attempts
+
+
+class LLMTimeout(LLMError):
+    """The provider did not answer within the per-attempt timeout."""
+
+    retryable = True
+
+
+class LLMUnavailable(LLMError):
+    """Connection failure or a 5xx/overloaded answer: transient, worth retrying."""
+
+    retryable = True
+
+
+class LLMRateLimited(LLMError):
+    """HTTP 429.  `retry_after_s` carries the server's hint, if any."""
+
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after_s: float | None = None,
+        status_code: int | None = 429,
+        attempts: int = 0,
+    ) -> None:
+        super().__init__(message, status_code=status_code, attempts=attempts)
+        self.retry_after_s = retry_after_s
+
+
+class LLMBadResponse(LLMError):
+    """The provider answered 2xx but the body was not a usable completion
+    (malformed JSON, missing content or usage).  Retried once: usually a proxy hiccup."""
+
+    retryable = True
+
+
+class LLMBudgetExceeded(LLMError):
+    """The game's token budget is spent; the agent should fall back to its offline baseline."""
+
+    retryable = False
+
+
+@runtime_checkable
+class LLMClient(Protocol):
+    """Anything that can complete an `LLMRequest`; `name` identifies it in logs."""
+
+    name: str
+
+    async def complete(self, req: LLMRequest) -> LLMResponse: ...

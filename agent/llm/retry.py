@@ -1,0 +1,124 @@
+"""The one retry loop every backend shares.
+
+Backends hand the SDK `max_retries=0` and call `run_with_retries` with a single-attempt
+coroutine that already translates SDK exceptions into our `LLMError` types.  Keeping the
+policy here (not inside each SDK) means both providers back off the same way, the game can
+bound the total wait, and tests can observe every attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from agent.llm.base import LLMBadResponse, LLMError, LLMRateLimited, LLMTimeout
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try.
+
+    `timeout_s` bounds each attempt (the SDK's own timeout plus an outer asyncio deadline,
+    so a server that trickles bytes cannot hold the game).  Backoff is exponential with
+    jitter; a server's `retry-after` hint replaces the backoff but is capped by
+    `max_retry_after_s` so a long hint cannot stall a live game.  A malformed body is
+    retried at most `bad_response_retries` times: repeating a deterministic bug is waste.
+    """
+
+    max_attempts: int = 3
+    timeout_s: float = 20.0
+    base_delay_s: float = 0.5
+    max_delay_s: float = 8.0
+    max_retry_after_s: float = 10.0
+    bad_response_retries: int = 1
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if self.timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, got {self.timeout_s}")
+        if self.base_delay_s < 0 or self.max_delay_s < 0 or self.max_retry_after_s < 0:
+            raise ValueError("delays must be non-negative")
+        if self.bad_response_retries < 0:
+            raise ValueError("bad_response_retries must be non-negative")
+
+    def backoff_s(self, failed_attempts: int, rng: Callable[[], float] = random.random) -> float:
+        """Delay before the next attempt after `failed_attempts` failures (1-based).
+
+        "Equal jitter": half the exponential step is fixed, half random, so concurrent
+        games that failed together do not retry in lockstep yet still back off.
+        """
+        step = min(self.max_delay_s, self.base_delay_s * (2 ** (failed_attempts - 1)))
+        return step / 2 + (step / 2) * rng()
+
+    def delay_for(
+        self, err: LLMError, failed_attempts: int, rng: Callable[[], float] = random.random
+    ) -> float:
+        if isinstance(err, LLMRateLimited) and err.retry_after_s is not None:
+            return min(max(err.retry_after_s, 0.0), self.max_retry_after_s)
+        return self.backoff_s(failed_attempts, rng)
+
+
+async def run_with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    label: str = "llm",
+    sleep: Sleep = asyncio.sleep,
+    rng: Callable[[], float] = random.random,
+) -> tuple[T, int]:
+    """Run `attempt` until it succeeds or the policy gives up.
+
+    Returns the result and the number of attempts made.  On giving up, re-raises the last
+    `LLMError` with `.attempts` set.  Anything that is not an `LLMError` (a bug, or
+    cancellation) propagates immediately: retrying it would only hide it.
+    """
+    bad_responses = 0
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            async with asyncio.timeout(policy.timeout_s):
+                result = await attempt()
+            return result, attempts
+        except TimeoutError:
+            err: LLMError = LLMTimeout(f"{label}: no answer within {policy.timeout_s:g} s")
+        except LLMError as exc:
+            err = exc
+
+        if isinstance(err, LLMBadResponse):
+            bad_responses += 1
+            may_retry = bad_responses <= policy.bad_response_retries
+        else:
+            may_retry = err.retryable
+        if not may_retry or attempts >= policy.max_attempts:
+            err.attempts = attempts
+            log.warning(
+                "%s: giving up after %d attempt(s): %s: %s",
+                label,
+                attempts,
+                type(err).__name__,
+                err.message,
+            )
+            raise err
+
+        delay = policy.delay_for(err, attempts, rng)
+        log.info(
+            "%s: attempt %d failed (%s: %s); retrying in %.2f s",
+            label,
+            attempts,
+            type(err).__name__,
+            err.message,
+            delay,
+        )
+        await sleep(delay)

@@ -1,0 +1,247 @@
+"""Table models for the bot's database (SQLite by default, PostgreSQL in production).
+
+Everything the service needs to resume a game after a crash lives here. The `actions` table is
+the authoritative log (the service replays it); messages, votes, events and phases are
+denormalised records kept for transcripts, analysis and fast queries.
+
+Timestamps always go through `UTCDateTime`: SQLite has no time zone support and silently drops
+tzinfo, so instead of depending on each backend we store naive UTC everywhere and hand back aware
+UTC datetimes. Naive input is rejected because guessing its zone is how logs end up off by hours.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Dialect
+from sqlmodel import Field, SQLModel
+
+# Deterministic constraint names: batch migrations on SQLite and ALTERs on PostgreSQL can only
+# drop or change constraints they can name, so never leave naming to the backend.
+SQLModel.metadata.naming_convention = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+PLATFORMS = ("local", "discord", "slack")
+GAME_STATUSES = ("lobby", "running", "finished", "aborted")
+WINNERS = ("mafia", "bystanders")
+PHASE_KINDS = ("day", "vote", "night", "night_vote")
+PLACES = ("stage", "den", "booth")
+VOTE_KINDS = ("day", "night")
+GAME_MANAGER = "Game-Manager"
+
+
+def utcnow() -> datetime:
+    """Aware current UTC time; the only clock default the models use."""
+    return datetime.now(UTC)
+
+
+class UTCDateTime(sa.types.TypeDecorator[datetime]):
+    """Stores naive UTC, returns aware UTC; refuses naive datetimes on the way in."""
+
+    impl = sa.DateTime(timezone=False)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if not isinstance(value, datetime):
+            raise TypeError(f"UTCDateTime needs a datetime, got {type(value).__name__}")
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"naive datetime {value.isoformat()} rejected; pass an aware UTC time")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+def _ts(*, nullable: bool = False, default_now: bool = False) -> Any:
+    """A UTCDateTime field; `default_now` stamps rows created without an explicit time."""
+    if default_now:
+        return Field(default_factory=utcnow, sa_type=UTCDateTime, nullable=nullable)
+    return Field(default=None, sa_type=UTCDateTime, nullable=nullable)
+
+
+def _game_fk(*, index: bool = False) -> Any:
+    """Every per-game row disappears with its game."""
+    return Field(foreign_key="games.id", ondelete="CASCADE", nullable=False, index=index)
+
+
+class Server(SQLModel, table=True):
+    """A Discord guild, Slack workspace, or the local terminal; holds per-server settings."""
+
+    __tablename__ = "servers"
+    __table_args__ = (sa.UniqueConstraint("platform", "external_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    platform: str = Field(nullable=False)
+    external_id: str = Field(nullable=False)
+    name: str | None = Field(default=None)
+    settings: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON, nullable=False)
+    logging_enabled: bool = Field(default=True, nullable=False)
+    created_at: datetime = _ts(default_now=True)
+
+
+class Game(SQLModel, table=True):
+    """One game; `id` is a short random string chosen by the caller (it shows up in chat)."""
+
+    __tablename__ = "games"
+
+    id: str = Field(primary_key=True)
+    server_id: int | None = Field(
+        default=None, foreign_key="servers.id", ondelete="SET NULL", index=True
+    )
+    channel_id: str | None = Field(default=None)
+    status: str = Field(default="lobby", nullable=False, index=True)
+    config: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON, nullable=False)
+    seed: int = Field(sa_type=sa.BigInteger, nullable=False)
+    host_user_id: str | None = Field(default=None)
+    created_at: datetime = _ts(default_now=True)
+    started_at: datetime | None = _ts(nullable=True)
+    ended_at: datetime | None = _ts(nullable=True)
+    winner: str | None = Field(default=None)
+    end_reason: str | None = Field(default=None)
+    clock_speed: float = Field(default=1.0, nullable=False)
+    last_seq: int = Field(default=0, nullable=False)
+
+
+class Seat(SQLModel, table=True):
+    """A player slot: the human or agent behind a character name."""
+
+    __tablename__ = "seats"
+    __table_args__ = (
+        sa.UniqueConstraint("game_id", "index"),
+        sa.UniqueConstraint("game_id", "character_name"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: str = _game_fk()
+    index: int = Field(nullable=False)
+    character_name: str = Field(nullable=False)
+    role: str | None = Field(default=None)
+    alive: bool = Field(default=True, nullable=False)
+    user_id: str | None = Field(default=None, index=True)
+    is_agent: bool = Field(default=False, nullable=False)
+    agent_kind: str | None = Field(default=None)
+    persona: str | None = Field(default=None)
+    joined_at: datetime = _ts(default_now=True)
+
+
+class Phase(SQLModel, table=True):
+    """A day, vote, night or night-vote period, numbered by `seq` within its game."""
+
+    __tablename__ = "phases"
+    __table_args__ = (sa.UniqueConstraint("game_id", "seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: str = _game_fk()
+    seq: int = Field(nullable=False)
+    kind: str = Field(nullable=False)
+    number: int = Field(nullable=False)
+    started_at: datetime = _ts(default_now=True)
+    deadline: datetime | None = _ts(nullable=True)
+    ended_at: datetime | None = _ts(nullable=True)
+
+
+class Message(SQLModel, table=True):
+    """A line said in a place; `client_id` makes re-delivered platform messages idempotent."""
+
+    __tablename__ = "messages"
+    __table_args__ = (
+        sa.UniqueConstraint("game_id", "client_id"),
+        sa.Index("ix_messages_game_id_t", "game_id", "t"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: str = _game_fk()
+    phase_seq: int | None = Field(default=None)
+    place: str = Field(nullable=False)
+    seat_index: int | None = Field(default=None)
+    speaker: str = Field(nullable=False)
+    text: str = Field(sa_type=sa.Text, nullable=False)
+    t: datetime = _ts(default_now=True)
+    action_seq: int | None = Field(default=None)
+    client_id: str | None = Field(default=None)
+
+
+class Vote(SQLModel, table=True):
+    """One cast vote; a null target is an abstention. Re-votes are new rows (latest wins)."""
+
+    __tablename__ = "votes"
+    __table_args__ = (sa.Index("ix_votes_game_id_phase_seq", "game_id", "phase_seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: str = _game_fk()
+    phase_seq: int = Field(nullable=False)
+    kind: str = Field(nullable=False)
+    voter_index: int = Field(nullable=False)
+    target_index: int | None = Field(default=None)
+    t: datetime = _ts(default_now=True)
+    action_seq: int | None = Field(default=None)
+
+
+class Event(SQLModel, table=True):
+    """Engine output (deaths, phase changes, reveals); `visible_to` null means public."""
+
+    __tablename__ = "events"
+    __table_args__ = (sa.UniqueConstraint("game_id", "seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: str = _game_fk()
+    seq: int = Field(nullable=False)
+    kind: str = Field(nullable=False)
+    payload: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON, nullable=False)
+    t: datetime = _ts(default_now=True)
+    # none_as_null: Python None must be SQL NULL so "public" is queryable with IS NULL.
+    visible_to: list[int] | None = Field(
+        default=None, sa_type=sa.JSON(none_as_null=True), nullable=True
+    )
+
+
+class Action(SQLModel, table=True):
+    """The authoritative, replayable input log of a game (seq 1, 2, 3, ...)."""
+
+    __tablename__ = "actions"
+    __table_args__ = (
+        sa.UniqueConstraint("game_id", "seq"),
+        sa.UniqueConstraint("game_id", "client_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: str = _game_fk()
+    seq: int = Field(nullable=False)
+    kind: str = Field(nullable=False)
+    payload: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON, nullable=False)
+    t: datetime = _ts(default_now=True)
+    client_id: str | None = Field(default=None)
+
+
+__all__ = [
+    "GAME_MANAGER",
+    "GAME_STATUSES",
+    "PHASE_KINDS",
+    "PLACES",
+    "PLATFORMS",
+    "VOTE_KINDS",
+    "WINNERS",
+    "Action",
+    "Event",
+    "Game",
+    "Message",
+    "Phase",
+    "Seat",
+    "Server",
+    "UTCDateTime",
+    "Vote",
+    "utcnow",
+]

@@ -1,0 +1,85 @@
+"""Actions: everything that can happen to a game. Time is always passed in, never read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Say:
+    """A player speaks. By day it goes to the stage; at night only mafia speak, in the den."""
+
+    seat: int
+    text: str
+    t: datetime
+
+
+@dataclass(frozen=True)
+class Vote:
+    """A vote in the day vote (any alive player) or the night vote (alive mafia).
+
+    ``target`` None is an explicit abstention. A later vote replaces an earlier one.
+    """
+
+    seat: int
+    target: int | None
+    t: datetime
+
+
+@dataclass(frozen=True)
+class NightAct:
+    """A role's night action (detective investigates, doctor protects)."""
+
+    seat: int
+    target: int
+    t: datetime
+
+
+@dataclass(frozen=True)
+class Tick:
+    """The clock reached ``t``: ends the phase when its deadline has passed, else nothing."""
+
+    t: datetime
+
+
+@dataclass(frozen=True)
+class Abort:
+    """A moderator ends the game early; nobody wins."""
+
+    t: datetime
+    reason: str = "ended by a moderator"
+
+
+Action = Say | Vote | NightAct | Tick | Abort
+
+_KINDS: dict[str, type[Say] | type[Vote] | type[NightAct] | type[Tick] | type[Abort]] = {
+    "say": Say,
+    "vote": Vote,
+    "night_act": NightAct,
+    "tick": Tick,
+    "abort": Abort,
+}
+
+
+def action_kind(action: Action) -> str:
+    for kind, cls in _KINDS.items():
+        if isinstance(action, cls):
+            return kind
+    raise TypeError(action)
+
+
+def action_to_dict(action: Action) -> dict[str, Any]:
+    """Plain JSON-able form (time as ISO-8601) for the action log."""
+    out: dict[str, Any] = {"kind": action_kind(action)}
+    for key, value in vars(action).items():
+        out[key] = value.isoformat() if isinstance(value, datetime) else value
+    return out
+
+
+def action_from_dict(data: dict[str, Any]) -> Action:
+    payload = dict(data)
+    cls = _KINDS[payload.pop("kind")]
+    payload["t"] = datetime.fromisoformat(payload["t"])
+    return cls(**payload)

@@ -1,0 +1,116 @@
+"""Game setup: player counts, role mix, phase lengths and the tie rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+from games.errors import ConfigError
+from games.roles import get_role, registered_roles
+
+TieRule = Literal["none", "random"]
+TIE_RULES: tuple[TieRule, ...] = ("none", "random")
+
+MIN_PLAYERS = 5
+MAX_PLAYERS = 30
+MAX_PHASE_SECONDS = 24 * 3600.0
+MAX_MESSAGE_CHARS = 1000
+
+
+def default_mafia_count(players: int) -> int:
+    """LLMafia defaults: 1 mafia under 7 players, 2 up to 10, 3 above."""
+    if players <= 6:
+        return 1
+    if players <= 10:
+        return 2
+    return 3
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """Everything that shapes a game. Durations are seconds of game time."""
+
+    #: number of mafia; None picks :func:`default_mafia_count`
+    mafia: int | None = None
+    #: extra town roles in play, e.g. ("detective", "doctor"); off by default
+    roles: tuple[str, ...] = ()
+    day_seconds: float = 120.0
+    vote_seconds: float = 45.0
+    night_seconds: float = 45.0
+    night_vote_seconds: float = 30.0
+    #: day vote tie: "none" eliminates nobody, "random" picks among the tied (seeded)
+    tie_rule: TieRule = "none"
+    #: night vote tie among the mafia, same meaning
+    night_tie_rule: TieRule = "none"
+    #: with a single mafia alive there is nobody to talk to: go straight to the night vote
+    skip_night_talk_single_mafia: bool = True
+    max_message_chars: int = MAX_MESSAGE_CHARS
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def mafia_count(self, players: int) -> int:
+        return self.mafia if self.mafia is not None else default_mafia_count(players)
+
+    def validate(self, players: int) -> None:
+        """Raise :class:`ConfigError` with one clear sentence when the setup is impossible."""
+        if players < MIN_PLAYERS:
+            raise ConfigError(
+                f"Mafia needs at least {MIN_PLAYERS} players; this game has {players}."
+            )
+        if players > MAX_PLAYERS:
+            raise ConfigError(f"At most {MAX_PLAYERS} players per game; this game has {players}.")
+        mafia = self.mafia_count(players)
+        if mafia < 1:
+            raise ConfigError("A game needs at least 1 mafia.")
+        if 2 * mafia >= players:
+            raise ConfigError(
+                f"{mafia} mafia among {players} players is too many: the mafia would already "
+                f"win. Use at most {(players - 1) // 2}."
+            )
+        known = registered_roles()
+        seen: set[str] = set()
+        for role in self.roles:
+            if role not in known or role in ("mafia", "bystander"):
+                extras = ", ".join(r for r in known if r not in ("mafia", "bystander"))
+                raise ConfigError(f"Unknown extra role {role!r}. Available: {extras}.")
+            if role in seen:
+                raise ConfigError(f"The role {role!r} is listed twice.")
+            seen.add(role)
+            if get_role(role).team != "bystanders":
+                raise ConfigError(f"Extra roles must be on the bystanders' side: {role!r}.")
+        if mafia + len(self.roles) > players:
+            raise ConfigError(
+                f"{mafia} mafia and {len(self.roles)} extra roles don't fit in {players} seats."
+            )
+        for name in ("day_seconds", "vote_seconds", "night_seconds", "night_vote_seconds"):
+            value = getattr(self, name)
+            if not (0 < value <= MAX_PHASE_SECONDS):
+                raise ConfigError(
+                    f"{name.replace('_', ' ')} must be between 0 and {MAX_PHASE_SECONDS:.0f}; "
+                    f"got {value}."
+                )
+        for name in ("tie_rule", "night_tie_rule"):
+            if getattr(self, name) not in TIE_RULES:
+                raise ConfigError(
+                    f"{name.replace('_', ' ')} must be one of {', '.join(TIE_RULES)}; "
+                    f"got {getattr(self, name)!r}."
+                )
+        if not 1 <= self.max_message_chars <= 10_000:
+            raise ConfigError("max message chars must be between 1 and 10000.")
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GameConfig:
+        names = {f.name for f in fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise ConfigError(f"Unknown game settings: {', '.join(sorted(unknown))}.")
+        kwargs = dict(data)
+        if "roles" in kwargs:
+            kwargs["roles"] = tuple(kwargs["roles"])
+        return cls(**kwargs)

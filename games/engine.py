@@ -1,0 +1,502 @@
+"""The rules of Mafia as pure functions: ``new_game`` and ``apply``.
+
+No I/O, no clock reads: every action carries its time. Randomness comes only from
+``random.Random`` seeded with the game's seed and a label, so replaying the same actions on
+the same seed always gives the same game (that is how the service recovers after a crash).
+"""
+
+from __future__ import annotations
+
+import random
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from games.actions import Abort, Action, NightAct, Say, Tick, Vote
+from games.config import GameConfig
+from games.errors import ConfigError, RuleError
+from games.events import (
+    Event,
+    GameOver,
+    GameStarted,
+    InspectionResult,
+    MessageAccepted,
+    NightActionRecorded,
+    NightResult,
+    PhaseEnded,
+    PhaseStarted,
+    PlayerEliminated,
+    RoleAssigned,
+    VoteCast,
+    VoteResolved,
+)
+from games.roles import NightContext, Team, get_role
+from games.state import GameState, Phase, PhaseKind, SeatState
+
+Result = tuple[GameState, list[Event]]
+
+
+def rng_for(state_seed: int, label: str) -> random.Random:
+    """A generator derived from the game seed and a label (stable across processes)."""
+    return random.Random(f"{state_seed}:{label}")
+
+
+def _require_aware(t: datetime) -> None:
+    if t.tzinfo is None:
+        raise ValueError("engine times must be timezone-aware")
+
+
+# --- setup ------------------------------------------------------------------------------------
+
+
+def assign_roles(config: GameConfig, players: int, seed: int) -> list[str]:
+    """Roles by seat: ``config.mafia_count`` mafia, the extra roles, bystanders for the rest."""
+    order = list(range(players))
+    rng_for(seed, "roles").shuffle(order)
+    roles = ["bystander"] * players
+    mafia = config.mafia_count(players)
+    for i in order[:mafia]:
+        roles[i] = "mafia"
+    for i, role in zip(order[mafia : mafia + len(config.roles)], config.roles, strict=True):
+        roles[i] = role
+    return roles
+
+
+def new_game(config: GameConfig, names: Sequence[str], seed: int, t: datetime) -> Result:
+    """Seat ``names`` in order, deal roles and open day 1."""
+    _require_aware(t)
+    config.validate(len(names))
+    cleaned = [n.strip() for n in names]
+    if any(not n for n in cleaned):
+        raise ConfigError("Every player needs a non-empty name.")
+    lowered = [n.casefold() for n in cleaned]
+    if len(set(lowered)) != len(lowered):
+        raise ConfigError("Player names must be unique (ignoring case).")
+    roles = assign_roles(config, len(cleaned), seed)
+    seats = tuple(SeatState(i, n, r) for i, (n, r) in enumerate(zip(cleaned, roles, strict=True)))
+    phase = Phase(PhaseKind.DAY, 1, 1, t, t + timedelta(seconds=config.day_seconds))
+    state = GameState(config=config, seed=seed, seats=seats, phase=phase)
+    mafia_names = tuple(s.name for s in seats if s.is_mafia)
+    events: list[Event] = [
+        GameStarted(
+            t=t,
+            players=tuple(cleaned),
+            mafia_count=len(mafia_names),
+            extra_roles=tuple(config.roles),
+        )
+    ]
+    for s in seats:
+        partners = tuple(n for n in mafia_names if n != s.name) if s.is_mafia else ()
+        events.append(
+            RoleAssigned(
+                t=t,
+                place="booth",
+                visible_to=frozenset({s.index}),
+                seat=s.index,
+                name=s.name,
+                role=s.role,
+                team=s.team,
+                partners=partners,
+            )
+        )
+    events.append(_phase_started(state, talk_skipped=False))
+    return state, events
+
+
+# --- dispatch ---------------------------------------------------------------------------------
+
+
+def apply(state: GameState, action: Action) -> Result:
+    """Apply one action. Raises :class:`RuleError` (state unchanged) when it is not allowed."""
+    _require_aware(action.t)
+    if isinstance(action, Tick):
+        new, events = _tick(state, action)
+    elif state.over:
+        raise RuleError("The game is over.")
+    elif isinstance(action, Say):
+        new, events = _say(state, action)
+    elif isinstance(action, Vote):
+        new, events = _vote(state, action)
+    elif isinstance(action, NightAct):
+        new, events = _night_act(state, action)
+    elif isinstance(action, Abort):
+        new, events = _finish(state, action.t, None, action.reason)
+    else:  # pragma: no cover - exhaustive
+        raise TypeError(action)
+    return replace(new, actions_applied=state.actions_applied + 1), events
+
+
+def _seat(state: GameState, index: int) -> SeatState:
+    if not 0 <= index < len(state.seats):
+        raise RuleError("There is no such player in this game.")
+    return state.seats[index]
+
+
+# --- speech -----------------------------------------------------------------------------------
+
+_KEEP_CONTROL = {"\n", "\t"}
+
+
+def clean_text(text: str) -> str:
+    """Drop control characters (backspaces and the like) and surrounding white space."""
+    kept = (
+        ch
+        for ch in text
+        if ch in _KEEP_CONTROL or not unicodedata.category(ch).startswith("C") or ch == "\u200d"
+    )
+    return "".join(kept).strip()
+
+
+def _say(state: GameState, action: Say) -> Result:
+    seat = _seat(state, action.seat)
+    if not seat.alive:
+        raise RuleError("You have been eliminated: the dead can watch but not speak.")
+    text = clean_text(action.text)
+    if not text:
+        raise RuleError("Your message is empty; nothing was sent.")
+    limit = state.config.max_message_chars
+    if len(text) > limit:
+        raise RuleError(
+            f"Your message is too long ({len(text)} characters; the limit is {limit}). "
+            "Nothing was sent."
+        )
+    if state.phase.kind.is_night:
+        if not seat.is_mafia:
+            raise RuleError("It's night: only the mafia can talk now. Wait for the day.")
+        event = MessageAccepted(
+            t=action.t,
+            place="den",
+            visible_to=state.alive_mafia(),
+            seat=seat.index,
+            name=seat.name,
+            text=text,
+            phase_seq=state.phase.seq,
+        )
+    else:
+        event = MessageAccepted(
+            t=action.t,
+            seat=seat.index,
+            name=seat.name,
+            text=text,
+            phase_seq=state.phase.seq,
+        )
+    return state, [event]
+
+
+# --- votes ------------------------------------------------------------------------------------
+
+
+def _vote(state: GameState, action: Vote) -> Result:
+    seat = _seat(state, action.seat)
+    kind = state.phase.kind
+    if not seat.alive:
+        raise RuleError("You have been eliminated and can no longer vote.")
+    if kind is PhaseKind.DAY:
+        raise RuleError("Voting hasn't started yet: it opens when the discussion ends.")
+    if kind is PhaseKind.NIGHT:
+        if not seat.is_mafia:
+            raise RuleError("There is no vote for you at night.")
+        raise RuleError("The night vote hasn't started yet: it opens when the night talk ends.")
+    night = kind is PhaseKind.NIGHT_VOTE
+    if night and not seat.is_mafia:
+        raise RuleError("There is no vote for you at night.")
+    target_name: str | None = None
+    if action.target is not None:
+        target = _seat(state, action.target)
+        if target.index == seat.index:
+            raise RuleError("You can't vote for yourself.")
+        if not target.alive:
+            raise RuleError(f"{target.name} has already been eliminated; pick a living player.")
+        if night and target.is_mafia:
+            raise RuleError(f"{target.name} is one of the mafia; choose a bystander to kill.")
+        target_name = target.name
+    previous = state.votes.get(seat.index, _NO_VOTE)
+    if previous == action.target:
+        return state, []  # the same vote again changes nothing
+    votes = dict(state.votes)
+    votes[seat.index] = action.target
+    new = replace(state, votes=votes)
+    cast = VoteCast(
+        t=action.t,
+        place="den" if night else "stage",
+        visible_to=state.alive_mafia() if night else None,
+        voter=seat.index,
+        voter_name=seat.name,
+        target=action.target,
+        target_name=target_name,
+        changed=previous is not _NO_VOTE,
+        night=night,
+        phase_seq=state.phase.seq,
+    )
+    events: list[Event] = [cast]
+    if _vote_complete(new):
+        new, more = _end_phase(new, action.t, "all_voted")
+        events.extend(more)
+    return new, events
+
+
+_NO_VOTE = -1
+
+
+def _vote_complete(state: GameState) -> bool:
+    voters = state.eligible_voters()
+    if not voters or not voters <= set(state.votes):
+        return False
+    if state.phase.kind is PhaseKind.NIGHT_VOTE:
+        return state.night_actors() <= set(state.night_actions)
+    return True
+
+
+def _night_act(state: GameState, action: NightAct) -> Result:
+    seat = _seat(state, action.seat)
+    role = get_role(seat.role)
+    if role.night_verb is None:
+        raise RuleError("Your role has no night action.")
+    if not seat.alive:
+        raise RuleError("You have been eliminated and can no longer act.")
+    if not state.phase.kind.is_night:
+        raise RuleError(f"You can only {role.night_verb} at night.")
+    target = _seat(state, action.target)
+    if not target.alive:
+        raise RuleError(f"{target.name} has already been eliminated; pick a living player.")
+    problem = role.check_target(seat.index, target.index, state.alive(), state.last_night_actions)
+    if problem:
+        raise RuleError(problem)
+    actions = dict(state.night_actions)
+    actions[seat.index] = target.index
+    new = replace(state, night_actions=actions)
+    events: list[Event] = [
+        NightActionRecorded(
+            t=action.t,
+            place="booth",
+            visible_to=frozenset({seat.index}),
+            seat=seat.index,
+            role=role.name,
+            verb=role.night_verb,
+            target=target.index,
+            target_name=target.name,
+        )
+    ]
+    if state.phase.kind is PhaseKind.NIGHT_VOTE and _vote_complete(new):
+        new, more = _end_phase(new, action.t, "all_voted")
+        events.extend(more)
+    return new, events
+
+
+# --- time -------------------------------------------------------------------------------------
+
+
+def _tick(state: GameState, action: Tick) -> Result:
+    deadline = state.phase.deadline
+    if state.over or deadline is None or action.t < deadline:
+        return state, []
+    return _end_phase(state, action.t, "deadline")
+
+
+def _phase_started(state: GameState, talk_skipped: bool) -> PhaseStarted:
+    p = state.phase
+    assert p.deadline is not None
+    return PhaseStarted(
+        t=p.started_at,
+        phase=p.kind.value,
+        number=p.number,
+        seq=p.seq,
+        deadline=p.deadline,
+        seconds=(p.deadline - p.started_at).total_seconds(),
+        talk_skipped=talk_skipped,
+    )
+
+
+def _start(state: GameState, kind: PhaseKind, number: int, t: datetime) -> GameState:
+    seconds = {
+        PhaseKind.DAY: state.config.day_seconds,
+        PhaseKind.VOTE: state.config.vote_seconds,
+        PhaseKind.NIGHT: state.config.night_seconds,
+        PhaseKind.NIGHT_VOTE: state.config.night_vote_seconds,
+    }[kind]
+    phase = Phase(kind, number, state.phase.seq + 1, t, t + timedelta(seconds=seconds))
+    return replace(state, phase=phase, votes={})
+
+
+def _end_phase(state: GameState, t: datetime, reason: str) -> Result:
+    p = state.phase
+    events: list[Event] = [
+        PhaseEnded(t=t, phase=p.kind.value, number=p.number, seq=p.seq, reason=reason)
+    ]
+    if p.kind is PhaseKind.DAY:
+        state = _start(state, PhaseKind.VOTE, p.number, t)
+        events.append(_phase_started(state, talk_skipped=False))
+        return state, events
+    if p.kind is PhaseKind.NIGHT:
+        state = _start(state, PhaseKind.NIGHT_VOTE, p.number, t)
+        events.append(_phase_started(state, talk_skipped=False))
+        return state, events
+    if p.kind is PhaseKind.VOTE:
+        state, more = _resolve_day(state, t)
+    else:
+        state, more = _resolve_night(state, t)
+    events.extend(more)
+    return state, events
+
+
+def _tally(
+    state: GameState, rule: str, label: str
+) -> tuple[int | None, tuple[tuple[str, int], ...], tuple[str, ...], bool]:
+    """Plurality of the cast votes. Returns (chosen, tally, tied names, broken randomly)."""
+    counts = Counter(v for v in state.votes.values() if v is not None)
+    tally = tuple(
+        sorted(((state.seats[i].name, n) for i, n in counts.items()), key=lambda x: (-x[1], x[0]))
+    )
+    if not counts:
+        return None, tally, (), False
+    top = max(counts.values())
+    leaders = sorted(i for i, n in counts.items() if n == top)
+    if len(leaders) == 1:
+        return leaders[0], tally, (), False
+    tied = tuple(state.seats[i].name for i in leaders)
+    if rule == "random":
+        return rng_for(state.seed, f"{label}:{state.phase.seq}").choice(leaders), tally, tied, True
+    return None, tally, tied, False
+
+
+def _abstained(state: GameState) -> tuple[str, ...]:
+    return tuple(
+        state.seats[i].name
+        for i in sorted(state.eligible_voters())
+        if state.votes.get(i, None) is None
+    )
+
+
+def _eliminate(state: GameState, index: int) -> GameState:
+    seats = list(state.seats)
+    seats[index] = replace(seats[index], alive=False)
+    return replace(state, seats=tuple(seats))
+
+
+def _resolve_day(state: GameState, t: datetime) -> Result:
+    chosen, tally, tied, randomly = _tally(state, state.config.tie_rule, "day-tie")
+    events: list[Event] = [
+        VoteResolved(
+            t=t,
+            night=False,
+            tally=tally,
+            abstained=_abstained(state),
+            chosen=chosen,
+            chosen_name=state.name_of(chosen),
+            tied=tied,
+            tie_broken_randomly=randomly,
+        )
+    ]
+    if chosen is not None:
+        victim = state.seats[chosen]
+        state = _eliminate(state, chosen)
+        events.append(
+            PlayerEliminated(t=t, seat=chosen, name=victim.name, role=victim.role, cause="vote")
+        )
+        winner = _winner(state)
+        if winner is not None:
+            state, more = _finish(state, t, winner, _win_reason(winner))
+            return state, events + more
+    number = state.phase.number
+    single = len(state.alive_mafia()) == 1 and state.config.skip_night_talk_single_mafia
+    kind = PhaseKind.NIGHT_VOTE if single else PhaseKind.NIGHT
+    state = replace(_start(state, kind, number, t), night_actions={})
+    events.append(_phase_started(state, talk_skipped=single))
+    return state, events
+
+
+def _resolve_night(state: GameState, t: datetime) -> Result:
+    mafia = state.alive_mafia()
+    chosen, tally, tied, randomly = _tally(state, state.config.night_tie_rule, "night-tie")
+    events: list[Event] = [
+        VoteResolved(
+            t=t,
+            place="den",
+            visible_to=mafia,
+            night=True,
+            tally=tally,
+            abstained=_abstained(state),
+            chosen=chosen,
+            chosen_name=state.name_of(chosen),
+            tied=tied,
+            tie_broken_randomly=randomly,
+        )
+    ]
+    ctx = NightContext(kill_target=chosen)
+    teams: dict[int, Team] = state.teams()
+    ordered = sorted(
+        state.night_actions.items(),
+        key=lambda kv: (get_role(state.seats[kv[0]].role).priority, kv[0]),
+    )
+    for actor, target in ordered:
+        get_role(state.seats[actor].role).resolve(actor, target, ctx, teams)
+    victim = ctx.kill_target if ctx.kill_target not in ctx.protected else None
+    last_actions = dict(state.night_actions)
+    state = replace(state, night_actions={}, last_night_actions=last_actions)
+    if victim is not None:
+        state = _eliminate(state, victim)
+    v = state.seats[victim] if victim is not None else None
+    events.append(NightResult(t=t, victim=victim, victim_name=v.name if v else None))
+    if v is not None:
+        events.append(PlayerEliminated(t=t, seat=v.index, name=v.name, role=v.role, cause="night"))
+    for actor, (target, is_mafia) in sorted(ctx.inspections.items()):
+        if state.seats[actor].alive:
+            events.append(
+                InspectionResult(
+                    t=t,
+                    place="booth",
+                    visible_to=frozenset({actor}),
+                    seat=actor,
+                    target=target,
+                    target_name=state.seats[target].name,
+                    is_mafia=is_mafia,
+                )
+            )
+    winner = _winner(state)
+    if winner is not None:
+        state, more = _finish(state, t, winner, _win_reason(winner))
+        return state, events + more
+    state = _start(state, PhaseKind.DAY, state.phase.number + 1, t)
+    events.append(_phase_started(state, talk_skipped=False))
+    return state, events
+
+
+# --- the end ----------------------------------------------------------------------------------
+
+
+def _winner(state: GameState) -> Team | None:
+    mafia = len(state.alive_mafia())
+    others = len(state.alive()) - mafia
+    if mafia == 0:
+        return "bystanders"
+    if mafia >= others:
+        return "mafia"
+    return None
+
+
+def _win_reason(winner: Team) -> str:
+    if winner == "bystanders":
+        return "no mafia are left"
+    return "the mafia are at least as many as the rest"
+
+
+def _finish(state: GameState, t: datetime, winner: Team | None, reason: str) -> Result:
+    p = state.phase
+    over = Phase(PhaseKind.OVER, p.number, p.seq + 1, t, None)
+    new = replace(state, phase=over, winner=winner, end_reason=reason, votes={}, night_actions={})
+    events: list[Event] = []
+    if not state.over and p.kind is not PhaseKind.OVER:
+        events.append(
+            PhaseEnded(t=t, phase=p.kind.value, number=p.number, seq=p.seq, reason="game_over")
+        )
+    events.append(
+        GameOver(
+            t=t,
+            winner=winner,
+            reason=reason,
+            roles=tuple((s.name, s.role) for s in state.seats),
+        )
+    )
+    return new, events

@@ -1,0 +1,117 @@
+"""Game state as plain immutable data. The engine returns a new state for every change."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from games.config import GameConfig
+from games.roles import Team, get_role
+
+
+class PhaseKind(StrEnum):
+    DAY = "day"  # discussion on the stage
+    VOTE = "vote"  # day vote (talk goes on)
+    NIGHT = "night"  # mafia talk in the den
+    NIGHT_VOTE = "night_vote"  # mafia vote on the kill (den talk goes on)
+    OVER = "over"
+
+    @property
+    def is_day(self) -> bool:
+        return self in (PhaseKind.DAY, PhaseKind.VOTE)
+
+    @property
+    def is_night(self) -> bool:
+        return self in (PhaseKind.NIGHT, PhaseKind.NIGHT_VOTE)
+
+    @property
+    def is_vote(self) -> bool:
+        return self in (PhaseKind.VOTE, PhaseKind.NIGHT_VOTE)
+
+
+@dataclass(frozen=True)
+class Phase:
+    kind: PhaseKind
+    number: int  # day/night number, from 1
+    seq: int  # position in the game, from 1
+    started_at: datetime
+    deadline: datetime | None
+
+    @property
+    def label(self) -> str:
+        """Short label used in transcripts: day-1, vote-1, night-1, night_vote-1, over."""
+        return "over" if self.kind is PhaseKind.OVER else f"{self.kind.value}-{self.number}"
+
+
+@dataclass(frozen=True)
+class SeatState:
+    index: int
+    name: str
+    role: str
+    alive: bool = True
+
+    @property
+    def team(self) -> Team:
+        return get_role(self.role).team
+
+    @property
+    def is_mafia(self) -> bool:
+        return self.team == "mafia"
+
+
+@dataclass(frozen=True)
+class GameState:
+    config: GameConfig
+    seed: int
+    seats: tuple[SeatState, ...]
+    phase: Phase
+    #: current vote phase: voter -> target seat (None = abstain)
+    votes: Mapping[int, int | None] = field(default_factory=dict)
+    #: current night: actor -> target for role night actions (detective, doctor)
+    night_actions: Mapping[int, int] = field(default_factory=dict)
+    #: previous night's role night actions, for rules like the doctor's
+    last_night_actions: Mapping[int, int] = field(default_factory=dict)
+    winner: Team | None = None
+    end_reason: str | None = None
+    #: number of actions applied so far (for logs and idempotency checks)
+    actions_applied: int = 0
+
+    # --- queries -------------------------------------------------------------------------
+    @property
+    def over(self) -> bool:
+        return self.phase.kind is PhaseKind.OVER
+
+    def seat(self, index: int) -> SeatState:
+        if not 0 <= index < len(self.seats):
+            raise IndexError(index)
+        return self.seats[index]
+
+    def alive(self) -> frozenset[int]:
+        return frozenset(s.index for s in self.seats if s.alive)
+
+    def alive_mafia(self) -> frozenset[int]:
+        return frozenset(s.index for s in self.seats if s.alive and s.is_mafia)
+
+    def mafia(self) -> frozenset[int]:
+        return frozenset(s.index for s in self.seats if s.is_mafia)
+
+    def teams(self) -> dict[int, Team]:
+        return {s.index: s.team for s in self.seats}
+
+    def night_actors(self) -> frozenset[int]:
+        """Alive seats whose role has a night action (mafia excluded: they vote)."""
+        return frozenset(
+            s.index for s in self.seats if s.alive and get_role(s.role).night_verb is not None
+        )
+
+    def eligible_voters(self) -> frozenset[int]:
+        if self.phase.kind is PhaseKind.VOTE:
+            return self.alive()
+        if self.phase.kind is PhaseKind.NIGHT_VOTE:
+            return self.alive_mafia()
+        return frozenset()
+
+    def name_of(self, index: int | None) -> str | None:
+        return None if index is None else self.seats[index].name
