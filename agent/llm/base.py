@@ -139,6 +139,12 @@ class LLMBadResponse(LLMError):
     retryable = True
 
 
+class LLMConfigError(LLMError):
+    """The backend cannot be built or used as configured (no credentials, bad spec)."""
+
+    retryable = False
+
+
 class LLMBudgetExceeded(LLMError):
     """The game's token budget is spent; the agent should fall back to its offline baseline."""
 
@@ -152,3 +158,21 @@ class LLMClient(Protocol):
     name: str
 
     async def complete(self, req: LLMRequest) -> LLMResponse: ...
+
+
+def approx_tokens(text: str) -> int:
+    """~4 characters per token: used only when a server omits usage, so budgets still bite."""
+    return (len(text) + 3) // 4
+
+
+def normalise_finish_reason(raw: str | None) -> str:
+    """Fold provider-specific stop reasons into FINISH_* (unknown ones pass through)."""
+    if raw is None or raw == "":
+        return "unknown"
+    if raw in ("end_turn", "stop_sequence", "stop", "eos"):
+        return FINISH_STOP
+    if raw in ("max_tokens", "length", "model_context_window_exceeded"):
+        return FINISH_LENGTH
+    if raw in ("refusal", "content_filter"):
+        return FINISH_REFUSAL
+    return raw

@@ -9,13 +9,21 @@ bound the total wait, and tests can observe every attempt.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import logging
 import random
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from agent.llm.base import LLMBadResponse, LLMError, LLMRateLimited, LLMTimeout
+from agent.llm.base import (
+    LLMBadResponse,
+    LLMError,
+    LLMRateLimited,
+    LLMTimeout,
+    LLMUnavailable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +66,7 @@ class RetryPolicy:
         "Equal jitter": half the exponential step is fixed, half random, so concurrent
         games that failed together do not retry in lockstep yet still back off.
         """
-        step = min(self.max_delay_s, self.base_delay_s * (2 ** (failed_attempts - 1)))
+        step = min(self.max_delay_s, self.base_delay_s * 2.0 ** (failed_attempts - 1))
         return step / 2 + (step / 2) * rng()
 
     def delay_for(
@@ -122,3 +130,46 @@ async def run_with_retries(
             delay,
         )
         await sleep(delay)
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds the server asked us to wait, or None.
+
+    Same precedence as the vendor SDKs: the non-standard, precise `retry-after-ms` first,
+    then `retry-after` as (possibly fractional) seconds, then as an HTTP date.
+    """
+    if headers is None:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(float(raw_ms) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(float(raw), 0.0)
+    except ValueError:
+        pass
+    parsed = email.utils.parsedate_tz(raw)
+    if parsed is None:
+        return None
+    return max(float(email.utils.mktime_tz(parsed)) - time.time(), 0.0)
+
+
+def error_for_status(
+    status: int, headers: Mapping[str, str] | None, message: str
+) -> LLMError:
+    """Map an HTTP error status to our error type: 429 rate-limited, 408 timeout and 5xx
+    (incl. Anthropic's 529 "overloaded") transient, any other 4xx final (auth, bad request:
+    retrying cannot fix those)."""
+    text = f"HTTP {status}: {message}"
+    if status == 429:
+        return LLMRateLimited(text, retry_after_s=parse_retry_after(headers), status_code=status)
+    if status == 408:
+        return LLMTimeout(text, status_code=status)
+    if status >= 500:
+        return LLMUnavailable(text, status_code=status)
+    return LLMError(text, status_code=status, retryable=False)

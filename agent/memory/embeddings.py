@@ -490,4 +490,3 @@ class HashingEmbedder:
                 weight = 1.0 if feat.startswith("w:") else 0.5
                 out[row, (value >> 1) % self._dim] += sign * weight
         return l2_normalize(out)
-

@@ -7,16 +7,18 @@ denormalised records kept for transcripts, analysis and fast queries.
 Timestamps always go through `UTCDateTime`: SQLite has no time zone support and silently drops
 tzinfo, so instead of depending on each backend we store naive UTC everywhere and hand back aware
 UTC datetimes. Naive input is rejected because guessing its zone is how logs end up off by hours.
-"""
 
-from __future__ import annotations
+`Game` and `Server` carry list relationships to their rows mainly so the unit of work inserts a
+parent before its children when both are added in one flush; deletes are left to the database's
+ON DELETE rules (passive_deletes), so removing a game never loads its whole history.
+"""
 
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
-from sqlmodel import Field, SQLModel
+from sqlmodel import Field, Relationship, SQLModel
 
 # Deterministic constraint names: batch migrations on SQLite and ALTERs on PostgreSQL can only
 # drop or change constraints they can name, so never leave naming to the backend.
@@ -77,6 +79,10 @@ def _game_fk(*, index: bool = False) -> Any:
     return Field(foreign_key="games.id", ondelete="CASCADE", nullable=False, index=index)
 
 
+# Rows belong to their game: loaded ones are deleted by the ORM, the rest by ON DELETE CASCADE.
+_CHILDREN: dict[str, Any] = {"cascade": "all, delete-orphan", "passive_deletes": True}
+
+
 class Server(SQLModel, table=True):
     """A Discord guild, Slack workspace, or the local terminal; holds per-server settings."""
 
@@ -90,6 +96,8 @@ class Server(SQLModel, table=True):
     settings: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON, nullable=False)
     logging_enabled: bool = Field(default=True, nullable=False)
     created_at: datetime = _ts(default_now=True)
+
+    games: list["Game"] = Relationship(sa_relationship_kwargs={"passive_deletes": True})
 
 
 class Game(SQLModel, table=True):
@@ -113,6 +121,13 @@ class Game(SQLModel, table=True):
     end_reason: str | None = Field(default=None)
     clock_speed: float = Field(default=1.0, nullable=False)
     last_seq: int = Field(default=0, nullable=False)
+
+    seats: list["Seat"] = Relationship(sa_relationship_kwargs=_CHILDREN)
+    phases: list["Phase"] = Relationship(sa_relationship_kwargs=_CHILDREN)
+    messages: list["Message"] = Relationship(sa_relationship_kwargs=_CHILDREN)
+    votes: list["Vote"] = Relationship(sa_relationship_kwargs=_CHILDREN)
+    events: list["Event"] = Relationship(sa_relationship_kwargs=_CHILDREN)
+    actions: list["Action"] = Relationship(sa_relationship_kwargs=_CHILDREN)
 
 
 class Seat(SQLModel, table=True):

@@ -7,6 +7,7 @@ Create Date: 2026-11-22 13:00:00+00:00
 Timestamps are plain naive DATETIME columns holding UTC (bot.store.models.UTCDateTime adds and
 checks the zone in Python), so this revision does not import application code.
 """
+
 from collections.abc import Sequence
 
 import sqlalchemy as sa
@@ -61,7 +62,9 @@ def upgrade() -> None:
         sa.Column("clock_speed", sa.Float(), nullable=False),
         sa.Column("last_seq", sa.Integer(), nullable=False),
         sa.ForeignKeyConstraint(
-            ["server_id"], ["servers.id"], name=op.f("fk_games_server_id_servers"),
+            ["server_id"],
+            ["servers.id"],
+            name=op.f("fk_games_server_id_servers"),
             ondelete="SET NULL",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_games")),

@@ -1,0 +1,31 @@
+# Two commands do all the set-up on a fresh machine (Python 3.11+ and make):
+#   make play   installs everything into .venv and starts a game in your terminal
+#   make test   installs everything into .venv and runs the whole test suite
+UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
+export UV_PYTHON_DOWNLOADS := never
+
+.PHONY: uv sync play simulate test check lint bench
+
+uv:
+	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
+
+sync: uv
+	@$(UV) sync --frozen --quiet
+
+play: sync
+	$(UV) run --frozen mafiabot play
+
+simulate: sync
+	$(UV) run --frozen mafiabot simulate --speed 20
+
+test: sync
+	$(UV) run --frozen pytest -q
+
+check lint: sync
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen ruff format --check games agent
+	$(UV) run --frozen mypy
+
+bench: sync
+	$(UV) run --frozen python bench/engine.py
+	$(UV) run --frozen python bench/memory.py

@@ -1,0 +1,231 @@
+"""The ``mafiabot`` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from bot.settings import Settings, SettingsError, load_settings
+
+app = typer.Typer(
+    help="Host Mafia with an AI agent as a hidden player.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+err = Console(stderr=True)
+
+
+def _settings() -> Settings:
+    try:
+        return load_settings()
+    except SettingsError as e:
+        err.print(f"[red]{e}[/]")
+        raise typer.Exit(2) from None
+
+
+def _logging(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    for noisy in ("apscheduler", "httpx", "sqlalchemy"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+Players = Annotated[int, typer.Option("--players", "-n", help="Seats at the table (5-30).")]
+Seed = Annotated[int | None, typer.Option(help="Seed for roles, names and agents.")]
+DaySeconds = Annotated[float | None, typer.Option(help="Day discussion length, game seconds.")]
+VoteSeconds = Annotated[float | None, typer.Option(help="Day vote length, game seconds.")]
+NightSeconds = Annotated[float | None, typer.Option(help="Night talk length, game seconds.")]
+NightVoteSeconds = Annotated[float | None, typer.Option(help="Night vote length, game seconds.")]
+Db = Annotated[str | None, typer.Option("--db", help="Database URL (default: SQLite in data/).")]
+Roles = Annotated[
+    list[str] | None, typer.Option("--role", help="Extra role in play: detective, doctor.")
+]
+Tie = Annotated[str, typer.Option(help="Day vote ties: none (nobody out) or random.")]
+
+
+def _game_config(settings: Settings, **given: Any) -> Any:
+    from games.config import GameConfig
+
+    values: dict[str, Any] = {
+        "day_seconds": settings.day_seconds,
+        "vote_seconds": settings.vote_seconds,
+        "night_seconds": settings.night_seconds,
+        "night_vote_seconds": settings.night_vote_seconds,
+    }
+    values.update({k: v for k, v in given.items() if v is not None})
+    if "roles" in values:
+        values["roles"] = tuple(values["roles"])
+    return GameConfig(**values)
+
+
+@app.command()
+def simulate(
+    players: Players = 8,
+    mafia: Annotated[int | None, typer.Option(help="Number of mafia (default by players).")] = None,
+    seed: Seed = None,
+    day_seconds: DaySeconds = None,
+    vote_seconds: VoteSeconds = None,
+    night_seconds: NightSeconds = None,
+    night_vote_seconds: NightVoteSeconds = None,
+    speed: Annotated[float, typer.Option(help="Run the clock this many times faster.")] = 1.0,
+    agent: Annotated[str, typer.Option(help="baseline or llm.")] = "baseline",
+    role: Roles = None,
+    tie_rule: Tie = "none",
+    db: Db = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            help="Continue an interrupted game (its id, or 'last' for the most recent).",
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the result as JSON on stdout at the end.")
+    ] = False,
+) -> None:
+    """A game of agent players only, transcript printed live."""
+    from bot.local.simulate import run_simulation
+    from games.errors import ConfigError
+
+    settings = _settings()
+    _logging(settings)
+    if agent not in ("baseline", "llm"):
+        raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
+    if speed <= 0:
+        raise typer.BadParameter("must be positive", param_hint="--speed")
+    out = Console(stderr=True) if json_out else Console()
+    try:
+        config = _game_config(
+            settings,
+            mafia=mafia,
+            roles=role,
+            tie_rule=tie_rule,
+            day_seconds=day_seconds,
+            vote_seconds=vote_seconds,
+            night_seconds=night_seconds,
+            night_vote_seconds=night_vote_seconds,
+        )
+        if resume is None:
+            config.validate(players)
+        result = asyncio.run(
+            run_simulation(
+                settings,
+                out,
+                config=config,
+                players=players,
+                seed=seed,
+                speed=speed,
+                agent=agent,
+                db_url=db,
+                resume=resume,
+            )
+        )
+    except ConfigError as e:
+        err.print(f"[red]Can't set up this game:[/] {e}")
+        raise typer.Exit(2) from None
+    except LookupError as e:
+        err.print(f"[red]{e}[/]")
+        raise typer.Exit(2) from None
+    if json_out:
+        sys.stdout.write(json.dumps(result) + "\n")
+
+
+@app.command()
+def play(
+    players: Players = 6,
+    seed: Seed = None,
+    day_seconds: DaySeconds = None,
+    vote_seconds: VoteSeconds = None,
+    night_seconds: NightSeconds = None,
+    night_vote_seconds: NightVoteSeconds = None,
+    role: Roles = None,
+    tie_rule: Tie = "none",
+    agent: Annotated[str, typer.Option(help="baseline or llm.")] = "baseline",
+    db: Db = None,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", help="Continue an interrupted game (id, or 'last')."),
+    ] = None,
+) -> None:
+    """Play in the terminal against agent players. One of them... well, all of them are AI."""
+    from bot.local.terminal import run_play
+    from games.errors import ConfigError
+
+    settings = _settings()
+    _logging(settings)
+    if agent not in ("baseline", "llm"):
+        raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
+    try:
+        config = _game_config(
+            settings,
+            roles=role,
+            tie_rule=tie_rule,
+            day_seconds=day_seconds,
+            vote_seconds=vote_seconds,
+            night_seconds=night_seconds,
+            night_vote_seconds=night_vote_seconds,
+        )
+        if resume is None:
+            config.validate(players)
+        asyncio.run(
+            run_play(
+                settings,
+                config=config,
+                players=players,
+                seed=seed,
+                agent=agent,
+                db_url=db,
+                resume=resume,
+            )
+        )
+    except ConfigError as e:
+        err.print(f"[red]Can't set up this game:[/] {e}")
+        raise typer.Exit(2) from None
+    except LookupError as e:
+        err.print(f"[red]{e}[/]")
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        err.print("Stopped. Resume with: mafiabot play --resume last")
+
+
+@db_app.command("upgrade")
+def db_upgrade(db: Db = None) -> None:
+    """Create or migrate the database schema to the latest version."""
+    from bot.runtime import database_url
+    from bot.store.migrate import current, upgrade
+
+    settings = _settings()
+    url = database_url(settings, db)
+    upgrade(url)
+    err.print(f"Database at revision {current(url)}.")
+
+
+def _optional_resume_value(argv: list[str]) -> list[str]:
+    """Let ``--resume`` stand alone: it then means the most recent unfinished game."""
+    out = list(argv)
+    for i, arg in enumerate(out):
+        if arg == "--resume" and (i + 1 == len(out) or out[i + 1].startswith("-")):
+            out.insert(i + 1, "last")
+            break
+    return out
+
+
+def main() -> None:
+    app(args=_optional_resume_value(sys.argv[1:]), prog_name="mafiabot")
+
+
+if __name__ == "__main__":
+    main()

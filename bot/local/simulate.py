@@ -1,0 +1,94 @@
+"""``mafiabot simulate``: agent players only, transcript printed live."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from bot.local.render import ConsoleRenderer
+from bot.runtime import running_service
+from bot.service import GameService, LiveGame
+from bot.settings import Settings
+from bot.transcript import transcript
+from games.config import GameConfig
+
+
+async def pick_resume(service: GameService, resume: str) -> str:
+    if resume != "last":
+        return resume
+    unfinished = await service.unfinished_games()
+    if not unfinished:
+        raise LookupError("There is no unfinished game to resume.")
+    return unfinished[0]
+
+
+def describe_resume(game: LiveGame) -> str:
+    state = game.state
+    if state is None:
+        return f"Resumed game {game.id} in its lobby."
+    if state.over:
+        return f"Game {game.id} had already ended."
+    assert state.phase.deadline is not None
+    left = max(0.0, (state.phase.deadline - game.clock.now()).total_seconds())
+    return (
+        f"Resumed game {game.id}: {state.phase.label}, {left:.0f} game seconds left in this phase."
+    )
+
+
+async def run_simulation(
+    settings: Settings,
+    out: Console,
+    *,
+    config: GameConfig,
+    players: int,
+    seed: int | None,
+    speed: float,
+    agent: str,
+    db_url: str | None,
+    resume: str | None,
+) -> dict[str, Any]:
+    if agent == "llm" and not settings.llm:
+        out.print("[yellow]No LLM configured (MAFIABOT_LLM); the offline baseline agent plays.[/]")
+        agent = "baseline"
+    async with running_service(settings, db_url, agent) as service:
+        if resume is not None:
+            game_id = await pick_resume(service, resume)
+            out.print(f"Game {game_id}", highlight=False)
+            service.subscribe(ConsoleRenderer(out, omniscient=True, game_id=game_id))
+            game = await service.resume(game_id)
+            out.print(describe_resume(game), highlight=False)
+        else:
+            game_id = await service.create_game(
+                config, seed=seed, speed=speed, server_external_id="simulate"
+            )
+            out.print(f"Game {game_id}", highlight=False)
+            for _ in range(players):
+                await service.join(game_id, None, is_agent=True, agent_kind=agent)
+            service.subscribe(ConsoleRenderer(out, omniscient=True, game_id=game_id))
+            await service.start(game_id)
+        game = service.games[game_id]
+        await service.wait_finished(game_id)
+        await service.drain(game_id)
+        return await game_summary(service, game)
+
+
+async def game_summary(service: GameService, game: LiveGame) -> dict[str, Any]:
+    history = await service.history(game.id)
+    state = game.state
+    assert state is not None
+    return {
+        "game_id": game.id,
+        "winner": state.winner,
+        "players": [
+            {
+                "name": s.name,
+                "role": s.role,
+                "alive": s.alive,
+                "is_agent": game.seats[s.index].is_agent,
+            }
+            for s in state.seats
+        ],
+        "phases": sum(1 for e in history if e["kind"] == "phase_started"),
+        "transcript": transcript(history),
+    }

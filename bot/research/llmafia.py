@@ -1,0 +1,934 @@
+"""Read published LLMafia games (https://github.com/niveck/LLMafia, MIT) into plain records.
+
+A game folder holds config.json, the three public chats ("[HH:MM:SS] Name: text" lines), one
+vote/survey/status/chat file per player and a few one-line state files. The files were written
+live by a host process that sometimes crashed and was restarted, so they need repairs; every
+repair made is listed in ``LLMafiaGame.repairs`` so an analysis can say what it stands on.
+
+How the reader decides things (see the tests for the per-game numbers):
+
+- Dates. Lines carry only HH:MM:SS. The date comes from the name of the config the game was
+  created from (``config140125_1212.json``, ``pilot121224/...``: ddmmyy); without one a nominal
+  1970-01-01 is used and a repair says so. A time is placed relative to the game start, modulo a
+  day: up to 18 h after the start is the same or the next day (a game crossing midnight), more
+  than that means a few hours *before* the start (the agent log begins before the game).
+- Start. game_start_time.txt is written each time the host starts, so after a restart it holds
+  the restart time. When it is more than a minute off the first manager announcement, the
+  announcement's time is the start.
+- Going backwards. A timestamp earlier than the line before it has three causes, told apart by
+  content: (1) a host restart re-appended every player's whole chat file to the day chat, so
+  exact copies of earlier lines reappear; they are removed (and copies of mafia night lines that
+  the replay pushed into the day chat are removed from it); (2) midnight, handled by the clock
+  above; (3) genuine disorder: the LLM stamps a message when it schedules it and writes it
+  seconds later, and messages typed while the host was down first reach the chat in a restart
+  replay. Those are kept with their own timestamps, and all lines are ordered by time.
+- Phases. The manager chat announces each phase. A phase re-announced before anyone was voted
+  out is a host restart of that same phase, not a new one. A line belongs to the phase whose
+  span contains its time; at an exact boundary second the phase of the line's own chat (day chat
+  -> day, night chat -> night) wins. The host's "X voted for Y" lines belong to the voting that
+  the last "... has ended, now it's time to vote!" line of the same chat opened.
+- Survey scale. The pilot games asked for 0–100, later ones for 1–5. Per game: any answer of 0
+  or above 5 proves 0–100; otherwise the later survey's extra question ("Was the LLM
+  identified") marks 1–5; a game with neither signal is read as 1–5 and flagged ambiguous.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from bot.research.llmafia_model import (
+    MANAGER,
+    ChatLine,
+    Elimination,
+    LLMafiaGame,
+    Phase,
+    Place,
+    Player,
+    Repair,
+    Role,
+    Scale,
+    Survey,
+    VoteRecord,
+    Winner,
+)
+from bot.research.llmafia_text import BACKSPACE, CONTROL, ESCAPE, HEBREW, TextCleaner
+from bot.research.llmafia_write import write_game
+
+__all__ = [
+    "ChatLine",
+    "Elimination",
+    "LLMafiaGame",
+    "Phase",
+    "Player",
+    "Repair",
+    "Survey",
+    "VoteRecord",
+    "parse_chat_line",
+    "read_game",
+    "read_games",
+    "write_game",
+]
+
+NOMINAL_DATE = date(1970, 1, 1)
+ANONYMIZED = "ANONYMIZED"
+DAY_FILE = "public_daytime_chat.txt"
+NIGHT_FILE = "public_nighttime_chat.txt"
+MANAGER_FILE = "public_manager_chat.txt"
+_FILE_OF: dict[Place, str] = {"stage": DAY_FILE, "den": NIGHT_FILE, "manager": MANAGER_FILE}
+
+_LINE = re.compile(r"^\[(\d{1,2}):(\d{2}):(\d{2})\] ([^:]+?): ?(.*)$")
+_ANNOUNCE = re.compile(r"^Now it's (Daytime|Nighttime) for [\d.]+ minutes?\b")
+_VOTED_OUT = re.compile(r"^(.+?) was voted out\. Their role was (mafia|bystander)\s*$")
+_CUT_TO_VOTE = re.compile(r"^There is only one mafia member left")
+_VOTING_STARTS = re.compile(r"^(Daytime|Nighttime) has ended, now it's time to vote!")
+_VOTED_FOR = re.compile(r"^(\S+) voted for (\S+)\s*$")
+_VOTE_PREFIX = re.compile(r"^(Daytime|Nighttime)_(?:Voting_?)?")
+_CONFIG_DATE = re.compile(r"(?<!\d)(\d{2})(\d{2})(\d{2})(?:_(\d{2})(\d{2}))?(?!\d)")
+_SURVEY_FIELD = re.compile(r"^(.*?) - (.*)$")
+
+IDENTIFIED = "Was the LLM identified"
+SIMILARITY = "similarity to human behavior"
+TIMING = "timing of messaging"
+RELEVANCE = "relevance of messages"
+_SURVEY_METRICS = (IDENTIFIED, SIMILARITY, TIMING, RELEVANCE)
+
+_LATE_WINDOW = timedelta(hours=18)  # further "after" the start than this means before it
+_START_SLACK = timedelta(minutes=1)
+
+
+def parse_chat_line(raw: str) -> tuple[time, str, str] | None:
+    """'[HH:MM:SS] Name: text' -> (time, name, text), or None when the line is not one."""
+    m = _LINE.match(raw)
+    if m is None:
+        return None
+    hh, mm, ss = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    if hh > 23 or mm > 59 or ss > 59:
+        return None
+    return time(hh, mm, ss), m.group(4), m.group(5)
+
+
+def read_games(path: Path) -> list[LLMafiaGame]:
+    """All games under ``path``: a folder of game folders, or one game folder."""
+    path = Path(path)
+    if (path / "config.json").is_file():
+        return [read_game(path)]
+    return [read_game(p) for p in sorted(path.iterdir()) if (p / "config.json").is_file()]
+
+
+def read_game(path: Path) -> LLMafiaGame:
+    """Read one game folder, repairing what the release needs repaired (see the module doc)."""
+    return _GameReader(Path(path)).read()
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Raw:
+    """A chat line before it becomes a ChatLine: parsed, cleaned, timed, not yet phased."""
+
+    t: datetime
+    place: Place
+    speaker: str
+    text: str
+    seq: int
+    phase: int = 0
+    sub: int = 1  # order among lines of one second: 0 phase start, 1 chat, 2 elimination
+
+
+@dataclass
+class _PhaseDraft:
+    kind: Literal["day", "night"]
+    number: int
+    start: datetime
+    voting_start: datetime | None = None
+    restarts: list[datetime] = field(default_factory=list)
+    eliminated: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}-{self.number}"
+
+
+class _GameReader:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.repairs: list[Repair] = []
+        self.cleaner = TextCleaner()
+        self.phases: list[_PhaseDraft] = []
+        self.midnight_lines = 0
+        self.pregame_lines = 0
+
+    # -- small helpers ------------------------------------------------------------------------
+
+    def fix(self, kind: str, detail: str, count: int = 1) -> None:
+        self.repairs.append(Repair(kind, detail, count))
+
+    def text_of(self, name: str) -> str | None:
+        p = self.folder / name
+        if not p.is_file():
+            return None
+        return p.read_bytes().decode("utf-8", errors="replace")
+
+    def file_lines(self, name: str) -> list[str]:
+        text = self.text_of(name)
+        if text is None:
+            return []
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return lines
+
+    # -- the whole read -----------------------------------------------------------------------
+
+    def read(self) -> LLMafiaGame:
+        config = json.loads(self.text_of("config.json") or "{}")
+        players = self.read_players(config)
+        day_minutes = float(config.get("daytime_minutes", 0))
+        night_minutes = float(config.get("nighttime_minutes", 0))
+        config_path = config.get("config_original_path_when_game_created")
+        config_path = config_path if isinstance(config_path, str) else None
+
+        manager_raw = self.dedupe(MANAGER_FILE, self.file_lines(MANAGER_FILE))
+        night_raw = self.dedupe(NIGHT_FILE, self.file_lines(NIGHT_FILE))
+        day_raw = self.dedupe(DAY_FILE, self.file_lines(DAY_FILE))
+        day_raw = self.drop_leaked_night_lines(day_raw, night_raw)
+
+        self.start = self.find_start(manager_raw, config_path)
+        manager = self.timed(manager_raw, "manager")
+        day = self.timed(day_raw, "stage")
+        night = self.timed(night_raw, "den")
+        eliminations_raw = self.build_phases(manager)
+        self.phase_starts = [p.start for p in self.phases]
+        self.assign_phases(day, "day")
+        self.assign_phases(night, "night")
+        if self.midnight_lines:
+            self.fix(
+                "midnight",
+                f"{self.midnight_lines} lines are stamped after midnight; dated the next day",
+                self.midnight_lines,
+            )
+        if self.pregame_lines:
+            self.fix(
+                "pregame_lines",
+                f"{self.pregame_lines} chat lines are stamped before the first phase; "
+                "counted in the first phase",
+                self.pregame_lines,
+            )
+        self.report_off_phase(day, "day", DAY_FILE)
+        self.report_off_phase(night, "night", NIGHT_FILE)
+        self.report_text_fixes("chat line")
+
+        phases = self.frozen_phases()
+        labels = [p.label for p in phases]
+        ordered = sorted(
+            [*manager, *day, *night],
+            key=lambda r: (r.phase, r.t, r.sub, ("manager", "stage", "den").index(r.place), r.seq),
+        )
+        lines = [ChatLine(r.t, labels[r.phase], r.place, r.speaker, r.text) for r in ordered]
+
+        eliminations = [
+            Elimination(name, role, labels[idx], t) for name, role, idx, t in eliminations_raw
+        ]
+        self.check_roles(eliminations, players)
+        elim_phase = {e.name: labels.index(e.phase) for e in eliminations}
+        vote_files = self.read_vote_files(players)
+        votes = self.build_votes(ordered, labels, elim_phase, vote_files)
+
+        remaining = self.file_lines("remaining_players.txt")
+        winner, declared = self.decide_winner(players, eliminations, remaining)
+        self.check_status_files(players, eliminations)
+        phase_status = (self.text_of("phase_status.txt") or "").strip()
+        if phase_status.endswith("Voting"):
+            self.fix(
+                "stalled",
+                f"phase_status.txt is {phase_status!r}: the game stopped while waiting for votes",
+            )
+
+        surveys, scale = self.read_surveys(players)
+        self.compare_upstream_original()
+        return LLMafiaGame(
+            game_id=self.folder.name,
+            players=players,
+            day_minutes=day_minutes,
+            night_minutes=night_minutes,
+            start_time=self.start,
+            phases=phases,
+            lines=lines,
+            votes=votes,
+            eliminations=eliminations,
+            winner=winner,
+            surveys=surveys,
+            repairs=self.repairs,
+            winner_declared=declared,
+            vote_files=vote_files,
+            remaining_players=remaining,
+            phase_status=phase_status,
+            survey_scale=scale,
+            config_path=config_path,
+        )
+
+    # -- config and privacy -------------------------------------------------------------------
+
+    def read_players(self, config: dict[str, Any]) -> list[Player]:
+        players: list[Player] = []
+        personal = 0
+        with_field = 0
+        for entry in config.get("players", []):
+            if "real_name" in entry:
+                with_field += 1
+                value = entry.get("real_name")
+                if value not in (None, "", ANONYMIZED):
+                    personal += 1
+            llm_config = entry.get("llm_config") or {}
+            players.append(
+                Player(
+                    name=str(entry["name"]),
+                    is_mafia=bool(entry.get("is_mafia", False)),
+                    is_llm=bool(entry.get("is_llm", False)),
+                    llm_config=dict(llm_config) if isinstance(llm_config, dict) else {},
+                )
+            )
+        if with_field:
+            self.fix(
+                "real_name_dropped",
+                f"config.json real_name dropped for {with_field} players; it is never stored",
+                with_field,
+            )
+        listed = 0
+        for line in self.file_lines("real_names.txt"):
+            who = line.split(":", 1)[0].strip()
+            if line.strip() and who != ANONYMIZED:
+                listed += 1
+        if personal or listed:
+            self.fix(
+                "personal_data_dropped",
+                f"{personal} real_name values in config.json and {listed} entries of "
+                "real_names.txt are not ANONYMIZED: personal data, discarded unread",
+                personal + listed,
+            )
+        dropped = [k for k in ("notes", "preparation_command") if config.get(k)]
+        if (self.text_of("notes.txt") or "").strip():
+            dropped.append("notes.txt")
+        if dropped:
+            self.fix(
+                "free_text_dropped",
+                "dropped free text that can name people or local user paths: "
+                + ", ".join(dropped),
+                len(dropped),
+            )
+        return players
+
+    # -- lines: de-duplication and time ----------------------------------------------------------
+
+    def dedupe(self, name: str, raw: list[str]) -> list[str]:
+        seen: set[str] = set()
+        kept: list[str] = []
+        for line in raw:
+            if line in seen:
+                continue
+            seen.add(line)
+            kept.append(line)
+        removed = len(raw) - len(kept)
+        if removed:
+            self.fix(
+                "duplicate_lines",
+                f"{name}: removed {removed} exact repeats of earlier lines "
+                "(a host restart re-appends every player's chat file)",
+                removed,
+            )
+        return kept
+
+    def drop_leaked_night_lines(self, day: list[str], night: list[str]) -> list[str]:
+        night_set = set(night)
+        kept = [line for line in day if line not in night_set]
+        leaked = len(day) - len(kept)
+        if leaked:
+            self.fix(
+                "leaked_night_lines",
+                f"{DAY_FILE}: removed {leaked} copies of mafia nighttime lines that a restart "
+                "replay pushed into the day chat (kept once, in the night chat)",
+                leaked,
+            )
+        return kept
+
+    def find_start(self, manager_raw: list[str], config_path: str | None) -> datetime:
+        base = self.game_date(config_path)
+        first: time | None = None
+        for raw in manager_raw:
+            parsed = parse_chat_line(raw)
+            if parsed is not None:
+                first = parsed[0]
+                break
+        file_text = (self.text_of("game_start_time.txt") or "").strip()
+        recorded: time | None = None
+        try:
+            recorded = time.fromisoformat(file_text) if file_text else None
+        except ValueError:
+            self.fix("start_time", f"game_start_time.txt is not HH:MM:SS: {file_text!r}")
+        start_tod = recorded or first or time(0, 0, 0)
+        if recorded is not None and first is not None:
+            gap = _seconds(first) - _seconds(recorded)
+            gap %= 86400
+            if gap > _START_SLACK.total_seconds():
+                self.fix(
+                    "start_time",
+                    f"game_start_time.txt says {recorded} (the last host restart); the game "
+                    f"started with the first announcement at {first}",
+                )
+                start_tod = first
+        elif recorded is None:
+            self.fix("start_time", "game_start_time.txt missing or empty; used the first line")
+        start = datetime.combine(base, start_tod)
+        if self.config_tod is not None and start_tod < self.config_tod:
+            start += timedelta(days=1)  # config made before midnight, game started after it
+        return start
+
+    def game_date(self, config_path: str | None) -> date:
+        self.config_tod: time | None = None
+        m = _CONFIG_DATE.search(config_path or "")
+        if m is not None:
+            dd, mo, yy = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            try:
+                found = date(2000 + yy, mo, dd)
+            except ValueError:
+                found = None
+            if found is not None:
+                if m.group(4) is not None:
+                    hh, mi = int(m.group(4)), int(m.group(5))
+                    if hh < 24 and mi < 60:
+                        self.config_tod = time(hh, mi)
+                self.fix(
+                    "date",
+                    f"date {found.isoformat()} read from the config name {config_path!r} "
+                    "(ddmmyy); the chat lines carry only times",
+                )
+                return found
+        self.fix("date", "no date in the data; times are placed on nominal day 1970-01-01")
+        return NOMINAL_DATE
+
+    def clock(self, tod: time) -> datetime:
+        offset = timedelta(seconds=(_seconds(tod) - _seconds(self.start.time())) % 86400)
+        if offset > _LATE_WINDOW:
+            offset -= timedelta(days=1)
+        t = self.start + offset
+        if t.date() > self.start.date():
+            self.midnight_lines += 1
+        return t
+
+    def timed(self, raw: list[str], place: Place) -> list[_Raw]:
+        out: list[_Raw] = []
+        bad = 0
+        backwards = 0
+        for seq, line in enumerate(raw):
+            parsed = parse_chat_line(line)
+            if parsed is None:
+                bad += 1
+                continue
+            tod, speaker, text = parsed
+            t = self.clock(tod)
+            if out and t < out[-1].t:
+                backwards += 1
+            out.append(_Raw(t, place, speaker.strip(), self.cleaner.clean(text), seq))
+        name = _FILE_OF[place]
+        if bad:
+            self.fix("unparsed_lines", f"{name}: skipped {bad} lines that are not chat lines", bad)
+        if backwards:
+            self.fix(
+                "out_of_order",
+                f"{name}: {backwards} lines are stamped earlier than the line before them (LLM "
+                "messages are stamped when scheduled; restart replays publish late messages); "
+                "kept their times and ordered all lines by time",
+                backwards,
+            )
+        return out
+
+    # -- phases -----------------------------------------------------------------------------------
+
+    def build_phases(self, manager: list[_Raw]) -> list[tuple[str, Role, int, datetime]]:
+        eliminations: list[tuple[str, Role, int, datetime]] = []
+        counts: Counter[str] = Counter()
+        for line in manager:
+            m = _ANNOUNCE.match(line.text)
+            cur = self.phases[-1] if self.phases else None
+            if m is not None:
+                kind: Literal["day", "night"] = "day" if m.group(1) == "Daytime" else "night"
+                if cur is not None and not cur.eliminated:
+                    if cur.kind == kind:
+                        cur.restarts.append(line.t)
+                        line.phase, line.sub = len(self.phases) - 1, 0
+                        self.fix(
+                            "host_restart",
+                            f"{cur.label} re-announced at {line.t.time()} with nobody voted "
+                            "out since it began: a host restart, kept as the same phase",
+                        )
+                        continue
+                    self.fix(
+                        "phase_without_elimination",
+                        f"{cur.label} ended at {line.t.time()} without anyone voted out",
+                    )
+                counts[kind] += 1
+                self.phases.append(_PhaseDraft(kind, counts[kind], line.t))
+                line.phase, line.sub = len(self.phases) - 1, 0
+                continue
+            if cur is None:  # a line before the first announcement
+                self.phases.append(_PhaseDraft("day", 1, line.t))
+                counts["day"] += 1
+                cur = self.phases[-1]
+            line.phase = len(self.phases) - 1
+            out = _VOTED_OUT.match(line.text)
+            if out is not None:
+                cur.eliminated = True
+                line.sub = 2
+                role = cast(Role, out.group(2))
+                eliminations.append((out.group(1).strip(), role, line.phase, line.t))
+            elif _CUT_TO_VOTE.match(line.text):
+                line.sub = 0
+        if not self.phases:
+            self.phases.append(_PhaseDraft("day", 1, self.start))
+        return eliminations
+
+    def phase_at(self, t: datetime, kind: str) -> int:
+        idx = bisect_right(self.phase_starts, t) - 1
+        if idx < 0:
+            self.pregame_lines += 1
+            return 0
+        if self.phases[idx].kind != kind and self.phases[idx].start == t:
+            # a boundary second: the phase just ended may be this chat's own phase
+            j = idx - 1
+            while j >= 0 and self.phases[j].start == t and self.phases[j].kind != kind:
+                j -= 1
+            if j >= 0 and self.phases[j].kind == kind:
+                return j
+        return idx
+
+    def latest_of_kind(self, t: datetime, kind: str) -> int:
+        idx = bisect_right(self.phase_starts, t) - 1
+        while idx >= 0 and self.phases[idx].kind != kind:
+            idx -= 1
+        return max(idx, 0)
+
+    def assign_phases(self, lines: list[_Raw], kind: str) -> None:
+        voting: int | None = None
+        for line in lines:
+            if line.speaker == MANAGER and _VOTING_STARTS.match(line.text):
+                voting = self.latest_of_kind(line.t, kind)
+                line.phase = voting
+                self.phases[voting].voting_start = line.t
+            elif line.speaker == MANAGER and _VOTED_FOR.match(line.text) and voting is not None:
+                line.phase = voting
+            else:
+                line.phase = self.phase_at(line.t, kind)
+
+    def report_off_phase(self, lines: list[_Raw], kind: str, name: str) -> None:
+        off = sum(
+            1 for r in lines if r.speaker != MANAGER and self.phases[r.phase].kind != kind
+        )
+        if off:
+            other = "night" if kind == "day" else "day"
+            self.fix(
+                "off_phase_lines",
+                f"{name}: {off} player lines are stamped inside a {other} phase; kept in the "
+                f"{other} phase by their time",
+                off,
+            )
+
+    def report_text_fixes(self, what: str) -> None:
+        labels = {
+            BACKSPACE: "backspaces replayed (each deletes the character before it)",
+            ESCAPE: "terminal escape sequences (arrow/page keys) removed",
+            CONTROL: "other control characters removed",
+            HEBREW: "stray Hebrew-layout letters inside Latin text removed",
+        }
+        for key, label in labels.items():
+            n = self.cleaner.counts.pop(key, 0)
+            if n:
+                self.fix(key, f"{n} {what}s: {label}", n)
+
+    def frozen_phases(self) -> list[Phase]:
+        out: list[Phase] = []
+        for i, p in enumerate(self.phases):
+            end = self.phases[i + 1].start if i + 1 < len(self.phases) else None
+            out.append(Phase(p.label, p.kind, p.number, p.start, p.voting_start, end, p.restarts))
+        return out
+
+    # -- votes ------------------------------------------------------------------------------------
+
+    def read_vote_files(self, players: list[Player]) -> dict[str, list[str]]:
+        files: dict[str, list[str]] = {}
+        prefixed = 0
+        for p in players:
+            if not (self.folder / f"{p.name}_vote.txt").is_file():
+                continue
+            entries: list[str] = []
+            for line in self.file_lines(f"{p.name}_vote.txt"):
+                entry = line.strip()
+                if not entry:
+                    continue
+                stripped = _VOTE_PREFIX.sub("", entry)
+                if stripped != entry:
+                    prefixed += 1
+                entries.append(stripped)
+            files[p.name] = entries
+        if prefixed:
+            self.fix(
+                "vote_prefix",
+                f"{prefixed} vote-file entries carried a phase prefix (e.g. 'Daytime_X'); "
+                "stripped to the player name",
+                prefixed,
+            )
+        return files
+
+    def build_votes(
+        self,
+        ordered: list[_Raw],
+        labels: list[str],
+        elim_phase: dict[str, int],
+        vote_files: dict[str, list[str]],
+    ) -> list[VoteRecord]:
+        def alive(name: str, phase: int) -> bool:
+            return elim_phase.get(name, len(labels)) >= phase
+
+        announced: list[tuple[_Raw, str, str, bool]] = []
+        for r in ordered:
+            if r.speaker != MANAGER or r.place == "manager":
+                continue
+            m = _VOTED_FOR.match(r.text)
+            if m is None:
+                continue
+            voter, target = m.group(1), m.group(2)
+            valid = alive(voter, r.phase) and alive(target, r.phase)
+            announced.append((r, voter, target, valid))
+        stale = sum(1 for *_, valid in announced if not valid)
+        if stale:
+            self.fix(
+                "stale_votes",
+                f"{stale} announced votes come from or go to players already voted out (a "
+                "restarted host re-announced old votes); kept with valid=False",
+                stale,
+            )
+        votes = [
+            VoteRecord(voter, target, labels[r.phase], r.t, "announced", valid)
+            for r, voter, target, valid in announced
+        ]
+        votes.extend(self.unannounced_votes(announced, labels, vote_files))
+        return votes
+
+    def unannounced_votes(
+        self,
+        announced: list[tuple[_Raw, str, str, bool]],
+        labels: list[str],
+        vote_files: dict[str, list[str]],
+    ) -> list[VoteRecord]:
+        """Vote-file entries no announcement accounts for, placed between the matched ones.
+
+        Every announcement shows the voter's latest file entry at that moment, so announcements
+        match file entries in order; a re-announcement (after a restart) matches the same entry
+        again. Entries left over were overwritten before anyone counted them.
+        """
+        out: list[VoteRecord] = []
+        mismatched_last: list[str] = []
+        for voter, entries in vote_files.items():
+            mine = [(r.phase, target) for r, v, target, _ in announced if v == voter]
+            matched: dict[int, int] = {}  # entry index -> phase index
+            j = 0
+            for phase, target in mine:
+                if j > 0 and entries[j - 1] == target:
+                    continue
+                k = next((i for i in range(j, len(entries)) if entries[i] == target), None)
+                if k is None:
+                    continue
+                matched[k] = phase
+                j = k + 1
+            for i, target in enumerate(entries):
+                if i in matched:
+                    continue
+                before = [matched[k] for k in matched if k < i]
+                after = [matched[k] for k in matched if k > i]
+                phase_label = None
+                if before and after and max(before) == min(after):
+                    phase_label = labels[max(before)]
+                out.append(VoteRecord(voter, target, phase_label, None, "file", None))
+            if mine and entries and entries[-1] != mine[-1][1]:
+                mismatched_last.append(voter)
+        if out:
+            self.fix(
+                "unannounced_votes",
+                f"{len(out)} vote-file entries were never announced (changed before the count "
+                "or cast after it); kept as source='file' without a time",
+                len(out),
+            )
+        if mismatched_last:
+            self.fix(
+                "vote_file_mismatch",
+                "the last vote-file entry differs from the last announced vote for: "
+                + ", ".join(mismatched_last),
+                len(mismatched_last),
+            )
+        return out
+
+    # -- outcome ----------------------------------------------------------------------------------
+
+    def check_roles(self, eliminations: list[Elimination], players: list[Player]) -> None:
+        by_name = {p.name: p for p in players}
+        for e in eliminations:
+            p = by_name.get(e.name)
+            if p is None:
+                self.fix("unknown_player", f"{e.name} voted out in {e.phase} is not in config")
+            elif (e.role == "mafia") != p.is_mafia:
+                self.fix("role_mismatch", f"{e.name} announced as {e.role} contradicts config")
+
+    def decide_winner(
+        self, players: list[Player], eliminations: list[Elimination], remaining: list[str]
+    ) -> tuple[Winner | None, bool]:
+        out_names: set[str] = set()
+        ended: str | None = None
+        later = 0
+        for e in eliminations:
+            if ended is not None:
+                later += 1
+            out_names.add(e.name)
+            alive = [p for p in players if p.name not in out_names]
+            over = _rule_winner(alive)
+            if over is not None and ended is None and e is not eliminations[-1]:
+                mafia = sum(p.is_mafia for p in alive)
+                ended = (
+                    f"by the rules the {over} had won when {e.name} was voted out in {e.phase} "
+                    f"({mafia} mafia vs {len(alive) - mafia} bystanders)"
+                )
+        if ended is not None:
+            self.fix(
+                "game_over_missed",
+                f"{ended}; the host went on for {later} more eliminations (a restarted host "
+                "lost track of who was out)",
+            )
+        alive_names = [p.name for p in players if p.name not in out_names]
+        if remaining != alive_names:
+            self.fix(
+                "remaining_mismatch",
+                f"remaining_players.txt lists {remaining}, the eliminations leave {alive_names}",
+            )
+        rule = _rule_winner([p for p in players if p.name not in out_names])
+        said = (self.text_of("who_wins.txt") or "").strip()
+        declared: Winner | None = None
+        if said.lower().startswith("mafia"):
+            declared = "mafia"
+        elif said.lower().startswith("bystander"):
+            declared = "bystanders"
+        elif said:
+            self.fix("winner_unreadable", f"who_wins.txt says {said!r}")
+        if declared is not None:
+            if rule is not None and rule != declared:
+                self.fix("winner_mismatch", f"who_wins.txt says {declared}, the rules say {rule}")
+            return declared, True
+        how = (
+            f"inferred '{rule}' from who is left ({', '.join(alive_names)})"
+            if rule is not None
+            else "no winner can be inferred: neither side had won"
+        )
+        self.fix("empty_winner", f"who_wins.txt is empty (the game stalled); {how}")
+        return rule, False
+
+    def check_status_files(self, players: list[Player], eliminations: list[Elimination]) -> None:
+        out = {e.name: e.phase for e in eliminations}
+        wrong: list[str] = []
+        for p in players:
+            status = (self.text_of(f"{p.name}_status.txt") or "").strip()
+            if not status:
+                continue
+            if status == "VOTED_OUT" and p.name not in out:
+                wrong.append(f"{p.name} says VOTED_OUT but was never voted out")
+            elif status != "VOTED_OUT" and p.name in out:
+                wrong.append(f"{p.name} says {status} but was voted out in {out[p.name]}")
+        if wrong:
+            self.fix(
+                "status_mismatch",
+                "<Name>_status.txt disagrees with the manager chat (status files are not used): "
+                + "; ".join(wrong),
+                len(wrong),
+            )
+
+    # -- surveys ----------------------------------------------------------------------------------
+
+    def read_surveys(self, players: list[Player]) -> tuple[list[Survey], Scale | None]:
+        about = next((p.name for p in players if p.is_llm), None)
+        drafts: list[tuple[str, list[_SurveyDraft]]] = []
+        for p in players:
+            text = self.text_of(f"{p.name}_survey.txt")
+            if text is None:
+                continue
+            drafts.append((p.name, self.parse_survey(p.name, text)))
+        self.report_text_fixes("survey comment")
+        scale, why = _detect_scale(d for _, attempts in drafts for d in attempts)
+        if scale is None:
+            return [], None
+        self.fix("survey_scale", why)
+        surveys: list[Survey] = []
+        for name, attempts in drafts:
+            if len(attempts) > 1:
+                self.fix(
+                    "survey_resubmitted",
+                    f"{name} answered the survey {len(attempts)} times; all kept, the last "
+                    "has final=True",
+                )
+            for i, d in enumerate(attempts):
+                surveys.append(
+                    Survey(
+                        player=name,
+                        about=about,
+                        fields=d.fields,
+                        identified_llm=_flag(d.fields.get(IDENTIFIED)),
+                        similarity=_to_five(d.fields.get(SIMILARITY), scale),
+                        timing=_to_five(d.fields.get(TIMING), scale),
+                        relevance=_to_five(d.fields.get(RELEVANCE), scale),
+                        original_scale=scale,
+                        comments=d.comments,
+                        attempt=i + 1,
+                        final=i == len(attempts) - 1,
+                    )
+                )
+        incomplete = [
+            s.player
+            for s in surveys
+            if s.final and (s.comments is None or s.similarity is None or s.timing is None)
+        ]
+        if incomplete:
+            self.fix(
+                "survey_incomplete",
+                "surveys empty or cut short (missing ratings or no Comments section): "
+                + ", ".join(incomplete),
+                len(incomplete),
+            )
+        return surveys, scale
+
+    def parse_survey(self, name: str, text: str) -> list[_SurveyDraft]:
+        lines = text.replace("\r\n", "\n").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        attempts: list[_SurveyDraft] = []
+        cur: _SurveyDraft | None = None
+        in_comments = False
+        unparsed = 0
+        for line in lines:
+            m = _SURVEY_FIELD.match(line)
+            metric = m.group(1).strip() if m else None
+            if m is not None and metric in _SURVEY_METRICS:
+                if cur is None or in_comments or metric in cur.fields:
+                    cur = _SurveyDraft()
+                    attempts.append(cur)
+                    in_comments = False
+                cur.fields[cast(str, metric)] = m.group(2).strip()
+            elif line.strip() == "Comments:" and not in_comments:
+                if cur is None:
+                    cur = _SurveyDraft()
+                    attempts.append(cur)
+                cur.comment_lines = []
+                in_comments = True
+            elif in_comments and cur is not None:
+                cur.comment_lines.append(self.cleaner.clean(line))
+            else:
+                unparsed += 1
+        if unparsed:
+            self.fix("survey_unparsed", f"{name}_survey.txt: {unparsed} lines not understood")
+        if not attempts:
+            attempts.append(_SurveyDraft())
+        return attempts
+
+    # -- provenance -------------------------------------------------------------------------------
+
+    def compare_upstream_original(self) -> None:
+        original = self.file_lines("public_daytime_chat_original.txt")
+        if not original:
+            return
+        current = self.file_lines(DAY_FILE)
+        differ = sum(1 for a, b in zip(original, current, strict=False) if a != b)
+        differ += abs(len(original) - len(current))
+        self.fix(
+            "upstream_cleaned",
+            f"the release also ships public_daytime_chat_original.txt; {differ} of its lines "
+            f"differ from {DAY_FILE} (the dataset authors removed stray Hebrew-layout letters); "
+            f"{DAY_FILE} is used",
+            differ,
+        )
+
+
+@dataclass
+class _SurveyDraft:
+    fields: dict[str, str] = field(default_factory=dict)
+    comment_lines: list[str] | None = None
+
+    @property
+    def comments(self) -> str | None:
+        return None if self.comment_lines is None else "\n".join(self.comment_lines)
+
+
+def _seconds(t: time) -> int:
+    return t.hour * 3600 + t.minute * 60 + t.second
+
+
+def _rule_winner(alive: list[Player]) -> Winner | None:
+    mafia = sum(p.is_mafia for p in alive)
+    if mafia == 0:
+        return "bystanders"
+    if mafia >= len(alive) - mafia:
+        return "mafia"
+    return None
+
+
+def _number(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _flag(value: str | None) -> bool | None:
+    n = _number(value)
+    return None if n is None else n != 0
+
+
+def _to_five(value: str | None, scale: Scale) -> float | None:
+    n = _number(value)
+    if n is None:
+        return None
+    return 1 + 4 * n / 100 if scale == "0-100" else n
+
+
+def _detect_scale(drafts: Iterable[_SurveyDraft]) -> tuple[Scale | None, str]:
+    """Which scale a game's ratings use, and the evidence (see the module doc)."""
+    values: list[float] = []
+    marked = False
+    any_survey = False
+    for d in drafts:
+        any_survey = True
+        marked = marked or IDENTIFIED in d.fields
+        for key in (SIMILARITY, TIMING, RELEVANCE):
+            n = _number(d.fields.get(key))
+            if n is not None:
+                values.append(n)
+    if not any_survey:
+        return None, ""
+    outside = sorted({v for v in values if v == 0 or v > 5})
+    if outside:
+        shown = ", ".join(f"{v:g}" for v in outside[:5])
+        note = " (despite the later survey's 'Was the LLM identified')" if marked else ""
+        return "0-100", (
+            f"0-100 scale{note}: answers {shown} cannot be on 1-5; mapped to 1-5 as 1 + 4*v/100"
+        )
+    if marked:
+        return "1-5", "1-5 scale: all answers within 1-5 and the survey asks 'Was the LLM "\
+            "identified' (the later survey)"
+    return "1-5", "scale ambiguous: all answers within 1-5 but the survey is the early form; "\
+        "read as 1-5"

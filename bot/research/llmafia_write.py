@@ -1,0 +1,90 @@
+"""Write an LLMafiaGame back in the release's own folder layout.
+
+Byte format follows the originals: chats are "[HH:MM:SS] Name: text" lines each ending in a
+newline; name lists and who_wins.txt have no final newline; config.json is indented by four
+spaces with no final newline; vote and survey files end every entry with a newline. What cannot
+come back: removed duplicates, cleaned characters, the original line order of lines that were
+out of time order (they are written in time order), and the dropped personal fields (config
+``real_name``, ``notes``, ``preparation_command``; real_names.txt and notes.txt are not written).
+Private per-player chat and status files are not written either.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bot.research.llmafia_model import LLMafiaGame, Place, Survey
+
+_CHAT_FILES: dict[Place, str] = {
+    "stage": "public_daytime_chat.txt",
+    "den": "public_nighttime_chat.txt",
+    "manager": "public_manager_chat.txt",
+}
+_WIN_TEXT = {"mafia": "Mafia wins!", "bystanders": "Bystanders win!"}
+
+
+def write_game(game: LLMafiaGame, out_dir: Path) -> Path:
+    """Write ``game`` into ``out_dir`` (created if needed); returns the folder."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _put(out / "config.json", json.dumps(_config(game), indent=4))
+    _put(out / "game_start_time.txt", game.start_time.strftime("%H:%M:%S"))
+    _put(out / "player_names.txt", "\n".join(p.name for p in game.players))
+    _put(out / "mafia_names.txt", "\n".join(p.name for p in game.players if p.is_mafia))
+    for place, name in _CHAT_FILES.items():
+        _put(
+            out / name,
+            "".join(
+                f"[{line.t.strftime('%H:%M:%S')}] {line.speaker}: {line.text}\n"
+                for line in game.lines
+                if line.place == place
+            ),
+        )
+    for player, entries in game.vote_files.items():
+        _put(out / f"{player}_vote.txt", "".join(f"{e}\n" for e in entries))
+    by_player: dict[str, list[Survey]] = {}
+    for survey in game.surveys:
+        by_player.setdefault(survey.player, []).append(survey)
+    for player, attempts in by_player.items():
+        _put(out / f"{player}_survey.txt", "".join(_survey_text(s) for s in attempts))
+    winner = _WIN_TEXT[game.winner] if game.winner and game.winner_declared else ""
+    _put(out / "who_wins.txt", winner)
+    _put(out / "remaining_players.txt", "\n".join(game.remaining_players))
+    _put(out / "phase_status.txt", game.phase_status)
+    return out
+
+
+def _config(game: LLMafiaGame) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "players": [
+            {
+                "name": p.name,
+                "is_mafia": p.is_mafia,
+                "is_llm": p.is_llm,
+                "llm_config": p.llm_config,
+            }
+            for p in game.players
+        ],
+        "daytime_minutes": _minutes(game.day_minutes),
+        "nighttime_minutes": _minutes(game.night_minutes),
+    }
+    if game.config_path is not None:
+        config["config_original_path_when_game_created"] = game.config_path
+    return config
+
+
+def _minutes(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value
+
+
+def _survey_text(survey: Survey) -> str:
+    text = "".join(f"{k} - {v}\n" for k, v in survey.fields.items())
+    if survey.comments is not None:
+        text += f"Comments:\n{survey.comments}\n"
+    return text
+
+
+def _put(path: Path, text: str) -> None:
+    path.write_bytes(text.encode("utf-8"))

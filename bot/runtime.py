@@ -1,0 +1,39 @@
+"""Start-up shared by every command: settings, database (migrated), scheduler, service."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from bot.agents import make_agent_factory
+from bot.service import GameService
+from bot.settings import Settings
+from bot.store.db import make_engine
+from bot.store.migrate import upgrade
+from bot.timers import make_scheduler
+
+log = logging.getLogger(__name__)
+
+
+def database_url(settings: Settings, override: str | None = None) -> str:
+    return override or settings.resolved_database_url()
+
+
+@asynccontextmanager
+async def running_service(
+    settings: Settings, db_url: str | None = None, agent_kind: str = "baseline"
+) -> AsyncIterator[GameService]:
+    """A migrated database and a started scheduler; everything is shut down on exit."""
+    url = database_url(settings, db_url)
+    upgrade(url)
+    engine = make_engine(url)
+    scheduler = make_scheduler()
+    scheduler.start()
+    service = GameService(engine, scheduler, make_agent_factory(agent_kind))
+    try:
+        yield service
+    finally:
+        await service.close()
+        scheduler.shutdown(wait=False)
+        engine.dispose()

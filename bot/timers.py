@@ -1,0 +1,74 @@
+"""Timers on APScheduler's AsyncIOScheduler: one-shot jobs at a game time, converted to real
+time by the game's clock. No polling: the scheduler sleeps until its next job.
+
+Jobs live in memory. What must survive a crash is the *deadline*, which is in the database;
+on start-up the service re-arms every running game's deadline from there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+
+from apscheduler.jobstores.base import JobLookupError
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from bot.clock import GameClock, utcnow
+
+log = logging.getLogger(__name__)
+_ids = itertools.count(1)
+
+
+class TimerHandle:
+    def __init__(self, scheduler: AsyncIOScheduler, job_id: str) -> None:
+        self._scheduler = scheduler
+        self.job_id = job_id
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        if self.cancelled:
+            return
+        self.cancelled = True
+        with contextlib.suppress(JobLookupError):  # already ran
+            self._scheduler.remove_job(self.job_id)
+
+
+class SchedulerTimers:
+    """The :class:`agent.base.Timers` port for one game clock, on a shared scheduler."""
+
+    def __init__(self, scheduler: AsyncIOScheduler, clock: GameClock) -> None:
+        self.scheduler = scheduler
+        self.clock = clock
+
+    def call_at(self, when: datetime, callback: Callable[[], Awaitable[None]]) -> TimerHandle:
+        delay = self.clock.real_delay_until(when)
+        job_id = f"t{next(_ids)}"
+        handle = TimerHandle(self.scheduler, job_id)
+
+        async def run() -> None:
+            if handle.cancelled:
+                return
+            handle.cancelled = True  # ran: a later cancel() is a no-op
+            try:
+                await callback()
+            except Exception:
+                log.exception("timer callback failed")
+
+        self.scheduler.add_job(
+            run,
+            trigger="date",
+            run_date=utcnow() + timedelta(seconds=delay),
+            id=job_id,
+            misfire_grace_time=None,
+        )
+        return handle
+
+
+def make_scheduler() -> AsyncIOScheduler:
+    """A started-on-demand scheduler; jobs that run late still run (never dropped)."""
+    return AsyncIOScheduler(
+        timezone="UTC", job_defaults={"misfire_grace_time": None, "coalesce": False}
+    )

@@ -1,0 +1,217 @@
+"""The service port against a real database (SQLite and PostgreSQL): persistence of every
+accepted action, refusals that change nothing, deadlines, idempotent resends and recovery."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, func, select
+
+from bot.service import GameService, LiveGame, ServiceError
+from bot.store import models as m
+from bot.timers import make_scheduler
+from games.config import GameConfig
+from games.errors import ConfigError, RuleError
+from games.events import Event, GameOver, PhaseStarted
+from games.state import PhaseKind
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None:
+        self.events.extend(events)
+
+
+@pytest.fixture
+async def service(engine: Engine) -> AsyncIterator[GameService]:
+    scheduler = make_scheduler()
+    scheduler.start()
+    svc = GameService(engine, scheduler)
+    yield svc
+    await svc.close()
+    scheduler.shutdown(wait=False)
+
+
+LONG = GameConfig(day_seconds=3600, vote_seconds=3600, night_seconds=3600, night_vote_seconds=3600)
+
+
+async def started(
+    svc: GameService, config: GameConfig = LONG, players: int = 6, **kw: object
+) -> str:
+    game_id = await svc.create_game(config, seed=7, **kw)  # type: ignore[arg-type]
+    for i in range(players):
+        await svc.join(game_id, f"user{i}")
+    await svc.start(game_id)
+    return game_id
+
+
+def count(engine: Engine, model: type, game_id: str) -> int:
+    with Session(engine) as s:
+        return s.exec(select(func.count()).select_from(model).where(model.game_id == game_id)).one()  # type: ignore[attr-defined]
+
+
+async def test_start_deals_roles_and_stores_them(service: GameService, engine: Engine) -> None:
+    game_id = await started(service)
+    state = service.games[game_id].state
+    assert state is not None and state.phase.kind is PhaseKind.DAY
+    with Session(engine) as s:
+        seats = s.exec(select(m.Seat).where(m.Seat.game_id == game_id)).all()
+        game = s.get(m.Game, game_id)
+    assert game is not None and game.status == "running"
+    assert sorted(x.role or "" for x in seats) == sorted(x.role for x in state.seats)
+    assert sum(x.role == "mafia" for x in seats) == 1
+    # character names are drawn by the service, never the account ids
+    assert all(not x.character_name.startswith("user") for x in seats)
+
+
+async def test_speech_is_stored_with_service_time(service: GameService, engine: Engine) -> None:
+    game_id = await started(service)
+    before = service.games[game_id].clock.now()
+    assert await service.say(game_id, 0, "  hello table  ")
+    with Session(engine) as s:
+        msg = s.exec(
+            select(m.Message).where(m.Message.game_id == game_id, m.Message.seat_index == 0)
+        ).one()
+    assert msg.text == "hello table" and msg.place == "stage"
+    assert msg.t >= before and msg.t.tzinfo is not None
+
+
+async def test_refusals_change_nothing(service: GameService, engine: Engine) -> None:
+    game_id = await started(service)
+    game = service.games[game_id]
+    state_before = game.state
+    actions_before = count(engine, m.Action, game_id)
+    with pytest.raises(RuleError, match="Voting hasn't started"):
+        await service.vote(game_id, 0, game.seats[1].name)
+    with pytest.raises(RuleError, match="No player called 'Nobody'"):
+        await service.vote(game_id, 0, "Nobody")
+    with pytest.raises(RuleError, match="empty"):
+        await service.say(game_id, 0, "   ")
+    with pytest.raises(ServiceError):
+        await service.say("gnope", 0, "hi")
+    assert game.state is state_before
+    assert count(engine, m.Action, game_id) == actions_before
+
+
+async def test_impossible_setup_creates_nothing(service: GameService, engine: Engine) -> None:
+    game_id = await service.create_game(LONG, seed=1)
+    for i in range(4):
+        await service.join(game_id, f"u{i}")
+    with pytest.raises(ConfigError, match="at least 5 players"):
+        await service.start(game_id)
+    assert service.games[game_id].status == "lobby"
+    assert count(engine, m.Event, game_id) == 0
+
+
+async def test_duplicate_client_id_is_stored_once(service: GameService, engine: Engine) -> None:
+    game_id = await started(service)
+    assert await service.say(game_id, 1, "first", client_id="discord:111")
+    assert not await service.say(game_id, 1, "first", client_id="discord:111")
+    assert await service.say(game_id, 1, "second", client_id="discord:112")
+    with Session(engine) as s:
+        texts = s.exec(
+            select(m.Message.text)
+            .where(m.Message.game_id == game_id, m.Message.seat_index == 1)
+            .order_by(col(m.Message.id))
+        ).all()
+    assert texts == ["first", "second"]
+
+
+async def test_deadlines_advance_without_votes(service: GameService) -> None:
+    """Nothing waits forever: a fast clock runs day -> vote -> night with nobody acting."""
+    quick = GameConfig(day_seconds=5, vote_seconds=5, night_seconds=5, night_vote_seconds=5)
+    rec = Recorder()
+    service.subscribe(rec)
+    game_id = await started(service, quick, players=7, speed=500.0)  # 2 mafia: night talk
+    game = service.games[game_id]
+    for _ in range(200):
+        if (
+            game.state is not None
+            and game.state.phase.kind is PhaseKind.DAY
+            and game.state.phase.number == 2
+        ):
+            break
+        await asyncio.sleep(0.01)
+    await service.drain(game_id)
+    phases = [e.phase for e in rec.events if isinstance(e, PhaseStarted)]
+    assert phases[:5] == ["day", "vote", "night", "night_vote", "day"]
+    # nobody voted by day, so nobody was voted out; nobody voted at night, so no kill
+    assert game.state is not None and all(s.alive for s in game.state.seats)
+
+
+async def test_full_vote_ends_early_and_eliminates(service: GameService, engine: Engine) -> None:
+    rec = Recorder()
+    service.subscribe(rec)
+    game_id = await started(
+        service,
+        GameConfig(
+            day_seconds=0.01, vote_seconds=3600, night_seconds=3600, night_vote_seconds=3600
+        ),
+        speed=1.0,
+    )
+    game = service.games[game_id]
+    for _ in range(100):
+        if game.state is not None and game.state.phase.kind is PhaseKind.VOTE:
+            break
+        await asyncio.sleep(0.01)
+    state = game.state
+    assert state is not None and state.phase.kind is PhaseKind.VOTE
+    mafia = next(s for s in state.seats if s.is_mafia)
+    for s in state.seats:
+        target = mafia.name if s.index != mafia.index else state.seats[(mafia.index + 1) % 6].name
+        await service.vote(game_id, s.index, target.upper())  # names match in any case
+    await service.wait_finished(game_id)
+    await service.drain(game_id)
+    over = [e for e in rec.events if isinstance(e, GameOver)]
+    assert over and over[0].winner == "bystanders"
+    with Session(engine) as s:
+        row = s.get(m.Game, game_id)
+        seat = s.exec(
+            select(m.Seat).where(m.Seat.game_id == game_id, m.Seat.index == mafia.index)
+        ).one()
+        votes = s.exec(
+            select(func.count()).select_from(m.Vote).where(m.Vote.game_id == game_id)
+        ).one()
+    assert row is not None and row.status == "finished" and row.winner == "bystanders"
+    assert not seat.alive
+    assert votes == 6
+
+
+async def test_resume_rebuilds_the_same_game(engine: Engine) -> None:
+    """A second service on the same database carries on exactly where the first stopped."""
+    scheduler = make_scheduler()
+    scheduler.start()
+    first = GameService(engine, scheduler)
+    game_id = await started(first)
+    await first.say(game_id, 2, "i think it's kai", client_id="c1")
+    await first.say(game_id, 3, "no way", client_id="c2")
+    before = first.games[game_id]
+    await first.close()
+
+    second = GameService(engine, scheduler)
+    game = await second.resume(game_id)
+    assert game.state == before.state
+    assert game.event_seq == before.event_seq and game.action_seq == before.action_seq
+    # a resend of a line already stored before the restart is still recognised
+    assert not await second.say(game_id, 2, "i think it's kai", client_id="c1")
+    assert await second.say(game_id, 4, "hello again", client_id="c3")
+    assert count(engine, m.Message, game_id) >= 3
+    assert count(engine, m.Action, game_id) == 3
+    # the remaining time is kept, not a fresh timer
+    assert game.state is not None and game.state.phase.deadline == before.state.phase.deadline  # type: ignore[union-attr]
+    await second.close()
+    scheduler.shutdown(wait=False)
+
+
+async def test_unfinished_games_lists_running_only(service: GameService) -> None:
+    running = await started(service)
+    lobby = await service.create_game(LONG, seed=3)
+    ended = await started(service)
+    await service.end(ended, "test")
+    ids = await service.unfinished_games()
+    assert running in ids and lobby not in ids and ended not in ids

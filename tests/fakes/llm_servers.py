@@ -1,0 +1,484 @@
+"""Loopback fake LLM servers that speak the real Anthropic and OpenAI wire formats.
+
+The real SDK clients are pointed at these (127.0.0.1, ephemeral port), so tests exercise
+the SDKs' own request building and response parsing, not a mock of them.
+
+    async with FakeAnthropicServer(responder=lambda req: "<send>hi</send>") as server:
+        client = AnthropicClient("claude-haiku-4-5", api_key="test", base_url=server.base_url)
+        server.inject(Fault.rate_limit(retry_after=0.2))     # the next request gets a 429
+        resp = await client.complete(...)
+        assert server.requests[-1].json["system"][0]["cache_control"] == {"type": "ephemeral"}
+
+* `responder(request_json) -> str` (sync or async) decides the completion text.
+  `scripted(...)` and `last_user_text(...)` help write one.
+* `inject(*faults, times=n)` queues faults for the next requests, one per request, in
+  order: `Fault.timeout()`, `.server_error()`, `.rate_limit(retry_after=...)`,
+  `.malformed_json()`, `.empty()`, `.refusal()`.
+* Every request is recorded in `requests` (path, headers, parsed JSON, fault applied).
+* Like the real services the fakes stop at `max_tokens` (counted in words), cut at stop
+  sequences, report usage, and simulate prompt caching: a repeated Anthropic system block
+  marked `cache_control`, or a repeated OpenAI system message, is reported as cached
+  (without the real 1024-token minimum).  The Anthropic fake rejects `temperature`,
+  `top_p` and `top_k` with 400, as API version 2026-10-21 does.
+
+`FakeAnthropicServer.base_url` is the host root (the SDK appends `/v1/messages`);
+`FakeOpenAIServer.base_url` ends in `/v1`, as OpenAI-compatible base URLs do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import inspect
+import itertools
+import json
+import re
+import time
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, ClassVar, Self
+
+from aiohttp import web
+
+JSON = dict[str, Any]
+Responder = Callable[[JSON], str | Awaitable[str]]
+
+DEFAULT_TEXT = "OK"
+DEFAULT_REFUSAL = "I'm sorry, but I can't help with that."
+
+
+class FaultKind(enum.StrEnum):
+    TIMEOUT = "timeout"
+    SERVER_ERROR = "server_error"
+    RATE_LIMIT = "rate_limit"
+    MALFORMED_JSON = "malformed_json"
+    EMPTY = "empty"
+    REFUSAL = "refusal"
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected misbehaviour, applied to exactly one request."""
+
+    kind: FaultKind
+    delay_s: float = 30.0
+    status: int = 500
+    retry_after: float | None = None
+    retry_after_ms: float | None = None
+    text: str = DEFAULT_REFUSAL
+
+    @classmethod
+    def timeout(cls, delay_s: float = 30.0) -> Fault:
+        """Hold the request `delay_s` (longer than the client's timeout), then answer."""
+        return cls(FaultKind.TIMEOUT, delay_s=delay_s)
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> Fault:
+        return cls(FaultKind.SERVER_ERROR, status=status)
+
+    @classmethod
+    def rate_limit(
+        cls, retry_after: float | None = None, retry_after_ms: float | None = None
+    ) -> Fault:
+        """HTTP 429, with `retry-after` (seconds) and/or `retry-after-ms` headers if given."""
+        return cls(FaultKind.RATE_LIMIT, status=429, retry_after=retry_after,
+                   retry_after_ms=retry_after_ms)
+
+    @classmethod
+    def malformed_json(cls) -> Fault:
+        """HTTP 200, `Content-Type: application/json`, truncated body."""
+        return cls(FaultKind.MALFORMED_JSON)
+
+    @classmethod
+    def empty(cls) -> Fault:
+        """A well-formed completion with no text."""
+        return cls(FaultKind.EMPTY)
+
+    @classmethod
+    def refusal(cls, text: str = DEFAULT_REFUSAL) -> Fault:
+        """A well-formed refusal, in the provider's own refusal shape."""
+        return cls(FaultKind.REFUSAL, text=text)
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    raw: bytes
+    json: JSON | None
+    fault: Fault | None
+    received_at: float = field(default_factory=time.monotonic)
+
+
+def scripted(*texts: str) -> Responder:
+    """A responder answering `texts` in order, then repeating the last one."""
+    if not texts:
+        raise ValueError("scripted() needs at least one text")
+    items = list(texts)
+    counter = itertools.count()
+
+    def respond(_req: JSON) -> str:
+        return items[min(next(counter), len(items) - 1)]
+
+    return respond
+
+
+def content_text(content: Any) -> str:
+    """Text of a message `content` in either wire format (string or list of blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(block.get("text", "")) for block in content if isinstance(block, dict)
+        )
+    return ""
+
+
+def last_user_text(request_json: JSON) -> str:
+    """Text of the last user message of an Anthropic or OpenAI request."""
+    for message in reversed(request_json.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return content_text(message.get("content"))
+    return ""
+
+
+def count_tokens(text: str) -> int:
+    """The fakes' tokenizer: whitespace-separated words.  Crude but deterministic."""
+    return len(text.split())
+
+
+def apply_limits(
+    text: str, max_tokens: int | None, stops: Iterable[str]
+) -> tuple[str, str | None, bool]:
+    """Cut `text` at the first stop sequence, then at `max_tokens` words.
+
+    Returns (text, matched stop sequence or None, hit max_tokens)."""
+    matched: str | None = None
+    cut = len(text)
+    for stop in stops:
+        if stop and (pos := text.find(stop)) != -1 and pos < cut:
+            cut, matched = pos, stop
+    text = text[:cut]
+    if max_tokens is not None:
+        words = list(re.finditer(r"\S+", text))
+        if len(words) > max_tokens:
+            end = words[max_tokens - 1].end() if max_tokens > 0 else 0
+            return text[:end], None, True
+    return text, matched, False
+
+
+class FakeLLMServer:
+    """Shared machinery: aiohttp app on loopback, fault queue, request log."""
+
+    path: ClassVar[str]
+    request_id_header: ClassVar[str]
+
+    def __init__(self, responder: Responder | None = None) -> None:
+        self.responder: Responder = responder or (lambda _req: DEFAULT_TEXT)
+        self.requests: list[RecordedRequest] = []
+        self.responder_errors: list[BaseException] = []
+        self._faults: deque[Fault] = deque()
+        self._runner: web.AppRunner | None = None
+        self._port: int | None = None
+        self._closing = asyncio.Event()
+        self._seen_prefixes: set[str] = set()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> Self:
+        app = web.Application()
+        app.router.add_post(self.path, self._handle)
+        # handler_cancellation: a client that gives up on a held (timeout) request frees it.
+        runner = web.AppRunner(
+            app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0
+        )
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        self._runner = runner
+        self._port = int(runner.addresses[0][1])
+        return self
+
+    async def close(self) -> None:
+        self._closing.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> Self:
+        return await self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError("server not started")
+        return self._port
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        raise NotImplementedError
+
+    # -- scripting -------------------------------------------------------------------------
+
+    def inject(self, *faults: Fault, times: int = 1) -> None:
+        """Queue `faults` (repeated `times` times) for the next requests, in order."""
+        for _ in range(times):
+            self._faults.extend(faults)
+
+    @property
+    def pending_faults(self) -> int:
+        return len(self._faults)
+
+    def clear_faults(self) -> None:
+        self._faults.clear()
+
+    @property
+    def last_json(self) -> JSON:
+        for recorded in reversed(self.requests):
+            if recorded.json is not None:
+                return recorded.json
+        raise AssertionError("no JSON request recorded yet")
+
+    # -- request handling ------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        raw = await request.read()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        payload = body if isinstance(body, dict) else None
+        fault = self._faults.popleft() if self._faults else None
+        self.requests.append(
+            RecordedRequest(request.path, dict(request.headers), raw, payload, fault)
+        )
+        if payload is None:
+            return self.error(400, "invalid_request_error", "request body is not a JSON object")
+        problem = self.validate(payload)
+        if problem is not None:
+            return self.error(400, "invalid_request_error", problem)
+
+        if fault is not None:
+            if fault.kind is FaultKind.TIMEOUT:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._closing.wait(), fault.delay_s)
+            elif fault.kind is FaultKind.SERVER_ERROR:
+                return self.error(fault.status, "api_error", "Internal server error (injected)")
+            elif fault.kind is FaultKind.RATE_LIMIT:
+                headers: dict[str, str] = {}
+                if fault.retry_after is not None:
+                    headers["retry-after"] = f"{fault.retry_after:g}"
+                if fault.retry_after_ms is not None:
+                    headers["retry-after-ms"] = f"{fault.retry_after_ms:g}"
+                return self.error(429, "rate_limit_error", "Rate limited (injected)", headers)
+            elif fault.kind is FaultKind.MALFORMED_JSON:
+                return self.json_response(b'{"id": "broken", "content": [{"type": "te')
+            elif fault.kind is FaultKind.EMPTY:
+                return self.json_response(self.render(payload, "", "empty"))
+            elif fault.kind is FaultKind.REFUSAL:
+                return self.json_response(self.render(payload, fault.text, "refusal"))
+
+        try:
+            result = self.responder(payload)
+            text = await result if inspect.isawaitable(result) else result
+        except Exception as exc:  # surfaced to the test through responder_errors
+            self.responder_errors.append(exc)
+            return self.error(500, "api_error", f"responder failed: {exc!r}")
+        return self.json_response(self.render(payload, str(text), "normal"))
+
+    def json_response(
+        self, body: JSON | bytes, status: int = 200, headers: dict[str, str] | None = None
+    ) -> web.Response:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        all_headers = {
+            "Content-Type": "application/json",
+            self.request_id_header: f"req_{uuid.uuid4().hex[:24]}",
+            **(headers or {}),
+        }
+        return web.Response(body=data, status=status, headers=all_headers)
+
+    def cached_prefix_tokens(self, prefix: str) -> tuple[int, bool]:
+        """(tokens, was_cached) for a cacheable prompt prefix, remembering it."""
+        tokens = count_tokens(prefix)
+        if not prefix:
+            return 0, False
+        hit = prefix in self._seen_prefixes
+        self._seen_prefixes.add(prefix)
+        return tokens, hit
+
+    # -- provider specifics ----------------------------------------------------------------
+
+    def validate(self, payload: JSON) -> str | None:
+        raise NotImplementedError
+
+    def render(self, payload: JSON, text: str, mode: str) -> JSON:
+        raise NotImplementedError
+
+    def error(
+        self, status: int, kind: str, message: str, headers: dict[str, str] | None = None
+    ) -> web.Response:
+        raise NotImplementedError
+
+
+class FakeAnthropicServer(FakeLLMServer):
+    """`POST /v1/messages` in the Messages API format."""
+
+    path = "/v1/messages"
+    request_id_header = "request-id"
+
+    @property
+    def base_url(self) -> str:
+        return self.origin
+
+    def validate(self, payload: JSON) -> str | None:
+        if not isinstance(payload.get("model"), str) or not payload["model"]:
+            return "model: Field required"
+        if not isinstance(payload.get("max_tokens"), int):
+            return "max_tokens: Field required"
+        messages = payload.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return "messages: at least one message is required"
+        for name in ("temperature", "top_p", "top_k"):
+            if name in payload:
+                return f"{name}: Extra inputs are not permitted"
+        return None
+
+    def render(self, payload: JSON, text: str, mode: str) -> JSON:
+        system = payload.get("system")
+        blocks = system if isinstance(system, list) else []
+        cacheable = "".join(
+            str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("cache_control")
+        )
+        system_text = content_text(system) if system is not None else ""
+        prompt_tokens = count_tokens(system_text) + sum(
+            count_tokens(content_text(m.get("content")))
+            for m in payload["messages"]
+            if isinstance(m, dict)
+        )
+        cached_tokens, hit = self.cached_prefix_tokens(cacheable)
+        cache_read = cached_tokens if hit else 0
+        cache_write = 0 if hit else cached_tokens
+
+        stop_sequence: str | None = None
+        if mode == "refusal":
+            stop_reason = "refusal"
+        elif mode == "empty":
+            stop_reason = "end_turn"
+        else:
+            text, stop_sequence, truncated = apply_limits(
+                text, payload.get("max_tokens"), payload.get("stop_sequences") or []
+            )
+            stop_reason = (
+                "max_tokens" if truncated else "stop_sequence" if stop_sequence else "end_turn"
+            )
+        content = [{"type": "text", "text": text}] if text else []
+        return {
+            "id": f"msg_{uuid.uuid4().hex[:24]}",
+            "type": "message",
+            "role": "assistant",
+            "model": payload["model"],
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": stop_sequence,
+            "usage": {
+                "input_tokens": prompt_tokens - cache_read - cache_write,
+                "output_tokens": count_tokens(text),
+                "cache_creation_input_tokens": cache_write,
+                "cache_read_input_tokens": cache_read,
+            },
+        }
+
+    def error(
+        self, status: int, kind: str, message: str, headers: dict[str, str] | None = None
+    ) -> web.Response:
+        body = {
+            "type": "error",
+            "error": {"type": kind, "message": message},
+            "request_id": f"req_{uuid.uuid4().hex[:24]}",
+        }
+        return self.json_response(body, status=status, headers=headers)
+
+
+class FakeOpenAIServer(FakeLLMServer):
+    """`POST /v1/chat/completions` in the Chat Completions format."""
+
+    path = "/v1/chat/completions"
+    request_id_header = "x-request-id"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.origin}/v1"
+
+    def validate(self, payload: JSON) -> str | None:
+        if not isinstance(payload.get("model"), str) or not payload["model"]:
+            return "you must provide a model parameter"
+        messages = payload.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return "'messages' must contain at least one message"
+        if "max_tokens" in payload and "max_completion_tokens" in payload:
+            return "max_tokens and max_completion_tokens cannot both be set"
+        return None
+
+    def render(self, payload: JSON, text: str, mode: str) -> JSON:
+        messages = [m for m in payload["messages"] if isinstance(m, dict)]
+        prompt_tokens = sum(count_tokens(content_text(m.get("content"))) for m in messages)
+        system_prefix = ""
+        if messages and messages[0].get("role") in ("system", "developer"):
+            system_prefix = content_text(messages[0].get("content"))
+        cached_tokens, hit = self.cached_prefix_tokens(system_prefix)
+
+        content: str | None = text
+        refusal: str | None = None
+        finish_reason = "stop"
+        if mode == "refusal":
+            content, refusal = None, text
+        elif mode == "normal":
+            stop = payload.get("stop") or []
+            stops = [stop] if isinstance(stop, str) else list(stop)
+            limit = payload.get("max_completion_tokens", payload.get("max_tokens"))
+            text, _matched, truncated = apply_limits(text, limit, stops)
+            content = text
+            finish_reason = "length" if truncated else "stop"
+        completion_tokens = count_tokens(text)
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": payload["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": refusal},
+                    "logprobs": None,
+                    "finish_reason": finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": cached_tokens if hit else 0},
+            },
+        }
+
+    def error(
+        self, status: int, kind: str, message: str, headers: dict[str, str] | None = None
+    ) -> web.Response:
+        body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+        return self.json_response(body, status=status, headers=headers)
