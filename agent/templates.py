@@ -292,35 +292,73 @@ class Reading:
     claim: str | None
 
 
+class Lexicon:
+    """Reads chat lines for one table of names. Shared by every seat at the table (see
+    :func:`lexicon`), so each line is read once however many players hear it."""
+
+    _LIMIT = 4096
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+        self._seats = {n.casefold(): i for i, n in enumerate(names)}
+        self._memo: dict[str, Reading] = {}
+        # one-word names (the usual case) are found by splitting into words, which is far
+        # cheaper than compiling a pattern per table; other names need the pattern
+        self._pattern: re.Pattern[str] | None = None
+        if not all(_WORD.fullmatch(n) for n in names):
+            ordered = sorted(names, key=len, reverse=True)
+            alternation = "|".join(re.escape(n) for n in ordered)
+            self._pattern = re.compile(r"(?<![\w])(" + alternation + r")(?![\w])", re.I)
+
+    def _named(self, text: str) -> list[int]:
+        named: list[int] = []
+        seats = self._seats
+        if self._pattern is None:
+            for word in _WORDS.findall(text.casefold()):
+                seat = seats.get(word)
+                if seat is not None and seat not in named:
+                    named.append(seat)
+            return named
+        for m in self._pattern.finditer(text):
+            seat = seats.get(m.group(1).casefold())
+            if seat is not None and seat not in named:
+                named.append(seat)
+        return named
+
+    def read(self, text: str) -> Reading:
+        """Names, accusation, defence and detective claims in ``text``."""
+        hit = self._memo.get(text)
+        if hit is not None:
+            return hit
+        named = self._named(text)
+        accuses = bool(ACCUSE_WORDS.search(text))
+        defends = not accuses and bool(DEFEND_WORDS.search(text))
+        claim: str | None = None
+        if named and DETECTIVE_WORD.search(text):
+            if IS_MAFIA.search(text):
+                claim = "mafia"
+            elif defends or _CLEAN.search(text):
+                claim = "clean"
+        reading = Reading(tuple(named), accuses, defends, claim)
+        if len(self._memo) >= self._LIMIT:
+            self._memo.clear()
+        self._memo[text] = reading
+        return reading
+
+
+_WORD = re.compile(r"\w+")
+_WORDS = re.compile(r"\w+")
+_CLEAN = re.compile(r"\b(clean|not mafia)\b", re.IGNORECASE)
+
+
 @lru_cache(maxsize=64)
-def _name_pattern(names: tuple[str, ...]) -> tuple[re.Pattern[str], dict[str, int]]:
-    ordered = sorted(names, key=len, reverse=True)
-    alternation = "|".join(re.escape(n) for n in ordered)
-    pattern = re.compile(r"(?<![\w])(" + alternation + r")(?![\w])", re.IGNORECASE)
-    return pattern, {n.casefold(): i for i, n in enumerate(names)}
+def lexicon(names: tuple[str, ...]) -> Lexicon:
+    return Lexicon(names)
 
 
-@lru_cache(maxsize=16384)
 def read_line(text: str, names: tuple[str, ...]) -> Reading:
-    """Read ``text`` for names, accusation, defence and detective claims.
-
-    Cached because every player at the table reads the same line.
-    """
-    pattern, seats = _name_pattern(names)
-    named: list[int] = []
-    for m in pattern.finditer(text):
-        seat = seats.get(m.group(1).casefold())
-        if seat is not None and seat not in named:
-            named.append(seat)
-    accuses = bool(ACCUSE_WORDS.search(text))
-    defends = not accuses and bool(DEFEND_WORDS.search(text))
-    claim: str | None = None
-    if named and DETECTIVE_WORD.search(text):
-        if IS_MAFIA.search(text):
-            claim = "mafia"
-        elif defends or re.search(r"\b(clean|not mafia)\b", text, re.IGNORECASE):
-            claim = "clean"
-    return Reading(tuple(named), accuses, defends, claim)
+    """Read one line against a table of names (see :class:`Lexicon`)."""
+    return lexicon(names).read(text)
 
 
 def render(template: str, slots: Mapping[str, str]) -> str:

@@ -160,7 +160,7 @@ def play(
         typer.Option("--resume", help="Continue an interrupted game (id, or 'last')."),
     ] = None,
 ) -> None:
-    """Play in the terminal against agent players. One of them... well, all of them are AI."""
+    """Play in the terminal against agent players (you type in your booth)."""
     from bot.local.terminal import run_play
     from games.errors import ConfigError
 

@@ -26,6 +26,7 @@ from agent.llm.base import (
     LLMTimeout,
     LLMUnavailable,
     Role,
+    aclose_client,
 )
 from agent.llm.pricing import CostEstimate, estimate_cost
 from agent.llm.retry import RetryPolicy
@@ -54,6 +55,7 @@ __all__ = [
     "Role",
     "SpecError",
     "TokenBudget",
+    "aclose_client",
     "build_client",
     "estimate_cost",
     "parse_spec",

@@ -160,6 +160,15 @@ class LLMClient(Protocol):
     async def complete(self, req: LLMRequest) -> LLMResponse: ...
 
 
+async def aclose_client(client: object) -> None:
+    """Release a client's connections.  `aclose` is not part of `LLMClient` (test stubs and
+    simple clients need none), so backends and wrappers define it and this calls it if present.
+    """
+    close = getattr(client, "aclose", None)
+    if callable(close):
+        await close()
+
+
 def approx_tokens(text: str) -> int:
     """~4 characters per token: used only when a server omits usage, so budgets still bite."""
     return (len(text) + 3) // 4

@@ -10,7 +10,14 @@ import dataclasses
 import logging
 import time
 
-from agent.llm.base import LLMBudgetExceeded, LLMClient, LLMError, LLMRequest, LLMResponse
+from agent.llm.base import (
+    LLMBudgetExceeded,
+    LLMClient,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    aclose_client,
+)
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +63,10 @@ class FallbackClient:
                 attempts=resp.attempts + primary_err.attempts,
                 latency_s=time.monotonic() - started,
             )
+
+    async def aclose(self) -> None:
+        await aclose_client(self.primary)
+        await aclose_client(self.backup)
 
 
 class TokenBudget:
@@ -130,3 +141,8 @@ class BudgetedClient:
         resp = await client.complete(req)
         self.budget.charge(resp.total_tokens, resp.cost_usd)
         return resp
+
+    async def aclose(self) -> None:
+        await aclose_client(self.inner)
+        if self.cheaper is not None:
+            await aclose_client(self.cheaper)

@@ -309,9 +309,8 @@ class MiniLMEmbedder:
         encodings = rt.tokenizer.encode_batch(list(texts))
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
         order = np.argsort(lengths, kind="stable")
-        for start in range(0, len(order), self._batch_size):
-            rows = order[start : start + self._batch_size]
-            width = int(lengths[rows].max())
+        for rows in _length_buckets(order, lengths, self._batch_size):
+            width = int(lengths[rows[-1]])
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
             for r, row in enumerate(rows):
@@ -326,6 +325,35 @@ class MiniLMEmbedder:
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
             out[rows] = pooled
         return l2_normalize(out)
+
+
+#: A batch is cut when its longest text would exceed this multiple of its shortest
+#: (plus a few tokens), so no batch spends more than about a third on padding.
+_MAX_PAD_RATIO = 1.3
+_PAD_SLACK_TOKENS = 4
+
+
+def _length_buckets(
+    order: npt.NDArray[np.intp], lengths: npt.NDArray[np.int64], batch_size: int
+) -> list[npt.NDArray[np.intp]]:
+    """Split length-sorted row indices into batches of similar length.
+
+    Measured on this model with one thread, padding costs as much as real tokens and
+    batching buys little, so a batch of 32 chat lines of mixed lengths was about twice
+    as slow per line as embedding them one by one; bucketing removes that penalty.
+    """
+    buckets: list[npt.NDArray[np.intp]] = []
+    start = 0
+    for end in range(1, len(order) + 1):
+        at_end = end == len(order)
+        if (
+            at_end
+            or end - start >= batch_size
+            or lengths[order[end]] > lengths[order[start]] * _MAX_PAD_RATIO + _PAD_SLACK_TOKENS
+        ):
+            buckets.append(order[start:end])
+            start = end
+    return buckets
 
 
 _default_minilm: MiniLMEmbedder | None = None

@@ -1,4 +1,4 @@
-"""Read published LLMafia games (https://github.com/niveck/LLMafia, MIT) into plain records.
+"""Read published LLMafia games (the release by Niv Eckhaus et al., MIT) into plain records.
 
 A game folder holds config.json, the three public chats ("[HH:MM:SS] Name: text" lines), one
 vote/survey/status/chat file per player and a few one-line state files. The files were written
@@ -26,7 +26,12 @@ How the reader decides things (see the tests for the per-game numbers):
   out is a host restart of that same phase, not a new one. A line belongs to the phase whose
   span contains its time; at an exact boundary second the phase of the line's own chat (day chat
   -> day, night chat -> night) wins. The host's "X voted for Y" lines belong to the voting that
-  the last "... has ended, now it's time to vote!" line of the same chat opened.
+  the last "... has ended, now it's time to vote!" line of the same chat opened. The host only
+  copied messages into a chat while it was open, so a message typed during a vote or the other
+  phase shows up when its chat reopens: ``ChatLine.shown_in`` names that phase.
+- Votes. Times exist only for the host's "X voted for Y" announcements. ``<Name>_vote.txt``
+  holds a player's successive votes without times (in the pilot games only the last one: the
+  host overwrote the file); entries no announcement accounts for are kept as untimed votes.
 - Survey scale. The pilot games asked for 0–100, later ones for 1–5. Per game: any answer of 0
   or above 5 proves 0–100; otherwise the later survey's extra question ("Was the LLM
   identified") marks 1–5; a game with neither signal is read as 1–5 and flagged ambiguous.
@@ -38,7 +43,6 @@ import json
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
@@ -58,6 +62,13 @@ from bot.research.llmafia_model import (
     Survey,
     VoteRecord,
     Winner,
+    place_time,
+)
+from bot.research.llmafia_survey import (
+    SurveyAnswers,
+    detect_scale,
+    parse_survey_text,
+    to_survey,
 )
 from bot.research.llmafia_text import BACKSPACE, CONTROL, ESCAPE, HEBREW, TextCleaner
 from bot.research.llmafia_write import write_game
@@ -92,15 +103,6 @@ _VOTING_STARTS = re.compile(r"^(Daytime|Nighttime) has ended, now it's time to v
 _VOTED_FOR = re.compile(r"^(\S+) voted for (\S+)\s*$")
 _VOTE_PREFIX = re.compile(r"^(Daytime|Nighttime)_(?:Voting_?)?")
 _CONFIG_DATE = re.compile(r"(?<!\d)(\d{2})(\d{2})(\d{2})(?:_(\d{2})(\d{2}))?(?!\d)")
-_SURVEY_FIELD = re.compile(r"^(.*?) - (.*)$")
-
-IDENTIFIED = "Was the LLM identified"
-SIMILARITY = "similarity to human behavior"
-TIMING = "timing of messaging"
-RELEVANCE = "relevance of messages"
-_SURVEY_METRICS = (IDENTIFIED, SIMILARITY, TIMING, RELEVANCE)
-
-_LATE_WINDOW = timedelta(hours=18)  # further "after" the start than this means before it
 _START_SLACK = timedelta(minutes=1)
 
 
@@ -116,11 +118,17 @@ def parse_chat_line(raw: str) -> tuple[time, str, str] | None:
 
 
 def read_games(path: Path) -> list[LLMafiaGame]:
-    """All games under ``path``: a folder of game folders, or one game folder."""
+    """All games under ``path``: a folder of game folders, or one game folder.
+
+    The release's root (which keeps its games in ``games/``) works too.
+    """
     path = Path(path)
     if (path / "config.json").is_file():
         return [read_game(path)]
-    return [read_game(p) for p in sorted(path.iterdir()) if (p / "config.json").is_file()]
+    found = [read_game(p) for p in sorted(path.iterdir()) if (p / "config.json").is_file()]
+    if not found and (path / "games").is_dir():
+        return read_games(path / "games")
+    return found
 
 
 def read_game(path: Path) -> LLMafiaGame:
@@ -141,6 +149,7 @@ class _Raw:
     text: str
     seq: int
     phase: int = 0
+    shown: int = -1  # phase whose chat published the line; -1: same as ``phase``
     sub: int = 1  # order among lines of one second: 0 phase start, 1 chat, 2 elimination
 
 
@@ -150,6 +159,7 @@ class _PhaseDraft:
     number: int
     start: datetime
     voting_start: datetime | None = None
+    voting_seq: dict[str, int] = field(default_factory=dict)  # chat -> seq of its vote call
     restarts: list[datetime] = field(default_factory=list)
     eliminated: bool = False
 
@@ -166,6 +176,9 @@ class _GameReader:
         self.phases: list[_PhaseDraft] = []
         self.midnight_lines = 0
         self.pregame_lines = 0
+        self.config_tod: time | None = None
+        self.start = datetime.combine(NOMINAL_DATE, time(0, 0, 0))
+        self.phase_starts: list[datetime] = []
 
     # -- small helpers ------------------------------------------------------------------------
 
@@ -210,8 +223,10 @@ class _GameReader:
         night = self.timed(night_raw, "den")
         eliminations_raw = self.build_phases(manager)
         self.phase_starts = [p.start for p in self.phases]
-        self.assign_phases(day, "day")
-        self.assign_phases(night, "night")
+        self.assign_phases(day, "day", DAY_FILE)
+        self.assign_phases(night, "night", NIGHT_FILE)
+        self.assign_shown(day, "day", DAY_FILE)
+        self.assign_shown(night, "night", NIGHT_FILE)
         if self.midnight_lines:
             self.fix(
                 "midnight",
@@ -225,8 +240,6 @@ class _GameReader:
                 "counted in the first phase",
                 self.pregame_lines,
             )
-        self.report_off_phase(day, "day", DAY_FILE)
-        self.report_off_phase(night, "night", NIGHT_FILE)
         self.report_text_fixes("chat line")
 
         phases = self.frozen_phases()
@@ -235,13 +248,29 @@ class _GameReader:
             [*manager, *day, *night],
             key=lambda r: (r.phase, r.t, r.sub, ("manager", "stage", "den").index(r.place), r.seq),
         )
-        lines = [ChatLine(r.t, labels[r.phase], r.place, r.speaker, r.text) for r in ordered]
+        lines = [
+            ChatLine(
+                r.t,
+                labels[r.phase],
+                r.place,
+                r.speaker,
+                r.text,
+                labels[r.phase if r.shown < 0 else r.shown],
+            )
+            for r in ordered
+        ]
 
         eliminations = [
             Elimination(name, role, labels[idx], t) for name, role, idx, t in eliminations_raw
         ]
         self.check_roles(eliminations, players)
-        elim_phase = {e.name: labels.index(e.phase) for e in eliminations}
+        elim_phase: dict[str, int] = {}
+        for e in eliminations:
+            elim_phase.setdefault(e.name, labels.index(e.phase))
+        names = {p.name for p in players} | {MANAGER}
+        strangers = sorted({r.speaker for r in ordered} - names)
+        if strangers:
+            self.fix("unknown_speaker", f"speakers not in config: {', '.join(strangers)}")
         vote_files = self.read_vote_files(players)
         votes = self.build_votes(ordered, labels, elim_phase, vote_files)
 
@@ -323,8 +352,7 @@ class _GameReader:
         if dropped:
             self.fix(
                 "free_text_dropped",
-                "dropped free text that can name people or local user paths: "
-                + ", ".join(dropped),
+                "dropped free text that can name people or local user paths: " + ", ".join(dropped),
                 len(dropped),
             )
         return players
@@ -395,7 +423,6 @@ class _GameReader:
         return start
 
     def game_date(self, config_path: str | None) -> date:
-        self.config_tod: time | None = None
         m = _CONFIG_DATE.search(config_path or "")
         if m is not None:
             dd, mo, yy = int(m.group(1)), int(m.group(2)), int(m.group(3))
@@ -418,10 +445,7 @@ class _GameReader:
         return NOMINAL_DATE
 
     def clock(self, tod: time) -> datetime:
-        offset = timedelta(seconds=(_seconds(tod) - _seconds(self.start.time())) % 86400)
-        if offset > _LATE_WINDOW:
-            offset -= timedelta(days=1)
-        t = self.start + offset
+        t = place_time(tod, self.start)
         if t.date() > self.start.date():
             self.midnight_lines += 1
         return t
@@ -518,29 +542,46 @@ class _GameReader:
             idx -= 1
         return max(idx, 0)
 
-    def assign_phases(self, lines: list[_Raw], kind: str) -> None:
+    def assign_phases(self, lines: list[_Raw], kind: str, chat: str) -> None:
         voting: int | None = None
         for line in lines:
             if line.speaker == MANAGER and _VOTING_STARTS.match(line.text):
                 voting = self.latest_of_kind(line.t, kind)
                 line.phase = voting
                 self.phases[voting].voting_start = line.t
+                self.phases[voting].voting_seq[chat] = line.seq
             elif line.speaker == MANAGER and _VOTED_FOR.match(line.text) and voting is not None:
                 line.phase = voting
             else:
                 line.phase = self.phase_at(line.t, kind)
 
-    def report_off_phase(self, lines: list[_Raw], kind: str, name: str) -> None:
-        off = sum(
-            1 for r in lines if r.speaker != MANAGER and self.phases[r.phase].kind != kind
-        )
-        if off:
-            other = "night" if kind == "day" else "day"
+    def assign_shown(self, lines: list[_Raw], kind: str, chat: str) -> None:
+        """Find the phase whose open chat published each player line (see ChatLine)."""
+        late = 0
+        for line in lines:
+            if line.speaker == MANAGER:
+                continue
+            p = self.phases[line.phase]
+            vote_t, vote_seq = p.voting_start, p.voting_seq.get(chat)
+            is_open = p.kind == kind and (
+                vote_t is None
+                or line.t < vote_t
+                or (line.t == vote_t and vote_seq is not None and line.seq < vote_seq)
+            )
+            if is_open:
+                continue
+            later = (
+                j for j in range(line.phase + 1, len(self.phases)) if self.phases[j].kind == kind
+            )
+            line.shown = next(later, line.phase)
+            late += line.shown != line.phase
+        if late:
             self.fix(
-                "off_phase_lines",
-                f"{name}: {off} player lines are stamped inside a {other} phase; kept in the "
-                f"{other} phase by their time",
-                off,
+                "late_lines",
+                f"{chat}: {late} player lines were typed while this chat was closed (during a "
+                "vote or the other phase) and appeared when it next opened; phase follows the "
+                "timestamp, shown_in names the phase that published them",
+                late,
             )
 
     def report_text_fixes(self, what: str) -> None:
@@ -637,14 +678,15 @@ class _GameReader:
         again. Entries left over were overwritten before anyone counted them.
         """
         out: list[VoteRecord] = []
-        mismatched_last: list[str] = []
         for voter, entries in vote_files.items():
             mine = [(r.phase, target) for r, v, target, _ in announced if v == voter]
             matched: dict[int, int] = {}  # entry index -> phase index
             j = 0
             for phase, target in mine:
-                if j > 0 and entries[j - 1] == target:
-                    continue
+                if not (j < len(entries) and entries[j] == target) and (
+                    j > 0 and entries[j - 1] == target
+                ):
+                    continue  # the same entry announced again
                 k = next((i for i in range(j, len(entries)) if entries[i] == target), None)
                 if k is None:
                     continue
@@ -659,21 +701,12 @@ class _GameReader:
                 if before and after and max(before) == min(after):
                     phase_label = labels[max(before)]
                 out.append(VoteRecord(voter, target, phase_label, None, "file", None))
-            if mine and entries and entries[-1] != mine[-1][1]:
-                mismatched_last.append(voter)
         if out:
             self.fix(
                 "unannounced_votes",
                 f"{len(out)} vote-file entries were never announced (changed before the count "
                 "or cast after it); kept as source='file' without a time",
                 len(out),
-            )
-        if mismatched_last:
-            self.fix(
-                "vote_file_mismatch",
-                "the last vote-file entry differs from the last announced vote for: "
-                + ", ".join(mismatched_last),
-                len(mismatched_last),
             )
         return out
 
@@ -762,45 +795,34 @@ class _GameReader:
 
     def read_surveys(self, players: list[Player]) -> tuple[list[Survey], Scale | None]:
         about = next((p.name for p in players if p.is_llm), None)
-        drafts: list[tuple[str, list[_SurveyDraft]]] = []
+        per_player: list[tuple[str, list[SurveyAnswers]]] = []
         for p in players:
             text = self.text_of(f"{p.name}_survey.txt")
             if text is None:
                 continue
-            drafts.append((p.name, self.parse_survey(p.name, text)))
+            runs, unparsed = parse_survey_text(text, self.cleaner.clean)
+            if unparsed:
+                self.fix("survey_unparsed", f"{p.name}_survey.txt: {unparsed} lines not understood")
+            per_player.append((p.name, runs))
         self.report_text_fixes("survey comment")
-        scale, why = _detect_scale(d for _, attempts in drafts for d in attempts)
+        scale, why = detect_scale(run for _, runs in per_player for run in runs)
         if scale is None:
             return [], None
         self.fix("survey_scale", why)
         surveys: list[Survey] = []
-        for name, attempts in drafts:
-            if len(attempts) > 1:
+        for name, runs in per_player:
+            if len(runs) > 1:
                 self.fix(
                     "survey_resubmitted",
-                    f"{name} answered the survey {len(attempts)} times; all kept, the last "
-                    "has final=True",
+                    f"{name} answered the survey {len(runs)} times; all kept, the last has "
+                    "final=True",
                 )
-            for i, d in enumerate(attempts):
-                surveys.append(
-                    Survey(
-                        player=name,
-                        about=about,
-                        fields=d.fields,
-                        identified_llm=_flag(d.fields.get(IDENTIFIED)),
-                        similarity=_to_five(d.fields.get(SIMILARITY), scale),
-                        timing=_to_five(d.fields.get(TIMING), scale),
-                        relevance=_to_five(d.fields.get(RELEVANCE), scale),
-                        original_scale=scale,
-                        comments=d.comments,
-                        attempt=i + 1,
-                        final=i == len(attempts) - 1,
-                    )
-                )
+            for i, run in enumerate(runs):
+                surveys.append(to_survey(name, about, run, scale, i + 1, i == len(runs) - 1))
         incomplete = [
             s.player
             for s in surveys
-            if s.final and (s.comments is None or s.similarity is None or s.timing is None)
+            if s.final and (s.comments is None or None in (s.similarity, s.timing, s.relevance))
         ]
         if incomplete:
             self.fix(
@@ -810,39 +832,6 @@ class _GameReader:
                 len(incomplete),
             )
         return surveys, scale
-
-    def parse_survey(self, name: str, text: str) -> list[_SurveyDraft]:
-        lines = text.replace("\r\n", "\n").split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        attempts: list[_SurveyDraft] = []
-        cur: _SurveyDraft | None = None
-        in_comments = False
-        unparsed = 0
-        for line in lines:
-            m = _SURVEY_FIELD.match(line)
-            metric = m.group(1).strip() if m else None
-            if m is not None and metric in _SURVEY_METRICS:
-                if cur is None or in_comments or metric in cur.fields:
-                    cur = _SurveyDraft()
-                    attempts.append(cur)
-                    in_comments = False
-                cur.fields[cast(str, metric)] = m.group(2).strip()
-            elif line.strip() == "Comments:" and not in_comments:
-                if cur is None:
-                    cur = _SurveyDraft()
-                    attempts.append(cur)
-                cur.comment_lines = []
-                in_comments = True
-            elif in_comments and cur is not None:
-                cur.comment_lines.append(self.cleaner.clean(line))
-            else:
-                unparsed += 1
-        if unparsed:
-            self.fix("survey_unparsed", f"{name}_survey.txt: {unparsed} lines not understood")
-        if not attempts:
-            attempts.append(_SurveyDraft())
-        return attempts
 
     # -- provenance -------------------------------------------------------------------------------
 
@@ -862,16 +851,6 @@ class _GameReader:
         )
 
 
-@dataclass
-class _SurveyDraft:
-    fields: dict[str, str] = field(default_factory=dict)
-    comment_lines: list[str] | None = None
-
-    @property
-    def comments(self) -> str | None:
-        return None if self.comment_lines is None else "\n".join(self.comment_lines)
-
-
 def _seconds(t: time) -> int:
     return t.hour * 3600 + t.minute * 60 + t.second
 
@@ -883,52 +862,3 @@ def _rule_winner(alive: list[Player]) -> Winner | None:
     if mafia >= len(alive) - mafia:
         return "mafia"
     return None
-
-
-def _number(value: str | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return None
-
-
-def _flag(value: str | None) -> bool | None:
-    n = _number(value)
-    return None if n is None else n != 0
-
-
-def _to_five(value: str | None, scale: Scale) -> float | None:
-    n = _number(value)
-    if n is None:
-        return None
-    return 1 + 4 * n / 100 if scale == "0-100" else n
-
-
-def _detect_scale(drafts: Iterable[_SurveyDraft]) -> tuple[Scale | None, str]:
-    """Which scale a game's ratings use, and the evidence (see the module doc)."""
-    values: list[float] = []
-    marked = False
-    any_survey = False
-    for d in drafts:
-        any_survey = True
-        marked = marked or IDENTIFIED in d.fields
-        for key in (SIMILARITY, TIMING, RELEVANCE):
-            n = _number(d.fields.get(key))
-            if n is not None:
-                values.append(n)
-    if not any_survey:
-        return None, ""
-    outside = sorted({v for v in values if v == 0 or v > 5})
-    if outside:
-        shown = ", ".join(f"{v:g}" for v in outside[:5])
-        note = " (despite the later survey's 'Was the LLM identified')" if marked else ""
-        return "0-100", (
-            f"0-100 scale{note}: answers {shown} cannot be on 1-5; mapped to 1-5 as 1 + 4*v/100"
-        )
-    if marked:
-        return "1-5", "1-5 scale: all answers within 1-5 and the survey asks 'Was the LLM "\
-            "identified' (the later survey)"
-    return "1-5", "scale ambiguous: all answers within 1-5 but the survey is the early form; "\
-        "read as 1-5"

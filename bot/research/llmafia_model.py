@@ -10,7 +10,7 @@ Times are naive datetimes on the host's wall clock (its time zone is not in the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, time, timedelta
 from typing import Any, Literal
 
 Place = Literal["stage", "den", "manager"]
@@ -22,6 +22,24 @@ Scale = Literal["0-100", "1-5"]
 VoteSource = Literal["announced", "file"]
 
 MANAGER = "Game-Manager"
+
+# A time more than this far "after" the start, modulo a day, lies before the start instead.
+LATE_WINDOW = timedelta(hours=18)
+
+
+def place_time(tod: time, start: datetime) -> datetime:
+    """Date a wall-clock time seen during a game that began at ``start``.
+
+    The files hold only HH:MM:SS. Games last well under an hour, so the time is taken as the
+    nearest one to the start: up to 18 h later (crossing midnight if needed), else up to 6 h
+    earlier (the agent log starts before the game does).
+    """
+    tod_s = tod.hour * 3600 + tod.minute * 60 + tod.second
+    start_s = start.hour * 3600 + start.minute * 60 + start.second
+    offset = timedelta(seconds=(tod_s - start_s) % 86400)
+    if offset > LATE_WINDOW:
+        offset -= timedelta(days=1)
+    return start.replace(microsecond=0) + offset
 
 
 @dataclass(frozen=True)
@@ -53,11 +71,21 @@ class Phase:
 
 @dataclass(frozen=True)
 class ChatLine:
+    """A chat line. ``phase`` is the phase its timestamp falls in.
+
+    The host copied a player's new messages into a chat only while that chat was open (a day's
+    or night's discussion, before its vote). A message typed while its chat was closed (during a
+    vote, the other phase, or by the LLM stamping it before writing it) reached the chat when
+    the chat next opened: ``shown_in`` names that phase; for every other line it equals
+    ``phase``.
+    """
+
     t: datetime
     phase: str
     place: Place
     speaker: str
     text: str
+    shown_in: str = ""
 
 
 @dataclass(frozen=True)

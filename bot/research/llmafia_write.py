@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.research.llmafia_model import LLMafiaGame, Place, Survey
+from bot.research.llmafia_survey import survey_text
 
 _CHAT_FILES: dict[Place, str] = {
     "stage": "public_daytime_chat.txt",
@@ -48,7 +49,7 @@ def write_game(game: LLMafiaGame, out_dir: Path) -> Path:
     for survey in game.surveys:
         by_player.setdefault(survey.player, []).append(survey)
     for player, attempts in by_player.items():
-        _put(out / f"{player}_survey.txt", "".join(_survey_text(s) for s in attempts))
+        _put(out / f"{player}_survey.txt", "".join(survey_text(s) for s in attempts))
     winner = _WIN_TEXT[game.winner] if game.winner and game.winner_declared else ""
     _put(out / "who_wins.txt", winner)
     _put(out / "remaining_players.txt", "\n".join(game.remaining_players))
@@ -77,13 +78,6 @@ def _config(game: LLMafiaGame) -> dict[str, Any]:
 
 def _minutes(value: float) -> float | int:
     return int(value) if float(value).is_integer() else value
-
-
-def _survey_text(survey: Survey) -> str:
-    text = "".join(f"{k} - {v}\n" for k, v in survey.fields.items())
-    if survey.comments is not None:
-        text += f"Comments:\n{survey.comments}\n"
-    return text
 
 
 def _put(path: Path, text: str) -> None:

@@ -13,7 +13,7 @@ the SDKs' own request building and response parsing, not a mock of them.
   `scripted(...)` and `last_user_text(...)` help write one.
 * `inject(*faults, times=n)` queues faults for the next requests, one per request, in
   order: `Fault.timeout()`, `.server_error()`, `.rate_limit(retry_after=...)`,
-  `.malformed_json()`, `.empty()`, `.refusal()`.
+  `.malformed_json()`, `.missing_content()`, `.empty()`, `.refusal()`.
 * Every request is recorded in `requests` (path, headers, parsed JSON, fault applied).
 * Like the real services the fakes stop at `max_tokens` (counted in words), cut at stop
   sequences, report usage, and simulate prompt caching: a repeated Anthropic system block
@@ -56,6 +56,7 @@ class FaultKind(enum.StrEnum):
     SERVER_ERROR = "server_error"
     RATE_LIMIT = "rate_limit"
     MALFORMED_JSON = "malformed_json"
+    MISSING_CONTENT = "missing_content"
     EMPTY = "empty"
     REFUSAL = "refusal"
 
@@ -92,6 +93,11 @@ class Fault:
     def malformed_json(cls) -> Fault:
         """HTTP 200, `Content-Type: application/json`, truncated body."""
         return cls(FaultKind.MALFORMED_JSON)
+
+    @classmethod
+    def missing_content(cls) -> Fault:
+        """HTTP 200, valid JSON, but without `content` (Anthropic) / `choices` (OpenAI)."""
+        return cls(FaultKind.MISSING_CONTENT)
 
     @classmethod
     def empty(cls) -> Fault:
@@ -176,6 +182,7 @@ class FakeLLMServer:
 
     path: ClassVar[str]
     request_id_header: ClassVar[str]
+    content_key: ClassVar[str]
 
     def __init__(self, responder: Responder | None = None) -> None:
         self.responder: Responder = responder or (lambda _req: DEFAULT_TEXT)
@@ -289,6 +296,10 @@ class FakeLLMServer:
                 return self.error(429, "rate_limit_error", "Rate limited (injected)", headers)
             elif fault.kind is FaultKind.MALFORMED_JSON:
                 return self.json_response(b'{"id": "broken", "content": [{"type": "te')
+            elif fault.kind is FaultKind.MISSING_CONTENT:
+                body = self.render(payload, "lost", "normal")
+                body.pop(self.content_key, None)
+                return self.json_response(body)
             elif fault.kind is FaultKind.EMPTY:
                 return self.json_response(self.render(payload, "", "empty"))
             elif fault.kind is FaultKind.REFUSAL:
@@ -341,6 +352,7 @@ class FakeAnthropicServer(FakeLLMServer):
 
     path = "/v1/messages"
     request_id_header = "request-id"
+    content_key = "content"
 
     @property
     def base_url(self) -> str:
@@ -420,6 +432,7 @@ class FakeOpenAIServer(FakeLLMServer):
 
     path = "/v1/chat/completions"
     request_id_header = "x-request-id"
+    content_key = "choices"
 
     @property
     def base_url(self) -> str:

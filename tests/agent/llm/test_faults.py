@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 
 import pytest
@@ -24,7 +25,7 @@ REQ = LLMRequest(system="You are a Mafia player.", messages=[("user", "Who do yo
 def gaps(backend: Backend) -> list[float]:
     """Seconds between consecutive requests as the server received them."""
     times = [r.received_at for r in backend.server.requests]
-    return [b - a for a, b in zip(times, times[1:], strict=False)]
+    return [b - a for a, b in itertools.pairwise(times)]
 
 
 async def test_server_error_is_retried_then_succeeds(backend: Backend) -> None:
@@ -170,6 +171,16 @@ async def test_malformed_json_twice_raises_bad_response(backend: Backend) -> Non
 
     assert info.value.attempts == 2
     assert len(backend.server.requests) == 2
+
+
+async def test_missing_content_is_a_bad_response_retried_once(backend: Backend) -> None:
+    backend.server.inject(Fault.missing_content())
+    resp = await backend.client.complete(REQ)
+    assert resp.attempts == 2
+
+    backend.server.inject(Fault.missing_content(), times=2)
+    with pytest.raises(LLMBadResponse):
+        await backend.client.complete(REQ)
 
 
 async def test_empty_completion_is_returned_not_retried(backend: Backend) -> None:

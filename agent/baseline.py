@@ -1,0 +1,1081 @@
+"""The baseline player: templates for words, a suspicion score for votes, random human delays.
+
+It is the offline default when no LLM is configured and the yardstick every evaluation
+compares against, so it has to play a believable, not a clever, game. It learns only from
+the events its seat may see (it drops any other event it is handed) and never needs the
+game state.
+
+Timing follows the LLMafia finding that people speak in bursts and fall silent once they
+have said their share: while this seat's share of the phase's messages is below 1/N it
+answers within seconds, above it waits longer and may stay quiet. Every planned action is
+kept until something relevant changes, so ``plan`` is stable and a busy chat never
+postpones a line forever. All delays are game seconds.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from agent.base import Intent
+from agent.templates import PREFIXES, SUFFIXES, TEMPLATES, Lexicon, lexicon
+from games.events import (
+    Event,
+    GameOver,
+    GameStarted,
+    InspectionResult,
+    MessageAccepted,
+    NightActionRecorded,
+    NightResult,
+    PhaseEnded,
+    PhaseStarted,
+    PlayerEliminated,
+    RoleAssigned,
+    VoteCast,
+)
+from games.names import display_list
+from games.roles import get_role
+from games.state import PhaseKind
+
+__all__ = ["BASELINE_NAME", "BaselinePolicy", "BaselineTiming"]
+
+#: how evaluations and logs name this policy
+BASELINE_NAME = "baseline"
+
+_NO_VOTE = -2  # "has not voted this phase" (None would be an abstention)
+
+
+@dataclass(frozen=True)
+class BaselineTiming:
+    """Timing knobs, all in game seconds (so ``--speed`` scales them for free)."""
+
+    #: wait after the last message (or the phase start) while below one's share of the chat
+    short_delay: tuple[float, float] = (3.0, 12.0)
+    #: wait after the last message while above one's share
+    long_delay: tuple[float, float] = (15.0, 45.0)
+    #: typing time per word of the line
+    seconds_per_word: float = 0.35
+    #: most lines per phase on the stage by day, in the vote, and in the den at night
+    day_cap: int = 5
+    vote_cap: int = 2
+    den_cap: int = 2
+    #: chance to stay silent for a while when already above one's share
+    skip_when_loud: float = 0.35
+    #: when to vote / act, as fractions of the phase
+    vote_window: tuple[float, float] = (0.08, 0.6)
+    act_window: tuple[float, float] = (0.15, 0.7)
+    #: never act later than this before the deadline (capped at 10% of short phases)
+    margin: float = 3.0
+    #: how long a change of mind takes
+    change_delay: tuple[float, float] = (2.0, 6.0)
+
+
+def _chattiness(persona: str | None) -> float:
+    """The baseline can't act a persona out; it only borrows its temperament."""
+    if not persona:
+        return 1.0
+    text = persona.casefold()
+    if any(w in text for w in ("quiet", "shy", "reserved", "terse", "laconic", "calm")):
+        return 0.65
+    if any(w in text for w in ("chatty", "talkative", "loud", "outgoing", "energetic")):
+        return 1.4
+    return 1.0
+
+
+@dataclass(frozen=True)
+class _Option:
+    weight: float
+    key: str
+    slots: Mapping[str, str]
+    topic: tuple[object, ...] | None = None
+    #: seat this line proposes for the night kill (den)
+    proposal: int | None = None
+
+
+class BaselinePolicy:
+    """Template talk, heuristic votes, human-like timing. See the module docstring."""
+
+    name = BASELINE_NAME
+
+    def __init__(
+        self,
+        seat: int,
+        name: str,
+        rng: random.Random,
+        persona: str | None = None,
+        timing: BaselineTiming | None = None,
+    ) -> None:
+        self.seat = seat
+        self.character = name
+        self.persona = persona
+        self.timing = timing or BaselineTiming()
+        self._rng = rng
+        self._chatty = _chattiness(persona)
+        # --- what the seat knows about the game
+        self._names: tuple[str, ...] = ()
+        self._lex: Lexicon | None = None
+        self._alive: set[int] = set()
+        self._role: str | None = None
+        self._partner_names: tuple[str, ...] = ()
+        self._partners: frozenset[int] = frozenset()
+        self._revealed: dict[int, str] = {}
+        self._over = False
+        self._noise: dict[int, float] = {}
+        self._day_noise: dict[int, float] = {}
+        self._accusations: Counter[tuple[int, int]] = Counter()
+        self._past_votes: Counter[tuple[int, int]] = Counter()
+        self._talk: Counter[int] = Counter()
+        #: talk counts as of the phase start: "quiet" and "loud" are judged on history
+        self._talk_seen: Counter[int] = Counter()
+        #: bumped whenever anything the scores depend on changes (scores are cached)
+        self._version = 0
+        self._cache: dict[str, tuple[int, dict[int, float]]] = {}
+        self._target_cache: tuple[object, int | None] = (None, None)
+        self._votes_seen = 0
+        self._claims: dict[int, tuple[int, str]] = {}  # claimer -> (target, "mafia"/"clean")
+        self._inspections: dict[int, bool] = {}
+        self._reveal: int | None = None
+        self._gates: dict[tuple[object, ...], bool] = {}
+        self._said: set[str] = set()
+        self._topics: set[tuple[object, ...]] = set()
+        self._day = 0
+        self._last_day_elim: tuple[int, str, tuple[int, ...], int] | None = None
+        self._yesterday_votes: dict[int, int | None] = {}
+        self._night_victim: tuple[int, str] | None = None
+        self._night_none = False
+        self._last_protect: int | None = None
+        self._night_act_target: int | None = None
+        # --- the current phase
+        self._kind: PhaseKind | None = None
+        self._seq = 0
+        self._start = datetime.min
+        self._deadline = datetime.min
+        self._seconds = 0.0
+        self._reset_phase()
+        self._acted = False
+        self._act_at: datetime | None = None
+        self._act_errors = 0
+        self._act_banned: set[int] = set()
+        self._dirty = True
+        self._best: Intent | None = None
+        #: intents handed out in the current phase; outcomes of older ones arrive late
+        self._issued: set[Intent] = set()
+
+    # ==== observing ============================================================================
+
+    def observe(self, event: Event) -> None:
+        """Take in one event. Events this seat may not see are ignored, never learned from."""
+        seen = event.visible_to
+        if seen is not None and self.seat not in seen:  # games.events.visible, inlined
+            return
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    def _on_game_started(self, event: Event) -> None:
+        assert isinstance(event, GameStarted)
+        self._version += 1
+        self._names = tuple(event.players)
+        self._lex = lexicon(self._names)
+        self._alive = set(range(len(self._names)))
+        self._noise = {i: self._rng.random() * 0.25 for i in self._alive}
+        self._resolve_partners()
+        self._dirty = True
+
+    def _on_role(self, event: Event) -> None:
+        assert isinstance(event, RoleAssigned)
+        self._version += 1
+        if event.seat != self.seat:
+            return
+        self._role = event.role
+        self._partner_names = event.partners
+        self._resolve_partners()
+        self._dirty = True
+
+    def _resolve_partners(self) -> None:
+        wanted = {n.casefold() for n in self._partner_names}
+        self._partners = frozenset(i for i, n in enumerate(self._names) if n.casefold() in wanted)
+
+    def _reset_phase(self) -> None:
+        self._phase_msgs: Counter[int] = Counter()
+        self._phase_total = 0
+        self._last_msg_t = self._start
+        self._lines = 0
+        self._say_errors = 0
+        self._speak: Intent | None = None
+        self._speak_topic: tuple[object, ...] | None = None
+        self._speak_prop: int | None = None
+        self._speak_mode = "short"
+        self._speak_off: str | None = None
+        self._restale = False
+        self._accused_me: list[int] = []
+        self._phase_accusers: dict[int, list[int]] = {}
+        self._votes_now: dict[int, int | None] = {}
+        self._vote_at: datetime | None = None
+        self._voted: int | None = _NO_VOTE
+        self._change_to: int | None = None
+        self._change_at: datetime | None = None
+        self._changed = False
+        self._vote_errors = 0
+        self._vote_banned: set[int] = set()
+        self._vote_off = False
+        self._first_prop: int | None = None
+
+    def _on_phase_started(self, event: Event) -> None:
+        assert isinstance(event, PhaseStarted)
+        kind = PhaseKind(event.phase)
+        new_night = kind is PhaseKind.NIGHT or (
+            kind is PhaseKind.NIGHT_VOTE and self._kind is not PhaseKind.NIGHT
+        )
+        keep_prop = kind is PhaseKind.NIGHT_VOTE and self._kind is PhaseKind.NIGHT
+        first_prop = self._first_prop
+        self._kind = kind
+        self._seq = event.seq
+        self._start = event.t
+        self._deadline = event.deadline
+        self._seconds = event.seconds
+        self._reset_phase()
+        self._issued = set()
+        if keep_prop:
+            self._first_prop = first_prop
+        self._version += 1
+        self._talk_seen = Counter(self._talk)
+        if kind is PhaseKind.DAY:
+            self._day = event.number
+            self._day_noise = {i: self._rng.random() * 0.15 for i in self._alive}
+        if new_night:
+            self._acted = False
+            self._act_at = None
+            self._act_errors = 0
+            self._act_banned = set()
+            self._night_act_target = None
+            self._night_victim = None
+            self._night_none = False
+        self._dirty = True
+
+    def _on_phase_ended(self, event: Event) -> None:
+        assert isinstance(event, PhaseEnded)
+        self._version += 1
+        if event.phase == PhaseKind.VOTE.value:
+            self._yesterday_votes = dict(self._votes_now)
+            for voter, target in self._votes_now.items():
+                if target is not None:
+                    self._past_votes[(voter, target)] += 1
+        elif event.phase == PhaseKind.NIGHT_VOTE.value and self._acted:
+            self._last_protect = self._night_act_target
+        elif event.phase == PhaseKind.NIGHT_VOTE.value:
+            self._last_protect = None
+        self._dirty = True
+
+    def _on_message(self, event: Event) -> None:
+        assert isinstance(event, MessageAccepted)
+        if event.phase_seq != self._seq:
+            return
+        s = event.seat
+        self._phase_msgs[s] += 1
+        self._phase_total += 1
+        self._last_msg_t = event.t
+        reading = self._lex.read(event.text) if self._lex is not None else None
+        changed = False
+        if event.place == "den":
+            if reading is not None and self._first_prop is None and "tomorrow" not in (
+                event.text.casefold()
+            ):
+                for named in reading.named:
+                    if named in self._alive and named not in self._partners and named != (
+                        self.seat
+                    ):
+                        self._first_prop = named
+                        changed = True
+                        break
+            if s != self.seat:
+                if self._speak is not None:
+                    self._restale = changed = True
+                changed = self._on_other_line(event.t) or changed
+            if changed:
+                self._dirty = True
+            return
+        self._talk[s] += 1
+        if reading is None:
+            return
+        target = None
+        for n in reading.named:
+            if n != s and n in self._alive:
+                target = n
+                break
+        if target is not None:
+            if reading.claim is not None:
+                self._claims[s] = (target, reading.claim)
+                self._version += 1
+                changed = True
+            elif reading.accuses:
+                self._accusations[(s, target)] += 1
+                # until the accused is revealed, only accusations of me (or, for the mafia,
+                # of a mafia member) move the scores
+                if target == self.seat or target in self._partners:
+                    self._version += 1
+                self._phase_accusers.setdefault(target, []).append(s)
+                changed = self._voted == _NO_VOTE and self._voting_now()
+                if target == self.seat and s != self.seat:
+                    self._accused_me.append(s)
+                    changed = True
+                    if self._speak is not None:
+                        self._restale = True
+                        at = event.t + self._delay("short") + self._typing(self._speak.text)
+                        if at < self._speak.at:
+                            self._speak = Intent(at, "say", text=self._speak.text)
+                    elif self._speak_off == "skip":
+                        self._speak_off = None
+        if s != self.seat:
+            changed = self._on_other_line(event.t) or changed
+        if changed:
+            self._dirty = True
+
+    def _on_other_line(self, t: datetime) -> bool:
+        """Someone else spoke: if that puts us below our share, speak up sooner."""
+        if self._speak is None and self._speak_off != "skip":
+            return False
+        if not self._below_share():
+            return False
+        if self._speak is not None:
+            if self._speak_mode != "long":
+                return False
+            at = t + self._delay("short") + self._typing(self._speak.text)
+            self._speak_mode = "short"
+            if at < self._speak.at:
+                self._speak = Intent(at, "say", text=self._speak.text)
+                return True
+            return False
+        self._speak_off = None
+        return True
+
+    def _on_vote(self, event: Event) -> None:
+        assert isinstance(event, VoteCast)
+        if event.phase_seq != self._seq:
+            return
+        self._votes_now[event.voter] = event.target
+        self._votes_seen += 1
+        if event.voter == self.seat:
+            return
+        if self._voted == _NO_VOTE:
+            self._dirty = True  # the tally moves the choice
+        elif event.night:
+            self._maybe_follow_partner(event.t)
+        else:
+            self._maybe_bandwagon(event.t)
+
+    def _on_eliminated(self, event: Event) -> None:
+        assert isinstance(event, PlayerEliminated)
+        self._version += 1
+        self._alive.discard(event.seat)
+        self._revealed[event.seat] = event.role
+        if event.cause == "vote":
+            votes = self._yesterday_votes
+            voters = tuple(v for v, t in sorted(votes.items()) if t == event.seat)
+            self._last_day_elim = (event.seat, event.role, voters, self._day)
+        else:
+            self._night_victim = (event.seat, event.role)
+        if self._reveal == event.seat:
+            self._reveal = None
+        self._dirty = True
+
+    def _on_night_result(self, event: Event) -> None:
+        assert isinstance(event, NightResult)
+        self._night_none = event.victim is None
+        self._dirty = True
+
+    def _on_inspection(self, event: Event) -> None:
+        assert isinstance(event, InspectionResult)
+        self._version += 1
+        if event.seat != self.seat:
+            return
+        self._inspections[event.target] = event.is_mafia
+        # revealing paints a target on the detective: only for a found mafia, and not always
+        if event.is_mafia and event.target in self._alive and self._rng.random() < 0.75:
+            self._reveal = event.target
+        self._dirty = True
+
+    def _on_night_action(self, event: Event) -> None:
+        assert isinstance(event, NightActionRecorded)
+        if event.seat == self.seat:
+            self._acted = True
+            self._night_act_target = event.target
+            self._dirty = True
+
+    def _on_game_over(self, event: Event) -> None:
+        self._over = True
+        self._dirty = True
+
+    # ==== who is who ===========================================================================
+
+    @property
+    def role(self) -> str | None:
+        return self._role
+
+    @property
+    def is_mafia(self) -> bool:
+        return self._role == "mafia"
+
+    def _me_alive(self) -> bool:
+        return self.seat in self._alive
+
+    def _others(self) -> list[int]:
+        """Living players this seat may talk about or vote for (never itself, never partners)."""
+        return [s for s in sorted(self._alive) if s != self.seat and s not in self._partners]
+
+    def _activity(self, cands: list[int]) -> dict[int, float]:
+        """+ for the very quiet and (less) the very loud, relative to the table."""
+        if not cands:
+            return {}
+        talk = self._talk_seen
+        mean = sum(talk[s] for s in cands) / len(cands)
+        out: dict[int, float] = {}
+        if mean < 2:
+            return out
+        for s in cands:
+            n = talk[s]
+            if n < 0.4 * mean:
+                out[s] = 0.3
+            elif n > 2.0 * mean:
+                out[s] = 0.2
+        return out
+
+    def suspicion(self) -> dict[int, float]:
+        """Town's view: how likely each living other player is mafia (higher = more)."""
+        return dict(self._scores("suspicion"))
+
+    def danger(self) -> dict[int, float]:
+        """Mafia's view: how much each living bystander threatens the mafia."""
+        return dict(self._scores("danger"))
+
+    def _scores(self, kind: str) -> dict[int, float]:
+        """Cached until something they depend on changes; callers must not mutate."""
+        hit = self._cache.get(kind)
+        if hit is not None and hit[0] == self._version:
+            return hit[1]
+        value = self._suspicion() if kind == "suspicion" else self._danger()
+        self._cache[kind] = (self._version, value)
+        return value
+
+    def _suspicion(self) -> dict[int, float]:
+        cands = self._others()
+        score = {s: self._noise.get(s, 0.0) + self._day_noise.get(s, 0.0) for s in cands}
+        for (a, b), n in self._accusations.items():
+            if a not in score:
+                continue
+            k = min(n, 2)
+            if b == self.seat and not self.is_mafia:
+                score[a] += 0.9 * k
+            role = self._revealed.get(b)
+            if role is not None:
+                score[a] += -0.6 * k if role == "mafia" else 0.6 * k
+        for (voter, target), n in self._past_votes.items():
+            if voter not in score:
+                continue
+            role = self._revealed.get(target)
+            if role is not None:
+                score[voter] += -0.8 * n if role == "mafia" else 0.8 * n
+            if target == self.seat:
+                score[voter] += 0.4 * n
+        for s, bonus in self._activity(cands).items():
+            score[s] += bonus
+        for claimer, (target, kind) in self._claims.items():
+            if target == self.seat and kind == "mafia" and claimer in score:
+                score[claimer] += 4.0  # a false claim against me: they are lying
+                continue
+            if claimer in score:
+                score[claimer] -= 0.5
+            if target in score:
+                score[target] += 2.5 if kind == "mafia" else -1.0
+        for target, is_mafia in self._inspections.items():
+            if target in score:
+                score[target] += 100.0 if is_mafia else -100.0
+        return score
+
+    def _danger(self) -> dict[int, float]:
+        cands = self._others()
+        mafia = self._partners | {self.seat}
+        score = {s: self._noise.get(s, 0.0) + self._day_noise.get(s, 0.0) for s in cands}
+        for (a, b), n in self._accusations.items():
+            if a in score and b in mafia:
+                score[a] += 0.9 * min(n, 2)
+        for (voter, target), n in self._past_votes.items():
+            if voter in score and target in mafia:
+                score[voter] += 0.7 * n
+        for s, bonus in self._activity(cands).items():
+            score[s] += bonus
+        for claimer in self._claims:
+            if claimer in score:
+                score[claimer] += 5.0
+        return score
+
+    def _tally(self) -> Counter[int]:
+        return Counter(t for t in self._votes_now.values() if t is not None)
+
+    def _day_target(self) -> int | None:
+        """Whom to vote out by day. Mafia: never a partner, prefer a forming bandwagon."""
+        key = (self._version, len(self._votes_now), self._votes_seen, len(self._vote_banned))
+        if self._target_cache[0] == key:
+            return self._target_cache[1]
+        target = self._compute_day_target()
+        self._target_cache = (key, target)
+        return target
+
+    def _compute_day_target(self) -> int | None:
+        base = self._scores("danger" if self.is_mafia else "suspicion")
+        tally = self._tally()
+        pull = 0.6 if self.is_mafia else 0.35
+        best: int | None = None
+        best_score = -math.inf
+        for s, v in base.items():
+            if s in self._vote_banned:
+                continue
+            value = v + pull * tally[s]
+            if value > best_score:
+                best, best_score = s, value
+        return best
+
+    def _night_target(self) -> int | None:
+        """The kill. Follow the lowest-seat mafia that already voted, else the den's first
+        proposal, else the most dangerous bystander; so partners converge without ties."""
+        cands = set(self._others()) - self._vote_banned
+        if not cands:
+            return None
+        led = [
+            (voter, t)
+            for voter, t in self._votes_now.items()
+            if voter in self._partners and voter < self.seat and t in cands
+        ]
+        if led:
+            return min(led)[1]
+        if self._first_prop in cands:
+            return self._first_prop
+        danger = self._scores("danger")
+        return max(cands, key=lambda s: danger.get(s, 0.0))
+
+    def _stage_target(self) -> int | None:
+        """Whom to point at in chat: the top suspect (town) or the deflection target (mafia)."""
+        return self._day_target()
+
+    # ==== planning =============================================================================
+
+    def plan(self, now: datetime) -> Intent | None:
+        """The next action; the same one until an observed event or ``done`` changes it."""
+        if self._dirty:
+            self._dirty = False
+            self._best = self._refresh(now)
+            if self._best is not None:
+                self._issued.add(self._best)
+        return self._best
+
+    def _refresh(self, now: datetime) -> Intent | None:
+        if self._over or self._kind is None or not self._me_alive() or self._role is None:
+            return None
+        options: list[Intent] = []
+        act = self._plan_act(now)
+        if act is not None:
+            options.append(act)
+        vote = self._plan_vote(now)
+        if vote is not None:
+            options.append(vote)
+        speak = self._plan_speak(now)
+        if speak is not None:
+            options.append(speak)
+        if not options:
+            return None
+        return min(options, key=lambda i: (i.at, i.kind == "say"))
+
+    def _margin(self) -> float:
+        return min(self.timing.margin, 0.1 * self._seconds)
+
+    def _in_window(self, window: tuple[float, float]) -> datetime:
+        lo, hi = window
+        latest = self._seconds - self._margin()
+        offset = min(self._rng.uniform(lo, hi) * self._seconds, latest)
+        return self._start + timedelta(seconds=max(offset, 0.0))
+
+    def _latest(self) -> datetime:
+        return self._deadline - timedelta(seconds=self._margin())
+
+    # ---- votes --------------------------------------------------------------------------------
+
+    def _voting_now(self) -> bool:
+        if self._kind is PhaseKind.VOTE:
+            return True
+        return self._kind is PhaseKind.NIGHT_VOTE and self.is_mafia
+
+    def _plan_vote(self, now: datetime) -> Intent | None:
+        if not self._voting_now() or self._vote_off:
+            return None
+        night = self._kind is PhaseKind.NIGHT_VOTE
+        if self._voted == _NO_VOTE:
+            if self._vote_at is None:
+                self._vote_at = self._in_window(self.timing.vote_window)
+            target = self._night_target() if night else self._day_target()
+            return Intent(self._vote_at, "vote", target=self._name(target))
+        if self._change_to is not None and self._change_at is not None:
+            return Intent(self._change_at, "vote", target=self._name(self._change_to))
+        return None
+
+    def _name(self, seat: int | None) -> str | None:
+        return None if seat is None else self._names[seat]
+
+    def _schedule_change(self, target: int, t: datetime) -> None:
+        at = t + timedelta(seconds=self._rng.uniform(*self.timing.change_delay))
+        if at > self._latest():
+            return
+        self._change_to = target
+        self._change_at = at
+        self._dirty = True
+
+    def _maybe_bandwagon(self, t: datetime) -> None:
+        """Change the day vote once, onto a strong bandwagon (never a partner or a cleared)."""
+        if self._voted == _NO_VOTE or self._changed or self._change_to is not None:
+            return
+        tally = self._tally()
+        if not tally:
+            return
+        leader, count = max(tally.items(), key=lambda kv: (kv[1], -kv[0]))
+        need = max(2, math.ceil(0.4 * len(self._alive)))
+        if count < need or leader == self._voted or leader == self.seat:
+            return
+        if leader in self._partners or leader not in self._alive or leader in self._vote_banned:
+            return
+        if not self.is_mafia and self._inspections.get(leader) is False:
+            return
+        if not self.is_mafia and self._voted is not None and self._inspections.get(self._voted):
+            return
+        mine = tally[self._voted] if self._voted is not None else 0
+        if mine > count - 2:
+            return
+        self._schedule_change(leader, t)
+
+    def _maybe_follow_partner(self, t: datetime) -> None:
+        """At night, align with the lowest-seat partner once, so the kill is not a tie."""
+        if self._voted == _NO_VOTE or self._changed or self._change_to is not None:
+            return
+        target = self._night_target()
+        if target is not None and target != self._voted:
+            self._schedule_change(target, t)
+
+    # ---- night actions ------------------------------------------------------------------------
+
+    def _plan_act(self, now: datetime) -> Intent | None:
+        if self._kind is None or not self._kind.is_night or self._acted:
+            return None
+        role = self._role
+        if role is None or get_role(role).night_verb is None or self._act_errors >= 3:
+            return None
+        if self._act_at is None:
+            self._act_at = self._in_window(self.timing.act_window)
+        target = self._act_target()
+        if target is None:
+            return None
+        return Intent(self._act_at, "night_act", target=self._names[target])
+
+    def _act_target(self) -> int | None:
+        if self._role == "detective":
+            score = self._scores("suspicion")
+            cands = [
+                s for s in score if s not in self._inspections and s not in self._act_banned
+            ]
+            if not cands:
+                cands = [s for s in score if s not in self._act_banned]
+            return max(cands, key=lambda s: score[s]) if cands else None
+        if self._role == "doctor":
+            return self._protect_target()
+        # an unknown town role with a night action: act on the least suspicious player
+        score = self._scores("suspicion")
+        cands = [s for s in score if s not in self._act_banned]
+        return min(cands, key=lambda s: score[s]) if cands else None
+
+    def _protect_target(self) -> int | None:
+        allowed = [
+            s
+            for s in sorted(self._alive)
+            if s != self._last_protect and s not in self._act_banned
+        ]
+        if not allowed:
+            return None
+        for claimer, (_target, kind) in self._claims.items():
+            if kind == "mafia" and claimer in allowed and claimer != self.seat:
+                return claimer  # a claimed detective is the next kill
+        gate = ("protect-self", self._seq)
+        if gate not in self._gates:
+            self._gates[gate] = self._rng.random() < 0.45
+        if self.seat in allowed and self._gates[gate]:
+            return self.seat
+        score = self._scores("suspicion")
+        others = [s for s in allowed if s != self.seat]
+        if not others:
+            return self.seat if self.seat in allowed else None
+        # most valuable: trusted and vocal (the mafia kill whoever leads the town)
+        return min(others, key=lambda s: score.get(s, 0.0) - 0.1 * self._talk[s])
+
+    # ---- speaking -----------------------------------------------------------------------------
+
+    def _speaking_place(self) -> str | None:
+        if self._kind is None or self._kind is PhaseKind.OVER:
+            return None
+        if self._kind.is_day:
+            return "stage"
+        if self.is_mafia and any(p in self._alive for p in self._partners):
+            return "den"
+        return None
+
+    def _cap(self) -> int:
+        t = self.timing
+        cap = {PhaseKind.DAY: t.day_cap, PhaseKind.VOTE: t.vote_cap}.get(
+            self._kind or PhaseKind.OVER, t.den_cap
+        )
+        return max(1, round(cap * self._chatty))
+
+    def _present(self) -> int:
+        if self._kind is not None and self._kind.is_night:
+            return len((self._partners | {self.seat}) & self._alive)
+        return max(len(self._alive), 1)
+
+    def share(self) -> float:
+        """This seat's share of the current phase's player messages."""
+        if self._phase_total == 0:
+            return 0.0
+        return self._phase_msgs[self.seat] / self._phase_total
+
+    def _below_share(self) -> bool:
+        return self.share() < 1.0 / self._present()
+
+    def _delay(self, mode: str) -> timedelta:
+        lo, hi = self.timing.short_delay if mode == "short" else self.timing.long_delay
+        return timedelta(seconds=self._rng.uniform(lo, hi) / self._chatty)
+
+    def _typing(self, text: str | None) -> timedelta:
+        words = len(text.split()) if text else 0
+        per = self.timing.seconds_per_word * self._rng.uniform(0.8, 1.25)
+        return timedelta(seconds=words * per)
+
+    def _plan_speak(self, now: datetime) -> Intent | None:
+        if self._speaking_place() is None:
+            return None
+        if self._speak is not None:
+            if self._restale:
+                self._restale = False
+                composed = self._compose(now)
+                if composed is not None:
+                    text, opt = composed
+                    self._speak = Intent(self._speak.at, "say", text=text)
+                    self._speak_topic, self._speak_prop = opt.topic, opt.proposal
+            return self._speak
+        self._restale = False
+        if self._speak_off is not None or self._lines >= self._cap():
+            return None
+        below = self._below_share()
+        if not below and self._rng.random() < self.timing.skip_when_loud:
+            self._speak_off = "skip"
+            return None
+        self._speak_mode = "short" if below else "long"
+        base = max(now, self._last_msg_t, self._start)
+        composed = self._compose(now)
+        if composed is None:
+            self._speak_off = "no-text"
+            return None
+        text, opt = composed
+        at = base + self._delay(self._speak_mode) + self._typing(text)
+        if at >= self._deadline:
+            self._speak_off = "no-time"
+            return None
+        self._speak = Intent(at, "say", text=text)
+        self._speak_topic, self._speak_prop = opt.topic, opt.proposal
+        return self._speak
+
+    # ---- what to say --------------------------------------------------------------------------
+
+    def _compose(self, now: datetime) -> tuple[str, _Option] | None:
+        options = self._den_options() if self._kind is not None and self._kind.is_night else (
+            self._stage_options(now)
+        )
+        while options:
+            opt = options.pop(self._weighted_index([o.weight for o in options]))
+            text = self._fresh(opt.key, opt.slots)
+            if text is not None:
+                return text, opt
+        return None
+
+    def _weighted_index(self, weights: list[float]) -> int:
+        pick = self._rng.random() * sum(weights)
+        for index, w in enumerate(weights):
+            pick -= w
+            if pick <= 0:
+                return index
+        return len(weights) - 1
+
+    def _fresh(self, key: str, slots: Mapping[str, str]) -> str | None:
+        """A rendering of ``key`` this seat has never said."""
+        templates = TEMPLATES[key]
+        n = len(templates)
+        first = self._rng.randrange(n)
+        for k in range(n):
+            text = templates[(first + k) % n].format_map(slots)
+            if text.casefold() not in self._said:
+                return text
+        base = templates[self._rng.randrange(len(templates))].format_map(slots)
+        variants = [(p, s) for p in PREFIXES for s in SUFFIXES if p or s]
+        self._rng.shuffle(variants)
+        for p, s in variants:
+            text = f"{p}{base}{s}"
+            if text.casefold() not in self._said:
+                return text
+        return None
+
+    def _done_topic(self, topic: tuple[object, ...]) -> bool:
+        return topic in self._topics
+
+    def _stage_options(self, now: datetime) -> list[_Option]:
+        names = self._names
+        day = self._day
+        kind = self._kind
+        opts: list[_Option] = []
+        add = opts.append
+        mafia = self.is_mafia
+        talkable = set(self._others())
+
+        accusers = [a for a in self._accused_me if a in self._alive]
+        if accusers:
+            a = accusers[-1]
+            topic: tuple[object, ...] = ("defend", a, self._seq, len(accusers))
+            add(_Option(3.0, "defend", {}, topic))
+            if a in talkable:
+                add(_Option(3.0, "defend_back", {"a": names[a]}, topic))
+                add(_Option(1.5, "accuse_me", {"x": names[a]}, topic))
+
+        if self._role == "detective":
+            found = self._reveal
+            if found is not None and found in self._alive and not self._done_topic(("det", found)):
+                add(_Option(8.0, "det_mafia", {"x": names[found]}, ("det", found)))
+            if kind is PhaseKind.VOTE:
+                tally = self._tally()
+                for s, n in tally.most_common(1):
+                    gate = ("det-clean", s, day)
+                    if self._inspections.get(s) is False and n >= 2 and gate not in self._topics:
+                        if gate not in self._gates:
+                            self._gates[gate] = self._rng.random() < 0.5
+                        if self._gates[gate]:
+                            add(_Option(6.0, "det_clean", {"x": names[s]}, gate))
+
+        if day == 1 and kind is PhaseKind.DAY:
+            if self._lines == 0:
+                add(_Option(6.0, "greet", {}, ("greet",)))
+            add(_Option(1.5, "open", {}))
+
+        if day > 1 and kind is PhaseKind.DAY and not self._done_topic(("night", day)):
+            topic = ("night", day)
+            if self._night_victim is not None:
+                v, role = self._night_victim
+                add(_Option(5.0, "night_kill", {"v": names[v], "role": role}, topic))
+                victim_accused = [
+                    (n, b) for (a, b), n in self._accusations.items() if a == v and b in talkable
+                ]
+                if victim_accused:
+                    accused = max(victim_accused)[1]
+                    slots: dict[str, str] = {"v": names[v], "x": names[accused]}
+                    add(_Option(2.0, "night_kill_reason", slots, topic))
+            elif self._night_none:
+                add(_Option(4.0, "night_none", {}, topic))
+
+        elim = self._last_day_elim
+        if elim is not None and day == elim[3] + 1 and not self._done_topic(("elim", day)):
+            v, role, voters, _d = elim
+            topic = ("elim", day)
+            if not (mafia and v in self._partners):
+                shown = [names[s] for s in voters if s in talkable]
+                if role == "mafia":
+                    add(_Option(2.5, "elim_mafia", {"v": names[v]}, topic))
+                elif shown:
+                    slots = {"v": names[v], "voters": display_list(shown)}
+                    add(_Option(2.5, "elim_bystander", slots, topic))
+                else:
+                    add(_Option(2.0, "elim_bystander_plain", {"v": names[v]}, topic))
+
+        if day > 1 and not self._done_topic(("day", day)):
+            slots = {"n": str(day), "alive": str(len(self._alive))}
+            add(_Option(0.8, "day_count", slots, ("day", day)))
+
+        top = self._stage_target()
+        if top is not None:
+            x = names[top]
+            score = self._scores("danger" if mafia else "suspicion").get(top, 0.0)
+            for (voter, victim), _n in self._past_votes.items():
+                if voter == top and self._revealed.get(victim, "mafia") != "mafia":
+                    if not (mafia and victim in self._partners):
+                        add(_Option(2.5, "accuse_vote", {"x": x, "v": names[victim]}))
+                    break
+            for (accuser, victim), _n in self._accusations.items():
+                if accuser == top and self._revealed.get(victim, "mafia") != "mafia":
+                    if victim != self.seat and victim not in self._partners:
+                        add(_Option(2.0, "accuse_accused", {"x": x, "v": names[victim]}))
+                    break
+            if self._activity([top]).get(top, 0.0) >= 0.2 and self._talk[top] > 3:
+                add(_Option(0.8, "accuse_loud", {"x": x}))
+            add(_Option(2.5 if score >= 1.0 else 1.2, "accuse", {"x": x}))
+            others_on_top = [
+                a for a in self._phase_accusers.get(top, []) if a in talkable and a != top
+            ]
+            if others_on_top:
+                add(_Option(1.5, "agree", {"x": x, "a": names[others_on_top[-1]]}))
+
+        if kind is PhaseKind.VOTE:
+            if self._voted == _NO_VOTE:
+                target = self._day_target()
+            else:
+                target = self._change_to if self._change_to is not None else self._voted
+            if target is not None and target in talkable:
+                add(_Option(3.0, "vote_state", {"x": names[target]}))
+            tally = self._tally()
+            if tally and not (mafia and any(s in self._partners for s in tally)):
+                text = ", ".join(f"{names[s]} {n}" for s, n in tally.most_common(3))
+                add(_Option(1.0, "tally", {"tally": text}))
+            if now >= self._start + timedelta(seconds=0.5 * self._seconds):
+                add(_Option(0.8, "late", {}))
+        elif kind is PhaseKind.DAY and now >= self._start + timedelta(seconds=0.7 * self._seconds):
+            add(_Option(0.8, "late", {}))
+
+        if self._phase_total >= len(self._alive):
+            quiet = [s for s in talkable if self._phase_msgs[s] == 0]
+            if quiet:
+                q = quiet[self._rng.randrange(len(quiet))]
+                add(_Option(1.2, "quiet", {"x": names[q]}))
+        if talkable:
+            pool = sorted(talkable)
+            add(_Option(1.0, "ask", {"x": names[pool[self._rng.randrange(len(pool))]]}))
+        add(_Option(0.4, "filler", {}))
+        return opts
+
+    def _den_options(self) -> list[_Option]:
+        names = self._names
+        opts: list[_Option] = []
+        night = ("den", self._day)
+        target = self._night_target()
+        first = self._first_prop
+        if first is not None and first in self._alive:
+            if not self._done_topic(("den-agree", self._day)) and not self._done_topic(
+                ("den-prop", self._day)
+            ):
+                topic = ("den-agree", self._day)
+                opts.append(_Option(6.0, "den_agree", {"x": names[first]}, topic, first))
+        elif target is not None:
+            topic = ("den-prop", self._day)
+            x = names[target]
+            opts.append(_Option(5.0, "den_propose", {"x": x}, topic, target))
+            if target in self._claims:
+                opts.append(_Option(6.0, "den_propose_claim", {"x": x}, topic, target))
+            mafia = self._partners | {self.seat}
+            hit = [b for (a, b) in self._accusations if a == target and b in mafia]
+            if hit:
+                slots = {"x": x, "p": names[hit[0]]}
+                opts.append(_Option(3.0, "den_propose_reason", slots, topic, target))
+        danger = self._scores("danger")
+        later = [s for s in danger if s != target]
+        if later:
+            push = max(later, key=lambda s: -danger[s])  # pin it on someone unthreatening
+            opts.append(_Option(1.2, "den_plan", {"x": names[push]}, night))
+        opts.append(_Option(0.8, "den_small", {}, night))
+        return opts
+
+    # ==== feedback =============================================================================
+
+    def done(self, intent: Intent, error: str | None) -> None:
+        """Record the outcome; on a refusal try something else, never the same thing again."""
+        self._dirty = True
+        if intent.kind == "say" and intent.text:
+            self._said.add(intent.text.casefold())
+        if intent not in self._issued:
+            return  # planned in an earlier phase: its phase is gone, and so is its meaning
+        self._issued.discard(intent)
+        if intent.kind == "say":
+            if self._speak is not None and self._speak.text == intent.text:
+                self._speak = None
+            if error is None:
+                self._lines += 1
+                topic = self._speak_topic
+                if topic is not None:
+                    self._topics.add(topic)
+                    if topic[0] == "defend":
+                        self._accused_me.clear()
+                self._speak_topic = None
+            else:
+                self._say_errors += 1
+                if self._say_errors >= 2:
+                    self._speak_off = "refused"
+            return
+        target = self._seat_of(intent.target)
+        if intent.kind == "vote":
+            self._done_vote(intent, target, error)
+        else:
+            self._done_act(intent, target, error)
+
+    def _seat_of(self, name: str | None) -> int | None:
+        if name is None:
+            return None
+        folded = name.casefold()
+        for i, n in enumerate(self._names):
+            if n.casefold() == folded:
+                return i
+        return None
+
+    def _done_vote(self, intent: Intent, target: int | None, error: str | None) -> None:
+        if error is None:
+            was_change = self._voted != _NO_VOTE
+            self._voted = target
+            self._vote_at = None
+            if was_change or (self._change_to is not None and self._change_to == target):
+                self._changed = True
+                self._change_to = None
+                self._change_at = None
+            return
+        self._vote_errors += 1
+        if target is not None:
+            self._vote_banned.add(target)
+        if self._change_to is not None:
+            self._change_to = None  # a refused change of mind is dropped, not retried
+            self._change_at = None
+            self._changed = True
+            return
+        if self._vote_errors >= 3:
+            self._vote_off = True
+            return
+        retry = intent.at + timedelta(seconds=self._rng.uniform(1.0, 3.0))
+        if retry > self._deadline:
+            self._vote_off = True
+        else:
+            self._vote_at = retry
+
+    def _done_act(self, intent: Intent, target: int | None, error: str | None) -> None:
+        if error is None:
+            self._acted = True
+            self._night_act_target = target
+            return
+        self._act_errors += 1
+        if target is not None:
+            self._act_banned.add(target)
+        retry = intent.at + timedelta(seconds=self._rng.uniform(1.0, 3.0))
+        self._act_at = retry if retry <= self._deadline else None
+        if self._act_at is None:
+            self._act_errors = 3
+
+
+_HANDLERS: dict[type[Event], Callable[[BaselinePolicy, Event], None]] = {
+    GameStarted: BaselinePolicy._on_game_started,
+    RoleAssigned: BaselinePolicy._on_role,
+    PhaseStarted: BaselinePolicy._on_phase_started,
+    PhaseEnded: BaselinePolicy._on_phase_ended,
+    MessageAccepted: BaselinePolicy._on_message,
+    VoteCast: BaselinePolicy._on_vote,
+    PlayerEliminated: BaselinePolicy._on_eliminated,
+    NightResult: BaselinePolicy._on_night_result,
+    InspectionResult: BaselinePolicy._on_inspection,
+    NightActionRecorded: BaselinePolicy._on_night_action,
+    GameOver: BaselinePolicy._on_game_over,
+}

@@ -1,0 +1,178 @@
+"""Whole games at maximum speed, in process, without sleeping or asyncio.
+
+A discrete-event loop over :func:`games.engine.apply`: at every step it carries out the
+earliest of the policies' planned intents, or ticks the clock to the phase deadline when
+nothing is planned before it. Events reach a policy only when its seat may see them, exactly
+as in a live game, so a policy that plays well here plays the same way through
+:mod:`agent.driver`. Used for benchmarks, evaluations and tests.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from agent.base import Intent, Policy
+from agent.baseline import BaselinePolicy
+from games.actions import Action, NightAct, Say, Tick, Vote
+from games.config import GameConfig
+from games.engine import apply, new_game
+from games.errors import RuleError
+from games.events import Event, MessageAccepted, PhaseStarted, VoteCast
+from games.names import pick_names, resolve_name
+from games.state import GameState
+
+__all__ = ["FastResult", "PolicyFactory", "SimulationStuck", "simulate_fast"]
+
+#: builds the policy for (seat, character name, seeded generator)
+PolicyFactory = Callable[[int, str, random.Random], Policy]
+
+#: game time of the first phase (any aware time would do; fixed for reproducible logs)
+EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+class SimulationStuck(AssertionError):
+    """The policies kept acting without the game clock moving on (a livelock)."""
+
+
+@dataclass(frozen=True)
+class FastResult:
+    #: "mafia" or "bystanders" (None only if the game was aborted)
+    winner: str | None
+    #: (character name, role) by seat
+    seats: tuple[tuple[str, str], ...]
+    #: phases started, day 1 included
+    phases: int
+    messages: int
+    votes: int
+    #: intents the engine refused
+    refused: int
+    #: game time the game took
+    game_seconds: float
+    #: every event in order, when asked for
+    events: tuple[Event, ...] | None = None
+
+
+def _default_factory(seat: int, name: str, rng: random.Random) -> Policy:
+    return BaselinePolicy(seat, name, rng)
+
+
+def _action(intent: Intent, seat: int, t: datetime, names: dict[int, str]) -> Action:
+    if intent.kind == "say":
+        return Say(seat, intent.text or "", t)
+    if intent.kind == "vote":
+        target = None if intent.target is None else resolve_name(intent.target, names)
+        return Vote(seat, target, t)
+    return NightAct(seat, resolve_name(intent.target or "", names), t)
+
+
+def simulate_fast(
+    config: GameConfig,
+    players: int,
+    seed: int,
+    policy_factory: PolicyFactory | None = None,
+    *,
+    keep_events: bool = False,
+    names: Sequence[str] | None = None,
+    max_steps_per_instant: int | None = None,
+) -> FastResult:
+    """Play one whole game with one policy per seat, as fast as the CPU allows.
+
+    The same ``seed`` gives the same game (names, roles, policies' generators). Intents are
+    taken in time order; intents at the same time in seat order, and before the deadline
+    tick at that time. Raises :class:`SimulationStuck` when more than
+    ``max_steps_per_instant`` actions happen without the game time advancing.
+    """
+    factory = policy_factory or _default_factory
+    table = list(names) if names is not None else pick_names(players, random.Random(seed))
+    state, first = new_game(config, table, seed, EPOCH)
+    by_seat = {s.index: s.name for s in state.seats}
+    policies = [factory(i, by_seat[i], random.Random(f"{seed}:seat:{i}")) for i in by_seat]
+    count = len(policies)
+    limit = max_steps_per_instant or 200 + 50 * count
+    # a policy is asked again only after it was told something (plan must be stable)
+    planned: list[Intent | None] = [None] * count
+    stale = [True] * count
+    log: list[Event] = []
+    messages = votes = phases = refused = 0
+    audiences: dict[frozenset[int] | None, tuple[int, ...]] = {None: tuple(range(count))}
+
+    def deliver(events: list[Event]) -> None:
+        nonlocal messages, votes, phases
+        for event in events:
+            if keep_events:
+                log.append(event)
+            cls = type(event)
+            if cls is MessageAccepted:
+                messages += 1
+            elif cls is VoteCast:
+                votes += 1
+            elif cls is PhaseStarted:
+                phases += 1
+            seen = event.visible_to
+            audience = audiences.get(seen)
+            if audience is None:  # visible(event, seat) for every seat, computed once per set
+                assert seen is not None
+                audience = audiences[seen] = tuple(i for i in range(count) if i in seen)
+            for i in audience:
+                policies[i].observe(event)
+                stale[i] = True
+
+    deliver(first)
+    now = EPOCH
+    same_instant = 0
+    while not state.over:
+        best: Intent | None = None
+        who = -1
+        for i in range(count):
+            if stale[i]:
+                planned[i] = policies[i].plan(now)
+                stale[i] = False
+            intent = planned[i]
+            if intent is not None and (best is None or intent.at < best.at):
+                best, who = intent, i
+        deadline = state.phase.deadline
+        assert deadline is not None
+        if best is not None and best.at <= deadline:
+            t = best.at if best.at > now else now
+            state, events, error = _try(state, best, who, t, by_seat)
+            if error is not None:
+                refused += 1
+            deliver(events)
+            policies[who].done(best, error)
+            stale[who] = True
+        else:
+            t = deadline if deadline > now else now
+            state, events = apply(state, Tick(t))
+            deliver(events)
+        if t > now:
+            now, same_instant = t, 0
+        else:
+            same_instant += 1
+            if same_instant > limit:
+                raise SimulationStuck(
+                    f"{same_instant} actions at {now.isoformat()} without time moving on "
+                    f"(seed {seed}, phase {state.phase.label}); last intent {best!r}"
+                )
+    return FastResult(
+        winner=state.winner,
+        seats=tuple((s.name, s.role) for s in state.seats),
+        phases=phases,
+        messages=messages,
+        votes=votes,
+        refused=refused,
+        game_seconds=(now - EPOCH).total_seconds(),
+        events=tuple(log) if keep_events else None,
+    )
+
+
+def _try(
+    state: GameState, intent: Intent, seat: int, t: datetime, names: dict[int, str]
+) -> tuple[GameState, list[Event], str | None]:
+    try:
+        new, events = apply(state, _action(intent, seat, t, names))
+    except RuleError as err:
+        return state, [], str(err)
+    return new, events, None
