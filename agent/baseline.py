@@ -151,6 +151,8 @@ class BaselinePolicy:
         self._night_act_target: int | None = None
         # --- the current phase
         self._kind: PhaseKind | None = None
+        self._room = 1
+        self._lines_cap = 1
         self._seq = 0
         self._start = datetime.min
         self._deadline = datetime.min
@@ -240,6 +242,8 @@ class BaselinePolicy:
         self._seconds = event.seconds
         self._reset_phase()
         self._issued = set()
+        self._room = self._present()
+        self._lines_cap = self._cap()
         if keep_prop:
             self._first_prop = first_prop
         self._version += 1
@@ -316,10 +320,10 @@ class BaselinePolicy:
                 self._accusations[(s, target)] += 1
                 # until the accused is revealed, only accusations of me (or, for the mafia,
                 # of a mafia member) move the scores
+                self._phase_accusers.setdefault(target, []).append(s)
                 if target == self.seat or target in self._partners:
                     self._version += 1
-                self._phase_accusers.setdefault(target, []).append(s)
-                changed = self._voted == _NO_VOTE and self._voting_now()
+                    changed = self._voted == _NO_VOTE and self._voting_now()
                 if target == self.seat and s != self.seat:
                     self._accused_me.append(s)
                     changed = True
@@ -337,21 +341,19 @@ class BaselinePolicy:
 
     def _on_other_line(self, t: datetime) -> bool:
         """Someone else spoke: if that puts us below our share, speak up sooner."""
-        if self._speak is None and self._speak_off != "skip":
-            return False
-        if not self._below_share():
-            return False
-        if self._speak is not None:
-            if self._speak_mode != "long":
+        if self._speak is None:
+            if self._speak_off != "skip" or not self._below_share():
                 return False
-            at = t + self._delay("short") + self._typing(self._speak.text)
-            self._speak_mode = "short"
-            if at < self._speak.at:
-                self._speak = Intent(at, "say", text=self._speak.text)
-                return True
+            self._speak_off = None
+            return True
+        if self._speak_mode != "long" or not self._below_share():
             return False
-        self._speak_off = None
-        return True
+        at = t + self._delay("short") + self._typing(self._speak.text)
+        self._speak_mode = "short"
+        if at < self._speak.at:
+            self._speak = Intent(at, "say", text=self._speak.text)
+            return True
+        return False
 
     def _on_vote(self, event: Event) -> None:
         assert isinstance(event, VoteCast)
@@ -372,6 +374,7 @@ class BaselinePolicy:
         assert isinstance(event, PlayerEliminated)
         self._version += 1
         self._alive.discard(event.seat)
+        self._room = self._present()
         self._revealed[event.seat] = event.role
         if event.cause == "vote":
             votes = self._yesterday_votes
@@ -575,19 +578,14 @@ class BaselinePolicy:
     def _refresh(self, now: datetime) -> Intent | None:
         if self._over or self._kind is None or not self._me_alive() or self._role is None:
             return None
-        options: list[Intent] = []
-        act = self._plan_act(now)
-        if act is not None:
-            options.append(act)
-        vote = self._plan_vote(now)
-        if vote is not None:
-            options.append(vote)
+        best = self._plan_act(now) if self._kind.is_night else None
+        vote = self._plan_vote(now) if self._voting_now() else None
+        if vote is not None and (best is None or vote.at < best.at):
+            best = vote
         speak = self._plan_speak(now)
-        if speak is not None:
-            options.append(speak)
-        if not options:
-            return None
-        return min(options, key=lambda i: (i.at, i.kind == "say"))
+        if speak is not None and (best is None or speak.at < best.at):
+            best = speak  # on a tie the vote or act goes first
+        return best
 
     def _margin(self) -> float:
         return min(self.timing.margin, 0.1 * self._seconds)
@@ -735,6 +733,7 @@ class BaselinePolicy:
         return max(1, round(cap * self._chatty))
 
     def _present(self) -> int:
+        """N: the players in the room where this seat talks now."""
         if self._kind is not None and self._kind.is_night:
             return len((self._partners | {self.seat}) & self._alive)
         return max(len(self._alive), 1)
@@ -746,7 +745,10 @@ class BaselinePolicy:
         return self._phase_msgs[self.seat] / self._phase_total
 
     def _below_share(self) -> bool:
-        return self.share() < 1.0 / self._present()
+        # share < 1/N, without dividing: mine * N < total
+        return self._phase_msgs[self.seat] * self._room < self._phase_total or (
+            self._phase_total == 0
+        )
 
     def _delay(self, mode: str) -> timedelta:
         lo, hi = self.timing.short_delay if mode == "short" else self.timing.long_delay
@@ -770,7 +772,7 @@ class BaselinePolicy:
                     self._speak_topic, self._speak_prop = opt.topic, opt.proposal
             return self._speak
         self._restale = False
-        if self._speak_off is not None or self._lines >= self._cap():
+        if self._speak_off is not None or self._lines >= self._lines_cap:
             return None
         below = self._below_share()
         if not below and self._rng.random() < self.timing.skip_when_loud:
@@ -794,14 +796,24 @@ class BaselinePolicy:
     # ---- what to say --------------------------------------------------------------------------
 
     def _compose(self, now: datetime) -> tuple[str, _Option] | None:
-        options = self._den_options() if self._kind is not None and self._kind.is_night else (
-            self._stage_options(now)
-        )
-        while options:
-            opt = options.pop(self._weighted_index([o.weight for o in options]))
-            text = self._fresh(opt.key, opt.slots)
+        """Pick a situation by weight, then build and render only that one (cheap)."""
+        if self._kind is not None and self._kind.is_night:
+            ready: list[_Option] = self._den_options()
+            while ready:
+                opt = ready.pop(self._weighted_index([o.weight for o in ready]))
+                text = self._fresh(opt.key, opt.slots)
+                if text is not None:
+                    return text, opt
+            return None
+        choices = self._stage_choices(now)
+        while choices:
+            _w, build = choices.pop(self._weighted_index([c[0] for c in choices]))
+            built = build()
+            if built is None:
+                continue
+            text = self._fresh(built.key, built.slots)
             if text is not None:
-                return text, opt
+                return text, built
         return None
 
     def _weighted_index(self, weights: list[float]) -> int:
@@ -833,125 +845,191 @@ class BaselinePolicy:
     def _done_topic(self, topic: tuple[object, ...]) -> bool:
         return topic in self._topics
 
-    def _stage_options(self, now: datetime) -> list[_Option]:
-        names = self._names
+    def _stage_choices(self, now: datetime) -> list[tuple[float, Callable[[], _Option | None]]]:
+        """The situations worth a line now, with weights; each builds its line on demand."""
         day = self._day
         kind = self._kind
-        opts: list[_Option] = []
-        add = opts.append
-        mafia = self.is_mafia
-        talkable = set(self._others())
-
-        accusers = [a for a in self._accused_me if a in self._alive]
-        if accusers:
-            a = accusers[-1]
-            topic: tuple[object, ...] = ("defend", a, self._seq, len(accusers))
-            add(_Option(3.0, "defend", {}, topic))
-            if a in talkable:
-                add(_Option(3.0, "defend_back", {"a": names[a]}, topic))
-                add(_Option(1.5, "accuse_me", {"x": names[a]}, topic))
-
+        topics = self._topics
+        out: list[tuple[float, Callable[[], _Option | None]]] = []
+        add = out.append
+        if self._accused_me:
+            add((6.0, self._opt_defend))
         if self._role == "detective":
-            found = self._reveal
-            if found is not None and found in self._alive and not self._done_topic(("det", found)):
-                add(_Option(8.0, "det_mafia", {"x": names[found]}, ("det", found)))
-            if kind is PhaseKind.VOTE:
-                tally = self._tally()
-                for s, n in tally.most_common(1):
-                    gate = ("det-clean", s, day)
-                    if self._inspections.get(s) is False and n >= 2 and gate not in self._topics:
-                        if gate not in self._gates:
-                            self._gates[gate] = self._rng.random() < 0.5
-                        if self._gates[gate]:
-                            add(_Option(6.0, "det_clean", {"x": names[s]}, gate))
-
+            if self._reveal is not None and self._reveal in self._alive:
+                add((8.0, self._opt_reveal))
+            if kind is PhaseKind.VOTE and self._votes_now:
+                add((6.0, self._opt_det_clean))
         if day == 1 and kind is PhaseKind.DAY:
             if self._lines == 0:
-                add(_Option(6.0, "greet", {}, ("greet",)))
-            add(_Option(1.5, "open", {}))
-
-        if day > 1 and kind is PhaseKind.DAY and not self._done_topic(("night", day)):
-            topic = ("night", day)
+                add((6.0, self._opt_greet))
+            add((1.5, self._opt_open))
+        if day > 1 and kind is PhaseKind.DAY and ("night", day) not in topics:
             if self._night_victim is not None:
-                v, role = self._night_victim
-                add(_Option(5.0, "night_kill", {"v": names[v], "role": role}, topic))
-                victim_accused = [
-                    (n, b) for (a, b), n in self._accusations.items() if a == v and b in talkable
-                ]
-                if victim_accused:
-                    accused = max(victim_accused)[1]
-                    slots: dict[str, str] = {"v": names[v], "x": names[accused]}
-                    add(_Option(2.0, "night_kill_reason", slots, topic))
+                add((5.0, self._opt_night_kill))
             elif self._night_none:
-                add(_Option(4.0, "night_none", {}, topic))
-
+                add((4.0, self._opt_night_none))
         elim = self._last_day_elim
-        if elim is not None and day == elim[3] + 1 and not self._done_topic(("elim", day)):
-            v, role, voters, _d = elim
-            topic = ("elim", day)
-            if not (mafia and v in self._partners):
-                shown = [names[s] for s in voters if s in talkable]
-                if role == "mafia":
-                    add(_Option(2.5, "elim_mafia", {"v": names[v]}, topic))
-                elif shown:
-                    slots = {"v": names[v], "voters": display_list(shown)}
-                    add(_Option(2.5, "elim_bystander", slots, topic))
-                else:
-                    add(_Option(2.0, "elim_bystander_plain", {"v": names[v]}, topic))
-
-        if day > 1 and not self._done_topic(("day", day)):
-            slots = {"n": str(day), "alive": str(len(self._alive))}
-            add(_Option(0.8, "day_count", slots, ("day", day)))
-
-        top = self._stage_target()
-        if top is not None:
-            x = names[top]
-            score = self._scores("danger" if mafia else "suspicion").get(top, 0.0)
-            for (voter, victim), _n in self._past_votes.items():
-                if voter == top and self._revealed.get(victim, "mafia") != "mafia":
-                    if not (mafia and victim in self._partners):
-                        add(_Option(2.5, "accuse_vote", {"x": x, "v": names[victim]}))
-                    break
-            for (accuser, victim), _n in self._accusations.items():
-                if accuser == top and self._revealed.get(victim, "mafia") != "mafia":
-                    if victim != self.seat and victim not in self._partners:
-                        add(_Option(2.0, "accuse_accused", {"x": x, "v": names[victim]}))
-                    break
-            if self._activity([top]).get(top, 0.0) >= 0.2 and self._talk[top] > 3:
-                add(_Option(0.8, "accuse_loud", {"x": x}))
-            add(_Option(2.5 if score >= 1.0 else 1.2, "accuse", {"x": x}))
-            others_on_top = [
-                a for a in self._phase_accusers.get(top, []) if a in talkable and a != top
-            ]
-            if others_on_top:
-                add(_Option(1.5, "agree", {"x": x, "a": names[others_on_top[-1]]}))
-
+        if elim is not None and day == elim[3] + 1 and ("elim", day) not in topics:
+            add((2.5, self._opt_elim))
+        if day > 1 and ("day", day) not in topics:
+            add((0.8, self._opt_day_count))
+        add((3.0, self._opt_accuse))
         if kind is PhaseKind.VOTE:
-            if self._voted == _NO_VOTE:
-                target = self._day_target()
-            else:
-                target = self._change_to if self._change_to is not None else self._voted
-            if target is not None and target in talkable:
-                add(_Option(3.0, "vote_state", {"x": names[target]}))
-            tally = self._tally()
-            if tally and not (mafia and any(s in self._partners for s in tally)):
-                text = ", ".join(f"{names[s]} {n}" for s, n in tally.most_common(3))
-                add(_Option(1.0, "tally", {"tally": text}))
+            add((3.0, self._opt_vote_state))
+            if self._votes_now:
+                add((1.0, self._opt_tally))
             if now >= self._start + timedelta(seconds=0.5 * self._seconds):
-                add(_Option(0.8, "late", {}))
+                add((0.8, self._opt_late))
         elif kind is PhaseKind.DAY and now >= self._start + timedelta(seconds=0.7 * self._seconds):
-            add(_Option(0.8, "late", {}))
-
+            add((0.8, self._opt_late))
         if self._phase_total >= len(self._alive):
-            quiet = [s for s in talkable if self._phase_msgs[s] == 0]
-            if quiet:
-                q = quiet[self._rng.randrange(len(quiet))]
-                add(_Option(1.2, "quiet", {"x": names[q]}))
-        if talkable:
-            pool = sorted(talkable)
-            add(_Option(1.0, "ask", {"x": names[pool[self._rng.randrange(len(pool))]]}))
-        add(_Option(0.4, "filler", {}))
-        return opts
+            add((1.2, self._opt_quiet))
+        add((1.0, self._opt_ask))
+        add((0.4, self._opt_filler))
+        return out
+
+    def _pick(self, options: list[_Option]) -> _Option | None:
+        if not options:
+            return None
+        return options[self._weighted_index([o.weight for o in options])]
+
+    def _talkable(self, seat: int) -> bool:
+        return seat != self.seat and seat in self._alive and seat not in self._partners
+
+    def _opt_defend(self) -> _Option | None:
+        accusers = [a for a in self._accused_me if a in self._alive]
+        if not accusers:
+            return None
+        a = accusers[-1]
+        topic: tuple[object, ...] = ("defend", a, self._seq, len(accusers))
+        opts = [_Option(3.0, "defend", {}, topic)]
+        if self._talkable(a):
+            name = self._names[a]
+            opts.append(_Option(3.0, "defend_back", {"a": name}, topic))
+            opts.append(_Option(1.5, "accuse_me", {"x": name}, topic))
+        return self._pick(opts)
+
+    def _opt_reveal(self) -> _Option | None:
+        found = self._reveal
+        if found is None or found not in self._alive or ("det", found) in self._topics:
+            return None
+        return _Option(8.0, "det_mafia", {"x": self._names[found]}, ("det", found))
+
+    def _opt_det_clean(self) -> _Option | None:
+        """Save a player I know is clean from a forming lynch; a coin toss, once a day."""
+        tally = self._tally()
+        for s, n in tally.most_common(1):
+            gate = ("det-clean", s, self._day)
+            if self._inspections.get(s) is False and n >= 2 and gate not in self._topics:
+                if gate not in self._gates:
+                    self._gates[gate] = self._rng.random() < 0.5
+                if self._gates[gate]:
+                    return _Option(6.0, "det_clean", {"x": self._names[s]}, gate)
+        return None
+
+    def _opt_greet(self) -> _Option | None:
+        return _Option(6.0, "greet", {}, ("greet",))
+
+    def _opt_open(self) -> _Option | None:
+        return _Option(1.5, "open", {})
+
+    def _opt_night_kill(self) -> _Option | None:
+        if self._night_victim is None:
+            return None
+        v, role = self._night_victim
+        topic = ("night", self._day)
+        name = self._names[v]
+        opts = [_Option(5.0, "night_kill", {"v": name, "role": role}, topic)]
+        accused = [
+            (n, b) for (a, b), n in self._accusations.items() if a == v and self._talkable(b)
+        ]
+        if accused:
+            x = self._names[max(accused)[1]]
+            opts.append(_Option(2.0, "night_kill_reason", {"v": name, "x": x}, topic))
+        return self._pick(opts)
+
+    def _opt_night_none(self) -> _Option | None:
+        return _Option(4.0, "night_none", {}, ("night", self._day))
+
+    def _opt_elim(self) -> _Option | None:
+        if self._last_day_elim is None:
+            return None
+        v, role, voters, _d = self._last_day_elim
+        if self.is_mafia and v in self._partners:
+            return None
+        topic = ("elim", self._day)
+        name = self._names[v]
+        if role == "mafia":
+            return _Option(2.5, "elim_mafia", {"v": name}, topic)
+        shown = [self._names[s] for s in voters if self._talkable(s)]
+        if shown:
+            return _Option(2.5, "elim_bystander", {"v": name, "voters": display_list(shown)}, topic)
+        return _Option(2.0, "elim_bystander_plain", {"v": name}, topic)
+
+    def _opt_day_count(self) -> _Option | None:
+        slots = {"n": str(self._day), "alive": str(len(self._alive))}
+        return _Option(0.8, "day_count", slots, ("day", self._day))
+
+    def _opt_accuse(self) -> _Option | None:
+        """Point at the top suspect (town) or the deflection target (mafia), with a reason
+        when the record gives one."""
+        top = self._stage_target()
+        if top is None:
+            return None
+        names = self._names
+        x = names[top]
+        score = self._scores("danger" if self.is_mafia else "suspicion").get(top, 0.0)
+        opts = [_Option(2.5 if score >= 1.0 else 1.2, "accuse", {"x": x})]
+        for (voter, victim), _n in self._past_votes.items():
+            if voter == top and self._revealed.get(victim, "mafia") != "mafia":
+                if victim not in self._partners:
+                    opts.append(_Option(2.5, "accuse_vote", {"x": x, "v": names[victim]}))
+                break
+        for (accuser, victim), _n in self._accusations.items():
+            if accuser == top and self._revealed.get(victim, "mafia") != "mafia":
+                if victim != self.seat and victim not in self._partners:
+                    opts.append(_Option(2.0, "accuse_accused", {"x": x, "v": names[victim]}))
+                break
+        if self._talk_seen[top] > 3 and self._activity([top]).get(top, 0.0) >= 0.2:
+            opts.append(_Option(0.8, "accuse_loud", {"x": x}))
+        others_on_top = [a for a in self._phase_accusers.get(top, ()) if self._talkable(a)]
+        if others_on_top:
+            opts.append(_Option(1.5, "agree", {"x": x, "a": names[others_on_top[-1]]}))
+        return self._pick(opts)
+
+    def _opt_vote_state(self) -> _Option | None:
+        if self._voted == _NO_VOTE:
+            target = self._day_target()
+        else:
+            target = self._change_to if self._change_to is not None else self._voted
+        if target is None or not self._talkable(target):
+            return None
+        return _Option(3.0, "vote_state", {"x": self._names[target]})
+
+    def _opt_tally(self) -> _Option | None:
+        tally = self._tally()
+        if not tally or (self.is_mafia and any(s in self._partners for s in tally)):
+            return None
+        text = ", ".join(f"{self._names[s]} {n}" for s, n in tally.most_common(3))
+        return _Option(1.0, "tally", {"tally": text})
+
+    def _opt_late(self) -> _Option | None:
+        return _Option(0.8, "late", {})
+
+    def _opt_quiet(self) -> _Option | None:
+        quiet = [s for s in self._others() if self._phase_msgs[s] == 0]
+        if not quiet:
+            return None
+        return _Option(1.2, "quiet", {"x": self._names[quiet[self._rng.randrange(len(quiet))]]})
+
+    def _opt_ask(self) -> _Option | None:
+        pool = self._others()
+        if not pool:
+            return None
+        return _Option(1.0, "ask", {"x": self._names[pool[self._rng.randrange(len(pool))]]})
+
+    def _opt_filler(self) -> _Option | None:
+        return _Option(0.4, "filler", {})
 
     def _den_options(self) -> list[_Option]:
         names = self._names

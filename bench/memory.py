@@ -10,6 +10,7 @@ query goes through the real MiniLM embedder with real Mafia chat lines/questions
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import re
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from agent.memory import MemoryItem, MiniLMEmbedder, SeatMemory
+from agent.memory import MemoryItem, MiniLMEmbedder, SeatMemory, set_search_threads
 
 LLMAFIA_GAMES = Path("/work/shared/data/llmafia/games")
 _LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] ([^:]+): (.+)$")
@@ -118,7 +119,9 @@ def build_memory(embedder: MiniLMEmbedder, size: int, lines: list[str]) -> SeatM
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
+    parser.add_argument("--faiss-threads", type=int, default=1, help="faiss OpenMP threads")
     args = parser.parse_args()
+    set_search_threads(args.faiss_threads)
 
     wall = time.perf_counter()
     embedder = MiniLMEmbedder(intra_op_threads=args.threads)
@@ -129,11 +132,15 @@ def main() -> None:
     embedder.embed(lines[:64])  # warm caches before timing
 
     print("Retrieval memory benchmark")
-    print(f"  machine : {platform.machine()}, {platform.python_implementation()} "
-          f"{platform.python_version()}, faiss {faiss.__version__} "
-          f"(omp threads {faiss.omp_get_max_threads()})")
-    print(f"  embedder: {embedder.name} dim {embedder.dim}, onnxruntime intra-op threads "
-          f"{args.threads}; model load + sha256 checks {load_s * 1e3:.0f} ms")
+    print(
+        f"  machine : {platform.machine()}, {platform.python_implementation()} "
+        f"{platform.python_version()}, faiss {faiss.__version__} "
+        f"(search threads {args.faiss_threads}, cpus {os.cpu_count()})"
+    )
+    print(
+        f"  embedder: {embedder.name} dim {embedder.dim}, onnxruntime intra-op threads "
+        f"{args.threads}; model load + sha256 checks {load_s * 1e3:.0f} ms"
+    )
     print(f"  texts   : {source}")
     print()
 
@@ -181,9 +188,7 @@ def main() -> None:
         min_t = T0 + timedelta(seconds=size // 2)
 
         def filtered(memory: SeatMemory = memory, min_t: datetime = min_t) -> None:
-            memory.query(
-                QUESTIONS[next(pick) % len(QUESTIONS)], k=5, kinds={"vote"}, min_t=min_t
-            )
+            memory.query(QUESTIONS[next(pick) % len(QUESTIONS)], k=5, kinds={"vote"}, min_t=min_t)
 
         cells = [
             percentiles_ms(timed(add_one, 100)),
@@ -201,8 +206,10 @@ def main() -> None:
         assert len(hits) == 5 and all(item.kind == "vote" for item, _ in hits)
 
     print()
-    print(f"  'add 32' is one call adding 32 messages. Total wall time "
-          f"{time.perf_counter() - wall:.1f} s")
+    print(
+        f"  'add 32' is one call adding 32 messages. Total wall time "
+        f"{time.perf_counter() - wall:.1f} s"
+    )
 
 
 if __name__ == "__main__":

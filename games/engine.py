@@ -32,6 +32,7 @@ from games.events import (
     VoteCast,
     VoteResolved,
 )
+from games.names import normalize_name, resolve_name
 from games.roles import NightContext, Team, get_role
 from games.state import GameState, Phase, PhaseKind, SeatState
 
@@ -71,9 +72,17 @@ def new_game(config: GameConfig, names: Sequence[str], seed: int, t: datetime) -
     cleaned = [n.strip() for n in names]
     if any(not n for n in cleaned):
         raise ConfigError("Every player needs a non-empty name.")
-    lowered = [n.casefold() for n in cleaned]
+    lowered = [normalize_name(n) for n in cleaned]
     if len(set(lowered)) != len(lowered):
-        raise ConfigError("Player names must be unique (ignoring case).")
+        raise ConfigError("Player names must be unique (ignoring case and spacing).")
+    by_seat = dict(enumerate(cleaned))
+    for i, n in by_seat.items():
+        try:
+            ok = resolve_name(n, by_seat) == i
+        except RuleError:
+            ok = False
+        if not ok:
+            raise ConfigError(f"The name {n!r} can't be typed back unambiguously; pick another.")
     roles = assign_roles(config, len(cleaned), seed)
     seats = tuple(SeatState(i, n, r) for i, (n, r) in enumerate(zip(cleaned, roles, strict=True)))
     phase = Phase(PhaseKind.DAY, 1, 1, t, t + timedelta(seconds=config.day_seconds))
@@ -122,9 +131,11 @@ def apply(state: GameState, action: Action) -> Result:
     elif isinstance(action, NightAct):
         new, events = _night_act(state, action)
     elif isinstance(action, Abort):
-        new, events = _finish(state, action.t, None, action.reason)
+        new, events = _finish(state, action.t, None, action.reason or "ended", end_phase=True)
     else:  # pragma: no cover - exhaustive
         raise TypeError(action)
+    if not events:
+        return state, events  # a no-op (early tick, the same vote again) changes nothing
     return replace(new, actions_applied=state.actions_applied + 1), events
 
 
@@ -188,9 +199,18 @@ def _say(state: GameState, action: Say) -> Result:
 # --- votes ------------------------------------------------------------------------------------
 
 
+def _too_late(state: GameState, t: datetime) -> None:
+    """A vote or night action stamped at or after the deadline is refused: the phase is over,
+    even if the timer that ends it has not been applied yet."""
+    deadline = state.phase.deadline
+    if deadline is not None and t >= deadline:
+        raise RuleError("Too late: time is up for this phase.")
+
+
 def _vote(state: GameState, action: Vote) -> Result:
     seat = _seat(state, action.seat)
     kind = state.phase.kind
+    _too_late(state, action.t)
     if not seat.alive:
         raise RuleError("You have been eliminated and can no longer vote.")
     if kind is PhaseKind.DAY:
@@ -258,6 +278,7 @@ def _night_act(state: GameState, action: NightAct) -> Result:
         raise RuleError("You have been eliminated and can no longer act.")
     if not state.phase.kind.is_night:
         raise RuleError(f"You can only {role.night_verb} at night.")
+    _too_late(state, action.t)
     target = _seat(state, action.target)
     if not target.alive:
         raise RuleError(f"{target.name} has already been eliminated; pick a living player.")
@@ -482,12 +503,14 @@ def _win_reason(winner: Team) -> str:
     return "the mafia are at least as many as the rest"
 
 
-def _finish(state: GameState, t: datetime, winner: Team | None, reason: str) -> Result:
+def _finish(
+    state: GameState, t: datetime, winner: Team | None, reason: str, end_phase: bool = False
+) -> Result:
     p = state.phase
     over = Phase(PhaseKind.OVER, p.number, p.seq + 1, t, None)
     new = replace(state, phase=over, winner=winner, end_reason=reason, votes={}, night_actions={})
     events: list[Event] = []
-    if not state.over and p.kind is not PhaseKind.OVER:
+    if end_phase and p.kind is not PhaseKind.OVER:
         events.append(
             PhaseEnded(t=t, phase=p.kind.value, number=p.number, seq=p.seq, reason="game_over")
         )

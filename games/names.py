@@ -32,7 +32,8 @@ def pick_names(count: int, rng: random.Random, exclude: Iterable[str] = ()) -> l
     return rng.sample(pool, count)
 
 
-def _norm(text: str) -> str:
+def normalize_name(text: str) -> str:
+    """The form names are compared in: case and inner spacing ignored."""
     return " ".join(text.casefold().split())
 
 
@@ -41,8 +42,8 @@ def resolve_name(query: str, names: Mapping[int, str]) -> int:
 
     Raises :class:`RuleError` with the list of valid names when nothing or several match.
     """
-    wanted = _norm(query.strip().strip("@\"'`.,!?*"))
-    hits = [i for i, n in names.items() if _norm(n) == wanted]
+    wanted = normalize_name(query.strip().strip("@\"'`.,!?*"))
+    hits = [i for i, n in names.items() if normalize_name(n) == wanted]
     if len(hits) == 1:
         return hits[0]
     listing = ", ".join(sorted(names.values()))

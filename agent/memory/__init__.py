@@ -15,6 +15,7 @@ from agent.memory.store import (
     SeatMemory,
     StaleIndexError,
     read_items,
+    set_search_threads,
 )
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "StaleIndexError",
     "default_minilm",
     "read_items",
+    "set_search_threads",
 ]

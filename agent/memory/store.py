@@ -44,6 +44,7 @@ __all__ = [
     "SeatMemory",
     "StaleIndexError",
     "read_items",
+    "set_search_threads",
 ]
 
 log = logging.getLogger(__name__)
@@ -527,6 +528,19 @@ class SeatMemory:
         self._kind_col.extend(codes)
         self._time_col.extend([_micros(item.t) for item in items])
         self._next_id = max(self._next_id, max((item.id + 1 for item in items), default=0))
+
+
+def set_search_threads(n: int) -> None:
+    """Set faiss's OpenMP thread count (process-wide) used by every search.
+
+    A seat's query is one vector against at most ~10^5 rows, a few milliseconds of
+    work; on a busy two-core host, OpenMP's spinning worker threads made single-query
+    searches slower and far jumpier (p99) than one thread, and they compete with
+    onnxruntime and the event loop. Services should call ``set_search_threads(1)``.
+    """
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    faiss.omp_set_num_threads(n)
 
 
 def read_items(directory: str | os.PathLike[str]) -> list[MemoryItem]:

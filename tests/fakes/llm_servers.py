@@ -12,7 +12,7 @@ the SDKs' own request building and response parsing, not a mock of them.
 * `responder(request_json) -> str` (sync or async) decides the completion text.
   `scripted(...)` and `last_user_text(...)` help write one.
 * `inject(*faults, times=n)` queues faults for the next requests, one per request, in
-  order: `Fault.timeout()`, `.server_error()`, `.rate_limit(retry_after=...)`,
+  order: `Fault.timeout()`, `.server_error()`, `.http_error(401)`, `.rate_limit(retry_after=...)`,
   `.malformed_json()`, `.missing_content()`, `.empty()`, `.refusal()`.
 * Every request is recorded in `requests` (path, headers, parsed JSON, fault applied).
 * Like the real services the fakes stop at `max_tokens` (counted in words), cut at stop
@@ -71,6 +71,7 @@ class Fault:
     retry_after: float | None = None
     retry_after_ms: float | None = None
     text: str = DEFAULT_REFUSAL
+    error_type: str = "api_error"
 
     @classmethod
     def timeout(cls, delay_s: float = 30.0) -> Fault:
@@ -79,7 +80,14 @@ class Fault:
 
     @classmethod
     def server_error(cls, status: int = 500) -> Fault:
-        return cls(FaultKind.SERVER_ERROR, status=status)
+        """A 5xx (529 is Anthropic's "overloaded") with the provider's error body."""
+        error_type = "overloaded_error" if status == 529 else "api_error"
+        return cls(FaultKind.SERVER_ERROR, status=status, error_type=error_type)
+
+    @classmethod
+    def http_error(cls, status: int, error_type: str = "invalid_request_error") -> Fault:
+        """Any other error status, e.g. 401 with "authentication_error"."""
+        return cls(FaultKind.SERVER_ERROR, status=status, error_type=error_type)
 
     @classmethod
     def rate_limit(
@@ -286,7 +294,7 @@ class FakeLLMServer:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._closing.wait(), fault.delay_s)
             elif fault.kind is FaultKind.SERVER_ERROR:
-                return self.error(fault.status, "api_error", "Internal server error (injected)")
+                return self.error(fault.status, fault.error_type, "Injected error")
             elif fault.kind is FaultKind.RATE_LIMIT:
                 headers: dict[str, str] = {}
                 if fault.retry_after is not None:

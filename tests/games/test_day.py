@@ -111,8 +111,12 @@ def test_bad_votes_are_refused_and_change_nothing(
         ({0: 5, 1: 5, 2: 6}, 5, (("Finley", 2), ("Gray", 1)), ("Drew", "Eden", "Finley", "Gray")),
         ({0: 3}, 3, (("Drew", 1),), ("Blake", "Casey", "Drew", "Eden", "Finley", "Gray")),
         # explicit abstentions count as abstaining, not as votes
-        ({0: None, 1: None, 2: 4}, 4, (("Eden", 1),), ("Ari", "Blake", "Drew", "Eden", "Finley",
-                                                       "Gray")),
+        (
+            {0: None, 1: None, 2: 4},
+            4,
+            (("Eden", 1),),
+            ("Ari", "Blake", "Drew", "Eden", "Finley", "Gray"),
+        ),
         # nobody votes at all: nobody is out
         ({}, None, (), ("Ari", "Blake", "Casey", "Drew", "Eden", "Finley", "Gray")),
         ({0: None, 6: None}, None, (), ("Ari", "Blake", "Casey", "Drew", "Eden", "Finley", "Gray")),
@@ -126,7 +130,8 @@ def test_deadline_with_missing_votes(
 ) -> None:
     state, _ = cast(vote_phase(), ballots)
     assert state.phase.kind is PhaseKind.VOTE  # still waiting for the others
-    early, nothing = apply(state, Tick(state.phase.deadline - timedelta(seconds=1)))  # type: ignore[operator]
+    assert state.phase.deadline is not None
+    early, nothing = apply(state, Tick(state.phase.deadline - timedelta(seconds=1)))
     assert nothing == [] and early.phase == state.phase and early.votes == state.votes
     new, events = end_phase(state)
     assert one(events, PhaseEnded).reason == "deadline"

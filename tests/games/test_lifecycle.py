@@ -167,13 +167,6 @@ def test_tick_after_game_over_does_nothing(late: timedelta) -> None:
     assert without_counter(new) == without_counter(state)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: games/engine.py apply() (line 128) bumps actions_applied even when the action "
-        "changed nothing, so a no-op Tick or a repeated vote returns a different state"
-    ),
-)
 @pytest.mark.parametrize("case", ["early tick", "tick after over", "same vote twice"])
 def test_no_op_actions_return_an_equal_state(case: str) -> None:
     if case == "early tick":
@@ -190,13 +183,6 @@ def test_no_op_actions_return_an_equal_state(case: str) -> None:
     assert new == state
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: games/engine.py _finish() (line 490) emits a second PhaseEnded(reason='game_over') "
-        "for a vote phase that _end_phase() already ended with 'all_voted'/'deadline'"
-    ),
-)
 @pytest.mark.parametrize("via", ["all_voted", "deadline", "night"])
 def test_each_phase_ends_exactly_once(via: str) -> None:
     if via == "night":
@@ -214,13 +200,6 @@ def test_each_phase_ends_exactly_once(via: str) -> None:
     assert len(ended) == len({e.seq for e in ended})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: games/engine.py _vote() (line 191) never compares action.t with the phase "
-        "deadline, so a vote stamped after the deadline is counted if no Tick came first"
-    ),
-)
 @pytest.mark.parametrize("kind", [PhaseKind.VOTE, PhaseKind.NIGHT_VOTE])
 def test_vote_after_the_deadline_is_not_counted(kind: PhaseKind) -> None:
     state = to_phase(make_game("M M B B B B B"), kind)

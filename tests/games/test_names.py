@@ -109,14 +109,6 @@ def test_character_names_are_unique_and_resolvable() -> None:
         assert unique_name_in_text(f"I vote {name.lower()}.", seats) == i
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: games/engine.py new_game() (line 74) compares names with casefold() only, but "
-        "games/names.py resolve_name() also collapses inner white space, so 'Ari Bee' and "
-        "'ari  bee' are both accepted and then neither can be named"
-    ),
-)
 def test_names_that_resolve_alike_are_refused_at_setup() -> None:
     names = ["Ari Bee", "ari  bee", "Casey", "Drew", "Eden"]
     with pytest.raises(ConfigError, match="unique"):

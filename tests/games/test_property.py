@@ -107,9 +107,7 @@ def legal(state: GameState, action: Action, memo: Tracker) -> bool:
     return memo.protected.get(state.phase.number - 1) != action.target
 
 
-def random_action(
-    rng: random.Random, state: GameState, t: datetime, abort: float
-) -> Action:
+def random_action(rng: random.Random, state: GameState, t: datetime, abort: float) -> Action:
     """Any action at all; half the time from a seat that may act now, so play moves on."""
     n = len(state.seats)
     likely = sorted(state.alive())
@@ -206,7 +204,7 @@ def check_winner(state: GameState, over: GameOver, action: Action) -> None:
     if state.winner == "bystanders":
         assert mafia == 0
     elif state.winner == "mafia":
-        assert 0 < mafia and mafia >= others
+        assert mafia > 0 and mafia >= others
     else:
         assert isinstance(action, Abort)
     assert over.roles == tuple((s.name, s.role) for s in state.seats)
@@ -239,7 +237,7 @@ def play(seed: int, cooperative: bool, max_phases: int = 40) -> Played:
     state, events = new_game(config, names, seed, T0)
     memo = Tracker(phase_seq=state.phase.seq)
     played = Played(config, names, seed, [], [state], list(events), 1)
-    failed_target: int | None = None
+    mafia_target: int | None = None
     limit = 8 * players + 8 if cooperative else max_phases
     t = T0
 
@@ -247,8 +245,9 @@ def play(seed: int, cooperative: bool, max_phases: int = 40) -> Played:
         nonlocal state
         before = snapshot(state)
         if not legal(state, action, memo):
-            with pytest.raises(RuleError):
+            with pytest.raises(RuleError) as refused:
                 apply(state, action)
+            assert str(refused.value).strip()  # a message for the player
             assert state == before
             return
         new, more = apply(state, action)
@@ -280,39 +279,26 @@ def play(seed: int, cooperative: bool, max_phases: int = 40) -> Played:
                 break
         if cooperative and state.phase.kind is PhaseKind.NIGHT_VOTE and state.phase.seq == seq:
             alive_town = sorted(state.alive() - state.mafia())
-            if failed_target not in alive_town:
-                failed_target = rng.choice(alive_town)
+            if mafia_target not in alive_town:  # killed (or first night): pick someone new
+                mafia_target = rng.choice(alive_town)
             for mafia in sorted(state.alive_mafia()):
                 if state.phase.seq == seq:
                     t += room * rng.random()
-                    step(Vote(mafia, failed_target, t))
+                    step(Vote(mafia, mafia_target, t))
         if state.over:
             break
         if state.phase.seq == seq:
-            was_night_vote = state.phase.kind is PhaseKind.NIGHT_VOTE
             t = deadline
             step(Tick(t))
-        else:
-            was_night_vote = any(
-                isinstance(e, PhaseEnded) and e.seq == seq and e.phase == "night_vote"
-                for e in played.events
-            )
-        if was_night_vote and failed_target is not None and not state.over:
-            if not state.seats[failed_target].alive:
-                failed_target = None  # killed: pick someone new next night
         t = max(t, state.phase.started_at)
     return played
 
 
 @pytest.mark.parametrize("block", range(10))
 def test_cooperative_random_games_end_and_keep_invariants(block: int) -> None:
-    winners = set()
     for seed in range(block * 15, block * 15 + 15):
-        played = play(seed, cooperative=True)
-        final = played.states[-1]
-        assert final.over
-        winners.add(final.winner)
-    assert winners <= {"mafia", "bystanders", None}
+        final = play(seed, cooperative=True).states[-1]
+        assert final.over and final.winner in ("mafia", "bystanders")
 
 
 @pytest.mark.parametrize("block", range(10))

@@ -181,18 +181,42 @@ def _started(phase: str, seconds: float, skipped: bool = False, number: int = 1)
             "Sam was killed during the night. Their role was doctor",
         ),
         (
-            VoteCast(t=T0, voter=0, voter_name="Ari", target=1, target_name="Blake",
-                     changed=False, night=False, phase_seq=2),
+            VoteCast(
+                t=T0,
+                voter=0,
+                voter_name="Ari",
+                target=1,
+                target_name="Blake",
+                changed=False,
+                night=False,
+                phase_seq=2,
+            ),
             "Ari voted for Blake",
         ),
         (
-            VoteCast(t=T0, voter=0, voter_name="Ari", target=1, target_name="Blake",
-                     changed=True, night=False, phase_seq=2),
+            VoteCast(
+                t=T0,
+                voter=0,
+                voter_name="Ari",
+                target=1,
+                target_name="Blake",
+                changed=True,
+                night=False,
+                phase_seq=2,
+            ),
             "Ari changed their vote to Blake",
         ),
         (
-            VoteCast(t=T0, voter=0, voter_name="Ari", target=None, target_name=None,
-                     changed=False, night=True, phase_seq=2),
+            VoteCast(
+                t=T0,
+                voter=0,
+                voter_name="Ari",
+                target=None,
+                target_name=None,
+                changed=False,
+                night=True,
+                phase_seq=2,
+            ),
             "Ari abstains.",
         ),
         (
@@ -216,25 +240,46 @@ def _started(phase: str, seconds: float, skipped: bool = False, number: int = 1)
             "left, so no need for discussion - cutting straight to voting!",
         ),
         (
-            VoteResolved(t=T0, night=False, tally=(("Ari", 1), ("Blake", 1)), abstained=(),
-                         chosen=None, chosen_name=None, tied=("Ari", "Blake")),
+            VoteResolved(
+                t=T0,
+                night=False,
+                tally=(("Ari", 1), ("Blake", 1)),
+                abstained=(),
+                chosen=None,
+                chosen_name=None,
+                tied=("Ari", "Blake"),
+            ),
             "The vote is tied between Ari and Blake, so nobody is voted out.",
         ),
         (
-            VoteResolved(t=T0, night=True, tally=(("Ari", 1), ("Blake", 1), ("Casey", 1)),
-                         abstained=(), chosen=None, chosen_name=None,
-                         tied=("Ari", "Blake", "Casey")),
+            VoteResolved(
+                t=T0,
+                night=True,
+                tally=(("Ari", 1), ("Blake", 1), ("Casey", 1)),
+                abstained=(),
+                chosen=None,
+                chosen_name=None,
+                tied=("Ari", "Blake", "Casey"),
+            ),
             "The vote is tied between Ari, Blake and Casey, so nobody is killed.",
         ),
         (
-            VoteResolved(t=T0, night=False, tally=(("Ari", 1), ("Blake", 1)), abstained=(),
-                         chosen=1, chosen_name="Blake", tied=("Ari", "Blake"),
-                         tie_broken_randomly=True),
+            VoteResolved(
+                t=T0,
+                night=False,
+                tally=(("Ari", 1), ("Blake", 1)),
+                abstained=(),
+                chosen=1,
+                chosen_name="Blake",
+                tied=("Ari", "Blake"),
+                tie_broken_randomly=True,
+            ),
             "The vote was tied between Ari and Blake; chance picked Blake.",
         ),
         (
-            VoteResolved(t=T0, night=False, tally=(), abstained=("Ari",), chosen=None,
-                         chosen_name=None),
+            VoteResolved(
+                t=T0, night=False, tally=(), abstained=("Ari",), chosen=None, chosen_name=None
+            ),
             "No votes were cast, so nobody is voted out.",
         ),
         (NightResult(t=T0, victim=None, victim_name=None), "Nobody was killed during the night."),
@@ -250,8 +295,15 @@ def test_manager_line(event: Event, line: str) -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(1, "1 second"), (45, "45 seconds"), (59.5, "59.5 seconds"), (60, "1 minute"),
-     (90, "1.5 minutes"), (120, "2 minutes"), (3600, "60 minutes")],
+    [
+        (1, "1 second"),
+        (45, "45 seconds"),
+        (59.5, "59.5 seconds"),
+        (60, "1 minute"),
+        (90, "1.5 minutes"),
+        (120, "2 minutes"),
+        (3600, "60 minutes"),
+    ],
 )
 def test_duration(seconds: float, text: str) -> None:
     assert duration(seconds) == text

@@ -137,8 +137,12 @@ SIX = list(NAMES[:6])
         (GameConfig(), [], r"at least 5 players; this game has 0\."),
         (GameConfig(), [f"P{i}" for i in range(31)], r"At most 30 players.*has 31\."),
         (GameConfig(mafia=3), SIX, "3 mafia among 6 players is too many"),
-        (GameConfig(roles=("sheriff",)), SIX, r"Unknown extra role 'sheriff'\. Available: "
-                                               r"detective, doctor\."),
+        (
+            GameConfig(roles=("sheriff",)),
+            SIX,
+            r"Unknown extra role 'sheriff'\. Available: "
+            r"detective, doctor\.",
+        ),
         (GameConfig(roles=("mafia",)), SIX, "Unknown extra role 'mafia'"),
         (GameConfig(roles=("bystander",)), SIX, "Unknown extra role 'bystander'"),
         (GameConfig(roles=("doctor", "doctor")), SIX, "role 'doctor' is listed twice"),

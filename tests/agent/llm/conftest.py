@@ -65,14 +65,10 @@ async def openai_client(
 
 
 @pytest.fixture(params=["anthropic", "openai"])
-def backend(
-    request: pytest.FixtureRequest,
-    fake_anthropic: FakeAnthropicServer,  # noqa: F811
-    fake_openai: FakeOpenAIServer,  # noqa: F811
-    anthropic_client: AnthropicClient,
-    openai_client: OpenAIClient,
-) -> Backend:
-    """The same behaviour checked against both providers' real SDKs."""
-    if request.param == "anthropic":
-        return Backend("anthropic", fake_anthropic, anthropic_client)
-    return Backend("openai", fake_openai, openai_client)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """The same behaviour checked against both providers' real SDKs (one per run, so only
+    the server and client under test are started)."""
+    provider = str(request.param)
+    server = request.getfixturevalue(f"fake_{provider}")
+    client = request.getfixturevalue(f"{provider}_client")
+    return Backend(provider, server, client)

@@ -57,7 +57,7 @@ async def test_overloaded_529_is_retried(backend: Backend) -> None:
 
 
 async def test_client_error_is_not_retried(backend: Backend) -> None:
-    backend.server.inject(Fault.server_error(401), times=3)
+    backend.server.inject(Fault.http_error(401, "authentication_error"), times=3)
 
     with pytest.raises(LLMError) as info:
         await backend.client.complete(REQ)

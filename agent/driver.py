@@ -1,0 +1,102 @@
+"""Runs a synchronous :class:`~agent.base.Policy` as a live :class:`~agent.base.Player`.
+
+The policy says what it wants to do next and when; the driver keeps one timer armed for that
+moment and acts through the seat's port when it fires. There is no polling: the timer is
+re-armed only when an event changes the plan, and at most one action is in flight, so the
+same policy behaves identically here and in :func:`agent.fastsim.simulate_fast`.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+
+from agent.base import Clock, Intent, Policy, SeatPort, TimerHandle, Timers
+from games.errors import RuleError
+from games.events import Event, GameOver
+
+__all__ = ["PolicyPlayer"]
+
+log = logging.getLogger(__name__)
+
+
+class PolicyPlayer:
+    """One agent seat: events go to the policy, its intents are carried out on time."""
+
+    def __init__(self, policy: Policy, port: SeatPort, clock: Clock, timers: Timers) -> None:
+        self.policy = policy
+        self.port = port
+        self.clock = clock
+        self.timers = timers
+        self._armed: Intent | None = None
+        self._handle: TimerHandle | None = None
+        self._busy = False
+        self._closed = False
+
+    @property
+    def armed(self) -> Intent | None:
+        """The intent the timer is set for, if any (for tests and status pages)."""
+        return self._armed
+
+    async def on_event(self, event: Event) -> None:
+        if self._closed:
+            return
+        self.policy.observe(event)
+        if isinstance(event, GameOver):
+            await self.close()
+            return
+        self._replan()
+
+    async def close(self) -> None:
+        self._closed = True
+        self._disarm()
+
+    def _disarm(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        self._handle = None
+        self._armed = None
+
+    def _replan(self) -> None:
+        """Ask the policy again; touch the timer only when the answer changed."""
+        if self._closed or self._busy:
+            return  # the action in flight re-plans when it completes
+        intent = self.policy.plan(self.clock.now())
+        if intent == self._armed:
+            return
+        self._disarm()
+        if intent is None:
+            return
+        now = self.clock.now()
+        when = intent.at if intent.at > now else now  # a time in the past fires promptly
+        self._armed = intent
+        self._handle = self.timers.call_at(when, partial(self._fire, intent))
+
+    async def _fire(self, intent: Intent) -> None:
+        if self._closed or self._busy or intent != self._armed:
+            return  # cancelled or superseded after the timer library had already started it
+        self._handle = None
+        self._armed = None
+        self._busy = True
+        error: str | None = None
+        try:
+            await self._carry_out(intent)
+        except RuleError as err:
+            error = str(err)
+        except Exception as err:  # the port failed (network, platform): a refusal, not a crash
+            log.exception("seat %s: %s failed", self.port.seat, intent.kind)
+            error = f"could not {intent.kind}: {err}"
+        finally:
+            self._busy = False
+        if self._closed:
+            return
+        self.policy.done(intent, error)
+        self._replan()
+
+    async def _carry_out(self, intent: Intent) -> None:
+        if intent.kind == "say":
+            await self.port.say(intent.text or "")
+        elif intent.kind == "vote":
+            await self.port.vote(intent.target)
+        else:
+            await self.port.night_act(intent.target or "")
