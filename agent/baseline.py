@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from agent.base import Intent
-from agent.templates import PREFIXES, SUFFIXES, TEMPLATES, Lexicon, lexicon
+from agent.templates import PREFIXES, SUFFIXES, TEMPLATES, Lexicon, Reading, lexicon
 from games.events import (
     Event,
     GameOver,
@@ -217,6 +217,7 @@ class BaselinePolicy:
         self._accused_me: list[int] = []
         self._phase_accusers: dict[int, list[int]] = {}
         self._votes_now: dict[int, int | None] = {}
+        self._tally_now: Counter[int] = Counter()
         self._vote_at: datetime | None = None
         self._voted: int | None = _NO_VOTE
         self._change_to: int | None = None
@@ -246,9 +247,9 @@ class BaselinePolicy:
         self._lines_cap = self._cap()
         if keep_prop:
             self._first_prop = first_prop
-        self._version += 1
-        self._talk_seen = Counter(self._talk)
         if kind is PhaseKind.DAY:
+            self._version += 1
+            self._talk_seen = Counter(self._talk)
             self._day = event.number
             self._day_noise = {i: self._rng.random() * 0.15 for i in self._alive}
         if new_night:
@@ -263,8 +264,8 @@ class BaselinePolicy:
 
     def _on_phase_ended(self, event: Event) -> None:
         assert isinstance(event, PhaseEnded)
-        self._version += 1
         if event.phase == PhaseKind.VOTE.value:
+            self._version += 1
             self._yesterday_votes = dict(self._votes_now)
             for voter, target in self._votes_now.items():
                 if target is not None:
@@ -283,58 +284,66 @@ class BaselinePolicy:
         self._phase_msgs[s] += 1
         self._phase_total += 1
         self._last_msg_t = event.t
-        reading = self._lex.read(event.text) if self._lex is not None else None
-        changed = False
+        lex = self._lex
+        if lex is None:
+            return
+        reading = lex.read(event.text)
         if event.place == "den":
-            if reading is not None and self._first_prop is None and "tomorrow" not in (
-                event.text.casefold()
-            ):
-                for named in reading.named:
-                    if named in self._alive and named not in self._partners and named != (
-                        self.seat
-                    ):
-                        self._first_prop = named
-                        changed = True
-                        break
-            if s != self.seat:
-                if self._speak is not None:
-                    self._restale = changed = True
-                changed = self._on_other_line(event.t) or changed
-            if changed:
-                self._dirty = True
+            self._on_den_line(event, reading)
             return
         self._talk[s] += 1
-        if reading is None:
-            return
+        changed = False
+        if reading.named and (reading.accuses or reading.claim is not None):
+            changed = self._on_pointed(s, reading, event.t)
+        if s != self.seat and (self._speak is not None or self._speak_off == "skip"):
+            changed = self._on_other_line(event.t) or changed
+        if changed:
+            self._dirty = True
+
+    def _on_pointed(self, s: int, reading: Reading, t: datetime) -> bool:
+        """``s`` accused someone or claimed a detective result. True when plans change."""
         target = None
         for n in reading.named:
             if n != s and n in self._alive:
                 target = n
                 break
-        if target is not None:
-            if reading.claim is not None:
-                self._claims[s] = (target, reading.claim)
-                self._version += 1
-                changed = True
-            elif reading.accuses:
-                self._accusations[(s, target)] += 1
-                # until the accused is revealed, only accusations of me (or, for the mafia,
-                # of a mafia member) move the scores
-                self._phase_accusers.setdefault(target, []).append(s)
-                if target == self.seat or target in self._partners:
-                    self._version += 1
-                    changed = self._voted == _NO_VOTE and self._voting_now()
-                if target == self.seat and s != self.seat:
-                    self._accused_me.append(s)
+        if target is None:
+            return False
+        if reading.claim is not None:
+            self._claims[s] = (target, reading.claim)
+            self._version += 1
+            return True
+        self._accusations[(s, target)] += 1
+        self._phase_accusers.setdefault(target, []).append(s)
+        if target != self.seat and target not in self._partners:
+            # until the accused is revealed, only accusations of me (or, for the mafia, of a
+            # mafia member) move the scores
+            return False
+        self._version += 1
+        changed = self._voted == _NO_VOTE and self._voting_now()
+        if target == self.seat and s != self.seat:
+            self._accused_me.append(s)
+            changed = True
+            if self._speak is not None:
+                self._restale = True
+                at = t + self._delay("short") + self._typing(self._speak.text)
+                if at < self._speak.at:
+                    self._speak = Intent(at, "say", text=self._speak.text)
+            elif self._speak_off == "skip":
+                self._speak_off = None
+        return changed
+
+    def _on_den_line(self, event: MessageAccepted, reading: Reading) -> None:
+        changed = False
+        if self._first_prop is None and "tomorrow" not in event.text.casefold():
+            for named in reading.named:
+                if named in self._alive and named not in self._partners and named != self.seat:
+                    self._first_prop = named
                     changed = True
-                    if self._speak is not None:
-                        self._restale = True
-                        at = event.t + self._delay("short") + self._typing(self._speak.text)
-                        if at < self._speak.at:
-                            self._speak = Intent(at, "say", text=self._speak.text)
-                    elif self._speak_off == "skip":
-                        self._speak_off = None
-        if s != self.seat:
+                    break
+        if event.seat != self.seat:
+            if self._speak is not None:
+                self._restale = changed = True
             changed = self._on_other_line(event.t) or changed
         if changed:
             self._dirty = True
@@ -359,6 +368,15 @@ class BaselinePolicy:
         assert isinstance(event, VoteCast)
         if event.phase_seq != self._seq:
             return
+        old = self._votes_now.get(event.voter, _NO_VOTE)
+        if old is not None and old != _NO_VOTE:
+            left = self._tally_now[old] - 1
+            if left > 0:
+                self._tally_now[old] = left
+            else:
+                del self._tally_now[old]
+        if event.target is not None:
+            self._tally_now[event.target] += 1
         self._votes_now[event.voter] = event.target
         self._votes_seen += 1
         if event.voter == self.seat:
@@ -517,7 +535,8 @@ class BaselinePolicy:
         return score
 
     def _tally(self) -> Counter[int]:
-        return Counter(t for t in self._votes_now.values() if t is not None)
+        """Votes per player in the current vote so far (callers must not mutate)."""
+        return self._tally_now
 
     def _day_target(self) -> int | None:
         """Whom to vote out by day. Mafia: never a partner, prefer a forming bandwagon."""
@@ -576,7 +595,7 @@ class BaselinePolicy:
         return self._best
 
     def _refresh(self, now: datetime) -> Intent | None:
-        if self._over or self._kind is None or not self._me_alive() or self._role is None:
+        if self._over or self._kind is None or self._role is None or self.seat not in self._alive:
             return None
         best = self._plan_act(now) if self._kind.is_night else None
         vote = self._plan_vote(now) if self._voting_now() else None

@@ -32,6 +32,8 @@ class PolicyPlayer:
         self._handle: TimerHandle | None = None
         self._busy = False
         self._closed = False
+        #: bumped on every (dis)arm: a timer whose callback started anyway finds itself stale
+        self._generation = 0
 
     @property
     def armed(self) -> Intent | None:
@@ -52,6 +54,7 @@ class PolicyPlayer:
         self._disarm()
 
     def _disarm(self) -> None:
+        self._generation += 1
         if self._handle is not None:
             self._handle.cancel()
         self._handle = None
@@ -70,11 +73,12 @@ class PolicyPlayer:
         now = self.clock.now()
         when = intent.at if intent.at > now else now  # a time in the past fires promptly
         self._armed = intent
-        self._handle = self.timers.call_at(when, partial(self._fire, intent))
+        self._handle = self.timers.call_at(when, partial(self._fire, self._generation, intent))
 
-    async def _fire(self, intent: Intent) -> None:
-        if self._closed or self._busy or intent != self._armed:
+    async def _fire(self, generation: int, intent: Intent) -> None:
+        if self._closed or self._busy or generation != self._generation:
             return  # cancelled or superseded after the timer library had already started it
+        self._generation += 1
         self._handle = None
         self._armed = None
         self._busy = True

@@ -1,6 +1,6 @@
 """Benchmark of the agent's retrieval memory: MiniLM throughput and SeatMemory latency.
 
-Run: ``uv run python bench/memory.py [--threads N]``. Offline; takes well under a minute.
+Run: ``uv run python bench/memory.py [--threads N] [--faiss-threads N]``. Offline; about 30 s.
 
 To reach 100k memories quickly the bulk of each memory is random unit vectors (the
 flat index's cost does not depend on what the vectors mean); every timed add and
@@ -13,6 +13,8 @@ import argparse
 import os
 import platform
 import re
+import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -22,6 +24,7 @@ import faiss
 import numpy as np
 
 from agent.memory import MemoryItem, MiniLMEmbedder, SeatMemory, set_search_threads
+from agent.memory.embeddings import FloatMatrix
 
 LLMAFIA_GAMES = Path("/work/shared/data/llmafia/games")
 _LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] ([^:]+): (.+)$")
@@ -76,27 +79,26 @@ def timed(fn: Callable[[], object], repeats: int) -> list[float]:
     return out
 
 
-def bench_throughput(embedder: MiniLMEmbedder, lines: list[str]) -> list[tuple[str, str, str]]:
-    rows = []
-    single = lines[:300]
-    start = time.perf_counter()
-    for line in single:
-        embedder.embed([line])
-    elapsed = time.perf_counter() - start
-    rows.append(("batch 1", f"{len(single) / elapsed:,.0f}", f"{elapsed / len(single) * 1e3:.2f}"))
+def bench_throughput(embedder: MiniLMEmbedder, lines: list[str]) -> list[tuple[str, float]]:
+    """Messages/s for one message per call and for calls of 32, same lines, median of 3."""
+    sample = lines[:320]
 
-    batched = lines[: 32 * 30]
-    start = time.perf_counter()
-    for i in range(0, len(batched), 32):
-        embedder.embed(batched[i : i + 32])
-    elapsed = time.perf_counter() - start
-    rows.append(
-        ("batch 32", f"{len(batched) / elapsed:,.0f}", f"{elapsed / len(batched) * 1e3:.2f}")
-    )
-    return rows
+    def one_by_one() -> None:
+        for line in sample:
+            embedder.embed([line])
+
+    def in_batches() -> None:
+        for i in range(0, len(sample), 32):
+            embedder.embed(sample[i : i + 32])
+
+    return [
+        ("batch 1", len(sample) / statistics.median(timed(one_by_one, 3))),
+        ("batch 32", len(sample) / statistics.median(timed(in_batches, 3))),
+    ]
 
 
 def build_memory(embedder: MiniLMEmbedder, size: int, lines: list[str]) -> SeatMemory:
+    """A memory of ``size`` items whose vectors are random unit vectors (see module doc)."""
     rng = np.random.default_rng(size)
     vectors = rng.standard_normal((size, embedder.dim), dtype=np.float32)
     kinds = ["message", "message", "message", "manager", "vote", "reflection"]
@@ -116,6 +118,57 @@ def build_memory(embedder: MiniLMEmbedder, size: int, lines: list[str]) -> SeatM
     return memory
 
 
+def bench_size(
+    memory: SeatMemory, lines: list[str], question_vectors: FloatMatrix
+) -> list[tuple[float, float]]:
+    """p50/p99 (ms) of: add 1, add 32, query, search only, filtered query."""
+    size = len(memory)
+    next_id = iter(range(memory.next_id(), memory.next_id() + 100_000))
+    pick = iter(range(10**9))
+    min_t = T0 + timedelta(seconds=size // 2)
+
+    def message(i: int) -> MemoryItem:
+        return MemoryItem(i, lines[i % len(lines)], T0, "day-9", "message", 1.0, f"x:{i}")
+
+    def add_one() -> None:
+        memory.add([message(next(next_id))])
+
+    def add_batch() -> None:
+        memory.add([message(next(next_id)) for _ in range(32)])
+
+    def query() -> None:
+        memory.query(QUESTIONS[next(pick) % len(QUESTIONS)], k=5)
+
+    def search() -> None:
+        memory.query_vector(question_vectors[next(pick) % len(QUESTIONS)], k=5)
+
+    def filtered() -> None:
+        question = QUESTIONS[next(pick) % len(QUESTIONS)]
+        hits = memory.query(question, k=5, kinds={"vote"}, min_t=min_t)
+        assert len(hits) == 5 and all(item.kind == "vote" for item, _ in hits)
+
+    return [
+        percentiles_ms(timed(add_one, 100)),
+        percentiles_ms(timed(add_batch, 20)),
+        percentiles_ms(timed(query, 100)),
+        percentiles_ms(timed(search, 200)),
+        percentiles_ms(timed(filtered, 100)),
+    ]
+
+
+def bench_persistence(memory: SeatMemory) -> tuple[float, float]:
+    """Seconds to save and to load (no re-embedding) the memory, one run each."""
+    with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
+        start = time.perf_counter()
+        memory.save(tmp)
+        save_s = time.perf_counter() - start
+        start = time.perf_counter()
+        loaded = SeatMemory.load(tmp, memory.embedder)
+        load_s = time.perf_counter() - start
+        assert len(loaded) == len(memory)
+    return save_s, load_s
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
@@ -133,83 +186,59 @@ def main() -> None:
 
     print("Retrieval memory benchmark")
     print(
-        f"  machine : {platform.machine()}, {platform.python_implementation()} "
-        f"{platform.python_version()}, faiss {faiss.__version__} "
-        f"(search threads {args.faiss_threads}, cpus {os.cpu_count()})"
+        f"  machine : {platform.machine()}, {os.cpu_count()} cpus, "
+        f"{platform.python_implementation()} {platform.python_version()}, "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
     print(
-        f"  embedder: {embedder.name} dim {embedder.dim}, onnxruntime intra-op threads "
-        f"{args.threads}; model load + sha256 checks {load_s * 1e3:.0f} ms"
+        f"  embedder: {embedder.name} (dim {embedder.dim}), onnxruntime intra-op threads "
+        f"{args.threads}; first load incl. sha256 checks {load_s * 1e3:.0f} ms"
     )
+    print(f"  index   : faiss {faiss.__version__} IndexFlatIP, search threads {args.faiss_threads}")
     print(f"  texts   : {source}")
     print()
 
-    print("Embedding throughput (MiniLM int8 ONNX, CPU)")
+    print("Embedding throughput (same 320 chat lines, median of 3 runs)")
     print(f"  {'mode':<10} {'msgs/s':>10} {'ms/msg':>8}")
-    for mode, rate, per in bench_throughput(embedder, lines):
-        print(f"  {mode:<10} {rate:>10} {per:>8}")
+    for mode, rate in bench_throughput(embedder, lines):
+        print(f"  {mode:<10} {rate:>10,.0f} {1e3 / rate:>8.2f}")
     print()
 
     question_vectors = embedder.embed(QUESTIONS)
-    print("SeatMemory latency, ms (p50 / p99). Bulk memories are random unit vectors;")
-    print("timed adds embed a real chat line, timed queries embed a real question.")
-    header = (
-        f"  {'memories':>9} | {'add 1 (embed+index)':>20} | {'add 32 (embed+index)':>21} | "
-        f"{'query k=5':>15} | {'search only':>15} | {'kinds+min_t':>15}"
+    print("SeatMemory latency in ms, p50 / p99. NOTE: the bulk of each memory is random unit")
+    print("vectors (to build 100k fast); every timed add embeds a real chat line with MiniLM and")
+    print("every timed query embeds a real question ('search only' reuses embedded questions).")
+    widths = (20, 21, 15, 15, 19)
+    titles = (
+        "add 1 (embed+index)",
+        "add 32 (embed+index)",
+        "query k=5",
+        "search only",
+        "query kinds+min_t",
+    )
+    header = f"  {'memories':>9} | " + " | ".join(
+        f"{title:>{w}}" for title, w in zip(titles, widths, strict=True)
     )
     print(header)
     print("  " + "-" * (len(header) - 2))
+    persistence: list[tuple[int, float, float]] = []
     for size in SIZES:
         memory = build_memory(embedder, size, lines)
-        next_id = iter(range(size, size + 100_000))
-        pick = iter(range(10**9))
-
-        def add_one(memory: SeatMemory = memory) -> None:
-            i = next(next_id)
-            memory.add(
-                [MemoryItem(i, lines[i % len(lines)], T0, "day-9", "message", 1.0, f"x:{i}")]
-            )
-
-        def add_batch(memory: SeatMemory = memory) -> None:
-            batch = []
-            for _ in range(32):
-                i = next(next_id)
-                batch.append(
-                    MemoryItem(i, lines[i % len(lines)], T0, "day-9", "message", 1.0, f"x:{i}")
-                )
-            memory.add(batch)
-
-        def query(memory: SeatMemory = memory) -> None:
-            memory.query(QUESTIONS[next(pick) % len(QUESTIONS)], k=5)
-
-        def search(memory: SeatMemory = memory) -> None:
-            memory.query_vector(question_vectors[next(pick) % len(QUESTIONS)], k=5)
-
-        min_t = T0 + timedelta(seconds=size // 2)
-
-        def filtered(memory: SeatMemory = memory, min_t: datetime = min_t) -> None:
-            memory.query(QUESTIONS[next(pick) % len(QUESTIONS)], k=5, kinds={"vote"}, min_t=min_t)
-
-        cells = [
-            percentiles_ms(timed(add_one, 100)),
-            percentiles_ms(timed(add_batch, 20)),
-            percentiles_ms(timed(query, 100)),
-            percentiles_ms(timed(search, 200)),
-            percentiles_ms(timed(filtered, 100)),
-        ]
-        widths = (20, 21, 15, 15, 15)
+        cells = bench_size(memory, lines, question_vectors)
         rendered = " | ".join(
             f"{f'{p50:.2f} / {p99:.2f}':>{w}}" for (p50, p99), w in zip(cells, widths, strict=True)
         )
         print(f"  {size:>9,} | {rendered}")
-        hits = memory.query("who claimed to be the detective?", k=5, kinds={"vote"})
-        assert len(hits) == 5 and all(item.kind == "vote" for item, _ in hits)
-
+        persistence.append((len(memory), *bench_persistence(memory)))
+    print("  ('add 32' is one add() call of 32 messages; kinds+min_t keeps ~1/12 of the rows)")
     print()
-    print(
-        f"  'add 32' is one call adding 32 messages. Total wall time "
-        f"{time.perf_counter() - wall:.1f} s"
-    )
+
+    print("Persistence (one run each; save = write_index + items.jsonl + sha256 + fsync)")
+    print(f"  {'memories':>9} | {'save ms':>9} | {'load ms':>9}")
+    for count, save_s, load_s in persistence:
+        print(f"  {count:>9,} | {save_s * 1e3:>9.0f} | {load_s * 1e3:>9.0f}")
+    print()
+    print(f"Total wall time {time.perf_counter() - wall:.1f} s")
 
 
 if __name__ == "__main__":

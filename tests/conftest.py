@@ -19,6 +19,8 @@ import pytest
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
+pytest_plugins = ["tests.fakes.fixtures"]
+
 PG_ENV = "MAFIABOT_TEST_POSTGRES_URL"
 REQUIRE_PG_ENV = "MAFIABOT_REQUIRE_POSTGRES"
 

@@ -355,6 +355,8 @@ class SeatMemory:
         ``t >= min_t``. Filters are applied inside the search (an ID selector), so
         up to ``k`` matching items come back however rare the kind is.
         """
+        if isinstance(kinds, str):
+            raise TypeError("kinds must be a collection of kind names, not a single str")
         if k <= 0 or not self._items or (kinds is not None and not kinds):
             return []
         vector = self._embedder.embed([question])

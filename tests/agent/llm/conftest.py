@@ -12,7 +12,6 @@ import pytest
 from agent.llm.anthropic_backend import AnthropicClient
 from agent.llm.openai_backend import OpenAIClient
 from agent.llm.retry import RetryPolicy
-from tests.fakes.fixtures import fake_anthropic, fake_openai  # noqa: F401
 from tests.fakes.llm_servers import FakeAnthropicServer, FakeLLMServer, FakeOpenAIServer
 
 ANTHROPIC_MODEL = "claude-haiku-4-5"
@@ -44,7 +43,7 @@ class Backend:
 
 @pytest.fixture
 async def anthropic_client(
-    fake_anthropic: FakeAnthropicServer,  # noqa: F811
+    fake_anthropic: FakeAnthropicServer,
 ) -> AsyncIterator[AnthropicClient]:
     client = AnthropicClient(
         ANTHROPIC_MODEL, api_key="test-key", base_url=fake_anthropic.base_url, policy=FAST
@@ -55,7 +54,7 @@ async def anthropic_client(
 
 @pytest.fixture
 async def openai_client(
-    fake_openai: FakeOpenAIServer,  # noqa: F811
+    fake_openai: FakeOpenAIServer,
 ) -> AsyncIterator[OpenAIClient]:
     client = OpenAIClient(
         OPENAI_MODEL, api_key="test-key", base_url=fake_openai.base_url, policy=FAST

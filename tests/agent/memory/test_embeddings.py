@@ -27,6 +27,7 @@ from agent.memory.embeddings import (
     MINILM_NAME,
     MINILM_TOKENIZER_SHA256,
     _default_tokenizer_path,
+    _length_buckets,
 )
 
 
@@ -189,7 +190,9 @@ class _FakeEmbeddingsAPI:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
 
     def respond(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -275,3 +278,17 @@ def test_openai_embedder_rejects_wrong_dimension_from_server(
 def test_openai_embedder_needs_a_known_size() -> None:
     with pytest.raises(ValueError, match="dim"):
         OpenAIEmbedder("some-local-model", base_url="http://127.0.0.1:9/v1", api_key="x")
+
+
+def test_length_buckets_cover_every_row_once_with_bounded_padding() -> None:
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(2, 120, size=500).astype(np.int64)
+    order = np.argsort(lengths, kind="stable")
+    buckets = _length_buckets(order, lengths, 32)
+    flat = np.concatenate(buckets)
+    assert sorted(flat.tolist()) == list(range(500))
+    for bucket in buckets:
+        assert 1 <= len(bucket) <= 32
+        widths = lengths[bucket]
+        assert widths.max() <= widths.min() * 1.3 + 4
+    assert _length_buckets(order[:0], lengths, 32) == []
