@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from agent.base import Intent
 from agent.templates import PREFIXES, SUFFIXES, TEMPLATES, Lexicon, Reading, lexicon
@@ -86,8 +87,7 @@ def _chattiness(persona: str | None) -> float:
     return 1.0
 
 
-@dataclass(frozen=True)
-class _Option:
+class _Option(NamedTuple):
     weight: float
     key: str
     slots: Mapping[str, str]
@@ -165,7 +165,7 @@ class BaselinePolicy:
         self._dirty = True
         self._best: Intent | None = None
         #: intents handed out in the current phase; outcomes of older ones arrive late
-        self._issued: set[Intent] = set()
+        self._issued: list[Intent] = []
 
     # ==== observing ============================================================================
 
@@ -242,7 +242,7 @@ class BaselinePolicy:
         self._deadline = event.deadline
         self._seconds = event.seconds
         self._reset_phase()
-        self._issued = set()
+        self._issued = []
         self._room = self._present()
         self._lines_cap = self._cap()
         if keep_prop:
@@ -591,7 +591,7 @@ class BaselinePolicy:
             self._dirty = False
             self._best = self._refresh(now)
             if self._best is not None:
-                self._issued.add(self._best)
+                self._issued.append(self._best)
         return self._best
 
     def _refresh(self, now: datetime) -> Intent | None:
@@ -1088,9 +1088,8 @@ class BaselinePolicy:
         self._dirty = True
         if intent.kind == "say" and intent.text:
             self._said.add(intent.text.casefold())
-        if intent not in self._issued:
+        if not any(i is intent for i in self._issued) and intent not in self._issued:
             return  # planned in an earlier phase: its phase is gone, and so is its meaning
-        self._issued.discard(intent)
         if intent.kind == "say":
             if self._speak is not None and self._speak.text == intent.text:
                 self._speak = None

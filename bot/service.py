@@ -286,8 +286,10 @@ class GameService:
         is_agent: bool = False,
         agent_kind: str | None = None,
         persona: str | None = None,
+        name: str | None = None,
     ) -> SeatInfo:
-        """Take a seat in the lobby. A character name is drawn now and shown at the start."""
+        """Take a seat in the lobby. A character name is drawn now and shown at the start
+        (``name`` fixes it instead: replays of recorded games)."""
         game = self._game(game_id)
         async with game.lock:
             if game.status != "lobby":
@@ -296,8 +298,12 @@ class GameService:
                 raise ServiceError("You are already in this game.")
             if len(game.seats) >= len(CHARACTER_NAMES):
                 raise ServiceError("This game is full.")
-            rng = random.Random(f"{game.seed}:name:{len(game.seats)}")
-            name = pick_names(1, rng, exclude=[s.name for s in game.seats])[0]
+            taken = [s.name for s in game.seats]
+            if name is None:
+                rng = random.Random(f"{game.seed}:name:{len(game.seats)}")
+                name = pick_names(1, rng, exclude=taken)[0]
+            elif name.casefold() in (t.casefold() for t in taken):
+                raise ServiceError(f"The name {name} is taken in this game.")
             info = SeatInfo(len(game.seats), name, user_id, is_agent, agent_kind, persona)
 
             def add(session: Session) -> None:

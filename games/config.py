@@ -45,9 +45,13 @@ class GameConfig:
     #: with a single mafia alive there is nobody to talk to: go straight to the night vote
     skip_night_talk_single_mafia: bool = True
     max_message_chars: int = MAX_MESSAGE_CHARS
+    #: a fixed deal, role by seat (replays of recorded games, tests); empty deals by seed
+    deal: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def mafia_count(self, players: int) -> int:
+        if self.deal:
+            return sum(get_role(r).team == "mafia" for r in self.deal if r in registered_roles())
         return self.mafia if self.mafia is not None else default_mafia_count(players)
 
     def validate(self, players: int) -> None:
@@ -58,6 +62,8 @@ class GameConfig:
             )
         if players > MAX_PLAYERS:
             raise ConfigError(f"At most {MAX_PLAYERS} players per game; this game has {players}.")
+        if self.deal:
+            self._validate_deal(players)
         mafia = self.mafia_count(players)
         if mafia < 1:
             raise ConfigError("A game needs at least 1 mafia.")
@@ -97,6 +103,19 @@ class GameConfig:
         if not 1 <= self.max_message_chars <= 10_000:
             raise ConfigError("max message chars must be between 1 and 10000.")
 
+    def _validate_deal(self, players: int) -> None:
+        if len(self.deal) != players:
+            raise ConfigError(
+                f"The fixed deal lists {len(self.deal)} roles for {players} players."
+            )
+        known = registered_roles()
+        for role in self.deal:
+            if role not in known:
+                raise ConfigError(f"Unknown role {role!r} in the fixed deal.")
+        extras = tuple(r for r in self.deal if r not in ("mafia", "bystander"))
+        if sorted(extras) != sorted(self.roles):
+            raise ConfigError("The fixed deal's special roles must match the roles in play.")
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in fields(self):
@@ -111,6 +130,7 @@ class GameConfig:
         if unknown:
             raise ConfigError(f"Unknown game settings: {', '.join(sorted(unknown))}.")
         kwargs = dict(data)
-        if "roles" in kwargs:
-            kwargs["roles"] = tuple(kwargs["roles"])
+        for key in ("roles", "deal"):
+            if key in kwargs:
+                kwargs[key] = tuple(kwargs[key])
         return cls(**kwargs)

@@ -53,7 +53,10 @@ def _require_aware(t: datetime) -> None:
 
 
 def assign_roles(config: GameConfig, players: int, seed: int) -> list[str]:
-    """Roles by seat: ``config.mafia_count`` mafia, the extra roles, bystanders for the rest."""
+    """Roles by seat: ``config.mafia_count`` mafia, the extra roles, bystanders for the rest
+    (or exactly ``config.deal`` when the setup fixes it)."""
+    if config.deal:
+        return list(config.deal)
     order = list(range(players))
     rng_for(seed, "roles").shuffle(order)
     roles = ["bystander"] * players

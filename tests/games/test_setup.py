@@ -178,3 +178,40 @@ def test_config_dict_round_trip_and_unknown_settings() -> None:
 def test_naive_start_time_is_refused() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
         new_game(GameConfig(), NAMES[:5], 0, datetime(2024, 1, 1))
+
+
+# --- fixed deals (replays of recorded games) --------------------------------------------------
+
+
+def test_fixed_deal_is_dealt_exactly() -> None:
+    from datetime import UTC, datetime
+
+    from games.config import GameConfig
+    from games.engine import new_game
+
+    deal = ("bystander", "mafia", "bystander", "bystander", "mafia", "bystander", "bystander")
+    names = ["Blake", "Charlie", "Casey", "Ziggy", "Logan", "Parker", "Peyton"]
+    t = datetime(2026, 1, 1, tzinfo=UTC)
+    for seed in (1, 2, 3):
+        state, _ = new_game(GameConfig(deal=deal), names, seed, t)
+        assert tuple(s.role for s in state.seats) == deal
+
+
+@pytest.mark.parametrize(
+    ("deal", "message"),
+    [
+        (("mafia", "bystander", "bystander", "bystander"), "at least 5"),
+        (("mafia",) * 3 + ("bystander",) * 3, "too many"),
+        (("bystander",) * 6, "at least 1 mafia"),
+        (("mafia", "bystander", "bystander", "bystander", "bystander"), "lists 5 roles for 6"),
+        (("mafia", "wizard", "bystander", "bystander", "bystander", "bystander"), "Unknown role"),
+        (("mafia", "doctor", "bystander", "bystander", "bystander", "bystander"), "must match"),
+    ],
+)
+def test_impossible_fixed_deals_are_refused(deal: tuple[str, ...], message: str) -> None:
+    from games.config import GameConfig
+    from games.errors import ConfigError
+
+    players = 6 if len(deal) != 4 else 4
+    with pytest.raises(ConfigError, match=message):
+        GameConfig(deal=deal).validate(players)
