@@ -124,6 +124,7 @@ class BaselinePolicy:
         self._partners: frozenset[int] = frozenset()
         self._revealed: dict[int, str] = {}
         self._over = False
+        self._gone = False
         self._noise: dict[int, float] = {}
         self._day_noise: dict[int, float] = {}
         self._accusations: Counter[tuple[int, int]] = Counter()
@@ -174,6 +175,8 @@ class BaselinePolicy:
         seen = event.visible_to
         if seen is not None and self.seat not in seen:  # games.events.visible, inlined
             return
+        if self._gone and type(event) is not GameOver:
+            return  # eliminated: nothing left to decide, so nothing left to learn
         handler = _HANDLERS.get(type(event))
         if handler is not None:
             handler(self, event)
@@ -392,6 +395,7 @@ class BaselinePolicy:
         assert isinstance(event, PlayerEliminated)
         self._version += 1
         self._alive.discard(event.seat)
+        self._gone = event.seat == self.seat
         self._room = self._present()
         self._revealed[event.seat] = event.role
         if event.cause == "vote":
