@@ -48,6 +48,7 @@ __all__ = ["BASELINE_NAME", "BaselinePolicy", "BaselineTiming"]
 BASELINE_NAME = "baseline"
 
 _NO_VOTE = -2  # "has not voted this phase" (None would be an abstention)
+_EMPTY: Counter[int] = Counter()  # read-only stand-in for "no record"
 
 
 @dataclass(frozen=True)
@@ -92,8 +93,6 @@ class _Option(NamedTuple):
     key: str
     slots: Mapping[str, str]
     topic: tuple[object, ...] | None = None
-    #: seat this line proposes for the night kill (den)
-    proposal: int | None = None
 
 
 class BaselinePolicy:
@@ -127,8 +126,10 @@ class BaselinePolicy:
         self._gone = False
         self._noise: dict[int, float] = {}
         self._day_noise: dict[int, float] = {}
-        self._accusations: Counter[tuple[int, int]] = Counter()
-        self._past_votes: Counter[tuple[int, int]] = Counter()
+        #: accuser -> accused -> times; voter -> target -> day votes (indexed by the actor,
+        #: because every question asked of them is "what did this player do")
+        self._accused_by: dict[int, Counter[int]] = {}
+        self._voted_by: dict[int, Counter[int]] = {}
         self._talk: Counter[int] = Counter()
         #: talk counts as of the phase start: "quiet" and "loud" are judged on history
         self._talk_seen: Counter[int] = Counter()
@@ -141,6 +142,7 @@ class BaselinePolicy:
         self._inspections: dict[int, bool] = {}
         self._reveal: int | None = None
         self._gates: dict[tuple[object, ...], bool] = {}
+        #: every line said at the table (case-folded): never say one of them again
         self._said: set[str] = set()
         self._topics: set[tuple[object, ...]] = set()
         self._day = 0
@@ -195,7 +197,7 @@ class BaselinePolicy:
         assert isinstance(event, RoleAssigned)
         self._version += 1
         if event.seat != self.seat:
-            return
+            return  # (never visible to this seat anyway)
         self._role = event.role
         self._partner_names = event.partners
         self._resolve_partners()
@@ -213,7 +215,6 @@ class BaselinePolicy:
         self._say_errors = 0
         self._speak: Intent | None = None
         self._speak_topic: tuple[object, ...] | None = None
-        self._speak_prop: int | None = None
         self._speak_mode = "short"
         self._speak_off: str | None = None
         self._restale = False
@@ -221,6 +222,7 @@ class BaselinePolicy:
         self._phase_accusers: dict[int, list[int]] = {}
         self._votes_now: dict[int, int | None] = {}
         self._tally_now: Counter[int] = Counter()
+        self._last_vote_intent: Intent | None = None
         self._vote_at: datetime | None = None
         self._voted: int | None = _NO_VOTE
         self._change_to: int | None = None
@@ -272,7 +274,7 @@ class BaselinePolicy:
             self._yesterday_votes = dict(self._votes_now)
             for voter, target in self._votes_now.items():
                 if target is not None:
-                    self._past_votes[(voter, target)] += 1
+                    self._voted_by.setdefault(voter, Counter())[target] += 1
         elif event.phase == PhaseKind.NIGHT_VOTE.value and self._acted:
             self._last_protect = self._night_act_target
         elif event.phase == PhaseKind.NIGHT_VOTE.value:
@@ -291,6 +293,7 @@ class BaselinePolicy:
         if lex is None:
             return
         reading = lex.read(event.text)
+        self._said.add(reading.folded)  # nor repeat anyone else's line word for word
         if event.place == "den":
             self._on_den_line(event, reading)
             return
@@ -316,7 +319,10 @@ class BaselinePolicy:
             self._claims[s] = (target, reading.claim)
             self._version += 1
             return True
-        self._accusations[(s, target)] += 1
+        counts = self._accused_by.get(s)
+        if counts is None:
+            counts = self._accused_by[s] = Counter()
+        counts[target] += 1
         self._phase_accusers.setdefault(target, []).append(s)
         if target != self.seat and target not in self._partners:
             # until the accused is revealed, only accusations of me (or, for the mafia, of a
@@ -445,9 +451,6 @@ class BaselinePolicy:
     def is_mafia(self) -> bool:
         return self._role == "mafia"
 
-    def _me_alive(self) -> bool:
-        return self.seat in self._alive
-
     def _others(self) -> list[int]:
         """Living players this seat may talk about or vote for (never itself, never partners)."""
         return [s for s in sorted(self._alive) if s != self.seat and s not in self._partners]
@@ -489,23 +492,22 @@ class BaselinePolicy:
     def _suspicion(self) -> dict[int, float]:
         cands = self._others()
         score = {s: self._noise.get(s, 0.0) + self._day_noise.get(s, 0.0) for s in cands}
-        for (a, b), n in self._accusations.items():
-            if a not in score:
-                continue
-            k = min(n, 2)
-            if b == self.seat and not self.is_mafia:
-                score[a] += 0.9 * k
-            role = self._revealed.get(b)
-            if role is not None:
-                score[a] += -0.6 * k if role == "mafia" else 0.6 * k
-        for (voter, target), n in self._past_votes.items():
-            if voter not in score:
-                continue
-            role = self._revealed.get(target)
-            if role is not None:
-                score[voter] += -0.8 * n if role == "mafia" else 0.8 * n
-            if target == self.seat:
-                score[voter] += 0.4 * n
+        town = not self.is_mafia
+        revealed = self._revealed
+        for a in cands:
+            for b, n in self._accused_by.get(a, _EMPTY).items():
+                k = min(n, 2)
+                if b == self.seat and town:
+                    score[a] += 0.9 * k
+                role = revealed.get(b)
+                if role is not None:
+                    score[a] += -0.6 * k if role == "mafia" else 0.6 * k
+            for target, n in self._voted_by.get(a, _EMPTY).items():
+                role = revealed.get(target)
+                if role is not None:
+                    score[a] += -0.8 * n if role == "mafia" else 0.8 * n
+                if target == self.seat:
+                    score[a] += 0.4 * n
         for s, bonus in self._activity(cands).items():
             score[s] += bonus
         for claimer, (target, kind) in self._claims.items():
@@ -525,12 +527,13 @@ class BaselinePolicy:
         cands = self._others()
         mafia = self._partners | {self.seat}
         score = {s: self._noise.get(s, 0.0) + self._day_noise.get(s, 0.0) for s in cands}
-        for (a, b), n in self._accusations.items():
-            if a in score and b in mafia:
-                score[a] += 0.9 * min(n, 2)
-        for (voter, target), n in self._past_votes.items():
-            if voter in score and target in mafia:
-                score[voter] += 0.7 * n
+        for a in cands:
+            for b, n in self._accused_by.get(a, _EMPTY).items():
+                if b in mafia:
+                    score[a] += 0.9 * min(n, 2)
+            for target, n in self._voted_by.get(a, _EMPTY).items():
+                if target in mafia:
+                    score[a] += 0.7 * n
         for s, bonus in self._activity(cands).items():
             score[s] += bonus
         for claimer in self._claims:
@@ -544,7 +547,7 @@ class BaselinePolicy:
 
     def _day_target(self) -> int | None:
         """Whom to vote out by day. Mafia: never a partner, prefer a forming bandwagon."""
-        key = (self._version, len(self._votes_now), self._votes_seen, len(self._vote_banned))
+        key = (self._version, self._votes_seen, len(self._vote_banned))
         if self._target_cache[0] == key:
             return self._target_cache[1]
         target = self._compute_day_target()
@@ -637,10 +640,18 @@ class BaselinePolicy:
             if self._vote_at is None:
                 self._vote_at = self._in_window(self.timing.vote_window)
             target = self._night_target() if night else self._day_target()
-            return Intent(self._vote_at, "vote", target=self._name(target))
+            return self._vote_intent(self._vote_at, target)
         if self._change_to is not None and self._change_at is not None:
-            return Intent(self._change_at, "vote", target=self._name(self._change_to))
+            return self._vote_intent(self._change_at, self._change_to)
         return None
+
+    def _vote_intent(self, at: datetime, target: int | None) -> Intent:
+        last = self._last_vote_intent
+        name = self._name(target)
+        if last is not None and last.at == at and last.target == name:
+            return last
+        self._last_vote_intent = Intent(at, "vote", target=name)
+        return self._last_vote_intent
 
     def _name(self, seat: int | None) -> str | None:
         return None if seat is None else self._names[seat]
@@ -701,9 +712,7 @@ class BaselinePolicy:
     def _act_target(self) -> int | None:
         if self._role == "detective":
             score = self._scores("suspicion")
-            cands = [
-                s for s in score if s not in self._inspections and s not in self._act_banned
-            ]
+            cands = [s for s in score if s not in self._inspections and s not in self._act_banned]
             if not cands:
                 cands = [s for s in score if s not in self._act_banned]
             return max(cands, key=lambda s: score[s]) if cands else None
@@ -716,9 +725,7 @@ class BaselinePolicy:
 
     def _protect_target(self) -> int | None:
         allowed = [
-            s
-            for s in sorted(self._alive)
-            if s != self._last_protect and s not in self._act_banned
+            s for s in sorted(self._alive) if s != self._last_protect and s not in self._act_banned
         ]
         if not allowed:
             return None
@@ -792,7 +799,7 @@ class BaselinePolicy:
                 if composed is not None:
                     text, opt = composed
                     self._speak = Intent(self._speak.at, "say", text=text)
-                    self._speak_topic, self._speak_prop = opt.topic, opt.proposal
+                    self._speak_topic = opt.topic
             return self._speak
         self._restale = False
         if self._speak_off is not None or self._lines >= self._lines_cap:
@@ -813,7 +820,7 @@ class BaselinePolicy:
             self._speak_off = "no-time"
             return None
         self._speak = Intent(at, "say", text=text)
-        self._speak_topic, self._speak_prop = opt.topic, opt.proposal
+        self._speak_topic = opt.topic
         return self._speak
 
     # ---- what to say --------------------------------------------------------------------------
@@ -886,15 +893,17 @@ class BaselinePolicy:
             if self._lines == 0:
                 add((6.0, self._opt_greet))
             add((1.5, self._opt_open))
-        if day > 1 and kind is PhaseKind.DAY and ("night", day) not in topics:
+        # news is news early in the day; two minutes later "rip X" sounds like a bot
+        early = kind is PhaseKind.DAY and self._phase_total < 1.5 * len(self._alive)
+        if day > 1 and early and ("night", day) not in topics:
             if self._night_victim is not None:
                 add((5.0, self._opt_night_kill))
             elif self._night_none:
                 add((4.0, self._opt_night_none))
         elim = self._last_day_elim
-        if elim is not None and day == elim[3] + 1 and ("elim", day) not in topics:
+        if elim is not None and day == elim[3] + 1 and early and ("elim", day) not in topics:
             add((2.5, self._opt_elim))
-        if day > 1 and ("day", day) not in topics:
+        if day > 1 and early and ("day", day) not in topics:
             add((0.8, self._opt_day_count))
         add((3.0, self._opt_accuse))
         if kind is PhaseKind.VOTE:
@@ -963,9 +972,7 @@ class BaselinePolicy:
         topic = ("night", self._day)
         name = self._names[v]
         opts = [_Option(5.0, "night_kill", {"v": name, "role": role}, topic)]
-        accused = [
-            (n, b) for (a, b), n in self._accusations.items() if a == v and self._talkable(b)
-        ]
+        accused = [(n, b) for b, n in self._accused_by.get(v, _EMPTY).items() if self._talkable(b)]
         if accused:
             x = self._names[max(accused)[1]]
             opts.append(_Option(2.0, "night_kill_reason", {"v": name, "x": x}, topic))
@@ -1003,13 +1010,13 @@ class BaselinePolicy:
         x = names[top]
         score = self._scores("danger" if self.is_mafia else "suspicion").get(top, 0.0)
         opts = [_Option(2.5 if score >= 1.0 else 1.2, "accuse", {"x": x})]
-        for (voter, victim), _n in self._past_votes.items():
-            if voter == top and self._revealed.get(victim, "mafia") != "mafia":
+        for victim in self._voted_by.get(top, _EMPTY):
+            if self._revealed.get(victim, "mafia") != "mafia":
                 if victim not in self._partners:
                     opts.append(_Option(2.5, "accuse_vote", {"x": x, "v": names[victim]}))
                 break
-        for (accuser, victim), _n in self._accusations.items():
-            if accuser == top and self._revealed.get(victim, "mafia") != "mafia":
+        for victim in self._accused_by.get(top, _EMPTY):
+            if self._revealed.get(victim, "mafia") != "mafia":
                 if victim != self.seat and victim not in self._partners:
                     opts.append(_Option(2.0, "accuse_accused", {"x": x, "v": names[victim]}))
                 break
@@ -1055,34 +1062,34 @@ class BaselinePolicy:
         return _Option(0.4, "filler", {})
 
     def _den_options(self) -> list[_Option]:
+        """Night talk: propose a kill if nobody has, agree with the first proposal if a partner
+        made it, otherwise plan tomorrow or chat."""
         names = self._names
-        opts: list[_Option] = []
-        night = ("den", self._day)
+        day = self._day
         target = self._night_target()
         first = self._first_prop
-        if first is not None and first in self._alive:
-            if not self._done_topic(("den-agree", self._day)) and not self._done_topic(
-                ("den-prop", self._day)
-            ):
-                topic = ("den-agree", self._day)
-                opts.append(_Option(6.0, "den_agree", {"x": names[first]}, topic, first))
-        elif target is not None:
-            topic = ("den-prop", self._day)
+        settled = ("den-agree", day) in self._topics or ("den-prop", day) in self._topics
+        if first is None and target is not None:
+            topic = ("den-prop", day)
             x = names[target]
-            opts.append(_Option(5.0, "den_propose", {"x": x}, topic, target))
+            opts = [_Option(5.0, "den_propose", {"x": x}, topic)]
             if target in self._claims:
-                opts.append(_Option(6.0, "den_propose_claim", {"x": x}, topic, target))
+                opts.append(_Option(6.0, "den_propose_claim", {"x": x}, topic))
             mafia = self._partners | {self.seat}
-            hit = [b for (a, b) in self._accusations if a == target and b in mafia]
+            hit = [b for b in self._accused_by.get(target, _EMPTY) if b in mafia]
             if hit:
                 slots = {"x": x, "p": names[hit[0]]}
-                opts.append(_Option(3.0, "den_propose_reason", slots, topic, target))
+                opts.append(_Option(3.0, "den_propose_reason", slots, topic))
+            return opts
+        if first is not None and first in self._alive and not settled:
+            return [_Option(6.0, "den_agree", {"x": names[first]}, ("den-agree", day))]
+        night = ("den", day)
+        opts = [_Option(0.8, "den_small", {}, night)]
         danger = self._scores("danger")
         later = [s for s in danger if s != target]
         if later:
-            push = max(later, key=lambda s: -danger[s])  # pin it on someone unthreatening
+            push = min(later, key=lambda s: danger[s])  # pin it on someone unthreatening
             opts.append(_Option(1.2, "den_plan", {"x": names[push]}, night))
-        opts.append(_Option(0.8, "den_small", {}, night))
         return opts
 
     # ==== feedback =============================================================================

@@ -3,7 +3,7 @@
 The policy says what it wants to do next and when; the driver keeps one timer armed for that
 moment and acts through the seat's port when it fires. There is no polling: the timer is
 re-armed only when an event changes the plan, and at most one action is in flight, so the
-same policy behaves identically here and in :func:`agent.fastsim.simulate_fast`.
+same policy plays the same way here and in :func:`agent.fastsim.simulate_fast`.
 """
 
 from __future__ import annotations

@@ -80,12 +80,15 @@ def simulate_fast(
 ) -> FastResult:
     """Play one whole game with one policy per seat, as fast as the CPU allows.
 
-    The same ``seed`` gives the same game (names, roles, policies' generators). Intents are
+    The same ``seed`` gives the same game (names unless ``names`` are given, roles, the
+    policies' generators, seeded ``f"{seed}:seat:{i}"``). Intents are
     taken in time order; intents at the same time in seat order, and before the deadline
     tick at that time. Raises :class:`SimulationStuck` when more than
     ``max_steps_per_instant`` actions happen without the game time advancing.
     """
     factory = policy_factory or _default_factory
+    if names is not None and len(names) != players:
+        raise ValueError(f"{len(names)} names for {players} players")
     table = list(names) if names is not None else pick_names(players, random.Random(seed))
     state, first = new_game(config, table, seed, EPOCH)
     by_seat = {s.index: s.name for s in state.seats}
@@ -98,6 +101,8 @@ def simulate_fast(
     log: list[Event] = []
     messages = votes = phases = refused = 0
     audiences: dict[frozenset[int] | None, tuple[int, ...]] = {None: tuple(range(count))}
+    observers = [p.observe for p in policies]
+    planners = [p.plan for p in policies]
 
     def deliver(events: list[Event]) -> None:
         nonlocal messages, votes, phases
@@ -117,7 +122,7 @@ def simulate_fast(
                 assert seen is not None
                 audience = audiences[seen] = tuple(i for i in range(count) if i in seen)
             for i in audience:
-                policies[i].observe(event)
+                observers[i](event)
                 stale[i] = True
 
     deliver(first)
@@ -128,7 +133,7 @@ def simulate_fast(
         who = -1
         for i in range(count):
             if stale[i]:
-                planned[i] = policies[i].plan(now)
+                planned[i] = planners[i](now)
                 stale[i] = False
             intent = planned[i]
             if intent is not None and (best is None or intent.at < best.at):

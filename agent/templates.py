@@ -10,7 +10,6 @@ accusing word.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -290,6 +289,8 @@ class Reading:
     defends: bool
     #: "mafia" or "clean" when the line claims a detective result about the first named
     claim: str | None
+    #: the line case-folded, to compare lines
+    folded: str
 
 
 class Lexicon:
@@ -339,7 +340,7 @@ class Lexicon:
                 claim = "mafia"
             elif defends or _CLEAN.search(text):
                 claim = "clean"
-        reading = Reading(tuple(named), accuses, defends, claim)
+        reading = Reading(tuple(named), accuses, defends, claim, text.casefold())
         if len(self._memo) >= self._LIMIT:
             self._memo.clear()
         self._memo[text] = reading
@@ -359,7 +360,3 @@ def lexicon(names: tuple[str, ...]) -> Lexicon:
 def read_line(text: str, names: tuple[str, ...]) -> Reading:
     """Read one line against a table of names (see :class:`Lexicon`)."""
     return lexicon(names).read(text)
-
-
-def render(template: str, slots: Mapping[str, str]) -> str:
-    return template.format_map(slots)

@@ -241,21 +241,84 @@ class Action(SQLModel, table=True):
     client_id: str | None = Field(default=None)
 
 
+SURVEY_SOURCES = ("llmafia", "discord", "slack")
+SURVEY_SCALES = ("1-5", "0-100")
+
+
+class SurveyResponse(SQLModel, table=True):
+    """One post-game questionnaire answer about who the AI was and how human it seemed.
+
+    Written by the Discord/Slack survey at game end and by the LLMafia importer. Ratings are
+    stored on 1-5 whatever the form asked, so one query can pool sources: a 0-100 answer v
+    (the LLMafia pilot games) is stored as 1 + 4*v/100. ``original_scale`` keeps the form's
+    own scale ("1-5" or "0-100") so an analysis can undo the mapping (v = 25*(x - 1)) or
+    apply another conversion, and must say which it used.
+    ``identified_ai`` says whether the respondent named the AI correctly (None: not asked);
+    ``guessed_name`` is the name they gave, when the form recorded it. ``t`` is None when the
+    source has no time for the answer.
+    """
+
+    __tablename__ = "survey_responses"
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: str = _game_fk(index=True)
+    seat_index: int = Field(nullable=False)
+    about_seat_index: int | None = Field(default=None)
+    identified_ai: bool | None = Field(default=None)
+    guessed_name: str | None = Field(default=None)
+    similarity: float | None = Field(default=None)
+    timing: float | None = Field(default=None)
+    relevance: float | None = Field(default=None)
+    original_scale: str = Field(default="1-5", nullable=False)
+    comments: str | None = Field(default=None, sa_type=sa.Text)
+    t: datetime | None = _ts(nullable=True)
+    source: str = Field(nullable=False)
+
+
+class LLMCall(SQLModel, table=True):
+    """One LLM agent decision: a model call (prompt, raw output, parsed decision, tokens, cost)
+    or a decision taken without the model (``fallback``; empty ``prompt``). Written by
+    `bot.store.decisions.DBDecisionLog`; `t` is game time."""
+
+    __tablename__ = "llm_calls"
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: str = _game_fk(index=True)
+    seat_index: int = Field(nullable=False)
+    kind: str = Field(nullable=False)
+    model: str | None = Field(default=None)
+    prompt: str = Field(default="", sa_type=sa.Text, nullable=False)
+    output: str | None = Field(default=None, sa_type=sa.Text, nullable=True)
+    decision: str | None = Field(default=None, sa_type=sa.Text, nullable=True)
+    fallback: bool = Field(default=False, nullable=False)
+    valid: bool = Field(default=False, nullable=False)
+    error: str | None = Field(default=None, sa_type=sa.Text, nullable=True)
+    latency_s: float = Field(default=0.0, nullable=False)
+    input_tokens: int = Field(default=0, nullable=False)
+    output_tokens: int = Field(default=0, nullable=False)
+    cost_usd: float = Field(default=0.0, nullable=False)
+    t: datetime = _ts(default_now=True)
+
+
 __all__ = [
     "GAME_MANAGER",
     "GAME_STATUSES",
     "PHASE_KINDS",
     "PLACES",
     "PLATFORMS",
+    "SURVEY_SCALES",
+    "SURVEY_SOURCES",
     "VOTE_KINDS",
     "WINNERS",
     "Action",
     "Event",
     "Game",
+    "LLMCall",
     "Message",
     "Phase",
     "Seat",
     "Server",
+    "SurveyResponse",
     "UTCDateTime",
     "Vote",
     "utcnow",

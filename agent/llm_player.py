@@ -1,0 +1,844 @@
+"""The LLM agent: a hidden player that decides when to talk, what to say, and how to vote.
+
+It follows the "Time to Talk" design (a *scheduler* prompt answers ``<send>`` or ``<wait>``, a
+*generator* prompt writes the line, typing takes about a second per word) but is event-driven
+rather than polled:
+
+* **When to consult the scheduler.** After new messages, debounced (a short random pause after
+  the latest one, never longer than ``max_debounce_s`` after the first unanswered one), after a
+  quiet spell (jittered), and shortly after a phase opens, so the agent can speak first. Never
+  more often than ``min_consult_gap_s``, and never when it cannot speak (out of the game, a
+  bystander at night, the game over). All times are game time on the :class:`Timers` port.
+* **One request in flight.** At most one LLM request per agent at a time; whatever wanted a
+  consultation meanwhile is remembered as a single flag and served once when it completes.
+  Votes and night actions go first when the slot frees.
+* **Typing.** After ``<send>`` the line is generated, then "typed" (``seconds_per_word`` per
+  word, capped) on a timer, then posted through the seat port, unless meanwhile the phase
+  ended, or the chat moved on (``discard_after_messages`` new messages by others, or someone
+  named the agent): then the draft is discarded, or regenerated once (``discard_policy``).
+* **Votes and night actions.** The model gets the exact list of legal names; its answer must
+  name exactly one of them (whole name, any case); one corrective retry; then a heuristic
+  target from a :class:`~agent.baseline.BaselinePolicy` fed the same events, always legal and
+  logged as a fallback. A hard timer at ``fallback_at`` of the phase casts that fallback if
+  the model has not answered, so the agent always votes before the deadline. A model answer
+  that arrives after the fallback was cast *replaces* the vote if it is still at least
+  ``deadline_margin_s`` before the deadline (a vote may be changed until then), and is only
+  logged otherwise.
+* **Degradation.** When the token budget is spent, after ``max_failures`` failed calls in a
+  row, or ``max_invalid_streak`` unusable answers in a row, the seat hands over to the
+  baseline policy (with quieter timing) for the rest of the game, and logs that it did.
+
+Everything the model is told comes from :class:`~agent.knowledge.SeatKnowledge`, filled only
+with the events this seat was given: a bystander's prompts cannot contain den lines or mafia
+names because the agent never has them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from agent.base import Clock, Intent, Policy, SeatPort, TimerHandle, Timers
+from agent.baseline import BaselinePolicy, BaselineTiming
+from agent.decisions import DecisionKind, DecisionLog, DecisionRecord, flush_log
+from agent.driver import PolicyPlayer
+from agent.knowledge import SeatKnowledge
+from agent.llm.base import (
+    FINISH_REFUSAL,
+    LLMBudgetExceeded,
+    LLMClient,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+)
+from agent.prompting import (
+    PromptBook,
+    PromptWindow,
+    TargetKind,
+    clean_line,
+    corrective_request,
+    generator_request,
+    is_near_duplicate,
+    load_prompts,
+    parse_schedule,
+    parse_target,
+    render_request,
+    scheduler_request,
+    target_request,
+)
+from games.events import (
+    Event,
+    GameOver,
+    MessageAccepted,
+    PhaseStarted,
+    PlayerEliminated,
+)
+from games.state import PhaseKind
+
+__all__ = ["QUIET_BASELINE", "LLMPlayer", "LLMPlayerSettings"]
+
+log = logging.getLogger(__name__)
+
+#: the baseline's timing once an LLM seat has degraded: fewer, later lines
+QUIET_BASELINE = BaselineTiming(
+    short_delay=(8.0, 20.0),
+    long_delay=(30.0, 70.0),
+    day_cap=2,
+    vote_cap=1,
+    den_cap=1,
+    skip_when_loud=0.6,
+)
+
+
+@dataclass(frozen=True)
+class LLMPlayerSettings:
+    """Knobs of the LLM agent; durations are game seconds."""
+
+    #: typing time per word of a line (the paper's one word per second), and its cap
+    seconds_per_word: float = 1.0
+    max_typing_s: float = 10.0
+    #: pause after the latest message before consulting the scheduler
+    debounce_s: tuple[float, float] = (1.5, 3.0)
+    #: a steady stream of messages postpones a consultation at most this long
+    max_debounce_s: float = 6.0
+    #: never two consultations closer than this (caps calls at 60/gap per minute)
+    min_consult_gap_s: float = 6.0
+    #: consult again after this much silence, ± ``quiet_jitter`` (a fraction)
+    quiet_s: float = 20.0
+    quiet_jitter: float = 0.3
+    #: first consultation after a phase opens
+    open_delay_s: tuple[float, float] = (1.0, 5.0)
+    #: a draft is stale once this many messages by others arrived while it was being typed
+    discard_after_messages: int = 3
+    #: ... or once someone named the agent meanwhile
+    discard_when_addressed: bool = True
+    #: what to do with a stale draft: drop it, or write a fresh one once
+    discard_policy: Literal["discard", "regenerate"] = "discard"
+    max_line_chars: int = 200
+    duplicate_threshold: float = 0.85
+    #: safety cap on the agent's own lines per phase
+    max_lines_per_phase: int = 12
+    window: PromptWindow = field(default_factory=PromptWindow)
+    #: when (fractions of the phase) to ask the model for a vote / night action
+    vote_start: tuple[float, float] = (0.1, 0.3)
+    act_start: tuple[float, float] = (0.1, 0.35)
+    #: the heuristic decides at this fraction of the phase if the model has not
+    fallback_at: float = 0.8
+    #: no vote later than this before the deadline (capped at 10% of short phases)
+    deadline_margin_s: float = 2.0
+    #: degrade to the baseline after this many failed calls in a row
+    max_failures: int = 3
+    #: ... or this many unusable answers in a row
+    max_invalid_streak: int = 8
+    scheduler_max_tokens: int = 8
+    generator_max_tokens: int = 60
+    target_max_tokens: int = 16
+    generator_temperature: float | None = 0.9
+
+    def __post_init__(self) -> None:
+        if self.seconds_per_word < 0 or self.max_typing_s < 0:
+            raise ValueError("typing times must be non-negative")
+        if not 0.0 < self.fallback_at < 1.0:
+            raise ValueError("fallback_at must be a fraction of the phase in (0, 1)")
+        if self.min_consult_gap_s <= 0 or self.quiet_s <= 0:
+            raise ValueError("consultation intervals must be positive")
+        if not 0.0 <= self.quiet_jitter < 1.0:
+            raise ValueError("quiet_jitter must be in [0, 1)")
+        for lo, hi in (self.debounce_s, self.open_delay_s, self.vote_start, self.act_start):
+            if lo < 0 or hi < lo:
+                raise ValueError("ranges must be (low, high) with 0 <= low <= high")
+        if self.discard_after_messages < 1 or self.max_failures < 1:
+            raise ValueError("counts must be at least 1")
+
+
+class _Degrade(Exception):
+    """Raised inside a request to hand the seat over to the baseline."""
+
+
+@dataclass
+class _Draft:
+    text: str
+    phase_seq: int
+    #: how many player messages the generator had seen
+    seen: int
+    regenerated: bool
+
+
+@dataclass
+class _Decision:
+    """A vote or night action owed in the current phase."""
+
+    kind: TargetKind
+    phase_seq: int
+    deadline: datetime
+    margin: timedelta
+    ready: bool = False
+    model_done: bool = False
+    cast: str | None = None
+    by_fallback: bool = False
+
+
+class _Observed:
+    """The fallback policy minus ``observe``: the LLM player feeds it every event itself from
+    the start of the game, so the driver it is handed to on degradation must not do it again."""
+
+    def __init__(self, policy: Policy) -> None:
+        self._policy = policy
+
+    def observe(self, event: Event) -> None:
+        return None
+
+    def plan(self, now: datetime) -> Intent | None:
+        return self._policy.plan(now)
+
+    def done(self, intent: Intent, error: str | None) -> None:
+        self._policy.done(intent, error)
+
+
+class LLMPlayer:
+    """An LLM-driven seat. See the module docstring for how it decides and when."""
+
+    def __init__(
+        self,
+        *,
+        seat: int,
+        name: str,
+        persona: str,
+        port: SeatPort,
+        clock: Clock,
+        timers: Timers,
+        generator: LLMClient,
+        scheduler: LLMClient | None = None,
+        decisions: DecisionLog,
+        rng: random.Random,
+        settings: LLMPlayerSettings | None = None,
+        fallback: BaselinePolicy | None = None,
+        game_id: str = "",
+        prompts: PromptBook | None = None,
+    ) -> None:
+        self.seat = seat
+        self.persona = persona
+        self.port = port
+        self.clock = clock
+        self.timers = timers
+        self.generator = generator
+        self.scheduler = scheduler or generator
+        self.decisions = decisions
+        self.rng = rng
+        self.settings = settings or LLMPlayerSettings()
+        self.game_id = game_id
+        self.prompts = prompts or load_prompts()
+        self.knowledge = SeatKnowledge(seat, name)
+        self.fallback = fallback or BaselinePolicy(
+            seat, name, random.Random(rng.random()), persona=persona, timing=QUIET_BASELINE
+        )
+        self._closed = False
+        self._degraded: PolicyPlayer | None = None
+        self._last_event: Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._task_in_port = False
+        self._timers: dict[str, TimerHandle] = {}
+        self._timer_ids: dict[str, int] = {}
+        self._next_timer = 0
+        self._consult_wanted = False
+        self._pending_since: datetime | None = None
+        self._last_consult: datetime | None = None
+        self._draft: _Draft | None = None
+        self._regen: _Draft | None = None
+        self._decision: _Decision | None = None
+        self._failures = 0
+        self._invalid_streak = 0
+
+    # --- introspection (tests, status pages) ------------------------------------------------------
+
+    @property
+    def degraded(self) -> bool:
+        return self._degraded is not None
+
+    @property
+    def busy(self) -> bool:
+        """An LLM request (and what directly follows it) is in flight."""
+        return self._task is not None
+
+    @property
+    def draft(self) -> str | None:
+        """The line being "typed", if any."""
+        return self._draft.text if self._draft is not None else None
+
+    # --- the Player protocol ----------------------------------------------------------------------
+
+    async def on_event(self, event: Event) -> None:
+        if self._closed or not self.knowledge.observe(event):
+            return
+        self.fallback.observe(event)
+        self._last_event = event
+        if self._degraded is not None:
+            await self._degraded.on_event(event)
+            return
+        if isinstance(event, GameOver):
+            await self.close()
+        elif isinstance(event, PhaseStarted):
+            self._on_phase(event)
+        elif isinstance(event, MessageAccepted):
+            self._on_message(event)
+        elif isinstance(event, PlayerEliminated) and event.seat == self.seat:
+            self._stand_down("out of the game")
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._cancel_timers()
+        # Never cancel a request that is inside the seat port: the service may be finishing
+        # the game in that very call (and closing us from there).
+        if self._task is not None and not self._task_in_port:
+            self._task.cancel()
+        if self._degraded is not None:
+            await self._degraded.close()
+        try:
+            await flush_log(self.decisions)
+        except Exception:
+            log.exception("seat %s: flushing the decision log failed", self.seat)
+
+    # --- events -----------------------------------------------------------------------------------
+
+    def _on_phase(self, event: PhaseStarted) -> None:
+        self._cancel_timers()
+        if self._draft is not None:
+            self._discard(self._draft, "the phase ended while typing")
+        self._draft = self._regen = None
+        self._consult_wanted = False
+        self._pending_since = None
+        self._decision = None
+        k = self.knowledge
+        if k.over or not k.me_alive:
+            return
+        if k.room() is not None:
+            self._arm("consult", event.t + self._seconds(self.settings.open_delay_s), self._due)
+        if k.votes_now():
+            self._new_decision("vote", event)
+        elif k.acts_tonight():
+            self._new_decision("night_action", event)
+
+    def _on_message(self, event: MessageAccepted) -> None:
+        k = self.knowledge
+        if event.seat == self.seat or k.room() is None or event.phase_seq != k.phase_seq:
+            return
+        s = self.settings
+        if self._pending_since is None:
+            self._pending_since = event.t
+        when = min(
+            event.t + self._seconds(s.debounce_s),
+            self._pending_since + timedelta(seconds=s.max_debounce_s),
+        )
+        if self._last_consult is not None:
+            when = max(when, self._last_consult + timedelta(seconds=s.min_consult_gap_s))
+        self._cancel("quiet")
+        self._arm("consult", when, self._due)
+
+    def _stand_down(self, why: str) -> None:
+        """Out of the game: nothing left to say or decide."""
+        self._cancel_timers()
+        if self._draft is not None:
+            self._discard(self._draft, why)
+        self._draft = self._regen = None
+        self._decision = None
+        self._consult_wanted = False
+
+    # --- the one request slot ---------------------------------------------------------------------
+
+    async def _due(self) -> None:
+        """A consultation timer fired (debounce, quiet spell or phase opening)."""
+        self._consult_wanted = True
+        self._kick()
+
+    def _kick(self) -> None:
+        """Start the next piece of LLM work if the slot is free. Decisions come first."""
+        if self._closed or self._degraded is not None or self._task is not None:
+            return
+        k = self.knowledge
+        dec = self._decision
+        if dec is not None and dec.ready and not dec.model_done and dec.phase_seq == k.phase_seq:
+            self._start(self._decide(dec))
+            return
+        if self._regen is not None:
+            draft, self._regen = self._regen, None
+            if draft.phase_seq == k.phase_seq and self._may_talk():
+                self._start(self._compose(draft.phase_seq, regenerated=True))
+                return
+        if not self._consult_wanted or self._draft is not None:
+            return  # a draft being typed: consult once it is posted or dropped
+        self._consult_wanted = False
+        if not self._may_talk():
+            return
+        if self._last_consult is not None:
+            earliest = self._last_consult + timedelta(seconds=self.settings.min_consult_gap_s)
+            if self.clock.now() < earliest:
+                self._arm("consult", earliest, self._due)
+                return
+        self._start(self._consult())
+
+    def _start(self, work: Coroutine[Any, Any, None]) -> None:
+        self._task = asyncio.create_task(self._run(work), name=f"llm-seat-{self.seat}")
+
+    async def _run(self, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        except _Degrade as why:
+            await self._degrade(str(why))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("seat %s: LLM work failed", self.seat)
+        finally:
+            self._task = None
+            self._task_in_port = False
+        if not self._closed:
+            self._kick()
+
+    def _may_talk(self) -> bool:
+        k = self.knowledge
+        return k.room() is not None and k.phase_own < self.settings.max_lines_per_phase
+
+    # --- talking ----------------------------------------------------------------------------------
+
+    async def _consult(self) -> None:
+        k = self.knowledge
+        now = self.clock.now()
+        self._last_consult = now
+        self._pending_since = None
+        phase = k.phase_seq
+        req, mode = scheduler_request(
+            self.prompts,
+            k,
+            self.persona,
+            now,
+            self.settings.window,
+            max_tokens=self.settings.scheduler_max_tokens,
+        )
+        resp = await self._call(self.scheduler, req, "scheduler")
+        if resp is None:
+            self._arm_quiet()
+            return
+        answer = None if resp.finish_reason == FINISH_REFUSAL else parse_schedule(resp.text)
+        self._record_call(
+            "scheduler", req, resp, decision=f"{answer or 'invalid'} ({mode})", valid=bool(answer)
+        )
+        self._note_answer(answer is not None)
+        if answer != "send" or k.phase_seq != phase or not self._may_talk():
+            self._arm_quiet()
+            return
+        await self._compose(phase, regenerated=False)
+
+    async def _compose(self, phase: int, regenerated: bool) -> None:
+        k = self.knowledge
+        seen = len(k.messages)
+        text = await self._generate()
+        if text is None:
+            self._arm_quiet()
+            return
+        draft = _Draft(text, phase, seen, regenerated)
+        if k.phase_seq != phase or not self._may_talk():
+            self._discard(draft, "the phase ended while writing")
+            return
+        s = self.settings
+        typing = min(len(text.split()) * s.seconds_per_word, s.max_typing_s)
+        self._draft = draft
+        self._arm("typing", self.clock.now() + timedelta(seconds=typing), self._finish_draft)
+
+    async def _generate(self) -> str | None:
+        """A cleaned, non-repeating line, or None (regenerated once, then dropped)."""
+        k = self.knowledge
+        s = self.settings
+        rejected: str | None = None
+        for _ in range(2):
+            req = generator_request(
+                self.prompts,
+                k,
+                self.persona,
+                self.clock.now(),
+                s.window,
+                rejected=rejected,
+                max_tokens=s.generator_max_tokens,
+                temperature=s.generator_temperature,
+            )
+            resp = await self._call(self.generator, req, "generator")
+            if resp is None:
+                return None
+            if resp.finish_reason == FINISH_REFUSAL:
+                self._record_call("generator", req, resp, decision="refusal", valid=False)
+                self._note_answer(False)
+                continue
+            text = clean_line(
+                resp.text, own_name=k.name, names=k.players, max_chars=s.max_line_chars
+            )
+            if not text:
+                self._record_call("generator", req, resp, decision="empty", valid=False)
+                self._note_answer(False)
+                continue
+            if is_near_duplicate(text, k.own_lines, s.duplicate_threshold):
+                self._record_call("generator", req, resp, decision=f"repeat: {text}", valid=False)
+                self._note_answer(False)
+                rejected = text
+                continue
+            self._record_call("generator", req, resp, decision=text, valid=True)
+            self._note_answer(True)
+            return text
+        return None
+
+    async def _finish_draft(self) -> None:
+        draft, self._draft = self._draft, None
+        if draft is None or self._closed:
+            return
+        why = self._stale(draft)
+        if why is not None:
+            self._discard(draft, why)
+            if (
+                self.settings.discard_policy == "regenerate"
+                and not draft.regenerated
+                and draft.phase_seq == self.knowledge.phase_seq
+            ):
+                self._regen = draft
+        else:
+            try:
+                await self._port(lambda: self.port.say(draft.text))
+            except Exception as err:
+                self._note("say refused", error=f"{type(err).__name__}: {err}", text=draft.text)
+        if not self._closed:
+            self._arm_quiet()
+            self._kick()
+
+    def _stale(self, draft: _Draft) -> str | None:
+        k = self.knowledge
+        if k.over or not k.me_alive:
+            return "the game moved on without this seat"
+        if k.phase_seq != draft.phase_seq or k.room() is None:
+            return "the phase ended while typing"
+        new = k.messages_by_others_since(draft.seen)
+        if len(new) >= self.settings.discard_after_messages:
+            return f"the chat moved on ({len(new)} new messages)"
+        if self.settings.discard_when_addressed and k.addressed_in(new):
+            return "someone addressed this player meanwhile"
+        return None
+
+    def _discard(self, draft: _Draft, why: str) -> None:
+        self._note(f"discard: {why}", text=draft.text)
+
+    def _arm_quiet(self) -> None:
+        if self._closed or "consult" in self._timers or self.knowledge.room() is None:
+            return
+        s = self.settings
+        spell = s.quiet_s * self.rng.uniform(1 - s.quiet_jitter, 1 + s.quiet_jitter)
+        self._arm("quiet", self.clock.now() + timedelta(seconds=spell), self._due)
+
+    # --- votes and night actions ------------------------------------------------------------------
+
+    def _new_decision(self, kind: TargetKind, event: PhaseStarted) -> None:
+        s = self.settings
+        seconds = event.seconds
+        margin = min(s.deadline_margin_s, 0.1 * seconds)
+        dec = _Decision(kind, event.seq, event.deadline, timedelta(seconds=margin))
+        self._decision = dec
+        hard = event.t + timedelta(seconds=min(s.fallback_at * seconds, seconds - margin))
+        lo, hi = s.vote_start if kind == "vote" else s.act_start
+        start = min(event.t + timedelta(seconds=self.rng.uniform(lo, hi) * seconds), hard)
+
+        async def ready() -> None:
+            dec.ready = True
+            self._kick()
+
+        async def hard_deadline() -> None:
+            await self._fallback(dec, "the model had not answered in time")
+
+        self._arm("decide", start, ready)
+        self._arm("deadline", hard, hard_deadline)
+
+    def _legal(self, kind: TargetKind) -> dict[int, str]:
+        k = self.knowledge
+        return k.vote_targets() if kind == "vote" else k.night_targets_now()
+
+    async def _decide(self, dec: _Decision) -> None:
+        k = self.knowledge
+        legal = self._legal(dec.kind)
+        if not legal or dec.phase_seq != k.phase_seq:
+            dec.model_done = True
+            return
+        options = list(legal.values())
+        s = self.settings
+        req = target_request(
+            self.prompts,
+            k,
+            self.persona,
+            self.clock.now(),
+            s.window,
+            dec.kind,
+            options,
+            max_tokens=s.target_max_tokens,
+        )
+        choice: str | None = None
+        try:
+            resp = await self._call(self.generator, req, dec.kind)
+            if resp is not None:
+                choice, problem = self._read_target(dec.kind, req, resp, legal)
+                if choice is None and dec.phase_seq == k.phase_seq and not self._closed:
+                    retry = corrective_request(self.prompts, req, resp.text, problem, options)
+                    resp = await self._call(self.generator, retry, dec.kind)
+                    if resp is not None:
+                        choice, _ = self._read_target(dec.kind, retry, resp, legal)
+        finally:
+            dec.model_done = True
+        if self._closed:
+            return
+        if choice is None:
+            await self._fallback(dec, "the model gave no valid name")
+            return
+        now = self.clock.now()
+        if dec.phase_seq != k.phase_seq or now >= dec.deadline - dec.margin:
+            self._note(f"late {dec.kind} not used: {choice}", kind=dec.kind)
+            return
+        if dec.cast is not None and dec.cast.casefold() == choice.casefold():
+            return
+        await self._cast(dec, choice, fallback=False)
+
+    def _read_target(
+        self, kind: TargetKind, req: LLMRequest, resp: LLMResponse, legal: dict[int, str]
+    ) -> tuple[str | None, str]:
+        if resp.finish_reason == FINISH_REFUSAL:
+            problem = "it is a refusal, but this is only a party game and a name is needed"
+            self._record_call(kind, req, resp, decision="refusal", valid=False)
+            self._note_answer(False)
+            return None, problem
+        parsed = parse_target(resp.text, legal, self.knowledge.names)
+        self._record_call(
+            kind, req, resp, decision=parsed.name or f"invalid: {parsed.problem}", valid=parsed.ok
+        )
+        self._note_answer(parsed.ok)
+        return parsed.name, parsed.problem or ""
+
+    async def _fallback(self, dec: _Decision, why: str) -> None:
+        """Cast the heuristic choice, unless something was cast already."""
+        k = self.knowledge
+        if self._closed or dec.cast is not None or dec.phase_seq != k.phase_seq:
+            return
+        if self.clock.now() >= dec.deadline:
+            return
+        legal = self._legal(dec.kind)
+        if not legal:
+            return
+        name = self._heuristic_target(dec.kind, legal)
+        self._note(name, kind=dec.kind, fallback=True, error=why)
+        await self._cast(dec, name, fallback=True)
+
+    async def _cast(self, dec: _Decision, name: str, fallback: bool) -> None:
+        previous, dec.cast, dec.by_fallback = dec.cast, name, fallback
+        try:
+            if dec.kind == "vote":
+                await self._port(lambda: self.port.vote(name))
+            else:
+                await self._port(lambda: self.port.night_act(name))
+        except Exception as err:
+            dec.cast = previous
+            self._note(
+                f"{dec.kind} refused: {name}", kind=dec.kind, error=f"{type(err).__name__}: {err}"
+            )
+
+    def _heuristic_target(self, kind: TargetKind, legal: dict[int, str]) -> str:
+        """Always one of ``legal``: the baseline's suspicion (town) or danger (mafia) scores."""
+        k = self.knowledge
+        seats = list(legal)
+        if kind == "vote" and k.phase is PhaseKind.NIGHT_VOTE:
+            partners = set(k.partners)
+            for voter, target in k.current_votes.items():
+                if voter in partners and target is not None and target in legal.values():
+                    return target  # one kill, not a split vote
+        if kind == "night_action" and k.role == "doctor":
+            if self.seat in legal and self.rng.random() < 0.4:
+                return legal[self.seat]
+            others = [s for s in seats if s != self.seat] or seats
+            trust = self.fallback.suspicion()
+            return legal[min(others, key=lambda s: (trust.get(s, 0.0), self.rng.random()))]
+        if kind == "night_action" and k.role == "detective":
+            fresh = [s for s in seats if legal[s] not in k.inspections] or seats
+            seats = fresh
+        scores = self.fallback.danger() if k.is_mafia else self.fallback.suspicion()
+        best = max(seats, key=lambda s: (scores.get(s, float("-inf")), self.rng.random()))
+        return legal[best]
+
+    # --- calls, logging, degradation --------------------------------------------------------------
+
+    async def _call(
+        self, client: LLMClient, req: LLMRequest, kind: DecisionKind
+    ) -> LLMResponse | None:
+        """One model call; failures are logged and counted, None returned."""
+        t = self.clock.now()
+        started = time.monotonic()
+        try:
+            resp = await client.complete(req)
+        except LLMBudgetExceeded as err:
+            self._record_failure(client, kind, req, t, started, err)
+            raise _Degrade("the token budget is spent") from err
+        except LLMError as err:
+            self._record_failure(client, kind, req, t, started, err)
+            self._failures += 1
+            if self._failures >= self.settings.max_failures:
+                raise _Degrade(f"{self._failures} failed LLM calls in a row") from err
+            return None
+        self._failures = 0
+        return resp
+
+    def _note_answer(self, valid: bool) -> None:
+        self._invalid_streak = 0 if valid else self._invalid_streak + 1
+        if self._invalid_streak >= self.settings.max_invalid_streak:
+            raise _Degrade(f"{self._invalid_streak} unusable answers in a row")
+
+    async def _degrade(self, why: str) -> None:
+        if self._degraded is not None or self._closed:
+            return
+        log.warning("seat %s: degrading to the baseline agent: %s", self.seat, why)
+        self._note(f"degraded to the baseline: {why}", fallback=True)
+        self._stand_down("the seat degraded to the baseline")
+        self._degraded = PolicyPlayer(_Observed(self.fallback), self.port, self.clock, self.timers)
+        if self._last_event is not None:
+            # the policy has seen everything already; this only makes the driver plan now
+            await self._degraded.on_event(self._last_event)
+
+    async def _port(self, action: Callable[[], Awaitable[None]]) -> None:
+        inside = self._task is not None and asyncio.current_task() is self._task
+        if inside:
+            self._task_in_port = True
+        try:
+            await action()
+        finally:
+            if inside:
+                self._task_in_port = False
+
+    def _record_call(
+        self,
+        kind: DecisionKind,
+        req: LLMRequest,
+        resp: LLMResponse,
+        *,
+        decision: str,
+        valid: bool,
+    ) -> None:
+        self._emit(
+            DecisionRecord(
+                game_id=self.game_id,
+                seat=self.seat,
+                kind=kind,
+                prompt=render_request(req),
+                output=resp.text,
+                decision=decision,
+                fallback=False,
+                valid=valid,
+                error=None,
+                latency_s=resp.latency_s,
+                input_tokens=resp.input_tokens,
+                output_tokens=resp.output_tokens,
+                cost_usd=resp.cost_usd,
+                t=self.clock.now(),
+                model=resp.model,
+            )
+        )
+
+    def _record_failure(
+        self,
+        client: LLMClient,
+        kind: DecisionKind,
+        req: LLMRequest,
+        t: datetime,
+        started: float,
+        err: LLMError,
+    ) -> None:
+        self._emit(
+            DecisionRecord(
+                game_id=self.game_id,
+                seat=self.seat,
+                kind=kind,
+                prompt=render_request(req),
+                output=None,
+                decision=None,
+                fallback=False,
+                valid=False,
+                error=f"{type(err).__name__}: {err.message}",
+                latency_s=time.monotonic() - started,
+                input_tokens=0,
+                output_tokens=0,
+                cost_usd=0.0,
+                t=t,
+                model=client.name,
+            )
+        )
+
+    def _note(
+        self,
+        decision: str,
+        *,
+        kind: DecisionKind = "other",
+        fallback: bool = False,
+        error: str | None = None,
+        text: str | None = None,
+    ) -> None:
+        """A decision taken without the model (fallback, discard, degradation, refusal)."""
+        self._emit(
+            DecisionRecord(
+                game_id=self.game_id,
+                seat=self.seat,
+                kind=kind,
+                prompt="",
+                output=text,
+                decision=decision,
+                fallback=fallback,
+                valid=False,
+                error=error,
+                latency_s=0.0,
+                input_tokens=0,
+                output_tokens=0,
+                cost_usd=0.0,
+                t=self.clock.now(),
+            )
+        )
+
+    def _emit(self, rec: DecisionRecord) -> None:
+        try:
+            self.decisions.record(rec)
+        except Exception:
+            log.exception("seat %s: recording a decision failed", self.seat)
+
+    # --- timers -----------------------------------------------------------------------------------
+
+    def _seconds(self, span: tuple[float, float]) -> timedelta:
+        return timedelta(seconds=self.rng.uniform(*span))
+
+    def _arm(self, name: str, when: datetime, callback: Callable[[], Awaitable[None]]) -> None:
+        """(Re)arm the timer ``name``; a time in the past fires promptly."""
+        self._cancel(name)
+        self._next_timer += 1
+        ident = self._next_timer
+        self._timer_ids[name] = ident
+
+        async def fire() -> None:
+            if self._closed or self._timer_ids.get(name) != ident:
+                return  # cancelled, or superseded after the timer library started it
+            del self._timer_ids[name]
+            self._timers.pop(name, None)
+            await callback()
+
+        now = self.clock.now()
+        self._timers[name] = self.timers.call_at(max(when, now), fire)
+
+    def _cancel(self, name: str) -> None:
+        self._timer_ids.pop(name, None)
+        handle = self._timers.pop(name, None)
+        if handle is not None:
+            handle.cancel()
+
+    def _cancel_timers(self) -> None:
+        for name in list(self._timers):
+            self._cancel(name)

@@ -1,0 +1,457 @@
+"""Prompts for the LLM agent, and reading its answers back.
+
+Templates live in :mod:`agent.prompts` (one file per prompt, ``$name`` fields, a
+``--- user ---`` line between the static system part and the per-call message). Every request
+puts the static part first: the shared preamble (rules, identity, role, persona, the table)
+plus the prompt's own task text, which stay byte-identical for a whole game, so provider
+prompt caching keeps working; the clock, the chat window and the status come after, in the
+user message.
+
+Answers are parsed strictly but tolerantly: the scheduler must say ``<send>`` or ``<wait>``
+(any case, whitespace or quotes around it), anything else is invalid; a vote names exactly one
+legal player by whole name ("Ari" never matches "Ariel"), several names are ambiguous.
+Generated lines are cleaned of what models add around a chat message (quotes, a trailing
+period, "Charlie:" or "[12:00:01] Charlie:" prefixes, stray ``<send>`` tokens) and checked
+against the agent's own earlier lines for near-duplicates.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import string
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from agent.knowledge import SeatKnowledge, clock_text
+from agent.llm.base import LLMRequest
+from games.names import display_list, names_in_text
+from games.narration import MANAGER
+from games.state import PhaseKind
+
+__all__ = [
+    "PROMPT_NAMES",
+    "NameChoice",
+    "PromptBook",
+    "PromptWindow",
+    "ScheduleAnswer",
+    "clean_line",
+    "corrective_request",
+    "default_personas",
+    "estimate_tokens",
+    "generator_request",
+    "is_near_duplicate",
+    "load_prompts",
+    "normalise_line",
+    "parse_schedule",
+    "parse_target",
+    "rate_instruction",
+    "render_request",
+    "scheduler_request",
+    "system_prompt",
+    "target_request",
+]
+
+PROMPT_NAMES: tuple[str, ...] = (
+    "preamble",
+    "scheduler",
+    "scheduler_talkative",
+    "scheduler_listen",
+    "generator",
+    "vote",
+    "night_action",
+    "corrective",
+)
+SPLIT = "--- user ---"
+
+ScheduleAnswer = Literal["send", "wait"]
+TargetKind = Literal["vote", "night_action"]
+
+
+# --- templates ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Template:
+    system: string.Template
+    user: string.Template
+
+
+class PromptBook:
+    """The prompt files of a package, parsed once. Missing fields raise KeyError on render."""
+
+    def __init__(self, package: str = "agent.prompts") -> None:
+        root = resources.files(package)
+        self._templates: dict[str, _Template] = {}
+        for name in PROMPT_NAMES:
+            text = root.joinpath(f"{name}.txt").read_text(encoding="utf-8")
+            system, _, user = text.partition(f"\n{SPLIT}\n")
+            self._templates[name] = _Template(
+                string.Template(system.strip("\n")), string.Template(user.strip("\n"))
+            )
+        personas = root.joinpath("personas.txt").read_text(encoding="utf-8").splitlines()
+        self.personas = tuple(
+            p.strip() for p in personas if p.strip() and not p.lstrip().startswith("#")
+        )
+
+    def system(self, prompt: str, /, **fields: object) -> str:
+        return self._templates[prompt].system.substitute(fields)
+
+    def user(self, prompt: str, /, **fields: object) -> str:
+        return self._templates[prompt].user.substitute(fields)
+
+
+@cache
+def load_prompts() -> PromptBook:
+    return PromptBook()
+
+
+def default_personas() -> tuple[str, ...]:
+    return load_prompts().personas
+
+
+@dataclass(frozen=True)
+class PromptWindow:
+    """How much chat goes into a prompt: the last ``lines`` lines, at most ``chars`` chars."""
+
+    lines: int = 30
+    chars: int = 2400
+    #: own earlier lines listed for the generator's no-repeat rule
+    own_lines: int = 8
+
+
+# --- the static part -----------------------------------------------------------------------------
+
+_SPECIAL_RULES = {
+    "detective": "the detective investigates one player each night and learns privately "
+    "whether they are mafia",
+    "doctor": "the doctor protects one player each night from the kill (never the same one "
+    "two nights running)",
+}
+
+
+def _role_note(k: SeatKnowledge) -> str:
+    if k.is_mafia:
+        team = (
+            f"Your fellow mafia: {display_list(list(k.partners))}."
+            if k.partners
+            else "You are the only mafia."
+        )
+        return (
+            f"{team} By day, pass for a bystander and steer suspicion away from your team; "
+            "never reveal who the mafia are or that there is a hidden mafia chat you are in."
+        )
+    note = (
+        "You don't know who the mafia are: work it out from what people say and how they "
+        "vote, and vote them out."
+    )
+    if k.role == "detective":
+        note += " Each night you investigate one player; revealing what you found is risky."
+    elif k.role == "doctor":
+        note += " Each night you protect one player (yourself allowed, not the same twice running)."
+    return note
+
+
+def system_prompt(book: PromptBook, k: SeatKnowledge, persona: str, task: str) -> str:
+    """Preamble + the task's own system text. Identical on every call of ``task`` in a game."""
+    specials = [_SPECIAL_RULES.get(r, f"there is a {r}") for r in k.extra_roles]
+    special_rules = f" Special bystander roles in play: {'; '.join(specials)}." if specials else ""
+    opened = clock_text(k.chat_opened) if k.chat_opened is not None else "--:--:--"
+    preamble = book.system(
+        "preamble",
+        name=k.name,
+        persona=persona,
+        special_rules=special_rules,
+        players=display_list(list(k.players)),
+        mafia_count=k.mafia_count,
+        mafia_verb="is" if k.mafia_count == 1 else "are",
+        role=k.role or "unknown",
+        role_note=_role_note(k),
+        opened=opened,
+    )
+    return preamble + "\n\n" + book.system(task, name=k.name)
+
+
+# --- the dynamic part ----------------------------------------------------------------------------
+
+
+def rate_instruction(book: PromptBook, own: int, total: int, players: int) -> tuple[str, str]:
+    """("talkative" | "listen", text): urge taking part while the agent's share of this phase's
+    player messages is below 1/N, listening once it is at or above it."""
+    share = own / total if total else 0.0
+    mode = "talkative" if share < 1.0 / max(players, 1) else "listen"
+    text = book.system(f"scheduler_{mode}", own=own, total=total, players=players)
+    return mode, text
+
+
+def _chat(k: SeatKnowledge, window: PromptWindow) -> str:
+    lines = k.window(window.lines, window.chars)
+    return "\n".join(lines) if lines else "(nothing has been said yet)"
+
+
+def scheduler_request(
+    book: PromptBook,
+    k: SeatKnowledge,
+    persona: str,
+    now: datetime,
+    window: PromptWindow,
+    max_tokens: int = 8,
+) -> tuple[LLMRequest, str]:
+    """The when-to-talk request, and which rate instruction it carried."""
+    mode, instruction = rate_instruction(book, k.phase_own, k.phase_total, k.room_size())
+    user = book.user(
+        "scheduler",
+        chat=_chat(k, window),
+        status=k.status(),
+        now=clock_text(now),
+        rate_instruction=instruction,
+    )
+    req = LLMRequest(
+        system=system_prompt(book, k, persona, "scheduler"),
+        messages=[("user", user)],
+        max_tokens=max_tokens,
+        kind="scheduler",
+    )
+    return req, mode
+
+
+def _room_note(k: SeatKnowledge) -> str:
+    if k.room() == "den":
+        return (
+            "This message goes to the hidden mafia chat: only your fellow mafia "
+            f"({display_list(list(k.partners))}) read it. Agree on tonight's victim."
+        )
+    if k.is_mafia:
+        return (
+            "This message goes to the public chat that everyone reads: sound like a bystander "
+            "and never mention the mafia's hidden chat."
+        )
+    return "This message goes to the public chat that everyone reads."
+
+
+def generator_request(
+    book: PromptBook,
+    k: SeatKnowledge,
+    persona: str,
+    now: datetime,
+    window: PromptWindow,
+    rejected: str | None = None,
+    max_tokens: int = 60,
+    temperature: float | None = 0.9,
+) -> LLMRequest:
+    """The what-to-say request. ``rejected``: a draft refused as a repeat, to steer away from."""
+    own = k.own_lines[-window.own_lines :]
+    own_text = "\n".join(f"- {' '.join(t.split())[:200]}" for t in own) if own else "(none yet)"
+    retry = (
+        f'Your draft "{rejected}" was too close to something you already said. '
+        "Say something different."
+        if rejected
+        else ""
+    )
+    user = book.user(
+        "generator",
+        chat=_chat(k, window),
+        status=k.status(),
+        own_lines=own_text,
+        now=clock_text(now),
+        room_note=_room_note(k),
+        retry_note=retry,
+    )
+    return LLMRequest(
+        system=system_prompt(book, k, persona, "generator"),
+        messages=[("user", user)],
+        max_tokens=max_tokens,
+        temperature=temperature,
+        kind="generator",
+    )
+
+
+def _question(k: SeatKnowledge, kind: TargetKind) -> str:
+    if kind == "vote" and k.phase is PhaseKind.NIGHT_VOTE:
+        return (
+            "Mafia, pick tonight's victim: a bystander to kill. Go with your partners so the "
+            "vote is not split."
+        )
+    if kind == "vote":
+        if k.is_mafia:
+            return (
+                "Voting is open: who should be voted out? You are mafia: pick a bystander, "
+                "ideally one the others already suspect, never a fellow mafia member."
+            )
+        return (
+            "Voting is open: who should be voted out? Pick the player you most suspect of "
+            "being mafia, going by the chat and the votes."
+        )
+    if k.role == "detective":
+        return (
+            "Pick a player to investigate tonight: at dawn you learn privately whether they are "
+            "mafia. Pick someone you are unsure about and have not checked yet."
+        )
+    if k.role == "doctor":
+        return (
+            "Pick a player to protect tonight (yourself allowed, not the one you protected last "
+            "night). If the mafia pick them, nobody dies."
+        )
+    return f"Pick a player to {k.night_verb or 'act on'} tonight."
+
+
+def target_request(
+    book: PromptBook,
+    k: SeatKnowledge,
+    persona: str,
+    now: datetime,
+    window: PromptWindow,
+    kind: TargetKind,
+    options: Sequence[str],
+    max_tokens: int = 16,
+) -> LLMRequest:
+    """A vote or night-action request listing exactly the legal names."""
+    user = book.user(
+        kind,
+        chat=_chat(k, window),
+        status=k.status(),
+        now=clock_text(now),
+        question=_question(k, kind),
+        options=", ".join(options),
+    )
+    return LLMRequest(
+        system=system_prompt(book, k, persona, kind),
+        messages=[("user", user)],
+        max_tokens=max_tokens,
+        kind=kind,
+    )
+
+
+def corrective_request(
+    book: PromptBook, first: LLMRequest, answer: str, problem: str, options: Sequence[str]
+) -> LLMRequest:
+    """The one retry: the first exchange, then what was wrong and the valid names again."""
+    fix = book.system("corrective", problem=problem, options=", ".join(options))
+    shown = answer.strip() or "(no answer)"
+    return LLMRequest(
+        system=first.system,
+        messages=[*first.messages, ("assistant", shown), ("user", fix)],
+        max_tokens=first.max_tokens,
+        kind=first.kind,
+    )
+
+
+def render_request(req: LLMRequest) -> str:
+    """The request as plain text, for the decision log."""
+    parts = [f"[system]\n{req.system}"]
+    parts.extend(f"[{role}]\n{content}" for role, content in req.messages)
+    return "\n\n".join(parts)
+
+
+def estimate_tokens(text: str) -> int:
+    """~4 characters per token."""
+    return (len(text) + 3) // 4
+
+
+# --- reading answers ---------------------------------------------------------------------------
+
+_SCHEDULE = re.compile(r"^[\s`'\"*]*<\s*(send|wait)\s*>[\s`'\"*.!]*$", re.IGNORECASE)
+
+
+def parse_schedule(text: str) -> ScheduleAnswer | None:
+    """``send`` / ``wait`` for a bare ``<send>`` / ``<wait>`` (any case, blanks, quotes or a
+    full stop around it); None for anything else, prose included."""
+    m = _SCHEDULE.match(text)
+    if m is None:
+        return None
+    return "send" if m.group(1).lower() == "send" else "wait"
+
+
+@dataclass(frozen=True)
+class NameChoice:
+    """A parsed vote: the seat and name, or the problem to tell the model."""
+
+    seat: int | None
+    name: str | None
+    problem: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.seat is not None
+
+
+def parse_target(
+    text: str, legal: Mapping[int, str], everyone: Mapping[int, str] | None = None
+) -> NameChoice:
+    """Exactly one legal player named by whole name, case-insensitively, else a problem."""
+    hits = names_in_text(text, legal)
+    if len(hits) == 1:
+        return NameChoice(hits[0], legal[hits[0]], None)
+    if len(hits) > 1:
+        named = display_list([legal[h] for h in hits])
+        return NameChoice(None, None, f"it names several players ({named})")
+    if everyone:
+        others = names_in_text(text, everyone)
+        if others:
+            named = display_list([everyone[h] for h in others])
+            return NameChoice(None, None, f"{named} is not a valid choice now")
+    return NameChoice(None, None, "it names none of the players you can choose")
+
+
+_TOKENS = re.compile(r"</?\s*(?:send|wait)\s*>", re.IGNORECASE)
+_STAMP = re.compile(r"^\[?\s*\d{1,2}:\d{2}(?::\d{2})?\s*\]?\s*[-–:]?\s*")
+_PREFIX = re.compile(r"^\**\s*([^\s:*][^:\n]{0,40}?)\s*\**\s*:\s*\**\s*")
+_QUOTES = "\"'`“”‘’«»"
+
+
+def clean_line(raw: str, *, own_name: str, names: Iterable[str] = (), max_chars: int = 200) -> str:
+    """One chat line out of a model's answer, or "" when nothing usable is left."""
+    own = {own_name.casefold(), MANAGER.casefold()}
+    # after a time stamp any player's name is a transcript-style prefix; without one, only
+    # the agent's own name is ("blake: why so quiet" may be addressing Blake)
+    everyone = own | {n.casefold() for n in names}
+    text = _TOKENS.sub(" ", raw.replace("\r", "\n"))
+    lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    text = lines[0] if lines else ""
+    while True:
+        before = text
+        text = text.strip().lstrip("-•").strip()
+        stamped = _STAMP.match(text)
+        if stamped:
+            text = text[stamped.end() :]
+        m = _PREFIX.match(text)
+        if m and m.group(1).strip(_QUOTES + "*").casefold() in (everyone if stamped else own):
+            text = text[m.end() :]
+        if len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
+            text = text[1:-1]
+        elif text and text[0] in _QUOTES and text.count(text[0]) == 1:
+            text = text[1:]
+        elif text and text[-1] in _QUOTES and text.count(text[-1]) == 1:
+            text = text[:-1]
+        if text.endswith(".") and not text.endswith(".."):
+            text = text[:-1]
+        if text.startswith("**") and text.endswith("**"):
+            text = text[2:-2]
+        if text == before:
+            break
+    text = " ".join(text.split())
+    if len(text) > max_chars:
+        cut = text[:max_chars]
+        space = cut.rfind(" ")
+        text = (cut[:space] if space > max_chars // 2 else cut).rstrip(" ,;:-")
+    return text
+
+
+def normalise_line(text: str) -> str:
+    """Case, punctuation and spacing folded away, for comparing lines."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def is_near_duplicate(text: str, previous: Iterable[str], threshold: float = 0.85) -> bool:
+    """``text`` says (almost) the same as one of ``previous``: equal once normalised, or a
+    difflib similarity ratio of at least ``threshold``."""
+    a = normalise_line(text)
+    for p in previous:
+        b = normalise_line(p)
+        if a == b or difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= threshold:
+            return True
+    return False

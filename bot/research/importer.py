@@ -1,0 +1,643 @@
+"""Put published LLMafia games into the bot's store, and rebuild them from it.
+
+Imported games sit next to games played here so one report covers both. How the LLMafia
+records map onto the store's rows:
+
+- Ids. A game becomes ``llmafia-<folder>`` (``llmafia-0013``) under one Server row (platform
+  "import", external id "llmafia"). Importing a game again REPLACES the earlier import (its rows
+  are deleted and written anew), so a fixed reader can be re-run over a filled database; an
+  existing game with that id that did not come from this importer is never touched.
+- Time. The release's clock times carry no zone (the host's wall clock, never stated). They are
+  stored as if they were UTC, because UTCDateTime needs aware times; read them as the host's
+  local time, not as real UTC instants. ``Game.config["time_zone"]`` says so too.
+- Phases. The store models a day as a discussion phase ("day") followed by a vote phase
+  ("vote"), the night likewise ("night", "night_vote"), because that is how games played here
+  run. An LLMafia phase is split at its "... now it's time to vote!" line; lines after that
+  line go to the vote phase. Host restarts of a phase are kept in ``config["llmafia"]``.
+- Messages. Player lines get their seat's index; Game-Manager lines (announcements in the
+  manager chat, "X voted for Y" in the day/night chats) have speaker "Game-Manager" and seat
+  NULL. ``place`` is the reader's: "stage" (day chat), "den" (night chat), "manager".
+- Votes. Only the host's announced votes have times, so only they become Vote rows. Announced
+  votes of players already out (re-announced by a restarted host) and untimed vote-file entries
+  are skipped and counted; the raw vote files stay in ``config["llmafia"]`` for export.
+- Surveys. Each respondent's last answer becomes a SurveyResponse about the LLM's seat; earlier
+  answers of a respondent who filled the form twice are skipped and counted. Ratings are the
+  reader's 1-5 values (0-100 pilot answers mapped as 1 + 4*v/100) with ``original_scale``.
+- Privacy. The reader never keeps ``real_name``, notes or local paths, so none reach the store.
+
+``game_from_store`` turns stored rows back into an LLMafiaGame, so a game can be exported in
+the release's layout with ``llmafia_write.write_game`` (played-here games too, best effort).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from bot.research.llmafia import read_games
+from bot.research.llmafia_model import (
+    MANAGER,
+    ChatLine,
+    Elimination,
+    LLMafiaGame,
+    Phase,
+    Place,
+    Player,
+    Repair,
+    Role,
+    Scale,
+    Survey,
+    VoteRecord,
+    Winner,
+)
+from bot.research.llmafia_survey import IDENTIFIED, RELEVANCE, SIMILARITY, TIMING
+from bot.store.db import session_scope
+from bot.store.models import (
+    Action,
+    Event,
+    Game,
+    Message,
+    Seat,
+    Server,
+    SurveyResponse,
+    Vote,
+)
+from bot.store.models import Phase as PhaseRow
+
+__all__ = [
+    "ID_PREFIX",
+    "SOURCE",
+    "ImportResult",
+    "game_from_store",
+    "import_game",
+    "import_llmafia",
+    "store_game_id",
+]
+
+SOURCE = "llmafia"
+ID_PREFIX = "llmafia-"
+SERVER_PLATFORM = "import"
+SERVER_EXTERNAL_ID = "llmafia"
+AGENT_KIND = "llmafia"
+TIME_ZONE_NOTE = "LLMafia clock times have no time zone (the host's wall clock); stored as if UTC"
+
+VOTING_STARTS = re.compile(r"^(Daytime|Nighttime) has ended, now it's time to vote!")
+VOTED_OUT = re.compile(r"^(.+?) was voted out\. Their role was (\w+)")
+KILLED = re.compile(r"^(.+?) was killed during the night\. Their role was (\w+)")
+
+_TALK_KIND = {"day": "day", "night": "night"}
+_VOTE_KIND = {"day": "vote", "night": "night_vote"}
+_FAMILY = {"day": "day", "vote": "day", "night": "night", "night_vote": "night"}
+_CHILD_TABLES: tuple[type[Any], ...] = (
+    SurveyResponse,
+    Action,
+    Event,
+    Vote,
+    Message,
+    PhaseRow,
+    Seat,
+)
+
+
+def store_game_id(source_id: str) -> str:
+    """The store id of LLMafia game ``source_id`` ("0013" -> "llmafia-0013")."""
+    return f"{ID_PREFIX}{source_id}"
+
+
+@dataclass
+class ImportResult:
+    """What one game's import did, for the CLI to print and for tests to check."""
+
+    game_id: str
+    source_id: str
+    replaced: bool
+    repairs: list[Repair]
+    counts: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> list[str]:
+        """Plain-text lines: what was imported, what was skipped, what the reader repaired."""
+        verb = "replaced" if self.replaced else "imported"
+        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in self.counts.items())
+        out = [f"{self.source_id} -> {self.game_id} ({verb}): {counts}"]
+        if self.skipped:
+            out.append(
+                "  skipped: "
+                + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in self.skipped.items())
+            )
+        for note in self.notes:
+            out.append(f"  note: {note}")
+        for r in self.repairs:
+            times = f" (x{r.count})" if r.count != 1 else ""
+            out.append(f"  repaired [{r.kind}]{times}: {r.detail}")
+        return out
+
+
+def import_llmafia(engine: Engine, path: Path) -> list[ImportResult]:
+    """Import one LLMafia game folder, or every game in a folder of them (or the release root).
+
+    Each game is its own transaction: a failure leaves earlier games imported.
+    """
+    games = read_games(Path(path))
+    if not games:
+        raise FileNotFoundError(f"no LLMafia game folders (with config.json) under {path}")
+    return [import_game(engine, g) for g in games]
+
+
+def import_game(engine: Engine, game: LLMafiaGame) -> ImportResult:
+    """Write one game read by ``bot.research.llmafia`` into the store (replacing an old import)."""
+    gid = store_game_id(game.game_id)
+    with session_scope(engine) as session:
+        replaced = _remove_previous(session, gid)
+        result = _Writer(session, game, gid).write()
+        result.replaced = replaced
+    return result
+
+
+def _remove_previous(session: Session, gid: str) -> bool:
+    existing = session.get(Game, gid)
+    if existing is None:
+        return False
+    if (existing.config or {}).get("source") != SOURCE:
+        raise ValueError(f"game {gid} exists and was not imported from LLMafia; not replacing it")
+    # Explicit deletes instead of relying on ON DELETE CASCADE: SQLite enforces it only when the
+    # connection enabled foreign keys, and survey rows have no ORM relationship on Game.
+    for model in _CHILD_TABLES:
+        session.execute(sa.delete(model).where(model.game_id == gid))
+    session.execute(sa.delete(Game).where(col(Game.id) == gid))
+    session.flush()
+    session.expunge_all()
+    return True
+
+
+def _utc(t: datetime) -> datetime:
+    """An LLMafia wall-clock time, stored as if it were UTC (see the module doc)."""
+    return t.replace(tzinfo=UTC)
+
+
+def _naive(t: datetime) -> datetime:
+    return t.astimezone(UTC).replace(tzinfo=None)
+
+
+class _Writer:
+    def __init__(self, session: Session, game: LLMafiaGame, gid: str) -> None:
+        self.s = session
+        self.g = game
+        self.gid = gid
+        self.seat_of = {p.name: i for i, p in enumerate(game.players)}
+        self.skipped: Counter[str] = Counter()
+        self.counts: dict[str, int] = {}
+        # reader phase label -> store seq of its talk phase / its vote phase (if any)
+        self.talk_seq: dict[str, int] = {}
+        self.vote_seq: dict[str, int] = {}
+
+    def write(self) -> ImportResult:
+        g = self.g
+        end = max((line.t for line in g.lines), default=g.start_time)
+        server = self.server()
+        out_names = {e.name for e in g.eliminations}
+        row = Game(
+            id=self.gid,
+            server_id=server.id,
+            status="finished" if g.winner is not None else "aborted",
+            config=self.config(),
+            seed=0,
+            created_at=_utc(g.start_time),
+            started_at=_utc(g.start_time),
+            ended_at=_utc(end),
+            winner=g.winner,
+            end_reason=self.end_reason(),
+        )
+        self.s.add(row)
+        self.s.flush()
+        for i, p in enumerate(g.players):
+            self.s.add(
+                Seat(
+                    game_id=self.gid,
+                    index=i,
+                    character_name=p.name,
+                    role="mafia" if p.is_mafia else "bystander",
+                    alive=p.name not in out_names,
+                    user_id=None,
+                    is_agent=p.is_llm,
+                    agent_kind=AGENT_KIND if p.is_llm else None,
+                    joined_at=_utc(g.start_time),
+                )
+            )
+        self.counts["seats"] = len(g.players)
+        self.counts["phases"] = self.phases(end)
+        self.messages()
+        self.votes()
+        self.surveys()
+        return ImportResult(
+            game_id=self.gid,
+            source_id=g.game_id,
+            replaced=False,
+            repairs=list(g.repairs),
+            counts=self.counts,
+            skipped={k: v for k, v in self.skipped.items() if v},
+            notes=[TIME_ZONE_NOTE],
+        )
+
+    def server(self) -> Server:
+        found = self.s.exec(
+            select(Server).where(
+                Server.platform == SERVER_PLATFORM, Server.external_id == SERVER_EXTERNAL_ID
+            )
+        ).first()
+        if found is not None:
+            return found
+        server = Server(
+            platform=SERVER_PLATFORM,
+            external_id=SERVER_EXTERNAL_ID,
+            name="LLMafia release (Eckhaus et al., MIT)",
+            logging_enabled=True,
+        )
+        self.s.add(server)
+        self.s.flush()
+        return server
+
+    def config(self) -> dict[str, Any]:
+        g = self.g
+        return {
+            "source": SOURCE,
+            "game_id": g.game_id,
+            "day_minutes": g.day_minutes,
+            "night_minutes": g.night_minutes,
+            "time_zone": TIME_ZONE_NOTE,
+            "llm_config": {p.name: p.llm_config for p in g.players if p.is_llm},
+            "repairs": [{"kind": r.kind, "detail": r.detail, "count": r.count} for r in g.repairs],
+            "llmafia": {
+                "winner_declared": g.winner_declared,
+                "remaining_players": list(g.remaining_players),
+                "phase_status": g.phase_status,
+                "survey_scale": g.survey_scale,
+                "config_path": g.config_path,
+                "vote_files": {k: list(v) for k, v in g.vote_files.items()},
+                "restarts": {
+                    p.label: [t.isoformat() for t in p.restarts] for p in g.phases if p.restarts
+                },
+            },
+        }
+
+    def end_reason(self) -> str:
+        g = self.g
+        if g.winner is None:
+            return "llmafia: the game stalled and neither side had won"
+        if g.winner_declared:
+            return f"llmafia: who_wins.txt declares the {g.winner}"
+        return f"llmafia: who_wins.txt is empty (stalled); {g.winner} inferred from who was left"
+
+    def phases(self, game_end: datetime) -> int:
+        g = self.g
+        seq = 0
+        for i, p in enumerate(g.phases):
+            minutes = g.day_minutes if p.kind == "day" else g.night_minutes
+            last = i + 1 == len(g.phases)
+            end = p.end if p.end is not None else (game_end if last else None)
+            seq += 1
+            self.talk_seq[p.label] = seq
+            talk_end = p.voting_start if p.voting_start is not None else end
+            self.s.add(
+                PhaseRow(
+                    game_id=self.gid,
+                    seq=seq,
+                    kind=_TALK_KIND[p.kind],
+                    number=p.number,
+                    started_at=_utc(p.start),
+                    deadline=_utc(p.start + timedelta(minutes=minutes)),
+                    ended_at=None if talk_end is None else _utc(talk_end),
+                )
+            )
+            if p.voting_start is not None:
+                seq += 1
+                self.vote_seq[p.label] = seq
+                self.s.add(
+                    PhaseRow(
+                        game_id=self.gid,
+                        seq=seq,
+                        kind=_VOTE_KIND[p.kind],
+                        number=p.number,
+                        started_at=_utc(p.voting_start),
+                        deadline=None,  # the host waited for every vote
+                        ended_at=None if end is None else _utc(end),
+                    )
+                )
+        return seq
+
+    def vote_start_index(self) -> dict[str, int]:
+        """Per phase, the position in ``lines`` of the vote call that opened its vote phase."""
+        starts = {p.label: p.voting_start for p in self.g.phases}
+        found: dict[str, int] = {}
+        for i, line in enumerate(self.g.lines):
+            if (
+                line.speaker == MANAGER
+                and line.place != "manager"
+                and line.t == starts.get(line.phase)
+                and VOTING_STARTS.match(line.text)
+            ):
+                found[line.phase] = i  # the last one wins, as in the reader
+        return found
+
+    def messages(self) -> None:
+        vote_at = self.vote_start_index()
+        rows: list[Message] = []
+        player = manager = strangers = 0
+        for i, line in enumerate(self.g.lines):
+            in_vote = line.phase in vote_at and i >= vote_at[line.phase]
+            seq = self.vote_seq[line.phase] if in_vote else self.talk_seq[line.phase]
+            seat = self.seat_of.get(line.speaker) if line.speaker != MANAGER else None
+            if line.speaker == MANAGER:
+                manager += 1
+            elif seat is None:
+                strangers += 1
+            else:
+                player += 1
+            rows.append(
+                Message(
+                    game_id=self.gid,
+                    phase_seq=seq,
+                    place=line.place,
+                    seat_index=seat,
+                    speaker=line.speaker,
+                    text=line.text,
+                    t=_utc(line.t),
+                )
+            )
+        # one add_all: rows are inserted, and get ids, in reader order (game_from_store relies
+        # on it to break ties between lines stamped in the same second)
+        self.s.add_all(rows)
+        self.s.flush()
+        self.counts["messages"] = len(rows)
+        self.counts["player_lines"] = player
+        self.counts["manager_lines"] = manager
+        if strangers:
+            self.skipped["seat_for_unknown_speakers"] = strangers
+
+    def votes(self) -> None:
+        kinds = {p.label: p.kind for p in self.g.phases}
+        n = 0
+        for v in self.g.votes:
+            if v.source != "announced" or v.t is None or v.phase is None:
+                self.skipped["untimed_vote_file_entries"] += 1
+                continue
+            if v.valid is False:
+                self.skipped["stale_reannounced_votes"] += 1
+                continue
+            voter, target = self.seat_of.get(v.voter), self.seat_of.get(v.target)
+            if voter is None or target is None:
+                self.skipped["votes_naming_unknown_players"] += 1
+                continue
+            seq = self.vote_seq.get(v.phase, self.talk_seq[v.phase])
+            self.s.add(
+                Vote(
+                    game_id=self.gid,
+                    phase_seq=seq,
+                    kind="night" if kinds[v.phase] == "night" else "day",
+                    voter_index=voter,
+                    target_index=target,
+                    t=_utc(v.t),
+                )
+            )
+            n += 1
+        self.counts["votes"] = n
+
+    def surveys(self) -> None:
+        n = 0
+        for s in self.g.surveys:
+            if not s.final:
+                self.skipped["earlier_survey_attempts"] += 1
+                continue
+            seat = self.seat_of.get(s.player)
+            if seat is None:
+                self.skipped["surveys_from_unknown_players"] += 1
+                continue
+            self.s.add(
+                SurveyResponse(
+                    game_id=self.gid,
+                    seat_index=seat,
+                    about_seat_index=None if s.about is None else self.seat_of.get(s.about),
+                    identified_ai=s.identified_llm,
+                    guessed_name=None,  # the release records only whether the guess was right
+                    similarity=s.similarity,
+                    timing=s.timing,
+                    relevance=s.relevance,
+                    original_scale=s.original_scale,
+                    comments=s.comments,
+                    t=None,
+                    source=SOURCE,
+                )
+            )
+            n += 1
+        self.counts["surveys"] = n
+
+
+# --- back from the store ----------------------------------------------------------------------
+
+
+def game_from_store(engine: Engine, game_id: str) -> LLMafiaGame:
+    """Rebuild an LLMafiaGame from stored rows (an imported game, or one played here).
+
+    For an imported game the public chats come back exactly as the reader gave them (same
+    lines, same order) and so do players, phases, eliminations, winner and vote files. What the
+    store does not keep comes back empty or simplified: skipped votes, earlier survey attempts,
+    ``ChatLine.shown_in`` (set to the line's phase; the reader recomputes it on reading).
+    """
+    with Session(engine) as s:
+        game = s.get(Game, game_id)
+        if game is None:
+            raise LookupError(f"no game {game_id!r} in the store")
+        seats = s.exec(select(Seat).where(Seat.game_id == game_id).order_by(col(Seat.index))).all()
+        phase_rows = s.exec(
+            select(PhaseRow).where(PhaseRow.game_id == game_id).order_by(col(PhaseRow.seq))
+        ).all()
+        messages = s.exec(select(Message).where(Message.game_id == game_id)).all()
+        votes = s.exec(
+            select(Vote).where(Vote.game_id == game_id).order_by(col(Vote.t), col(Vote.id))
+        ).all()
+        surveys = s.exec(
+            select(SurveyResponse)
+            .where(SurveyResponse.game_id == game_id)
+            .order_by(col(SurveyResponse.seat_index), col(SurveyResponse.id))
+        ).all()
+    config = dict(game.config or {})
+    extra: dict[str, Any] = dict(config.get("llmafia") or {})
+    name_of = {seat.index: seat.character_name for seat in seats}
+    llm_configs: dict[str, Any] = dict(config.get("llm_config") or {})
+    players = [
+        Player(
+            name=seat.character_name,
+            is_mafia=_is_mafia_role(seat.role),
+            is_llm=seat.is_agent,
+            llm_config=dict(llm_configs.get(seat.character_name) or {}),
+        )
+        for seat in seats
+    ]
+    restarts: dict[str, list[str]] = dict(extra.get("restarts") or {})
+    phases, label_of = _phases_from_rows(phase_rows, restarts)
+    first_label = phases[0].label if phases else "day-1"
+    ordered = sorted(
+        (m for m in messages if m.place in ("stage", "den", "manager")),
+        key=lambda m: (m.phase_seq or 0, m.t, m.id or 0),
+    )
+    lines = [
+        ChatLine(
+            t=_naive(m.t),
+            phase=label_of.get(m.phase_seq or 0, first_label),
+            place=cast(Place, m.place),
+            speaker=m.speaker,
+            text=m.text,
+            shown_in=label_of.get(m.phase_seq or 0, first_label),
+        )
+        for m in ordered
+    ]
+    start = game.started_at or game.created_at
+    return LLMafiaGame(
+        game_id=str(config.get("game_id") or game.id),
+        players=players,
+        day_minutes=_minutes(config, "day"),
+        night_minutes=_minutes(config, "night"),
+        start_time=_naive(start),
+        phases=phases,
+        lines=lines,
+        votes=[
+            VoteRecord(
+                name_of.get(v.voter_index, str(v.voter_index)),
+                name_of.get(v.target_index, str(v.target_index)),
+                label_of.get(v.phase_seq),
+                _naive(v.t),
+            )
+            for v in votes
+            if v.target_index is not None
+        ],
+        eliminations=_eliminations(lines),
+        winner=cast(Winner, game.winner) if game.winner in ("mafia", "bystanders") else None,
+        surveys=[_survey(r, name_of) for r in surveys],
+        repairs=[
+            Repair(str(r["kind"]), str(r["detail"]), int(r.get("count", 1)))
+            for r in config.get("repairs") or []
+        ],
+        winner_declared=bool(extra.get("winner_declared", game.winner is not None)),
+        vote_files={k: list(v) for k, v in (extra.get("vote_files") or {}).items()},
+        remaining_players=list(
+            extra.get("remaining_players") or [seat.character_name for seat in seats if seat.alive]
+        ),
+        phase_status=str(extra.get("phase_status") or ""),
+        survey_scale=_scale(extra.get("survey_scale"), surveys),
+        config_path=extra.get("config_path"),
+    )
+
+
+def _is_mafia_role(role: str | None) -> bool:
+    if role is None:
+        return False
+    try:
+        from games.roles import get_role
+
+        return get_role(role).team == "mafia"
+    except Exception:  # an unknown role name: only "mafia" is mafia
+        return role == "mafia"
+
+
+def _minutes(config: dict[str, Any], which: Literal["day", "night"]) -> float:
+    if f"{which}_minutes" in config:
+        return float(config[f"{which}_minutes"])
+    seconds = config.get(f"{which}_seconds")
+    return float(seconds) / 60 if seconds is not None else 0.0
+
+
+def _phases_from_rows(
+    rows: Iterable[PhaseRow], restarts: dict[str, list[str]]
+) -> tuple[list[Phase], dict[int, str]]:
+    """Merge talk and vote phases back into LLMafia day/night phases."""
+    drafts: list[dict[str, Any]] = []
+    label_of: dict[int, str] = {}
+    for row in rows:
+        family = _FAMILY.get(row.kind)
+        if family is None:
+            continue
+        label = f"{family}-{row.number}"
+        is_vote = row.kind in ("vote", "night_vote")
+        cur = drafts[-1] if drafts else None
+        if cur is None or cur["label"] != label:
+            cur = {"label": label, "kind": family, "number": row.number, "start": row.started_at}
+            cur["voting_start"] = None
+            drafts.append(cur)
+        if is_vote and cur["voting_start"] is None:
+            cur["voting_start"] = row.started_at
+        label_of[row.seq] = label
+    phases: list[Phase] = []
+    for i, d in enumerate(drafts):
+        end = drafts[i + 1]["start"] if i + 1 < len(drafts) else None
+        phases.append(
+            Phase(
+                label=d["label"],
+                kind=d["kind"],
+                number=d["number"],
+                start=_naive(d["start"]),
+                voting_start=None if d["voting_start"] is None else _naive(d["voting_start"]),
+                end=None if end is None else _naive(end),
+                restarts=[datetime.fromisoformat(t) for t in restarts.get(d["label"], [])],
+            )
+        )
+    return phases, label_of
+
+
+def _eliminations(lines: list[ChatLine]) -> list[Elimination]:
+    out: list[Elimination] = []
+    for line in lines:
+        if line.speaker != MANAGER:
+            continue
+        m = VOTED_OUT.match(line.text) or KILLED.match(line.text)
+        if m is None:
+            continue
+        role: Role = "mafia" if m.group(2) == "mafia" else "bystander"
+        out.append(Elimination(m.group(1).strip(), role, line.phase, line.t))
+    return out
+
+
+def _scale(value: Any, rows: Iterable[SurveyResponse]) -> Scale | None:
+    if value in ("1-5", "0-100"):
+        return cast(Scale, value)
+    scales = {r.original_scale for r in rows}
+    if len(scales) == 1:
+        only = scales.pop()
+        if only in ("1-5", "0-100"):
+            return cast(Scale, only)
+    return None
+
+
+def _survey(row: SurveyResponse, name_of: dict[int, str]) -> Survey:
+    scale = cast(Scale, row.original_scale if row.original_scale == "0-100" else "1-5")
+    fields: dict[str, str] = {}
+    if row.identified_ai is not None:
+        fields[IDENTIFIED] = "1" if row.identified_ai else "0"
+    for key, value in (
+        (SIMILARITY, row.similarity),
+        (TIMING, row.timing),
+        (RELEVANCE, row.relevance),
+    ):
+        if value is not None:
+            raw = 25 * (value - 1) if scale == "0-100" else value
+            fields[key] = f"{round(raw, 6):g}"
+    return Survey(
+        player=name_of.get(row.seat_index, str(row.seat_index)),
+        about=None if row.about_seat_index is None else name_of.get(row.about_seat_index),
+        fields=fields,
+        identified_llm=row.identified_ai,
+        similarity=row.similarity,
+        timing=row.timing,
+        relevance=row.relevance,
+        original_scale=scale,
+        comments=row.comments,
+    )

@@ -1,0 +1,574 @@
+"""The baseline player: it talks like a person, votes sensibly, and knows only what it sees."""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections import Counter, defaultdict
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agent.base import Intent
+from agent.baseline import BaselinePolicy, BaselineTiming
+from agent.fastsim import FastResult, simulate_fast
+from games import GameConfig
+from games.events import (
+    Event,
+    GameStarted,
+    MessageAccepted,
+    NightActionRecorded,
+    NightResult,
+    PhaseEnded,
+    PhaseStarted,
+    PlayerEliminated,
+    RoleAssigned,
+    VoteCast,
+)
+from games.names import names_in_text
+
+T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+NAMES = ("Ari", "Blake", "Casey", "Drew", "Eden", "Finley", "Gray", "Harley")
+
+
+def sec(s: float) -> datetime:
+    return T0 + timedelta(seconds=s)
+
+
+class Table:
+    """Feeds one policy the events a seat would see, with a running phase number."""
+
+    def __init__(
+        self,
+        seed: int,
+        seat: int = 0,
+        role: str = "bystander",
+        partners: tuple[str, ...] = (),
+        timing: BaselineTiming | None = None,
+    ) -> None:
+        self.policy = BaselinePolicy(seat, NAMES[seat], random.Random(seed), timing=timing)
+        self.seat = seat
+        self.seq = 0
+        mafia_count = 1 + len(partners) if role == "mafia" else 2
+        self.feed(GameStarted(t=T0, players=NAMES, mafia_count=mafia_count, extra_roles=()))
+        team = "mafia" if role == "mafia" else "bystanders"
+        self.feed(
+            RoleAssigned(
+                t=T0,
+                place="booth",
+                visible_to=frozenset({seat}),
+                seat=seat,
+                name=NAMES[seat],
+                role=role,
+                team=team,
+                partners=partners,
+            )
+        )
+
+    def feed(self, event: Event) -> None:
+        self.policy.observe(event)
+
+    def phase(self, kind: str, at: float, seconds: float, number: int = 1) -> None:
+        self.seq += 1
+        self.feed(
+            PhaseStarted(
+                t=sec(at),
+                phase=kind,
+                number=number,
+                seq=self.seq,
+                deadline=sec(at + seconds),
+                seconds=seconds,
+            )
+        )
+
+    def say(self, seat: int, text: str, at: float, place: str = "stage") -> None:
+        den = place == "den"
+        self.feed(
+            MessageAccepted(
+                t=sec(at),
+                place="den" if den else "stage",
+                visible_to=frozenset({0, 1}) if den else None,
+                seat=seat,
+                name=NAMES[seat],
+                text=text,
+                phase_seq=self.seq,
+            )
+        )
+
+    def vote(self, voter: int, target: int, at: float) -> None:
+        self.feed(
+            VoteCast(
+                t=sec(at),
+                voter=voter,
+                voter_name=NAMES[voter],
+                target=target,
+                target_name=NAMES[target],
+                changed=False,
+                night=False,
+                phase_seq=self.seq,
+            )
+        )
+
+
+def games(
+    count: int, players: int = 8, roles: tuple[str, ...] = (), start: int = 0
+) -> list[FastResult]:
+    config = GameConfig(roles=roles)
+    seeds = range(start, start + count)
+    return [simulate_fast(config, players, s, keep_events=True) for s in seeds]
+
+
+@pytest.fixture(scope="module")
+def played() -> list[FastResult]:
+    """A mix of table sizes and role setups, shared by the table-wide checks below."""
+    out: list[FastResult] = []
+    for i, players in enumerate((5, 6, 7, 8, 9, 10, 12)):
+        out += games(12, players, start=100 * i)
+        out += games(12, players, roles=("detective", "doctor"), start=100 * i + 50)
+    return out
+
+
+# --- table-wide behaviour ---------------------------------------------------------------------
+
+
+def test_mafia_never_vote_for_a_partner_by_day_or_night(played: list[FastResult]) -> None:
+    mafia_votes = 0
+    for result in played:
+        roles = [role for _name, role in result.seats]
+        for e in result.events or ():
+            if isinstance(e, VoteCast) and roles[e.voter] == "mafia":
+                mafia_votes += 1
+                assert e.target is not None
+                assert roles[e.target] != "mafia", (e, result.seats)
+    assert mafia_votes > 200
+
+
+def test_mafia_never_name_a_partner_on_the_stage(played: list[FastResult]) -> None:
+    checked = 0
+    for result in played:
+        by_seat = {i: name for i, (name, _role) in enumerate(result.seats)}
+        mafia = {i for i, (_n, role) in enumerate(result.seats) if role == "mafia"}
+        for e in result.events or ():
+            if isinstance(e, MessageAccepted) and e.place == "stage" and e.seat in mafia:
+                checked += 1
+                named = set(names_in_text(e.text, by_seat))
+                assert not (named & (mafia - {e.seat})), e.text
+    assert checked > 500
+
+
+def test_votes_only_for_living_others_and_nothing_is_refused(played: list[FastResult]) -> None:
+    for result in played:
+        assert result.refused == 0
+        alive = set(range(len(result.seats)))
+        for e in result.events or ():
+            if isinstance(e, PlayerEliminated):
+                alive.discard(e.seat)
+            elif isinstance(e, VoteCast):
+                assert e.target != e.voter
+                assert e.target in alive
+
+
+def test_votes_fall_inside_the_phase_with_margin_and_change_at_most_once(
+    played: list[FastResult],
+) -> None:
+    offsets: list[float] = []
+    for result in played:
+        phase: PhaseStarted | None = None
+        changes: Counter[tuple[int, int]] = Counter()
+        for e in result.events or ():
+            if isinstance(e, PhaseStarted):
+                phase = e
+            elif isinstance(e, VoteCast) and not e.night:
+                assert phase is not None and phase.phase == "vote"
+                offset = (e.t - (phase.deadline - timedelta(seconds=phase.seconds))).total_seconds()
+                assert 0 < offset <= phase.seconds - min(3.0, 0.1 * phase.seconds) + 1e-6
+                offsets.append(offset)
+                changes[(e.phase_seq, e.voter)] += e.changed
+        assert max(changes.values(), default=0) <= 1
+    assert statistics.pstdev(offsets) > 3.0  # spread over the phase, not all at the bell
+
+
+def test_every_day_vote_completes_before_the_deadline(played: list[FastResult]) -> None:
+    for result in played:
+        for e in result.events or ():
+            if isinstance(e, PhaseEnded) and e.phase == "vote":
+                assert e.reason in ("all_voted", "game_over")
+
+
+def test_no_player_ever_repeats_a_line(played: list[FastResult]) -> None:
+    for result in played:
+        said: dict[int, set[str]] = defaultdict(set)
+        for e in result.events or ():
+            if isinstance(e, MessageAccepted):
+                key = e.text.casefold()
+                assert key not in said[e.seat], e.text
+                said[e.seat].add(key)
+
+
+def test_day_talk_mentions_the_night_victim(played: list[FastResult]) -> None:
+    kills = mentioned = 0
+    for result in played:
+        victim: str | None = None
+        for e in result.events or ():
+            if isinstance(e, PlayerEliminated) and e.cause == "night":
+                victim, kills = e.name, kills + 1
+            elif isinstance(e, PhaseStarted) and e.phase == "vote":
+                victim = None
+            elif isinstance(e, MessageAccepted) and victim and victim in e.text:
+                mentioned += 1
+                victim = None
+    assert kills > 50
+    assert mentioned >= 0.8 * kills
+
+
+def test_detective_claims_are_rare_and_true(played: list[FastResult]) -> None:
+    claims = games_with_detective = 0
+    for result in played:
+        by_seat = {i: name for i, (name, _role) in enumerate(result.seats)}
+        detective = next((i for i, (_n, r) in enumerate(result.seats) if r == "detective"), None)
+        if detective is None:
+            continue
+        games_with_detective += 1
+        for e in result.events or ():
+            if isinstance(e, MessageAccepted) and "detective" in e.text and e.seat == detective:
+                claims += 1
+                named = set(names_in_text(e.text, by_seat)) - {detective}
+                assert len(named) == 1, e.text
+                says_mafia = "is mafia" in e.text
+                assert (result.seats[named.pop()][1] == "mafia") == says_mafia, e.text
+    assert 0 < claims < games_with_detective
+
+
+def test_doctor_never_protects_the_same_player_two_nights_running(
+    played: list[FastResult],
+) -> None:
+    nights = 0
+    for result in played:
+        doctor = next((i for i, (_n, r) in enumerate(result.seats) if r == "doctor"), None)
+        last: int | None = None
+        for e in result.events or ():
+            if isinstance(e, NightActionRecorded) and e.seat == doctor:
+                nights += 1
+                assert e.target != last
+                last = e.target
+    assert nights > 50
+
+
+# --- one seat, controlled situations ----------------------------------------------------------
+
+
+def _first_line_delay(table: Table, last_message_at: float) -> float | None:
+    intent = table.policy.plan(sec(last_message_at))
+    if intent is None:
+        return None
+    assert intent.kind == "say"
+    return (intent.at - sec(last_message_at)).total_seconds()
+
+
+def test_speaks_sooner_below_its_share_and_later_or_not_at_all_above() -> None:
+    below: list[float] = []
+    above: list[float] = []
+    silent = 0
+    for seed in range(80):
+        quiet = Table(seed)
+        quiet.phase("day", 0, 120)
+        for i in range(1, 7):  # six others spoke, this seat not yet: share 0 < 1/8
+            quiet.say(i, f"hmm {i}", i)
+        delay = _first_line_delay(quiet, 6)
+        assert delay is not None
+        below.append(delay)
+
+        loud = Table(seed)
+        loud.phase("day", 0, 120)
+        for i, seat in enumerate((0, 0, 1, 0)):  # this seat said 3 of 4: share 0.75 > 1/8
+            loud.say(seat, f"line {i}", i + 1)
+        delay = _first_line_delay(loud, 4)
+        if delay is None:
+            silent += 1
+        else:
+            above.append(delay)
+    assert max(below) < 20
+    assert statistics.mean(above) > 2 * statistics.mean(below)
+    assert min(above) >= 15
+    assert silent > 5  # above its share it sometimes keeps quiet for a while
+
+
+def test_typing_time_grows_with_the_line() -> None:
+    timing = BaselineTiming(short_delay=(5.0, 5.0), seconds_per_word=1.0)
+    seen: dict[int, list[float]] = defaultdict(list)
+    for seed in range(60):
+        table = Table(seed, timing=timing)
+        table.phase("day", 0, 120)
+        intent = table.policy.plan(sec(0))
+        assert intent is not None and intent.text is not None
+        seen[len(intent.text.split())].append((intent.at - sec(0)).total_seconds() - 5.0)
+    for words, typing in seen.items():
+        assert all(0.8 * words - 1e-9 <= t <= 1.25 * words + 1e-9 for t in typing)
+    assert len(seen) > 2
+
+
+def test_lines_per_phase_are_capped() -> None:
+    timing = BaselineTiming(day_cap=3, skip_when_loud=0.0)
+    table = Table(1, timing=timing)
+    table.phase("day", 0, 3600)
+    lines = 0
+    now = sec(0)
+    while (intent := table.policy.plan(now)) is not None:
+        assert intent.kind == "say" and intent.text
+        now = intent.at
+        table.say(0, intent.text, (now - T0).total_seconds())
+        table.policy.done(intent, None)
+        lines += 1
+        assert lines <= 3
+    assert lines == 3
+
+
+def test_plan_is_stable_and_a_busy_chat_never_postpones_it() -> None:
+    table = Table(7)
+    table.phase("day", 0, 120)
+    first = table.policy.plan(sec(0))
+    assert first is not None
+    assert table.policy.plan(sec(1)) is first
+    for i in range(30):  # a flood of chat before the planned moment
+        t = (first.at - T0).total_seconds() * i / 31
+        table.say(1 + i % 7, f"chatter number {i}", t)
+        again = table.policy.plan(sec(t))
+        assert again is not None and again.at <= first.at
+
+
+def test_after_a_night_kill_lines_refer_to_the_victim() -> None:
+    mentions = 0
+    for seed in range(40):
+        table = Table(seed)
+        table.phase("night_vote", 0, 30)
+        table.feed(NightResult(t=sec(20), victim=3, victim_name="Drew"))
+        table.feed(
+            PlayerEliminated(t=sec(20), seat=3, name="Drew", role="bystander", cause="night")
+        )
+        table.phase("day", 20, 120, number=2)
+        intent = table.policy.plan(sec(20))
+        assert intent is not None and intent.text
+        mentions += "Drew" in intent.text
+    assert mentions >= 15
+
+
+def test_after_a_day_vote_lines_name_the_eliminated_and_the_voters() -> None:
+    both = 0
+    for seed in range(60):
+        table = Table(seed)
+        table.phase("vote", 0, 45)
+        for voter in (2, 3, 4):
+            table.vote(voter, 5, 5 + voter)
+        table.feed(PhaseEnded(t=sec(20), phase="vote", number=1, seq=table.seq, reason="x"))
+        table.feed(
+            PlayerEliminated(t=sec(20), seat=5, name="Finley", role="bystander", cause="vote")
+        )
+        table.phase("night", 20, 45)
+        table.phase("night_vote", 65, 30)
+        table.feed(NightResult(t=sec(95), victim=None, victim_name=None))
+        table.phase("day", 95, 120, number=2)
+        intent = table.policy.plan(sec(95))
+        assert intent is not None and intent.text
+        voters = ("Casey", "Drew", "Eden")
+        both += "Finley" in intent.text and any(v in intent.text for v in voters)
+    assert both >= 5
+
+
+def test_vote_phase_lines_can_quote_the_tally() -> None:
+    tallies = 0
+    for seed in range(60):
+        table = Table(seed)
+        table.phase("vote", 0, 45)
+        table.vote(2, 4, 1)
+        table.vote(3, 4, 2)
+        table.vote(5, 6, 3)
+        intent = table.policy.plan(sec(3))
+        assert intent is not None
+        if intent.kind == "say" and intent.text and "Eden 2" in intent.text:
+            tallies += 1
+    assert tallies >= 2
+
+
+def test_bystander_votes_for_whoever_keeps_accusing_it() -> None:
+    for seed in range(20):
+        table = Table(seed)
+        table.phase("day", 0, 120)
+        for i in range(3):
+            table.say(4, f"Ari is mafia, vote Ari {i}", 10 + i)
+        table.phase("vote", 120, 45)
+        now = sec(120)
+        intent = table.policy.plan(now)
+        while intent is not None and intent.kind != "vote":
+            table.policy.done(intent, None)
+            intent = table.policy.plan(intent.at)
+        assert intent is not None and intent.target == "Eden"
+
+
+def test_mafia_deflects_onto_a_bystander_and_proposes_a_kill_in_the_den() -> None:
+    for seed in range(30):
+        table = Table(seed, seat=0, role="mafia", partners=("Blake",))
+        table.phase("day", 0, 120)
+        table.say(3, "Blake is mafia. vote Blake", 5)
+        table.say(3, "Ari is sus too", 6)
+        table.phase("vote", 120, 45)
+        intent = table.policy.plan(sec(120))
+        while intent is not None and intent.kind != "vote":
+            assert intent.text is not None and "Blake" not in intent.text
+            table.policy.done(intent, None)
+            intent = table.policy.plan(intent.at)
+        assert intent is not None and intent.target not in ("Ari", "Blake")
+        assert intent.target == "Drew"  # the one who suspects the mafia most
+        table.phase("night", 200, 45)
+        den = table.policy.plan(sec(200))
+        assert den is not None and den.kind == "say" and den.text
+        named = names_in_text(den.text, dict(enumerate(NAMES)))
+        assert named and named[0] not in (0, 1)
+
+
+def test_mafia_follow_the_first_proposal_in_the_den() -> None:
+    for seed in range(20):
+        table = Table(seed, seat=1, role="mafia", partners=("Ari",))
+        table.phase("night", 0, 45)
+        table.say(0, "lets get Gray", 3, place="den")
+        table.phase("night_vote", 45, 30)
+        intent = table.policy.plan(sec(45))
+        while intent is not None and intent.kind != "vote":
+            table.policy.done(intent, None)
+            intent = table.policy.plan(intent.at)
+        assert intent is not None and intent.target == "Gray"
+
+
+def test_refusals_lead_to_another_choice_never_a_loop() -> None:
+    table = Table(3)
+    table.phase("vote", 0, 45)
+    refused: list[Intent] = []
+    now = sec(0)
+    for _ in range(20):
+        intent = table.policy.plan(now)
+        while intent is not None and intent.kind == "say":
+            table.policy.done(intent, None)
+            intent = table.policy.plan(intent.at)
+        if intent is None:
+            break
+        assert intent not in refused
+        refused.append(intent)
+        table.policy.done(intent, "No, not that one.")
+        now = intent.at
+    else:
+        pytest.fail("the policy kept asking after 20 refusals")
+    assert len({i.target for i in refused}) == len(refused)
+
+
+def test_learns_nothing_from_events_it_may_not_see() -> None:
+    table = Table(5)
+    table.phase("day", 0, 120)
+    table.say(2, "hello all", 1)
+    before = (table.policy.role, table.policy.suspicion(), table.policy.share())
+    plan_before = table.policy.plan(sec(1))
+    # a den line and someone else's role card, which a bystander's seat never receives
+    table.feed(
+        MessageAccepted(
+            t=sec(2),
+            place="den",
+            visible_to=frozenset({3, 4}),
+            seat=3,
+            name="Drew",
+            text="Ari is the detective, kill Ari. vote Ari",
+            phase_seq=table.seq,
+        )
+    )
+    table.feed(
+        RoleAssigned(
+            t=sec(2),
+            place="booth",
+            visible_to=frozenset({3}),
+            seat=0,
+            name="Ari",
+            role="mafia",
+            team="mafia",
+            partners=("Eden",),
+        )
+    )
+    after = (table.policy.role, table.policy.suspicion(), table.policy.share())
+    assert after == before
+    assert table.policy.plan(sec(2)) is plan_before
+
+
+def _vote_intent(table: Table, now: datetime) -> Intent | None:
+    intent = table.policy.plan(now)
+    while intent is not None and intent.kind == "say":
+        table.policy.done(intent, None)
+        intent = table.policy.plan(intent.at)
+    return intent
+
+
+def test_changes_its_vote_once_onto_a_strong_bandwagon() -> None:
+    changed = 0
+    for seed in range(20):
+        table = Table(seed)
+        table.phase("day", 0, 120)
+        table.say(4, "Ari is mafia, vote Ari", 10)
+        table.phase("vote", 120, 45)
+        first = _vote_intent(table, sec(120))
+        assert first is not None and first.kind == "vote" and first.target == "Eden"
+        table.vote(0, 4, (first.at - T0).total_seconds())
+        table.policy.done(first, None)
+        for i, voter in enumerate((1, 2, 3, 5)):  # four of eight pile onto Gray
+            table.vote(voter, 6, 150 + i)
+        second = _vote_intent(table, sec(153))
+        if second is not None:
+            assert second.kind == "vote" and second.target == "Gray"
+            assert sec(153) < second.at <= sec(165 - 3)
+            table.policy.done(second, None)
+            changed += 1
+            table.vote(7, 2, 158)
+            table.vote(2, 4, 159)  # a second swing: no second change of mind
+            assert _vote_intent(table, sec(159)) is None
+    assert changed == 20
+
+
+def test_detective_investigates_its_top_unresolved_suspect() -> None:
+    for seed in range(10):
+        table = Table(seed, role="detective")
+        table.phase("day", 0, 120)
+        for i in range(3):
+            table.say(5, f"Ari is sus, vote Ari {i}", 10 + i)
+        table.phase("night", 200, 45)
+        intent = table.policy.plan(sec(200))
+        assert intent is not None and intent.kind == "night_act" and intent.target == "Finley"
+        assert sec(200) < intent.at < sec(245 - 3)
+
+
+def test_a_quiet_persona_talks_less() -> None:
+    def lines(persona: str | None) -> int:
+        total = 0
+        for seed in range(30):
+            table = Table(seed)
+            table.policy = BaselinePolicy(0, "Ari", random.Random(seed), persona=persona)
+            table.feed(GameStarted(t=T0, players=NAMES, mafia_count=2, extra_roles=()))
+            table.feed(
+                RoleAssigned(
+                    t=T0,
+                    place="booth",
+                    visible_to=frozenset({0}),
+                    seat=0,
+                    name="Ari",
+                    role="bystander",
+                    team="bystanders",
+                    partners=(),
+                )
+            )
+            table.phase("day", 0, 120)
+            now = sec(0)
+            other = 0
+            while (intent := table.policy.plan(now)) is not None:
+                now = intent.at
+                table.say(0, intent.text or "", (now - T0).total_seconds())
+                table.policy.done(intent, None)
+                for _ in range(4):  # the others keep talking in between
+                    other += 1
+                    table.say(1 + other % 7, f"filler {other}", (now - T0).total_seconds())
+                total += 1
+        return total
+
+    assert lines("a quiet, reserved retiree") < lines(None) < lines("chatty and loud")
