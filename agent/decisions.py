@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Literal, Protocol
 
 __all__ = [
+    "DECISION_KINDS",
     "DecisionKind",
     "DecisionLog",
     "DecisionRecord",

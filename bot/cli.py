@@ -39,7 +39,7 @@ def _logging(settings: Settings) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    for noisy in ("apscheduler", "httpx", "sqlalchemy"):
+    for noisy in ("apscheduler", "httpx", "sqlalchemy", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

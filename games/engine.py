@@ -137,9 +137,7 @@ def apply(state: GameState, action: Action) -> Result:
         new, events = _finish(state, action.t, None, action.reason or "ended", end_phase=True)
     else:  # pragma: no cover - exhaustive
         raise TypeError(action)
-    if not events:
-        return state, events  # a no-op (early tick, the same vote again) changes nothing
-    return replace(new, actions_applied=state.actions_applied + 1), events
+    return new, events
 
 
 def _seat(state: GameState, index: int) -> SeatState:
@@ -155,6 +153,8 @@ _KEEP_CONTROL = {"\n", "\t"}
 
 def clean_text(text: str) -> str:
     """Drop control characters (backspaces and the like) and surrounding white space."""
+    if text.isascii() and text.isprintable():
+        return text.strip()  # the common case, without a per-character walk
     kept = (
         ch
         for ch in text

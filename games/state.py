@@ -75,8 +75,6 @@ class GameState:
     last_night_actions: Mapping[int, int] = field(default_factory=dict)
     winner: Team | None = None
     end_reason: str | None = None
-    #: number of actions applied so far (for logs and idempotency checks)
-    actions_applied: int = 0
 
     # --- queries -------------------------------------------------------------------------
     @property

@@ -206,11 +206,11 @@ async def _input_loop(service: GameService, game: LiveGame, seat: int, console: 
         if getter not in done:
             getter.cancel()
             break
-        line = getter.result()
-        if line is None:  # end of input: keep watching until the game ends
+        typed = getter.result()
+        if typed is None:  # end of input: keep watching until the game ends
             await finished
             break
-        if not await _run_line(service, game, seat, line, console):
+        if not await _run_line(service, game, seat, typed, console):
             break
 
 

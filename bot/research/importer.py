@@ -12,8 +12,9 @@ records map onto the store's rows:
   local time, not as real UTC instants. ``Game.config["time_zone"]`` says so too.
 - Phases. The store models a day as a discussion phase ("day") followed by a vote phase
   ("vote"), the night likewise ("night", "night_vote"), because that is how games played here
-  run. An LLMafia phase is split at its "... now it's time to vote!" line; lines after that
-  line go to the vote phase. Host restarts of a phase are kept in ``config["llmafia"]``.
+  run. An LLMafia phase is split at its "... now it's time to vote!" line; a host restart's
+  re-announcement opens a new discussion row with the same number (so 0014's day 2 is day,
+  day, vote, day, vote). Every line and vote goes to the row open when it was said.
 - Messages. Player lines get their seat's index; Game-Manager lines (announcements in the
   manager chat, "X voted for Y" in the day/night chats) have speaker "Game-Manager" and seat
   NULL. ``place`` is the reader's: "stage" (day chat), "den" (night chat), "manager".
@@ -90,6 +91,8 @@ SERVER_EXTERNAL_ID = "llmafia"
 AGENT_KIND = "llmafia"
 TIME_ZONE_NOTE = "LLMafia clock times have no time zone (the host's wall clock); stored as if UTC"
 
+ANNOUNCE = re.compile(r"^Now it's (Daytime|Nighttime) for ")
+VOTED_FOR = re.compile(r"^\S+ voted for \S+\s*$")
 VOTING_STARTS = re.compile(r"^(Daytime|Nighttime) has ended, now it's time to vote!")
 VOTED_OUT = re.compile(r"^(.+?) was voted out\. Their role was (\w+)")
 KILLED = re.compile(r"^(.+?) was killed during the night\. Their role was (\w+)")
@@ -197,9 +200,9 @@ class _Writer:
         self.seat_of = {p.name: i for i, p in enumerate(game.players)}
         self.skipped: Counter[str] = Counter()
         self.counts: dict[str, int] = {}
-        # reader phase label -> store seq of its talk phase / its vote phase (if any)
-        self.talk_seq: dict[str, int] = {}
-        self.vote_seq: dict[str, int] = {}
+        self.line_seq: list[int] = []  # the store phase of each of ``game.lines``
+        self.first_seq: dict[str, int] = {}  # reader phase label -> its first store phase
+        self.vote_line_seq: dict[tuple[str, datetime, str], int] = {}
 
     def write(self) -> ImportResult:
         g = self.g
@@ -284,9 +287,6 @@ class _Writer:
                 "survey_scale": g.survey_scale,
                 "config_path": g.config_path,
                 "vote_files": {k: list(v) for k, v in g.vote_files.items()},
-                "restarts": {
-                    p.label: [t.isoformat() for t in p.restarts] for p in g.phases if p.restarts
-                },
             },
         }
 
@@ -299,66 +299,70 @@ class _Writer:
         return f"llmafia: who_wins.txt is empty (stalled); {g.winner} inferred from who was left"
 
     def phases(self, game_end: datetime) -> int:
+        """One talk row per (re)opened discussion, one vote row per vote call.
+
+        The host's timeline inside an LLMafia phase: the discussion opens (again after each
+        restart re-announcement) and a "time to vote!" line opens a vote. Each opening becomes
+        a row, so every line and every vote lands in the row that was open when it was said.
+        """
         g = self.g
+        by_phase: dict[str, list[int]] = {}
+        for i, line in enumerate(g.lines):
+            by_phase.setdefault(line.phase, []).append(i)
+        self.line_seq = [0] * len(g.lines)
         seq = 0
-        for i, p in enumerate(g.phases):
+        for n, p in enumerate(g.phases):
             minutes = g.day_minutes if p.kind == "day" else g.night_minutes
-            last = i + 1 == len(g.phases)
-            end = p.end if p.end is not None else (game_end if last else None)
-            seq += 1
-            self.talk_seq[p.label] = seq
-            talk_end = p.voting_start if p.voting_start is not None else end
-            self.s.add(
-                PhaseRow(
-                    game_id=self.gid,
-                    seq=seq,
-                    kind=_TALK_KIND[p.kind],
-                    number=p.number,
-                    started_at=_utc(p.start),
-                    deadline=_utc(p.start + timedelta(minutes=minutes)),
-                    ended_at=None if talk_end is None else _utc(talk_end),
-                )
-            )
-            if p.voting_start is not None:
-                seq += 1
-                self.vote_seq[p.label] = seq
+            end = p.end if p.end is not None else (game_end if n + 1 == len(g.phases) else None)
+            # (start, is_vote) of each row, and the row each line of the phase falls in
+            rows: list[tuple[datetime, bool]] = [(p.start, False)]
+            restarts = list(p.restarts)
+            opened = False  # the phase's own opening announcement has been seen
+            for i in by_phase.get(p.label, []):
+                line = g.lines[i]
+                if (
+                    line.speaker == MANAGER
+                    and line.place == "manager"
+                    and ANNOUNCE.match(line.text)
+                ):
+                    if opened and line.t in restarts:
+                        restarts.remove(line.t)
+                        rows.append((line.t, False))
+                    opened = True
+                elif (
+                    line.speaker == MANAGER
+                    and line.place != "manager"
+                    and VOTING_STARTS.match(line.text)
+                ):
+                    rows.append((line.t, True))
+                self.line_seq[i] = seq + len(rows)
+            for k, (start, is_vote) in enumerate(rows):
+                row_end = rows[k + 1][0] if k + 1 < len(rows) else end
                 self.s.add(
                     PhaseRow(
                         game_id=self.gid,
-                        seq=seq,
-                        kind=_VOTE_KIND[p.kind],
+                        seq=seq + k + 1,
+                        kind=(_VOTE_KIND if is_vote else _TALK_KIND)[p.kind],
                         number=p.number,
-                        started_at=_utc(p.voting_start),
-                        deadline=None,  # the host waited for every vote
-                        ended_at=None if end is None else _utc(end),
+                        started_at=_utc(start),
+                        # the host waited for every vote; a discussion ran for its minutes
+                        deadline=None if is_vote else _utc(start + timedelta(minutes=minutes)),
+                        ended_at=None if row_end is None else _utc(row_end),
                     )
                 )
+            self.first_seq[p.label] = seq + 1
+            seq += len(rows)
         return seq
 
-    def vote_start_index(self) -> dict[str, int]:
-        """Per phase, the position in ``lines`` of the vote call that opened its vote phase."""
-        starts = {p.label: p.voting_start for p in self.g.phases}
-        found: dict[str, int] = {}
-        for i, line in enumerate(self.g.lines):
-            if (
-                line.speaker == MANAGER
-                and line.place != "manager"
-                and line.t == starts.get(line.phase)
-                and VOTING_STARTS.match(line.text)
-            ):
-                found[line.phase] = i  # the last one wins, as in the reader
-        return found
-
     def messages(self) -> None:
-        vote_at = self.vote_start_index()
         rows: list[Message] = []
         player = manager = strangers = 0
         for i, line in enumerate(self.g.lines):
-            in_vote = line.phase in vote_at and i >= vote_at[line.phase]
-            seq = self.vote_seq[line.phase] if in_vote else self.talk_seq[line.phase]
             seat = self.seat_of.get(line.speaker) if line.speaker != MANAGER else None
             if line.speaker == MANAGER:
                 manager += 1
+                if VOTED_FOR.match(line.text):
+                    self.vote_line_seq[(line.phase, line.t, line.text)] = self.line_seq[i]
             elif seat is None:
                 strangers += 1
             else:
@@ -366,7 +370,7 @@ class _Writer:
             rows.append(
                 Message(
                     game_id=self.gid,
-                    phase_seq=seq,
+                    phase_seq=self.line_seq[i],
                     place=line.place,
                     seat_index=seat,
                     speaker=line.speaker,
@@ -398,7 +402,9 @@ class _Writer:
             if voter is None or target is None:
                 self.skipped["votes_naming_unknown_players"] += 1
                 continue
-            seq = self.vote_seq.get(v.phase, self.talk_seq[v.phase])
+            # the row its announcement was said in
+            key = (v.phase, v.t, f"{v.voter} voted for {v.target}")
+            seq = self.vote_line_seq.get(key, self.first_seq[v.phase])
             self.s.add(
                 Vote(
                     game_id=self.gid,
@@ -483,8 +489,7 @@ def game_from_store(engine: Engine, game_id: str) -> LLMafiaGame:
         )
         for seat in seats
     ]
-    restarts: dict[str, list[str]] = dict(extra.get("restarts") or {})
-    phases, label_of = _phases_from_rows(phase_rows, restarts)
+    phases, label_of = _phases_from_rows(phase_rows)
     first_label = phases[0].label if phases else "day-1"
     ordered = sorted(
         (m for m in messages if m.place in ("stage", "den", "manager")),
@@ -556,10 +561,11 @@ def _minutes(config: dict[str, Any], which: Literal["day", "night"]) -> float:
     return float(seconds) / 60 if seconds is not None else 0.0
 
 
-def _phases_from_rows(
-    rows: Iterable[PhaseRow], restarts: dict[str, list[str]]
-) -> tuple[list[Phase], dict[int, str]]:
-    """Merge talk and vote phases back into LLMafia day/night phases."""
+def _phases_from_rows(rows: Iterable[PhaseRow]) -> tuple[list[Phase], dict[int, str]]:
+    """Merge the talk and vote rows of each day or night back into one LLMafia phase.
+
+    A talk row after the first is a host restart; the last vote row is the vote that counted.
+    """
     drafts: list[dict[str, Any]] = []
     label_of: dict[int, str] = {}
     for row in rows:
@@ -567,14 +573,17 @@ def _phases_from_rows(
         if family is None:
             continue
         label = f"{family}-{row.number}"
-        is_vote = row.kind in ("vote", "night_vote")
         cur = drafts[-1] if drafts else None
         if cur is None or cur["label"] != label:
             cur = {"label": label, "kind": family, "number": row.number, "start": row.started_at}
-            cur["voting_start"] = None
+            cur.update(voting_start=None, restarts=[], talks=0)
             drafts.append(cur)
-        if is_vote and cur["voting_start"] is None:
+        if row.kind in ("vote", "night_vote"):
             cur["voting_start"] = row.started_at
+        else:
+            if cur["talks"]:
+                cur["restarts"].append(row.started_at)
+            cur["talks"] += 1
         label_of[row.seq] = label
     phases: list[Phase] = []
     for i, d in enumerate(drafts):
@@ -587,7 +596,7 @@ def _phases_from_rows(
                 start=_naive(d["start"]),
                 voting_start=None if d["voting_start"] is None else _naive(d["voting_start"]),
                 end=None if end is None else _naive(end),
-                restarts=[datetime.fromisoformat(t) for t in restarts.get(d["label"], [])],
+                restarts=[_naive(t) for t in d["restarts"]],
             )
         )
     return phases, label_of

@@ -57,12 +57,14 @@ def _figure4(report: dict[str, Any], path: Path) -> Path:
     ax.set_ylabel("messages per alive player")
     ax.set_xticks(days)
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
+    if rows:
+        ax.legend(fontsize=8)
     ax.set_title("Figure 4: messages per player by day phase")
     return _save(fig, path)
 
 
 def _bars(ax: Axes, measure: dict[str, Any], title: str) -> None:
+    drawn = False
     for k in TYPES:
         h = measure[k]
         if not h["n"]:
@@ -80,10 +82,12 @@ def _bars(ax: Axes, measure: dict[str, Any], title: str) -> None:
             color=COLORS[k],
             label=f"{k} (mean {h['mean']:.1f}, sd {h['std']:.1f}, n={h['n']})",
         )
+        drawn = True
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("seconds (last bar: at or above the range)", fontsize=8)
     ax.set_ylabel("share", fontsize=8)
-    ax.legend(fontsize=7)
+    if drawn:
+        ax.legend(fontsize=7)
 
 
 def _figure5(report: dict[str, Any], path: Path) -> Path:

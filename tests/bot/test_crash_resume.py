@@ -36,7 +36,16 @@ class Sim:
     def __init__(self, args: list[str], db: str) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "MAFIABOT_DATA_DIR": str(Path(db).parent)}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "simulate", *args, "--db", f"sqlite:///{db}", "--json"],
+            [
+                sys.executable,
+                "-m",
+                "bot.cli",
+                "simulate",
+                *args,
+                "--db",
+                f"sqlite:///{db}",
+                "--json",
+            ],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -91,7 +100,9 @@ def vote_line(line: str) -> bool:
     return "Game-Manager" in line and (" voted for " in line or " abstains" in line)
 
 
-def snapshot(db: str, game_id: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+def snapshot(
+    db: str, game_id: str
+) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
     """Player messages and votes committed so far, keyed by (time, who, what)."""
     engine = make_engine(f"sqlite:///{db}")
     try:

@@ -215,3 +215,18 @@ async def test_unfinished_games_lists_running_only(service: GameService) -> None
     await service.end(ended, "test")
     ids = await service.unfinished_games()
     assert running in ids and lobby not in ids and ended not in ids
+
+
+async def test_waiting_for_a_deadline_uses_no_cpu(service: GameService) -> None:
+    """No polling: while a phase waits for its deadline, the process does (almost) nothing."""
+    import time
+
+    game_id = await started(service)  # humans only, hour-long phases
+    await service.drain(game_id)
+    await asyncio.sleep(0.2)
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    await asyncio.sleep(2.0)
+    cpu = time.process_time() - cpu0
+    wall = time.monotonic() - wall0
+    assert wall >= 2.0
+    assert cpu < 0.05, f"{cpu:.3f} s of CPU while idle for {wall:.1f} s"

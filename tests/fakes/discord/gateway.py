@@ -50,11 +50,12 @@ Marker = Callable[[], None]
 class GatewayConnection:
     """One websocket.  Everything sent to it goes through `enqueue`, in order."""
 
-    def __init__(self, ws: web.WebSocketResponse, request: web.Request) -> None:
+    def __init__(self, ws: web.WebSocketResponse, request: web.Request, *,
+                 allow_compression: bool = True) -> None:
         self.ws = ws
         self.path = request.path
         self.query = dict(request.query)
-        self.compressed = self.query.get("compress") == "zlib-stream"
+        self.compressed = allow_compression and self.query.get("compress") == "zlib-stream"
         self._zlib = zlib.compressobj() if self.compressed else None
         self.session: GatewaySession | None = None
         self.server_closing = False
@@ -136,7 +137,7 @@ def _control(op: int, data: Any = None) -> JSON:
 async def handle_gateway(world: World, request: web.Request) -> web.StreamResponse:
     ws = web.WebSocketResponse(max_msg_size=0)
     await ws.prepare(request)
-    conn = GatewayConnection(ws, request)
+    conn = GatewayConnection(ws, request, allow_compression=world.gateway_compression)
     world.connections.append(conn)
     world.gateway_log.append({"event": "connect", "path": conn.path, "query": conn.query})
     conn.enqueue(_control(OP_HELLO, {"heartbeat_interval": world.heartbeat_interval_ms}))
@@ -221,6 +222,7 @@ async def _identify(world: World, conn: GatewayConnection, data: JSON) -> None:
 
     def mark_ready() -> None:
         session.ready = True
+        world.ready_count += 1
         world.notify()
 
     conn.enqueue(mark_ready)

@@ -163,6 +163,7 @@ class World:
         heartbeat_interval: float = 41.25,
         echo_own_messages: bool = True,
         interaction_timeout: float | None = None,
+        gateway_compression: bool = True,
     ) -> None:
         self.snowflakes = SnowflakeGenerator()
         self.token = token
@@ -170,6 +171,7 @@ class World:
         self.heartbeat_interval_ms = int(heartbeat_interval * 1000)
         self.echo_own_messages = echo_own_messages
         self.interaction_timeout = interaction_timeout
+        self.gateway_compression = gateway_compression
         self.application_id = self.snowflakes.next()
         self.bot = User(id=self.application_id, username=bot_name, bot=True,
                         discriminator="4821")
@@ -187,6 +189,9 @@ class World:
         self.attachments: dict[int, UploadedFile] = {}
         self.global_commands: list[JSON] = []
         self.guild_commands: dict[int, list[JSON]] = {}
+        self.adhoc_command_ids: dict[str, int] = {}
+        self.dm_blocked: set[int] = set()
+        self.nonces: dict[tuple[int, str], int] = {}
         self.interactions: dict[int, Interaction] = {}
         self.webhook_executions: list[WebhookExecution] = []
         self.requests: list[RecordedRequest] = []
@@ -197,6 +202,7 @@ class World:
         self.gateway_log: list[JSON] = []
         self.gateway_received: list[JSON] = []
         self.resume_count = 0
+        self.ready_count = 0  # sessions whose READY burst has been written, ever
         self.resume_gateway_url = ""
         self.ws_url = ""
         self._changed = asyncio.Event()
@@ -313,6 +319,17 @@ class World:
         if not perms & P["view_channel"]:
             return 0
         return perms
+
+    def guild_permissions(self, guild: Guild, user: UserLike) -> int:
+        """Guild-level permissions (roles only), for guild routes like creating channels."""
+        probe = Channel(id=0, type=TEXT, name=None, guild_id=guild.id)
+        return self.permissions_for(probe, user)
+
+    def require_guild(self, guild: Guild, *perms: str) -> None:
+        have = self.guild_permissions(guild, self.bot)
+        for perm in perms:
+            if not have & P[perm]:
+                raise missing_permissions()
 
     def require(self, channel: Channel, *perms: str) -> None:
         """Raise Discord's error if the bot lacks any of `perms` in `channel`."""
@@ -610,6 +627,8 @@ class World:
         members: tuple[UserLike, ...] | list[UserLike] = (),
         invitable: bool = True,
         thread_id: int | None = None,
+        auto_archive_duration: int = 1440,
+        rate_limit_per_user: int = 0,
     ) -> Channel:
         par = self.channel(parent)
         owner_user = self.user(owner) if owner is not None else self.bot
@@ -618,6 +637,8 @@ class World:
             type=PRIVATE_THREAD if private else PUBLIC_THREAD,
             name=name, guild_id=par.guild_id, parent_id=par.id, owner_id=owner_user.id,
             invitable=invitable if private else True,
+            auto_archive_duration=auto_archive_duration,
+            rate_limit_per_user=rate_limit_per_user,
         )
         th.member_ids[owner_user.id] = iso()
         for m in members:

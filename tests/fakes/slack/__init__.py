@@ -53,7 +53,7 @@ Driving API (all inbound helpers: first positional arg = target, optional):
     fail(method, error, times=1, after=0, **extra), deny_scope(method, scope),
     revoke_scope(scope), grant_scope(scope), clear_faults().
 
-    Waiting (listeners run after ack): wait_until(pred, timeout), wait_for_calls(method, n),
+    Waiting (listeners run after ack): wait_until(pred, within=5), wait_for_calls(method, n),
     wait_for_messages(channel, n), wait_for_responses(n), wait_socket_connected().
 
     Socket Mode: `AsyncSocketModeHandler(app, fake.app_token)` with the app's client on

@@ -197,7 +197,8 @@ class Builder:
             ids = {c.id for c in channels}
             candidates: list[Message | Ephemeral] = [m for c in channels for m in c.messages]
             candidates += [e for e in self.ws.ephemerals if e.user == user.id and e.channel in ids]
-            surfaces += sorted(candidates, key=lambda m: float(m.ts), reverse=True)
+            candidates.sort(key=lambda m: float(m.ts), reverse=True)
+            surfaces.extend(candidates)
         for surface in surfaces:
             blocks = surface.blocks if surface.blocks is not None else []
             hit = find_element(blocks, action_id)

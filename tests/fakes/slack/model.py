@@ -456,7 +456,7 @@ class ResponseUrlPost:
 
     @property
     def ephemeral(self) -> bool:
-        return self.body.get("response_type", "ephemeral") != "in_channel"
+        return bool(self.body.get("response_type", "ephemeral") != "in_channel")
 
 
 @dataclass

@@ -319,48 +319,51 @@ class FakeSlack:
         tick, self._tick = self._tick, asyncio.Event()
         tick.set()
 
-    async def wait_until(self, predicate: Callable[[], T], timeout: float = 5.0,
+    async def wait_until(self, predicate: Callable[[], T], within: float = 5.0,
                          what: str = "condition") -> T:
         """Poll `predicate` on every change the fake sees; return its first truthy value.
 
         Bolt runs listeners as background tasks after ack(), so the HTTP response to an
         inbound request comes back before the handler's API calls; wait for those."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + within
         while True:
             result = predicate()
             if result:
                 return result
             remaining = deadline - loop.time()
             if remaining <= 0:
-                raise TimeoutError(f"FakeSlack: timed out after {timeout}s waiting for {what}")
+                raise TimeoutError(f"FakeSlack: timed out after {within}s waiting for {what}")
             tick = self._tick
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(tick.wait(), min(remaining, 0.25))
 
-    async def wait_for_calls(self, method: str, count: int = 1, *, timeout: float = 5.0,
+    async def wait_for_calls(self, method: str, count: int = 1, *, within: float = 5.0,
                              ok: bool | None = True) -> list[ApiCall]:
-        await self.wait_until(lambda: len(self.calls(method, ok=ok)) >= count, timeout,
+        await self.wait_until(lambda: len(self.calls(method, ok=ok)) >= count, within,
                               f"{count} {method} call(s)")
         return self.calls(method, ok=ok)
 
     async def wait_for_messages(self, channel: ChannelRef, count: int = 1, *,
-                                timeout: float = 5.0) -> list[Message]:
+                                within: float = 5.0) -> list[Message]:
+        """Wait until the app has `count` messages in `channel`; returns the app's messages
+        (posted via the API or an in_channel response_url), not users' injected ones."""
+
         def enough() -> bool:
             bot = [m for m in self.messages_in(channel) if m.source != "user"]
             return len(bot) >= count
 
-        await self.wait_until(enough, timeout, f"{count} message(s) in {channel}")
+        await self.wait_until(enough, within, f"{count} message(s) in {channel}")
         return [m for m in self.messages_in(channel) if m.source != "user"]
 
     async def wait_for_responses(self, count: int = 1, *,
-                                 timeout: float = 5.0) -> list[ResponseUrlPost]:
-        await self.wait_until(lambda: len(self.responses) >= count, timeout,
+                                 within: float = 5.0) -> list[ResponseUrlPost]:
+        await self.wait_until(lambda: len(self.responses) >= count, within,
                               f"{count} response_url post(s)")
         return list(self.responses)
 
-    async def wait_socket_connected(self, timeout: float = 5.0) -> None:
-        await self.wait_until(lambda: self.hub.connected, timeout, "a Socket Mode connection")
+    async def wait_socket_connected(self, within: float = 5.0) -> None:
+        await self.wait_until(lambda: self.hub.connected, within, "a Socket Mode connection")
 
     async def socket_disconnect(self, reason: str = "refresh_requested") -> None:
         """Send Slack's `disconnect` message; the SDK reconnects via apps.connections.open."""
@@ -417,7 +420,7 @@ class FakeSlack:
         return await self.hub.send(
             delivery.envelope_type, delivery.payload,
             accepts_response_payload=delivery.accepts_response_payload,
-            timeout=opts.get("timeout", 3.0), retry_attempt=retry,
+            ack_within=opts.get("timeout", 3.0), retry_attempt=retry,
             retry_reason=delivery.headers.get("X-Slack-Retry-Reason", ""),
         )
 
@@ -447,7 +450,7 @@ class FakeSlack:
                                      time.monotonic() - started)
         from slack_bolt.request.async_request import AsyncBoltRequest
 
-        request = AsyncBoltRequest(body=delivery.body, headers=headers)
+        request = AsyncBoltRequest(body=delivery.body, headers=dict(headers.items()))
         response = await asyncio.wait_for(target.async_dispatch(request), timeout)
         return InboundResult(int(response.status), str(response.body or ""),
                              dict(response.first_headers()), time.monotonic() - started)

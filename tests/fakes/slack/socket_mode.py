@@ -77,7 +77,8 @@ class SocketModeHub:
         return any(not c.closed for c in self.connections)
 
     async def send(self, envelope_type: str, payload: JSON, *, accepts_response_payload: bool,
-                   timeout: float, retry_attempt: int = 0, retry_reason: str = "") -> InboundResult:
+                   ack_within: float, retry_attempt: int = 0,
+                   retry_reason: str = "") -> InboundResult:
         live = [c for c in self.connections if not c.closed]
         if not live:
             raise RuntimeError("no Socket Mode client is connected to the fake")
@@ -96,7 +97,7 @@ class SocketModeHub:
         started = time.monotonic()
         await live[-1].send_json(envelope)
         try:
-            ack = await asyncio.wait_for(future, timeout)
+            ack = await asyncio.wait_for(future, ack_within)
         except TimeoutError:
             self._pending.pop(envelope_id, None)
             return InboundResult(0, "", {}, time.monotonic() - started, acked=False)

@@ -125,6 +125,12 @@ class Call:
         if self.ws.bot.id not in channel.members:
             raise ApiFailure("not_in_channel")
 
+    def can_post(self, channel: FakeChannel) -> None:
+        """Public channels need membership, or chat:write.public to post from outside."""
+        outside = channel.kind == "channels" and self.ws.bot.id not in channel.members
+        if outside and "chat:write.public" not in self.token.scopes:
+            raise ApiFailure("not_in_channel")
+
     def not_archived(self, channel: FakeChannel) -> None:
         if channel.is_archived:
             raise ApiFailure("is_archived")
@@ -252,9 +258,7 @@ def chat_post_message(c: Call) -> JSON:
     c.need("chat:write")
     channel = _post_target(c)
     c.not_archived(channel)
-    if channel.kind == "channels" and c.ws.bot.id not in channel.members:
-        if "chat:write.public" not in c.token.scopes:
-            raise ApiFailure("not_in_channel")
+    c.can_post(channel)
     content = _message_content(c, required=True)
     authorship = _authorship(c)
     metadata = c.json_arg("metadata")
@@ -304,9 +308,7 @@ def chat_post_ephemeral(c: Call) -> JSON:
     uid = str(c.req("user"))
     if uid not in c.ws.users:
         raise ApiFailure("user_not_found")
-    if channel.kind == "channels" and c.ws.bot.id not in channel.members:
-        if "chat:write.public" not in c.token.scopes:
-            raise ApiFailure("not_in_channel")
+    c.can_post(channel)
     if uid not in channel.members:
         raise ApiFailure("user_not_in_channel")
     content = _message_content(c, required=True)

@@ -1,0 +1,110 @@
+"""What ``mafiabot import-llmafia`` and ``mafiabot report`` do, as plain functions.
+
+The typer wrappers in bot/cli.py only resolve the database URL and pass the options on, so
+everything here is testable without the CLI. Both migrate the database first: an import into a
+fresh file must work, and a report on an old schema would fail on the survey table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from bot.research.importer import ImportResult, import_llmafia, store_game_id
+from bot.research.report import Embedder, build_report, write_report
+from bot.store.db import make_engine
+from bot.store.migrate import upgrade
+from bot.store.models import Game
+
+__all__ = ["resolve_game_ids", "run_import", "run_report"]
+
+
+def run_import(db_url: str, path: Path, console: Console) -> list[ImportResult]:
+    """Import LLMafia games from ``path``; prints, per game, what was repaired and imported."""
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    try:
+        results = import_llmafia(engine, Path(path))
+    finally:
+        engine.dispose()
+    for result in results:
+        for line in result.summary():
+            # markup off: repair details contain [brackets] and user text
+            console.print(line, markup=False, highlight=False)
+    replaced = sum(r.replaced for r in results)
+    console.print(
+        f"{len(results)} games imported ({replaced} replaced an earlier import).",
+        markup=False,
+        highlight=False,
+    )
+    return results
+
+
+def resolve_game_ids(engine: Engine, games: Sequence[str]) -> list[str]:
+    """Store ids for the given ids; an LLMafia folder name ("0013") means "llmafia-0013"."""
+    with Session(engine) as s:
+        wanted = [*games, *(store_game_id(g) for g in games)]
+        known = set(s.exec(select(Game.id).where(col(Game.id).in_(wanted))).all())
+    out: list[str] = []
+    for g in games:
+        if g in known:
+            out.append(g)
+        elif store_game_id(g) in known:
+            out.append(store_game_id(g))
+        else:
+            raise LookupError(f"no game {g!r} in the store")
+    return out
+
+
+def _default_embedder(console: Console) -> Embedder | None:
+    try:
+        from agent.memory.embeddings import default_minilm
+
+        embedder = default_minilm()
+        embedder.embed(["warm up"])
+        return embedder
+    except Exception as e:  # the model files are optional for reports
+        console.print(f"Table 4 skipped: no sentence embedder ({e}).", markup=False)
+        return None
+
+
+def run_report(
+    db_url: str,
+    games: Sequence[str] | None,
+    out: Path | None,
+    json_file: Path | None,
+    console: Console,
+    *,
+    embeddings: bool = True,
+    embedder: Embedder | None = None,
+) -> dict[str, object]:
+    """Build the report for ``games`` (None or empty: every finished game) and write it.
+
+    ``embeddings`` turns Table 4 on, with ``embedder`` or the offline MiniLM model.
+    """
+    if out is None and json_file is None:
+        raise ValueError("nothing to write: give an output folder or a JSON file")
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    try:
+        ids = resolve_game_ids(engine, games) if games else None
+        if embeddings and embedder is None:
+            embedder = _default_embedder(console)
+        report = build_report(engine, ids, embedder if embeddings else None)
+    finally:
+        engine.dispose()
+    if not report["games"]:
+        console.print("No finished games in the store: nothing to report.", markup=False)
+    written = write_report(report, out, json_file)
+    console.print(
+        f"Report on {report['games']} games ({report['messages']} player messages):",
+        markup=False,
+        highlight=False,
+    )
+    for path in written:
+        console.print(f"  {path}", markup=False, highlight=False)
+    return report

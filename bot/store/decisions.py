@@ -1,0 +1,153 @@
+"""The LLM agent's decision log in the database (`llm_calls` rows).
+
+`DBDecisionLog.record` only appends to a buffer and, if no write is pending, hands one to a
+private single-thread executor, so an agent never waits on the database: records that arrive
+while a write runs are written together by the next one. `flush()` (async, awaited by each
+agent when its game ends) and `close()` write out whatever is buffered, so nothing is lost
+when a game finishes or the bot stops.
+
+A batch is written in one transaction; if that fails (e.g. a record for a game row that does
+not exist), the rows are retried one by one so one bad record cannot take its batch with it;
+a row that still fails is logged and dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
+
+from agent.decisions import DECISION_KINDS, DecisionRecord, DecisionSummary, summarize
+from bot.store.db import session_scope
+from bot.store.models import LLMCall
+
+__all__ = ["DBDecisionLog", "records_for_game", "summary_for_game"]
+
+log = logging.getLogger(__name__)
+
+
+def to_row(rec: DecisionRecord) -> LLMCall:
+    return LLMCall(
+        game_id=rec.game_id,
+        seat_index=rec.seat,
+        kind=rec.kind,
+        model=rec.model or None,
+        prompt=rec.prompt,
+        output=rec.output,
+        decision=rec.decision,
+        fallback=rec.fallback,
+        valid=rec.valid,
+        error=rec.error,
+        latency_s=rec.latency_s,
+        input_tokens=rec.input_tokens,
+        output_tokens=rec.output_tokens,
+        cost_usd=rec.cost_usd,
+        t=rec.t,
+    )
+
+
+def from_row(row: LLMCall) -> DecisionRecord:
+    kind = row.kind if row.kind in DECISION_KINDS else "other"
+    return DecisionRecord(
+        game_id=row.game_id,
+        seat=row.seat_index,
+        kind=kind,
+        prompt=row.prompt,
+        output=row.output,
+        decision=row.decision,
+        fallback=row.fallback,
+        valid=row.valid,
+        error=row.error,
+        latency_s=row.latency_s,
+        input_tokens=row.input_tokens,
+        output_tokens=row.output_tokens,
+        cost_usd=row.cost_usd,
+        t=row.t,
+        model=row.model or "",
+    )
+
+
+class DBDecisionLog:
+    """A `agent.decisions.DecisionLog` writing `llm_calls` rows off the event loop."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        self._buffer: list[DecisionRecord] = []
+        self._lock = threading.Lock()
+        self._pending: Future[None] | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mafiabot-llmlog")
+        self._closed = False
+        self.written = 0
+        self.dropped = 0
+
+    def record(self, rec: DecisionRecord) -> None:
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._buffer.append(rec)
+                if self._pending is None:
+                    self._pending = self._executor.submit(self._drain)
+        if closed:  # a straggler after shutdown: write it now rather than lose it
+            log.warning("decision recorded after the log was closed; writing it synchronously")
+            self._write([rec])
+
+    def _drain(self) -> None:
+        with self._lock:
+            batch, self._buffer = self._buffer, []
+            self._pending = None
+        if batch:
+            self._write(batch)
+
+    def _write(self, batch: list[DecisionRecord]) -> None:
+        try:
+            with session_scope(self.engine) as session:
+                session.add_all(to_row(r) for r in batch)
+            self.written += len(batch)
+            return
+        except Exception:
+            if len(batch) == 1:
+                self.dropped += 1
+                log.exception("could not store a decision record for game %s", batch[0].game_id)
+                return
+        for rec in batch:  # find the bad ones; keep the rest
+            self._write([rec])
+
+    async def flush(self) -> None:
+        """Write everything recorded so far (awaitable; the writing happens in a thread)."""
+        if self._closed:
+            return
+        await asyncio.wrap_future(self._executor.submit(self._drain))
+
+    def close(self) -> None:
+        """Write out the buffer and stop the writer thread (blocking)."""
+        if self._closed:
+            return
+        with self._lock:
+            self._closed = True
+        self._executor.submit(self._drain)
+        self._executor.shutdown(wait=True)
+
+    async def aclose(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+
+def records_for_game(
+    engine: sa.Engine, game_id: str, seat: int | None = None
+) -> list[DecisionRecord]:
+    """Every stored record of a game (one seat's, if given), in the order written."""
+    with Session(engine) as session:
+        query = select(LLMCall).where(LLMCall.game_id == game_id)
+        if seat is not None:
+            query = query.where(LLMCall.seat_index == seat)
+        rows: Iterable[LLMCall] = session.exec(query.order_by(col(LLMCall.id))).all()
+        return [from_row(r) for r in rows]
+
+
+def summary_for_game(engine: sa.Engine, game_id: str, seat: int | None = None) -> DecisionSummary:
+    """Calls by kind, tokens, cost, valid-answer rate and fallbacks for a stored game."""
+    return summarize(records_for_game(engine, game_id, seat))

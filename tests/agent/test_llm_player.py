@@ -1,0 +1,708 @@
+"""The LLM player on a hand-cranked table: the real rules engine, game time that moves only
+when the test says so, and an in-process model whose answers the test scripts (and can hold
+back, to play a slow provider). Timing claims (debounce, one request in flight, typing, vote
+before the deadline) are checked in game seconds, exactly."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agent.base import Player
+from agent.decisions import InMemoryDecisionLog, summarize
+from agent.llm import BudgetedClient, LLMRequest, LLMResponse, LLMUnavailable, TokenBudget
+from agent.llm_player import LLMPlayer, LLMPlayerSettings
+from games import GameConfig, apply, new_game
+from games.actions import Action, NightAct, Say, Tick, Vote
+from games.errors import RuleError
+from games.events import Event, MessageAccepted, NightActionRecorded, VoteCast, visible
+from games.names import resolve_name
+from games.state import GameState, PhaseKind
+
+T0 = datetime(2025, 2, 10, 20, 0, 0, tzinfo=UTC)
+NAMES = ["Ari", "Ariel", "Blake", "Casey", "Drew", "Eden", "Finley"]
+# Ari (the agent, seat 0) is a bystander; Blake and Casey are the mafia.
+DEAL = ("bystander", "bystander", "mafia", "mafia", "detective", "doctor", "bystander")
+ROLES = ("detective", "doctor")
+
+
+# --- a hand-cranked clock and timers -----------------------------------------------------------
+
+
+class ManualClock:
+    def __init__(self, t: datetime) -> None:
+        self.t = t
+
+    def now(self) -> datetime:
+        return self.t
+
+    def seconds_to_real(self, game_seconds: float) -> float:
+        return 0.0
+
+
+@dataclass
+class Job:
+    when: datetime
+    seq: int
+    callback: Callable[[], Awaitable[None]]
+    cancelled: bool = False
+    ran: bool = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class ManualTimers:
+    def __init__(self, clock: ManualClock) -> None:
+        self.clock = clock
+        self.jobs: list[Job] = []
+        self._seq = itertools.count()
+
+    def call_at(self, when: datetime, callback: Callable[[], Awaitable[None]]) -> Job:
+        job = Job(when, next(self._seq), callback)
+        self.jobs.append(job)
+        return job
+
+    def next_due(self, until: datetime) -> Job | None:
+        due = [j for j in self.jobs if not j.cancelled and not j.ran and j.when <= until]
+        return min(due, key=lambda j: (j.when, j.seq)) if due else None
+
+
+# --- a scripted model --------------------------------------------------------------------------
+
+Answer = str | BaseException | LLMResponse
+
+
+class StubLLM:
+    """Answers by request kind; ``hold(kind)`` makes requests of that kind wait for release."""
+
+    name = "stub:model"
+
+    def __init__(self, **answers: Callable[[LLMRequest], Answer] | str) -> None:
+        self.answers = answers
+        self.requests: list[LLMRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.held: dict[str, asyncio.Event] = {}
+
+    def hold(self, kind: str) -> None:
+        self.held[kind] = asyncio.Event()
+
+    def release(self, kind: str) -> None:
+        self.held.pop(kind).set()
+
+    def of(self, kind: str) -> list[LLMRequest]:
+        return [r for r in self.requests if r.kind == kind]
+
+    async def complete(self, req: LLMRequest) -> LLMResponse:
+        self.requests.append(req)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            gate = self.held.get(req.kind)
+            if gate is not None:
+                await gate.wait()
+            rule = self.answers.get(req.kind, "<wait>")
+            out = rule(req) if callable(rule) else rule
+            if isinstance(out, BaseException):
+                raise out
+            if isinstance(out, LLMResponse):
+                return out
+            return LLMResponse(
+                text=out,
+                model="stub",
+                input_tokens=len(req.system) // 4,
+                output_tokens=1,
+                cached_input_tokens=0,
+                latency_s=0.01,
+                finish_reason="stop",
+                attempts=1,
+                cost_usd=0.0,
+            )
+        finally:
+            self.in_flight -= 1
+
+
+def options_of(req: LLMRequest) -> list[str]:
+    """The names a vote/night request offers (from the first or the corrective message)."""
+    m = re.search(r"(?:Choose one of|and nothing else): (.+)", req.messages[-1][1])
+    assert m is not None
+    return [n.strip() for n in m.group(1).split(",")]
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+
+class TablePort:
+    def __init__(self, table: Table, seat: int) -> None:
+        self.table = table
+        self._seat = seat
+
+    @property
+    def seat(self) -> int:
+        return self._seat
+
+    async def say(self, text: str) -> None:
+        self.table.act(Say(self._seat, text, self.table.clock.now()))
+
+    async def vote(self, target: str | None) -> None:
+        index = None if target is None else resolve_name(target, self.table.names)
+        self.table.act(Vote(self._seat, index, self.table.clock.now()))
+
+    async def night_act(self, target: str) -> None:
+        index = resolve_name(target, self.table.names)
+        self.table.act(NightAct(self._seat, index, self.table.clock.now()))
+
+
+@dataclass
+class Table:
+    """A game on the real engine; events reach players through a queue, like the outboxes."""
+
+    config: GameConfig
+    clock: ManualClock = field(default_factory=lambda: ManualClock(T0))
+    players: dict[int, Player] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.timers = ManualTimers(self.clock)
+        self.state, first = new_game(self.config, NAMES, 5, self.clock.now())
+        self.names = dict(enumerate(NAMES))
+        self.queue: list[Event] = []
+        self._armed = 0
+        self._record(first)
+
+    @property
+    def now(self) -> datetime:
+        return self.clock.now()
+
+    def port(self, seat: int) -> TablePort:
+        return TablePort(self, seat)
+
+    def _record(self, events: list[Event]) -> None:
+        self.events.extend(events)
+        self.queue.extend(events)
+        state = self.state
+        if not state.over and state.phase.deadline and self._armed != state.phase.seq:
+            self._armed = state.phase.seq
+            seq, deadline = state.phase.seq, state.phase.deadline
+
+            async def tick() -> None:
+                if self.state.phase.seq == seq:
+                    self.act(Tick(deadline))
+
+            self.timers.call_at(deadline, tick)
+
+    def act(self, action: Action) -> None:
+        try:
+            self.state, events = apply(self.state, action)
+        except RuleError as err:
+            self.refused.append(str(err))
+            raise
+        self._record(events)
+
+    def say(self, seat: int, text: str) -> None:
+        """A human speaks now."""
+        self.act(Say(seat, text, self.now))
+
+    async def settle(self) -> None:
+        for _ in range(40):
+            await asyncio.sleep(0)
+            while self.queue:
+                event = self.queue.pop(0)
+                for seat, player in self.players.items():
+                    if visible(event, seat):
+                        await player.on_event(event)
+
+    async def advance(self, seconds: float) -> None:
+        """Move game time on, running every timer that falls due, in order."""
+        until = self.now + timedelta(seconds=seconds)
+        await self.settle()
+        while (job := self.timers.next_due(until)) is not None:
+            job.ran = True
+            self.clock.t = max(self.clock.t, job.when)
+            await job.callback()
+            await self.settle()
+        self.clock.t = until
+        await self.settle()
+
+    async def until_phase(self, kind: PhaseKind, limit: float = 600) -> None:
+        for _ in range(int(limit)):
+            if self.state.phase.kind is kind:
+                return
+            await self.advance(1)
+        raise AssertionError(f"never reached {kind}")
+
+    def said(self, seat: int) -> list[MessageAccepted]:
+        return [e for e in self.events if isinstance(e, MessageAccepted) and e.seat == seat]
+
+    def votes_by(self, seat: int) -> list[VoteCast]:
+        return [e for e in self.events if isinstance(e, VoteCast) and e.voter == seat]
+
+
+QUICK = LLMPlayerSettings(
+    open_delay_s=(1.0, 1.0),
+    debounce_s=(2.0, 2.0),
+    max_debounce_s=6.0,
+    min_consult_gap_s=5.0,
+    quiet_s=20.0,
+    quiet_jitter=0.0,
+    vote_start=(0.1, 0.1),
+    act_start=(0.1, 0.1),
+)
+
+
+def make_table(
+    llm: StubLLM,
+    *,
+    seat: int = 0,
+    settings: LLMPlayerSettings = QUICK,
+    config: GameConfig | None = None,
+    deal: tuple[str, ...] = DEAL,
+    generator: object | None = None,
+) -> tuple[Table, LLMPlayer, InMemoryDecisionLog]:
+    config = config or GameConfig(
+        deal=deal,
+        roles=ROLES,
+        day_seconds=60,
+        vote_seconds=30,
+        night_seconds=30,
+        night_vote_seconds=20,
+    )
+    table = Table(config)
+    log = InMemoryDecisionLog()
+    import random
+
+    player = LLMPlayer(
+        seat=seat,
+        name=NAMES[seat],
+        persona="You are calm.",
+        port=table.port(seat),
+        clock=table.clock,
+        timers=table.timers,
+        generator=generator or llm,  # type: ignore[arg-type]
+        scheduler=llm,
+        decisions=log,
+        rng=random.Random(1),
+        settings=settings,
+        game_id="g-test",
+    )
+    table.players[seat] = player
+    return table, player, log
+
+
+def user_text(req: LLMRequest) -> str:
+    return req.messages[0][1]
+
+
+# --- talking -----------------------------------------------------------------------------------
+
+
+async def test_opens_the_phase_then_types_about_a_second_per_word() -> None:
+    llm = StubLLM(scheduler="<send>", generator="hey all who is being quiet today")
+    table, _, log = make_table(llm)
+    await table.advance(1.5)
+    assert len(llm.of("scheduler")) == 1  # nobody said anything yet: it may speak first
+    assert len(llm.of("generator")) == 1
+    assert table.said(0) == []  # still typing: 7 words take 7 s
+    await table.advance(6)
+    assert table.said(0) == []
+    await table.advance(1)
+    (line,) = table.said(0)
+    assert line.text == "hey all who is being quiet today"
+    assert (line.t - T0).total_seconds() == pytest.approx(1 + 7, abs=0.01)
+    assert all(r.kind in ("scheduler", "generator") for r in log.records)
+    assert table.refused == []
+
+
+async def test_typing_time_is_capped() -> None:
+    long = " ".join(["word"] * 40)
+    llm = StubLLM(scheduler="<send>", generator=long)
+    table, _, _ = make_table(llm, settings=LLMPlayerSettings(**{**QUICK.__dict__, "max_line_chars": 400}))
+    await table.advance(1)
+    await table.advance(10)
+    assert len(table.said(0)) == 1
+
+
+async def test_consults_are_debounced_and_one_request_is_in_flight() -> None:
+    llm = StubLLM(scheduler="<wait>")
+    table, player, _ = make_table(llm)
+    await table.advance(1)  # the opening consultation
+    assert len(llm.of("scheduler")) == 1
+    llm.hold("scheduler")
+    await table.advance(5)
+    for i, who in enumerate((1, 2, 3)):
+        table.say(who, f"message {i} from {NAMES[who]}")
+        await table.advance(0.5)
+    # the burst is answered once, 2 s after its last line (and >= 5 s after the last consult)
+    await table.advance(2.5)
+    assert len(llm.of("scheduler")) == 2
+    assert player.busy
+    # more chat while that request hangs: no second request, however long it takes
+    for i in range(6):
+        table.say(4, f"still talking {i}")
+        await table.advance(3)
+    assert len(llm.of("scheduler")) == 2 and llm.max_in_flight == 1
+    llm.release("scheduler")
+    await table.advance(0.1)
+    # ... and exactly one re-consultation once it completes
+    assert len(llm.of("scheduler")) == 3
+    await table.advance(4)
+    assert len(llm.of("scheduler")) == 3
+    assert llm.max_in_flight == 1
+
+
+async def test_a_silent_table_is_not_polled() -> None:
+    llm = StubLLM(scheduler="<wait>")
+    table, _, _ = make_table(llm)
+    await table.advance(59)
+    calls = len(llm.of("scheduler"))
+    # the opening one, then one per 20 s quiet spell, never one a second
+    assert calls == 3
+
+
+async def test_a_steady_stream_cannot_postpone_consultation_forever() -> None:
+    llm = StubLLM(scheduler="<wait>")
+    table, _, _ = make_table(llm)
+    await table.advance(1.5)
+    first = len(llm.of("scheduler"))
+    for i in range(12):  # a line every second: never 2 s of quiet
+        table.say(1 + i % 3, f"line {i}")
+        await table.advance(1)
+    assert len(llm.of("scheduler")) > first
+
+
+async def test_scheduler_prose_is_invalid_and_means_wait() -> None:
+    llm = StubLLM(scheduler="Sure! I think I should <send> a message now.")
+    table, _, log = make_table(llm)
+    await table.advance(2)
+    assert llm.of("generator") == [] and table.said(0) == []
+    (rec,) = [r for r in log.records if r.kind == "scheduler"]
+    assert not rec.valid and rec.decision is not None and rec.decision.startswith("invalid")
+
+
+@pytest.mark.parametrize(
+    ("when", "reason"),
+    [("phase", "phase ended"), ("chat", "chat moved on"), ("named", "addressed")],
+)
+async def test_a_stale_draft_is_discarded(when: str, reason: str) -> None:
+    llm = StubLLM(scheduler="<send>", generator="i have a feeling about this one guys really")
+    day = 5 if when == "phase" else 60
+    config = GameConfig(deal=DEAL, roles=ROLES, day_seconds=day, vote_seconds=30)
+    table, _, log = make_table(llm, config=config)
+    await table.advance(1.5)  # consulted, generated: 9 words = 9 s of typing
+    assert len(llm.of("generator")) == 1
+    llm.answers["scheduler"] = "<wait>"
+    if when == "chat":
+        for who in (1, 2, 4):
+            table.say(who, f"{NAMES[who]} here with news")
+            await table.advance(1)
+    elif when == "named":
+        table.say(2, "ari what do you think")
+    await table.advance(12)
+    assert [e.text for e in table.said(0)] == []
+    discards = [r for r in log.records if (r.decision or "").startswith("discard")]
+    assert len(discards) == 1 and reason in (discards[0].decision or "")
+    assert discards[0].output == "i have a feeling about this one guys really"
+    assert summarize(log.records).discards == 1
+
+
+async def test_two_messages_meanwhile_do_not_make_a_draft_stale() -> None:
+    llm = StubLLM(scheduler="<send>", generator="i have a feeling about this one")
+    table, _, _ = make_table(llm)
+    await table.advance(1.5)
+    llm.answers["scheduler"] = "<wait>"
+    table.say(1, "hello")
+    table.say(2, "hey there")
+    await table.advance(10)
+    assert [e.text for e in table.said(0)] == ["i have a feeling about this one"]
+
+
+async def test_regenerate_policy_writes_a_fresh_line_once() -> None:
+    lines = iter(["first draft about blake being odd", "second take after the news"])
+    llm = StubLLM(scheduler="<send>", generator=lambda _req: next(lines))
+    settings = LLMPlayerSettings(**{**QUICK.__dict__, "discard_policy": "regenerate"})
+    table, _, log = make_table(llm, settings=settings)
+    await table.advance(1.5)
+    llm.answers["scheduler"] = "<wait>"
+    table.say(3, "ari are you there")
+    await table.advance(15)
+    assert [e.text for e in table.said(0)] == ["second take after the news"]
+    assert len(llm.of("generator")) == 2
+    assert len(llm.of("scheduler")) >= 1
+
+
+async def test_repeats_are_regenerated_once_then_dropped() -> None:
+    llm = StubLLM(scheduler="<send>", generator="i think blake is mafia")
+    table, _, log = make_table(llm)
+    await table.advance(1.5)
+    await table.advance(10)
+    assert [e.text for e in table.said(0)] == ["i think blake is mafia"]
+    llm.answers["generator"] = "I think Blake is mafia!!"
+    table.say(2, "why me")
+    await table.advance(30)
+    assert [e.text for e in table.said(0)] == ["i think blake is mafia"]
+    repeats = [r for r in log.records if (r.decision or "").startswith("repeat")]
+    assert len(repeats) >= 2
+    # the second try was told what was wrong
+    assert "too close to something you already said" in user_text(llm.of("generator")[2])
+
+
+async def test_generated_lines_are_cleaned() -> None:
+    llm = StubLLM(scheduler="<send>", generator='[20:00:03] Ari: "ok who voted blake."')
+    table, _, _ = make_table(llm)
+    await table.advance(12)
+    assert [e.text for e in table.said(0)] == ["ok who voted blake"]
+
+
+async def test_refusal_is_not_posted() -> None:
+    refusal = LLMResponse("I'm sorry, I can't help with that.", "stub", 1, 1, 0, 0.0, "refusal", 1, 0.0)
+    llm = StubLLM(scheduler="<send>", generator=lambda _req: refusal)
+    table, _, log = make_table(llm)
+    await table.advance(12)
+    assert table.said(0) == []
+    assert [r.decision for r in log.records if r.kind == "generator"] == ["refusal", "refusal"]
+
+
+async def test_the_rate_instruction_follows_the_share() -> None:
+    llm = StubLLM(scheduler="<send>", generator=lambda req: f"line number {len(llm.requests)}")
+    table, _, _ = make_table(llm)
+    await table.advance(12)  # the agent speaks first: 1 of 1 messages, above 1/7
+    assert len(table.said(0)) == 1
+    llm.answers["scheduler"] = "<wait>"
+    table.say(1, "hi")
+    await table.advance(3)
+    last = user_text(llm.of("scheduler")[-1])
+    assert "already said your share" in last and "1 of the 2 player messages" in last
+    for i in range(12):
+        table.say(2 + i % 4, f"chatter {i}")
+    await table.advance(8)
+    last = user_text(llm.of("scheduler")[-1])
+    assert "quieter than the others" in last and "1 of the 14 player messages" in last
+
+
+# --- who may talk ------------------------------------------------------------------------------
+
+
+async def test_a_bystander_is_not_consulted_at_night_nor_after_elimination() -> None:
+    llm = StubLLM(scheduler="<wait>", vote=lambda req: "Ari" if "Ari" in options_of(req) else "")
+    # the agent (Ariel, seat 1, bystander) will be voted out by everyone on day 1
+    table, _, _ = make_table(llm, seat=1)
+    await table.until_phase(PhaseKind.VOTE)
+    for voter in (0, 2, 3, 4, 5, 6):
+        table.act(Vote(voter, 1, table.now))
+    await table.advance(5)  # the agent votes too, which ends the vote
+    assert not table.state.seats[1].alive
+    before = len(llm.of("scheduler"))
+    await table.advance(200)
+    assert len(llm.of("scheduler")) == before
+
+
+async def test_a_bystander_is_quiet_at_night() -> None:
+    llm = StubLLM(scheduler="<wait>", vote=lambda req: options_of(req)[0])
+    table, _, _ = make_table(llm)
+    await table.until_phase(PhaseKind.NIGHT)
+    before = len(llm.of("scheduler"))
+    await table.advance(25)
+    assert table.state.phase.kind.is_night
+    assert len(llm.of("scheduler")) == before
+
+
+# --- votes -------------------------------------------------------------------------------------
+
+
+async def test_votes_by_whole_name() -> None:
+    llm = StubLLM(vote="my vote: ariel")
+    table, _, log = make_table(llm)
+    await table.until_phase(PhaseKind.VOTE)
+    await table.advance(4)
+    (vote,) = table.votes_by(0)
+    assert vote.target_name == "Ariel"
+    (rec,) = [r for r in log.records if r.kind == "vote"]
+    assert rec.valid and not rec.fallback and rec.decision == "Ariel"
+    assert options_of(llm.of("vote")[0]) == ["Ariel", "Blake", "Casey", "Drew", "Eden", "Finley"]
+
+
+async def test_an_unusable_vote_gets_one_corrective_retry_then_the_fallback() -> None:
+    llm = StubLLM(vote=lambda req: "Ariel or Blake" if len(llm.of("vote")) == 1 else "Zed")
+    table, _, log = make_table(llm)
+    await table.until_phase(PhaseKind.VOTE)
+    await table.advance(4)
+    first, second = llm.of("vote")
+    assert second.messages[1] == ("assistant", "Ariel or Blake")
+    assert "names several players (Ariel and Blake)" in second.messages[2][1]
+    (vote,) = table.votes_by(0)
+    assert vote.target_name in NAMES[1:]
+    kinds = [(r.valid, r.fallback) for r in log.records if r.kind == "vote"]
+    assert kinds == [(False, False), (False, False), (False, True)]
+    summary = summarize(r for r in log.records if r.kind == "vote")
+    assert summary.fallbacks_by_kind == {"vote": 1} and summary.valid == 0
+    assert summary.answered == 2 and summary.valid_rate == 0.0
+    assert table.refused == []
+
+
+async def test_a_slow_model_still_votes_before_the_deadline() -> None:
+    llm = StubLLM()
+    llm.hold("vote")
+    table, _, log = make_table(llm)
+    await table.until_phase(PhaseKind.VOTE)
+    start = table.state.phase.started_at
+    deadline = table.state.phase.deadline
+    assert deadline is not None
+    await table.advance(30 * 0.8 - 0.5)
+    assert table.votes_by(0) == []
+    await table.advance(1)
+    (fallback,) = table.votes_by(0)
+    assert (fallback.t - start).total_seconds() == pytest.approx(24, abs=0.01)
+    assert fallback.t < deadline
+    (rec,) = [r for r in log.records if r.kind == "vote"]
+    assert rec.fallback and not rec.called and rec.decision == fallback.target_name
+    # the model answers late but with time to spare: the vote follows the model
+    other = next(n for n in NAMES[1:] if n != fallback.target_name)
+    llm.answers["vote"] = other
+    llm.release("vote")
+    await table.advance(0.5)
+    votes = table.votes_by(0)
+    assert [v.target_name for v in votes] == [fallback.target_name, other] and votes[1].changed
+    model = [r for r in log.records if r.kind == "vote" and r.called]
+    assert len(model) == 1 and model[0].valid and not model[0].fallback
+
+
+async def test_a_model_answer_after_the_margin_is_only_logged() -> None:
+    llm = StubLLM()
+    llm.hold("vote")
+    table, _, log = make_table(llm)
+    await table.until_phase(PhaseKind.VOTE)
+    await table.advance(28.5)  # 1.5 s before the deadline: inside the 2 s margin
+    (fallback,) = table.votes_by(0)
+    llm.answers["vote"] = next(n for n in NAMES[1:] if n != fallback.target_name)
+    llm.release("vote")
+    await table.advance(0.2)
+    assert len(table.votes_by(0)) == 1
+    assert any((r.decision or "").startswith("late vote") for r in log.records)
+
+
+async def test_mafia_night_vote_offers_no_partner_and_follows_the_model() -> None:
+    llm = StubLLM(vote=lambda req: options_of(req)[-1], scheduler="<wait>")
+    table, _, _ = make_table(llm, seat=2)  # Blake, mafia with Casey
+    await table.until_phase(PhaseKind.NIGHT_VOTE)
+    await table.advance(3)
+    night = [r for r in llm.of("vote") if "tonight's victim" in user_text(r)]
+    assert night and "Casey" not in options_of(night[0]) and "Blake" not in options_of(night[0])
+    votes = [v for v in table.votes_by(2) if v.night]
+    assert [v.target_name for v in votes] == [options_of(night[0])[-1]]
+
+
+async def test_detective_investigates_at_night() -> None:
+    llm = StubLLM(night_action="i want to check casey", vote=lambda req: options_of(req)[0])
+    table, _, log = make_table(llm, seat=4)  # Drew, the detective
+    await table.until_phase(PhaseKind.NIGHT)
+    await table.advance(5)
+    acts = [e for e in table.events if isinstance(e, NightActionRecorded) and e.seat == 4]
+    assert [a.target_name for a in acts] == ["Casey"]
+    assert "Drew" not in options_of(llm.of("night_action")[0])
+    assert [r.decision for r in log.records if r.kind == "night_action"] == ["Casey"]
+
+
+async def test_doctor_cannot_repeat_and_the_fallback_knows_it() -> None:
+    llm = StubLLM(night_action="Eden", vote=lambda req: options_of(req)[0])
+    table, _, log = make_table(llm, seat=5)  # Eden, the doctor, always wants to protect herself
+    await table.until_phase(PhaseKind.NIGHT)
+    await table.advance(5)
+    await table.until_phase(PhaseKind.DAY)
+    await table.until_phase(PhaseKind.NIGHT)
+    await table.advance(5)
+    acts = [e for e in table.events if isinstance(e, NightActionRecorded) and e.seat == 5]
+    assert [a.target_name for a in acts][0] == "Eden" and len(acts) == 2
+    assert acts[1].target_name != "Eden"
+    first, retry = llm.of("night_action")[1:3]
+    assert "Eden" not in options_of(first)
+    assert "Eden is not a valid choice now" in retry.messages[-1][1]
+    notes = [r for r in log.records if r.kind == "night_action" and not r.called]
+    assert [(r.fallback, r.decision) for r in notes] == [(True, acts[1].target_name)]
+    assert table.refused == []
+
+
+# --- degradation -------------------------------------------------------------------------------
+
+
+async def test_a_spent_budget_hands_the_seat_to_the_baseline() -> None:
+    llm = StubLLM(scheduler="<wait>")
+    budget = TokenBudget(1)
+    client = BudgetedClient(llm, budget)
+    table, player, log = make_table(llm, generator=client)
+    player.scheduler = client
+    await table.advance(2)
+    assert budget.exhausted and not player.degraded
+    await table.advance(25)
+    assert player.degraded
+    assert len(llm.requests) == 1  # nothing more is sent once the budget is spent
+    assert summarize(log.records).degraded
+    await table.until_phase(PhaseKind.VOTE)
+    await table.advance(30)
+    assert len(table.votes_by(0)) >= 1  # the baseline votes for the seat
+    assert table.refused == []
+
+
+async def test_repeated_failures_degrade() -> None:
+    llm = StubLLM(scheduler=lambda _req: LLMUnavailable("down"))
+    table, player, log = make_table(llm)
+    await table.advance(60)
+    assert player.degraded
+    assert len(llm.requests) == 3
+    assert summarize(log.records).errors == 3
+
+
+async def test_close_cancels_pending_work() -> None:
+    llm = StubLLM(scheduler="<send>", generator="something to say here")
+    table, player, _ = make_table(llm)
+    await table.advance(1.5)
+    assert player.draft is not None
+    await player.close()
+    await table.advance(30)
+    assert table.said(0) == []
+    assert all(j.cancelled or j.ran for j in table.timers.jobs if "LLMPlayer" in repr(j.callback))
+
+
+# --- what a seat can know ----------------------------------------------------------------------
+
+
+async def test_a_bystander_prompt_never_shows_the_den() -> None:
+    llm = StubLLM(
+        scheduler="<send>", generator=lambda req: f"thinking out loud {len(llm.requests)}",
+        vote=lambda req: options_of(req)[0],
+    )
+    table, _, _ = make_table(llm, seat=0)
+    await table.until_phase(PhaseKind.NIGHT)
+    table.say(2, "den secret: we kill finley tonight")
+    table.say(3, "agreed casey here")
+    await table.until_phase(PhaseKind.DAY)
+    await table.advance(20)
+    assert llm.requests
+    for req in llm.requests:
+        text = req.system + "\n".join(m for _, m in req.messages)
+        assert "den secret" not in text and "agreed casey here" not in text
+        assert "fellow mafia" not in text.lower()
+        assert "Your role: bystander" in req.system
+
+
+async def test_a_mafia_agent_sees_the_den_at_night_but_does_not_quote_it_by_day() -> None:
+    llm = StubLLM(scheduler="<wait>", vote=lambda req: options_of(req)[-1])
+    table, _, _ = make_table(llm, seat=2)
+    await table.until_phase(PhaseKind.NIGHT)
+    table.say(3, "den secret: finley next")
+    await table.advance(5)
+    night = llm.of("scheduler")[-1]
+    assert "den secret: finley next" in user_text(night)
+    assert "Your fellow mafia: Casey" in night.system
+    await table.until_phase(PhaseKind.DAY)
+    await table.advance(3)
+    day = llm.of("scheduler")[-1]
+    assert "den secret" not in user_text(day)
+    assert day.system == night.system  # the static part is identical across phases

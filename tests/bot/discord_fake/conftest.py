@@ -1,0 +1,1 @@
+from tests.fakes.discord_fixtures import fake_discord  # noqa: F401
