@@ -18,15 +18,15 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import faiss
 import numpy as np
 
 from agent.memory import MemoryItem, MiniLMEmbedder, SeatMemory, set_search_threads
 from agent.memory.embeddings import FloatMatrix
+from bot.research.paths import llmafia_games_dir
 
-LLMAFIA_GAMES = Path("/work/shared/data/llmafia/games")
+LLMAFIA_GAMES = llmafia_games_dir()
 _LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] ([^:]+): (.+)$")
 
 FALLBACK_LINES = [

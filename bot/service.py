@@ -46,6 +46,7 @@ from games.events import (
     PhaseStarted,
     PlayerEliminated,
     VoteCast,
+    event_from_dict,
     event_to_dict,
     visible,
 )
@@ -621,6 +622,55 @@ class GameService:
                     await player.on_event(event)
 
             game.outboxes[info.index] = _Outbox(deliver, f"{game.id}:{info.index}")
+
+    async def replace_seat(
+        self,
+        game_id: str,
+        seat: int,
+        *,
+        user_id: str | None = None,
+        agent_kind: str | None = None,
+    ) -> SeatInfo:
+        """Hand a running seat to an agent (``agent_kind``) or to a substitute human
+        (``user_id``). The character name, role and history stay; no event is emitted, so
+        nobody else learns that anything changed."""
+        if (user_id is None) == (agent_kind is None):
+            raise ValueError("give exactly one of user_id or agent_kind")
+        game, state = self._running(game_id)
+        if state.over:
+            raise ServiceError("The game is over.")
+        info = next((s for s in game.seats if s.index == seat), None)
+        if info is None:
+            raise ServiceError("There is no such seat.")
+        if user_id is not None and game.seat_of_user(user_id) is not None:
+            raise ServiceError("That person already has a seat in this game.")
+        async with game.lock:
+            info.user_id = user_id
+            info.is_agent = agent_kind is not None
+            info.agent_kind = agent_kind
+
+            def update(session: Session) -> None:
+                row = session.exec(
+                    select(m.Seat).where(m.Seat.game_id == game_id, m.Seat.index == seat)
+                ).one()
+                row.user_id = user_id
+                row.is_agent = info.is_agent
+                row.agent_kind = agent_kind
+
+            await self._run_db(update)
+            old = game.players.pop(seat, None)
+            if old is not None:
+                await old.close()
+            box = game.outboxes.pop(seat, None)
+            if box is not None:
+                await box.close()
+            if agent_kind is not None:
+                history = [event_from_dict(d) for d in await self.history(game_id)]
+                self._attach_agents(game)
+                seen = [e for e in history if visible(e, seat)]
+                if seen and seat in game.outboxes:
+                    game.outboxes[seat].put(seen)
+        return info
 
     async def _finish(self, game: LiveGame) -> None:
         game.status = "finished" if game.state and game.state.winner else "aborted"

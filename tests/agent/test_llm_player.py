@@ -6,6 +6,7 @@ before the deadline) are checked in game seconds, exactly."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import re
 from collections.abc import Awaitable, Callable
@@ -23,7 +24,7 @@ from games.actions import Action, NightAct, Say, Tick, Vote
 from games.errors import RuleError
 from games.events import Event, MessageAccepted, NightActionRecorded, VoteCast, visible
 from games.names import resolve_name
-from games.state import GameState, PhaseKind
+from games.state import PhaseKind
 
 T0 = datetime(2025, 2, 10, 20, 0, 0, tzinfo=UTC)
 NAMES = ["Ari", "Ariel", "Blake", "Casey", "Drew", "Eden", "Finley"]
@@ -324,7 +325,8 @@ async def test_opens_the_phase_then_types_about_a_second_per_word() -> None:
 async def test_typing_time_is_capped() -> None:
     long = " ".join(["word"] * 40)
     llm = StubLLM(scheduler="<send>", generator=long)
-    table, _, _ = make_table(llm, settings=LLMPlayerSettings(**{**QUICK.__dict__, "max_line_chars": 400}))
+    settings = dataclasses.replace(QUICK, max_line_chars=400)
+    table, _, _ = make_table(llm, settings=settings)
     await table.advance(1)
     await table.advance(10)
     assert len(table.said(0)) == 1
@@ -427,8 +429,8 @@ async def test_two_messages_meanwhile_do_not_make_a_draft_stale() -> None:
 async def test_regenerate_policy_writes_a_fresh_line_once() -> None:
     lines = iter(["first draft about blake being odd", "second take after the news"])
     llm = StubLLM(scheduler="<send>", generator=lambda _req: next(lines))
-    settings = LLMPlayerSettings(**{**QUICK.__dict__, "discard_policy": "regenerate"})
-    table, _, log = make_table(llm, settings=settings)
+    settings = dataclasses.replace(QUICK, discard_policy="regenerate")
+    table, _, _ = make_table(llm, settings=settings)
     await table.advance(1.5)
     llm.answers["scheduler"] = "<wait>"
     table.say(3, "ari are you there")
@@ -462,7 +464,7 @@ async def test_generated_lines_are_cleaned() -> None:
 
 
 async def test_refusal_is_not_posted() -> None:
-    refusal = LLMResponse("I'm sorry, I can't help with that.", "stub", 1, 1, 0, 0.0, "refusal", 1, 0.0)
+    refusal = LLMResponse("I'm sorry, I can't do that.", "stub", 1, 1, 0, 0.0, "refusal", 1, 0.0)
     llm = StubLLM(scheduler="<send>", generator=lambda _req: refusal)
     table, _, log = make_table(llm)
     await table.advance(12)
@@ -534,7 +536,7 @@ async def test_an_unusable_vote_gets_one_corrective_retry_then_the_fallback() ->
     table, _, log = make_table(llm)
     await table.until_phase(PhaseKind.VOTE)
     await table.advance(4)
-    first, second = llm.of("vote")
+    _, second = llm.of("vote")
     assert second.messages[1] == ("assistant", "Ariel or Blake")
     assert "names several players (Ariel and Blake)" in second.messages[2][1]
     (vote,) = table.votes_by(0)
@@ -619,7 +621,7 @@ async def test_doctor_cannot_repeat_and_the_fallback_knows_it() -> None:
     await table.until_phase(PhaseKind.NIGHT)
     await table.advance(5)
     acts = [e for e in table.events if isinstance(e, NightActionRecorded) and e.seat == 5]
-    assert [a.target_name for a in acts][0] == "Eden" and len(acts) == 2
+    assert len(acts) == 2 and acts[0].target_name == "Eden"
     assert acts[1].target_name != "Eden"
     first, retry = llm.of("night_action")[1:3]
     assert "Eden" not in options_of(first)
@@ -675,7 +677,8 @@ async def test_close_cancels_pending_work() -> None:
 
 async def test_a_bystander_prompt_never_shows_the_den() -> None:
     llm = StubLLM(
-        scheduler="<send>", generator=lambda req: f"thinking out loud {len(llm.requests)}",
+        scheduler="<send>",
+        generator=lambda req: f"thinking out loud {len(llm.requests)}",
         vote=lambda req: options_of(req)[0],
     )
     table, _, _ = make_table(llm, seat=0)

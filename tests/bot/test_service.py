@@ -230,3 +230,40 @@ async def test_waiting_for_a_deadline_uses_no_cpu(service: GameService) -> None:
     wall = time.monotonic() - wall0
     assert wall >= 2.0
     assert cpu < 0.05, f"{cpu:.3f} s of CPU while idle for {wall:.1f} s"
+
+
+async def test_kicked_seat_is_taken_over_by_an_agent_silently(engine: Engine) -> None:
+    from bot.agents import make_agent_factory
+
+    scheduler = make_scheduler()
+    scheduler.start()
+    svc = GameService(engine, scheduler, make_agent_factory())
+    rec = Recorder()
+    svc.subscribe(rec)
+    quick = GameConfig(day_seconds=60, vote_seconds=30, night_seconds=30, night_vote_seconds=30)
+    game_id = await started(svc, quick, speed=20.0)
+    await svc.say(game_id, 0, "hello, i'm about to go afk")
+    await svc.drain(game_id)
+    seen_before = len(rec.events)
+    info = await svc.replace_seat(game_id, 0, agent_kind="baseline")
+    assert info.is_agent and info.user_id is None
+    await svc.drain(game_id)
+    assert len(rec.events) == seen_before  # nobody is told
+    game = svc.games[game_id]
+    for _ in range(400):  # the agent now speaks and votes for seat 0
+        if any(
+            getattr(e, "seat", None) == 0
+            and e.kind == "message"
+            and e.t > game.clock.now() - __import__("datetime").timedelta(minutes=10)
+            and getattr(e, "text", "") != "hello, i'm about to go afk"
+            for e in rec.events
+        ):
+            break
+        await asyncio.sleep(0.02)
+    spoken = [e for e in rec.events if e.kind == "message" and getattr(e, "seat", None) == 0]
+    assert len(spoken) >= 2, "the agent never spoke in the taken-over seat"
+    with Session(engine) as s:
+        row = s.exec(select(m.Seat).where(m.Seat.game_id == game_id, m.Seat.index == 0)).one()
+    assert row.is_agent and row.user_id is None and row.agent_kind == "baseline"
+    await svc.close()
+    scheduler.shutdown(wait=False)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from agent.memory import MemoryItem
+from bot.research.paths import llmafia_games_dir
 
-LLMAFIA_GAMES = Path("/work/shared/data/llmafia/games")
+LLMAFIA_GAMES = llmafia_games_dir()
 _LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] ([^:]+): (.+)$")
 #: Lines mentioning an investigative role would make "who claimed detective?" ambiguous.
 _ROLE_WORDS = re.compile(r"detect|\bcops?\b|investigat|sheriff|\bcheck|\bclean|\bseer", re.I)

@@ -6,6 +6,7 @@ from plain re-counts written here, not from the importer's own helpers.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -60,7 +61,9 @@ def games() -> dict[str, LLMafiaGame]:
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Engine, list[ImportResult]]]:
+def imported(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Engine, list[ImportResult]]]:
     engine = _engine(tmp_path_factory.mktemp("imp") / "db.sqlite")
     results = import_llmafia(engine, DATA)
     yield engine, results
@@ -79,8 +82,11 @@ def _chat_lines(gid: str) -> tuple[int, int]:
     """(player lines, Game-Manager lines) in the three chats after de-duplication, the day
     chat without copies of night lines: awk '!seen[$0]++' | grep -vxFf <night chat>."""
     night = list(dict.fromkeys((DATA / gid / CHATS[1]).read_text().splitlines()))
-    day = [x for x in dict.fromkeys((DATA / gid / CHATS[0]).read_text().splitlines())
-           if x not in set(night)]  # fmt: skip
+    day = [
+        x
+        for x in dict.fromkeys((DATA / gid / CHATS[0]).read_text().splitlines())
+        if x not in set(night)
+    ]
     manager = list(dict.fromkeys((DATA / gid / CHATS[2]).read_text().splitlines()))
     every = day + night + manager
     managers = sum(1 for x in every if "] Game-Manager: " in x)
@@ -121,8 +127,10 @@ def test_winners_and_seats(imported: tuple[Engine, list[ImportResult]]) -> None:
         ).all()
     # grep -l Bystanders */who_wins.txt; 0014/0015 stalled with the mafia ahead
     assert {g for g, w in winners.items() if w == "bystanders"} == {
-        "llmafia-0006", "llmafia-0009", "llmafia-0011"
-    }  # fmt: skip
+        "llmafia-0006",
+        "llmafia-0009",
+        "llmafia-0011",
+    }
     assert all(w == "mafia" for g, w in winners.items() if g[-4:] not in ("0006", "0009", "0011"))
     config = json.loads((DATA / "0003" / "config.json").read_text())
     assert [(x.index, x.character_name) for x in seats] == list(
@@ -152,16 +160,26 @@ def test_times_are_utc_and_phases_split_at_the_vote(
     # day 2 was re-announced at 20:44:00 and 20:50:43 (host restarts) and its vote called at
     # 20:46:00 and again at 20:52:43; day 3 was voted at 20:55:42, restarted at 20:58:39
     assert [(p.kind, p.number, p.started_at.strftime("%H:%M:%S")) for p in phases] == [
-        ("day", 1, "20:37:51"), ("vote", 1, "20:39:51"),
-        ("night", 1, "20:42:21"), ("night_vote", 1, "20:43:06"),
-        ("day", 2, "20:43:25"), ("day", 2, "20:44:00"), ("vote", 2, "20:46:00"),
-        ("day", 2, "20:50:43"), ("vote", 2, "20:52:43"),
-        ("night", 2, "20:52:43"), ("night_vote", 2, "20:53:28"),
-        ("day", 3, "20:53:42"), ("vote", 3, "20:55:42"), ("day", 3, "20:58:39"),
+        ("day", 1, "20:37:51"),
+        ("vote", 1, "20:39:51"),
+        ("night", 1, "20:42:21"),
+        ("night_vote", 1, "20:43:06"),
+        ("day", 2, "20:43:25"),
+        ("day", 2, "20:44:00"),
+        ("vote", 2, "20:46:00"),
+        ("day", 2, "20:50:43"),
+        ("vote", 2, "20:52:43"),
+        ("night", 2, "20:52:43"),
+        ("night_vote", 2, "20:53:28"),
+        ("day", 3, "20:53:42"),
+        ("vote", 3, "20:55:42"),
+        ("day", 3, "20:58:39"),
         ("vote", 3, "21:00:39"),
-        ("night", 3, "21:00:39"), ("night_vote", 3, "21:01:24"),
-        ("day", 4, "21:01:38"), ("vote", 4, "21:03:38"),
-    ]  # fmt: skip
+        ("night", 3, "21:00:39"),
+        ("night_vote", 3, "21:01:24"),
+        ("day", 4, "21:01:38"),
+        ("vote", 4, "21:03:38"),
+    ]
     by_seq = {p.seq: p for p in phases}
     for m in msgs:
         p = by_seq[m.phase_seq or 0]
@@ -172,7 +190,7 @@ def test_times_are_utc_and_phases_split_at_the_vote(
             assert m.t >= p.started_at
         if m.speaker == GAME_MANAGER:
             assert m.seat_index is None
-    for a, b in zip(phases, phases[1:], strict=False):
+    for a, b in itertools.pairwise(phases):
         assert a.ended_at == b.started_at
     for p in phases:
         if p.kind in ("day", "night"):  # 2 and 0.75 minutes in 0014/config.json
@@ -198,13 +216,20 @@ def test_votes(imported: tuple[Engine, list[ImportResult]]) -> None:
     assert by_id["0014"].skipped == {"stale_reannounced_votes": 12}
     with Session(engine) as s:
         votes = s.exec(select(Vote).where(Vote.game_id == "llmafia-0013")).all()
-        phases = {p.seq: p.kind for p in s.exec(select(Phase).where(Phase.game_id == "llmafia-0013"))}
-        seats = {x.index: x.character_name for x in s.exec(select(Seat).where(Seat.game_id == "llmafia-0013"))}  # noqa: E501
+        phases = {
+            p.seq: p.kind for p in s.exec(select(Phase).where(Phase.game_id == "llmafia-0013"))
+        }
+        seats = {
+            x.index: x.character_name
+            for x in s.exec(select(Seat).where(Seat.game_id == "llmafia-0013"))
+        }
     # "[20:26:51] Game-Manager: Charlie voted for Blake"
     charlie = [v for v in votes if seats[v.voter_index] == "Charlie"]
-    assert [(seats[v.target_index or 0], v.kind, v.t) for v in charlie][0] == (
-        "Blake", "day", datetime(2025, 2, 10, 20, 26, 51, tzinfo=UTC)
-    )  # fmt: skip
+    assert next((seats[v.target_index or 0], v.kind, v.t) for v in charlie) == (
+        "Blake",
+        "day",
+        datetime(2025, 2, 10, 20, 26, 51, tzinfo=UTC),
+    )
     assert all(phases[v.phase_seq] == ("vote" if v.kind == "day" else "night_vote") for v in votes)
 
 
@@ -212,8 +237,11 @@ def test_surveys(imported: tuple[Engine, list[ImportResult]]) -> None:
     engine, results = imported
     # ls 00NN/*_survey.txt | wc -l -> 101; 0005/Kai answered twice (grep -c similarity -> 2)
     assert sum(r.counts["surveys"] for r in results) == 101 == _count(engine, SurveyResponse)
-    assert {r.source_id: r.skipped.get("earlier_survey_attempts") for r in results if
-            r.skipped.get("earlier_survey_attempts")} == {"0005": 1}  # fmt: skip
+    assert {
+        r.source_id: r.skipped.get("earlier_survey_attempts")
+        for r in results
+        if r.skipped.get("earlier_survey_attempts")
+    } == {"0005": 1}
     with Session(engine) as s:
         rows = s.exec(select(SurveyResponse)).all()
         seats = {(x.game_id, x.index): x for x in s.exec(select(Seat)).all()}
@@ -222,15 +250,25 @@ def test_surveys(imported: tuple[Engine, list[ImportResult]]) -> None:
         assert seats[(r.game_id, r.about_seat_index or 0)].is_agent
         assert not seats[(r.game_id, r.seat_index)].is_agent
         assert r.original_scale == ("0-100" if r.game_id <= "llmafia-0006" else "1-5")
-    kai = next(r for r in rows if seats[(r.game_id, r.seat_index)].character_name == "Kai"
-               and r.game_id == "llmafia-0005")  # fmt: skip
+    kai = next(
+        r
+        for r in rows
+        if seats[(r.game_id, r.seat_index)].character_name == "Kai" and r.game_id == "llmafia-0005"
+    )
     assert kai.timing == pytest.approx(1 + 4 * 80 / 100)  # the second answer, 80 (not 91)
     # 0013/Blake_survey.txt: identified 0, similarity 1, timing 2, relevance 2, "too long ..."
-    blake = next(r for r in rows if r.game_id == "llmafia-0013"
-                 and seats[(r.game_id, r.seat_index)].character_name == "Blake")  # fmt: skip
+    blake = next(
+        r
+        for r in rows
+        if r.game_id == "llmafia-0013"
+        and seats[(r.game_id, r.seat_index)].character_name == "Blake"
+    )
     assert (blake.identified_ai, blake.similarity, blake.timing, blake.relevance) == (
-        False, 1, 2, 2
-    )  # fmt: skip
+        False,
+        1,
+        2,
+        2,
+    )
     assert blake.comments == "too long comments"
 
 
@@ -251,8 +289,9 @@ def test_no_personal_data_stored(imported: tuple[Engine, list[ImportResult]]) ->
             value = str(config.get(key) or "")
             if value:
                 assert value not in text, (gid, key)
-                assert not any(part in text for part in re.split(r"[\\/ ]", value)
-                               if len(part) > 20), (gid, key)  # fmt: skip
+                assert not any(
+                    part in text for part in re.split(r"[\\/ ]", value) if len(part) > 20
+                ), (gid, key)
         notes = DATA / gid / "notes.txt"
         for line in notes.read_text().splitlines() if notes.is_file() else []:
             if len(line.strip()) > 12:
@@ -283,8 +322,9 @@ def test_round_trip_through_the_store(
     assert rebuilt.players == games[gid].players
     assert rebuilt.eliminations == games[gid].eliminations
     assert (rebuilt.winner, rebuilt.winner_declared) == (
-        games[gid].winner, games[gid].winner_declared
-    )  # fmt: skip
+        games[gid].winner,
+        games[gid].winner_declared,
+    )
     assert rebuilt.vote_files == games[gid].vote_files
     assert rebuilt.start_time == games[gid].start_time
     assert [r.kind for r in rebuilt.repairs] == [r.kind for r in games[gid].repairs]
@@ -297,13 +337,17 @@ def test_round_trip_through_the_store(
 def test_reimport_replaces(tmp_path: Path, games: dict[str, LLMafiaGame]) -> None:
     engine = _engine(tmp_path / "db.sqlite")
     first = import_game(engine, games["0013"])
-    counts = {m.__name__: _count(engine, m) for m in (Game, Seat, Phase, Message, Vote,
-                                                       SurveyResponse, Server)}  # fmt: skip
+    counts = {
+        m.__name__: _count(engine, m)
+        for m in (Game, Seat, Phase, Message, Vote, SurveyResponse, Server)
+    }
     again = import_llmafia(engine, DATA / "0013")
     assert not first.replaced and again[0].replaced
     assert again[0].counts == first.counts
-    assert {m.__name__: _count(engine, m) for m in (Game, Seat, Phase, Message, Vote,
-                                                     SurveyResponse, Server)} == counts  # fmt: skip
+    assert {
+        m.__name__: _count(engine, m)
+        for m in (Game, Seat, Phase, Message, Vote, SurveyResponse, Server)
+    } == counts
     import_game(engine, games["0012"])
     assert _count(engine, Server) == 1 and _count(engine, Game) == 2
     engine.dispose()
@@ -334,15 +378,29 @@ def test_survey_table_takes_live_answers(tmp_path: Path) -> None:
     with session_scope(engine) as s:
         s.add(Game(id="g1", seed=1))
         s.flush()
-        s.add(SurveyResponse(game_id="g1", seat_index=2, about_seat_index=4, identified_ai=False,
-                             guessed_name="Rowan", similarity=4, timing=3.5, relevance=None,
-                             original_scale="1-5", comments=None,
-                             t=datetime(2025, 6, 1, 12, 0, tzinfo=UTC), source="discord"))  # fmt: skip
+        s.add(
+            SurveyResponse(
+                game_id="g1",
+                seat_index=2,
+                about_seat_index=4,
+                identified_ai=False,
+                guessed_name="Rowan",
+                similarity=4,
+                timing=3.5,
+                relevance=None,
+                original_scale="1-5",
+                comments=None,
+                t=datetime(2025, 6, 1, 12, 0, tzinfo=UTC),
+                source="discord",
+            )
+        )
     with Session(engine) as s:
         row = s.exec(select(SurveyResponse)).one()
         assert (row.guessed_name, row.similarity, row.t) == (
-            "Rowan", 4.0, datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
-        )  # fmt: skip
+            "Rowan",
+            4.0,
+            datetime(2025, 6, 1, 12, 0, tzinfo=UTC),
+        )
     with session_scope(engine) as s:  # answers go with their game
         s.execute(sa.delete(Game).where(col(Game.id) == "g1"))
     assert _count(engine, SurveyResponse) == 0

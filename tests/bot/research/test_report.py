@@ -131,9 +131,9 @@ def read_raw(folder: Path) -> RawGame:
 
     def phase_of(t: int, kind: str) -> int:
         idx = max(0, sum(1 for s in starts if s <= t) - 1)
-        if phases[idx].kind != kind and starts[idx] == t and idx > 0:
-            if phases[idx - 1].kind == kind:
-                return idx - 1
+        at_boundary = idx > 0 and starts[idx] == t and phases[idx].kind != kind
+        if at_boundary and phases[idx - 1].kind == kind:
+            return idx - 1
         return idx
 
     for chat, raws in (("day", day_raw), ("night", night_raw)):
@@ -208,8 +208,12 @@ def test_counts_match_the_raw_files(report: dict[str, Any], raw: dict[str, RawGa
     assert report["agent_messages"] == len(agent) == 147
     assert report["all_lines"] == sum(len(g.lines) for g in raw.values()) == 1710
     t1 = report["table1"]
-    assert close(t1["phases_per_game"]["mean"], statistics.fmean(len(g.phases) for g in raw.values()))
-    assert close(t1["players_per_game"]["mean"], statistics.fmean(len(g.players) for g in raw.values()))
+    assert close(
+        t1["phases_per_game"]["mean"], statistics.fmean(len(g.phases) for g in raw.values())
+    )
+    assert close(
+        t1["players_per_game"]["mean"], statistics.fmean(len(g.players) for g in raw.values())
+    )
     assert close(t1["agent_messages_per_game"]["mean"], 147 / 15)
 
 
@@ -305,8 +309,10 @@ def test_timing_of_the_agent(report: dict[str, Any], raw: dict[str, RawGame]) ->
                 own.append(t - (mine[k - 1] if k else start))
                 bug.append(t - times[k])  # the study: the phase's k-th line, announcement first
             for chat in ("day", "night"):
-                said = sorted((x for x in everything if x.chat == chat and x.speaker != MANAGER),
-                              key=lambda x: x.t)  # stable: file order breaks ties
+                said = sorted(
+                    (x for x in everything if x.chat == chat and x.speaker != MANAGER),
+                    key=lambda x: x.t,
+                )  # stable: file order breaks ties
                 for j, x in enumerate(said):
                     kind = "agent" if x.speaker == g.llm else "human"
                     anyone[kind].append(x.t - (said[j - 1].t if j else start))
@@ -413,14 +419,25 @@ def _native_game(engine: Engine) -> None:
         s.add(Game(id="native", seed=1, status="finished", winner="bystanders", config={}))
         s.flush()
         for i, (name, role, agent) in enumerate(
-            [("Ada", "bystander", True), ("Bo", "mafia", False), ("Cy", "bystander", False),
-             ("Di", "doctor", False)]
-        ):  # fmt: skip
+            [
+                ("Ada", "bystander", True),
+                ("Bo", "mafia", False),
+                ("Cy", "bystander", False),
+                ("Di", "doctor", False),
+            ]
+        ):
             s.add(Seat(game_id="native", index=i, character_name=name, role=role, is_agent=agent))
         for seq, (kind, number, start) in enumerate(
-            [("day", 1, 0), ("vote", 1, 60), ("night", 1, 90), ("night_vote", 1, 120),
-             ("day", 2, 130), ("vote", 2, 190)], start=1
-        ):  # fmt: skip
+            [
+                ("day", 1, 0),
+                ("vote", 1, 60),
+                ("night", 1, 90),
+                ("night_vote", 1, 120),
+                ("day", 2, 130),
+                ("vote", 2, 190),
+            ],
+            start=1,
+        ):
             s.add(Phase(game_id="native", seq=seq, kind=kind, number=number, started_at=at(start)))
         lines = [
             (1, None, "stage", "Now it's Daytime 1", 0),
@@ -444,16 +461,41 @@ def _native_game(engine: Engine) -> None:
             name = ["Ada", "Bo", "Cy", "Di"][seat] if seat is not None else "Game-Manager"
             s.add(
                 Message(
-                    game_id="native", phase_seq=seq, place=place, seat_index=seat,
-                    speaker=name, text=text, t=at(t),
+                    game_id="native",
+                    phase_seq=seq,
+                    place=place,
+                    seat_index=seat,
+                    speaker=name,
+                    text=text,
+                    t=at(t),
                 )
-            )  # fmt: skip
-        s.add(SurveyResponse(game_id="native", seat_index=2, about_seat_index=0,
-                             identified_ai=True, similarity=3.8, timing=4.6, relevance=None,
-                             original_scale="0-100", source="discord"))  # fmt: skip
-        s.add(SurveyResponse(game_id="native", seat_index=3, about_seat_index=0,
-                             identified_ai=False, similarity=2, timing=5, relevance=4,
-                             original_scale="1-5", source="discord"))  # fmt: skip
+            )
+        s.add(
+            SurveyResponse(
+                game_id="native",
+                seat_index=2,
+                about_seat_index=0,
+                identified_ai=True,
+                similarity=3.8,
+                timing=4.6,
+                relevance=None,
+                original_scale="0-100",
+                source="discord",
+            )
+        )
+        s.add(
+            SurveyResponse(
+                game_id="native",
+                seat_index=3,
+                about_seat_index=0,
+                identified_ai=False,
+                similarity=2,
+                timing=5,
+                relevance=4,
+                original_scale="1-5",
+                source="discord",
+            )
+        )
 
 
 @pytest.fixture
@@ -556,7 +598,8 @@ def test_lda_separates_separable_classes() -> None:
     from bot.research.report import _separate
 
     rng = np.random.default_rng(0)
-    x = np.vstack([rng.normal(0, 1, (60, 5)), rng.normal(0, 1, (40, 5)) + [4, 0, 0, 0, 0]])
+    shift = np.array([4.0, 0, 0, 0, 0])
+    x = np.vstack([rng.normal(0, 1, (60, 5)), rng.normal(0, 1, (40, 5)) + shift])
     y = np.array([False] * 60 + [True] * 40)
     got = _separate(x, y, folds=5, ridge=1e-3)
     assert got["in_sample"]["f1_positive"] > 0.95

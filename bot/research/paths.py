@@ -1,0 +1,16 @@
+"""Where the LLMafia games live: ``MAFIABOT_LLMAFIA_DIR``, else ``shared/data/llmafia/games``
+beside the repository (how the project's machines and CI lay it out)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def llmafia_games_dir() -> Path:
+    configured = os.environ.get("MAFIABOT_LLMAFIA_DIR")
+    if configured:
+        return Path(configured)
+    return REPO_ROOT.parent / "shared" / "data" / "llmafia" / "games"

@@ -1,0 +1,244 @@
+"""Prompt building and answer parsing: strict-but-tolerant schedule tokens, whole-name votes,
+line cleaning, near-duplicates, the rate instruction, and a static prefix that never changes
+while the dynamic part stays the same size as the game grows."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agent.knowledge import SeatKnowledge
+from agent.prompting import (
+    PROMPT_NAMES,
+    PromptWindow,
+    clean_line,
+    corrective_request,
+    estimate_tokens,
+    generator_request,
+    is_near_duplicate,
+    load_prompts,
+    parse_schedule,
+    parse_target,
+    rate_instruction,
+    scheduler_request,
+    target_request,
+)
+from games import GameConfig, apply, new_game
+from games.actions import Say
+from games.events import Event, visible
+
+T0 = datetime(2025, 2, 10, 20, 0, 0, tzinfo=UTC)
+NAMES = ["Ari", "Ariel", "Blake", "Casey", "Drew", "Eden", "Finley"]
+DEAL = ("bystander", "bystander", "mafia", "mafia", "detective", "doctor", "bystander")
+BOOK = load_prompts()
+
+
+def knowledge(seat: int, messages: int = 0) -> SeatKnowledge:
+    config = GameConfig(deal=DEAL, roles=("detective", "doctor"))
+    state, events = new_game(config, NAMES, 1, T0)
+    t = T0
+    for i in range(messages):
+        t += timedelta(seconds=0.1)
+        state, more = apply(state, Say(1 + i % 6, f"line {i} about who might be the mafia", t))
+        events.extend(more)
+    k = SeatKnowledge(seat, NAMES[seat])
+    for e in events:
+        if visible(e, seat):
+            k.observe(e)
+    return k
+
+
+# --- the scheduler's answer --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("<send>", "send"),
+        ("<wait>", "wait"),
+        ("  <SEND>\n", "send"),
+        ("`<wait>`", "wait"),
+        ('"<Send>".', "send"),
+        ("< wait >", "wait"),
+        ("send", None),
+        ("<send> hello everyone", None),
+        ("I think I'll <wait> for now", None),
+        ("<send><wait>", None),
+        ("", None),
+        ("Sure! Here is my answer: <send>", None),
+    ],
+)
+def test_schedule_tokens(text: str, answer: str | None) -> None:
+    assert parse_schedule(text) == answer
+
+
+# --- names -------------------------------------------------------------------------------------
+
+LEGAL = {1: "Ariel", 2: "Blake", 3: "Casey"}
+EVERYONE = dict(enumerate(NAMES))
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Blake", "Blake"),
+        ("blake", "Blake"),
+        ("  **CASEY**. ", "Casey"),
+        ("I vote for Ariel", "Ariel"),
+        ("Ari", None),  # "Ari" is not "Ariel", and Ari is not a legal choice here
+        ("Ariels", None),
+        ("Blake or Casey", None),
+        ("Zed", None),
+        ("", None),
+    ],
+)
+def test_target_names_match_whole_names_only(text: str, name: str | None) -> None:
+    assert parse_target(text, LEGAL, EVERYONE).name == name
+
+
+def test_target_problems_say_what_was_wrong() -> None:
+    assert parse_target("Blake or Casey", LEGAL).problem == (
+        "it names several players (Blake and Casey)"
+    )
+    assert parse_target("Ari", LEGAL, EVERYONE).problem == "Ari is not a valid choice now"
+    assert parse_target("nobody", LEGAL, EVERYONE).problem == (
+        "it names none of the players you can choose"
+    )
+    ari = parse_target("ari!", {0: "Ari", 1: "Ariel"})
+    assert (ari.seat, ari.name) == (0, "Ari")
+
+
+def test_corrective_request_repeats_the_exchange_and_the_names() -> None:
+    k = knowledge(0)
+    first = target_request(BOOK, k, "calm", T0, PromptWindow(), "vote", ["Ariel", "Blake"])
+    retry = corrective_request(BOOK, first, "", "it names none of the players", ["Ariel", "Blake"])
+    assert retry.system == first.system and retry.kind == "vote"
+    assert retry.messages[:2] == [first.messages[0], ("assistant", "(no answer)")]
+    assert retry.messages[2][1].endswith("nothing else: Ariel, Blake")
+
+
+# --- cleaning generated lines ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("i think blake is sus.", "i think blake is sus"),
+        ('"i think blake is sus"', "i think blake is sus"),
+        ("Ari: who voted casey", "who voted casey"),
+        ("[20:01:02] Ari: who voted casey", "who voted casey"),
+        ("[20:01:02] Blake: who voted casey", "who voted casey"),
+        ("blake: why so quiet", "blake: why so quiet"),
+        ("<send> lets vote drew", "lets vote drew"),
+        ("lets vote drew <send>", "lets vote drew"),
+        ("hmm...", "hmm..."),
+        ('**Ari:** "ok fine."', "ok fine"),
+        ("first line\nsecond line", "first line"),
+        ("  ", ""),
+        ("<wait>", ""),
+    ],
+)
+def test_clean_line(raw: str, clean: str) -> None:
+    assert clean_line(raw, own_name="Ari", names=NAMES) == clean
+
+
+def test_clean_line_caps_length_on_a_word() -> None:
+    text = clean_line("word " * 100, own_name="Ari", max_chars=50)
+    assert len(text) <= 50 and text.endswith("word")
+
+
+def test_near_duplicates() -> None:
+    earlier = ["i think blake is the mafia", "who has been quiet"]
+    assert is_near_duplicate("I think Blake is the mafia!", earlier)
+    assert is_near_duplicate("i think blake is the mafiaa", earlier)
+    assert not is_near_duplicate("casey voted really late though", earlier)
+    assert not is_near_duplicate("i think casey is lying", earlier)
+    assert not is_near_duplicate("anything", [])
+
+
+# --- the rate instruction ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("own", "total", "players", "mode"),
+    [
+        (0, 0, 7, "talkative"),  # nobody spoke yet: take part
+        (0, 5, 7, "talkative"),
+        (1, 10, 7, "talkative"),  # 10% < 1/7
+        (1, 7, 7, "listen"),  # exactly the fair share
+        (2, 7, 7, "listen"),
+        (1, 2, 2, "listen"),  # two mafia in the den
+        (0, 1, 2, "talkative"),
+    ],
+)
+def test_rate_instruction_switches_at_one_over_n(
+    own: int, total: int, players: int, mode: str
+) -> None:
+    got, text = rate_instruction(BOOK, own, total, players)
+    assert got == mode
+    assert f"{own} of the {total} player messages" in text
+    assert ("quieter than the others" in text) == (mode == "talkative")
+
+
+# --- the requests ------------------------------------------------------------------------------
+
+
+def test_every_template_renders_without_missing_fields() -> None:
+    assert set(PROMPT_NAMES) >= {"preamble", "scheduler", "generator", "vote", "night_action"}
+    k = knowledge(4, messages=3)
+    window = PromptWindow()
+    scheduler_request(BOOK, k, "p", T0, window)
+    generator_request(BOOK, k, "p", T0, window, rejected="old line")
+    target_request(BOOK, k, "p", T0, window, "vote", ["Ari"])
+    target_request(BOOK, k, "p", T0, window, "night_action", ["Ari"])
+    assert BOOK.personas
+
+
+def test_static_part_first_and_identical_dynamic_part_after() -> None:
+    k = knowledge(0, messages=4)
+    a, _ = scheduler_request(BOOK, k, "You are calm.", T0 + timedelta(seconds=30), PromptWindow())
+    k2 = knowledge(0, messages=40)
+    b, _ = scheduler_request(BOOK, k2, "You are calm.", T0 + timedelta(seconds=90), PromptWindow())
+    assert a.system == b.system  # byte-identical: provider prompt caching applies
+    assert a.messages != b.messages
+    for needle in ("You are Ari", "You are calm.", "Your role: bystander", "[20:00:00]"):
+        assert needle in a.system
+    user = a.messages[0][1]
+    assert "The time now is [20:00:30]." in user
+    assert "[20:00:00] Game-Manager: Now it's Daytime 1" in user
+    assert user.index("The chat so far") < user.index("The time now is")
+
+
+def test_mafia_identity_is_in_the_mafia_prompt_only() -> None:
+    mafia, _ = scheduler_request(BOOK, knowledge(2), "p", T0, PromptWindow())
+    town, _ = scheduler_request(BOOK, knowledge(0), "p", T0, PromptWindow())
+    assert "Your fellow mafia: Casey" in mafia.system
+    assert "fellow mafia" not in town.system.lower() + town.messages[0][1].lower()
+
+
+def test_scheduler_prompt_size_stays_flat_as_history_grows() -> None:
+    sizes = {}
+    for n in (40, 200, 1000):
+        req, _ = scheduler_request(BOOK, knowledge(0, messages=n), "p", T0, PromptWindow())
+        sizes[n] = estimate_tokens(req.system + req.messages[0][1])
+    assert sizes[1000] <= 2000
+    assert abs(sizes[1000] - sizes[40]) <= 0.1 * sizes[40]
+
+
+def test_generator_lists_own_recent_lines_only() -> None:
+    config = GameConfig(deal=DEAL, roles=("detective", "doctor"))
+    state, events = new_game(config, NAMES, 1, T0)
+    t = T0
+    extra: list[Event] = []
+    for i in range(12):
+        t += timedelta(seconds=1)
+        state, more = apply(state, Say(0, f"my own line {i}", t))
+        extra.extend(more)
+    k = SeatKnowledge(0, "Ari")
+    for e in [*events, *extra]:
+        k.observe(e)
+    req = generator_request(BOOK, k, "p", t, PromptWindow(own_lines=8))
+    user = req.messages[0][1]
+    assert "- my own line 11" in user and "- my own line 4" in user
+    assert "- my own line 3" not in user
