@@ -18,9 +18,10 @@ import math
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from agent.base import Intent
 from agent.templates import PREFIXES, SUFFIXES, TEMPLATES, Lexicon, Reading, lexicon
@@ -49,6 +50,9 @@ BASELINE_NAME = "baseline"
 
 _NO_VOTE = -2  # "has not voted this phase" (None would be an abstention)
 _EMPTY: Counter[int] = Counter()  # read-only stand-in for "no record"
+_NOTHING_HEARD: frozenset[str] = frozenset()  # a town seat's record of the den
+#: the small changes that make a used line new, in the order they are shuffled from
+_VARIANTS = tuple((p, s) for p in PREFIXES for s in SUFFIXES if p or s)
 
 
 @dataclass(frozen=True)
@@ -95,8 +99,153 @@ class _Option(NamedTuple):
     topic: tuple[object, ...] | None = None
 
 
+class _Room:
+    """The chat of one room (the stage, or the den) in the current phase."""
+
+    __slots__ = ("last_t", "msgs", "total")
+
+    def __init__(self, start: datetime) -> None:
+        #: lines per seat, lines in all, and when the last one came (the phase start if none)
+        self.msgs: dict[int, int] = {}
+        self.total = 0
+        self.last_t = start
+
+
+class TableLedger:
+    """What the seats at one table hear, recorded once for all of them.
+
+    A :class:`BaselinePolicy` keeps the public record of the talk here: the lines said, who
+    talks how much, who accused whom, detective claims, and the current phase's chat. By
+    default every policy has a ledger of its own and feeds it the events it sees. A simulation
+    that runs every seat of a game in one process may give all of them one ledger and
+    :meth:`take` each event into it, once and in order, before handing the event to any policy
+    (:func:`agent.fastsim.simulate_fast` does): the record is then read, not rebuilt, eight
+    times over. That changes nothing a seat decides, because a seat that is still playing has
+    heard every stage line so far, a living mafia every den line, and a town seat never looks
+    at the den's record; what differs between seats (scores, plans, reactions) stays in each
+    policy.
+    """
+
+    __slots__ = (
+        "accused_by",
+        "alive",
+        "claims",
+        "den",
+        "den_heard",
+        "heard",
+        "lex",
+        "phase_accusers",
+        "reading",
+        "readings",
+        "seq",
+        "stage",
+        "talk",
+        "talk_seen",
+        "target",
+        "times",
+    )
+
+    def __init__(self) -> None:
+        self.lex: Lexicon | None = None
+        self.readings: Mapping[str, Reading] = {}  # the lexicon's memo, read without a call
+        self.alive: set[int] = set()
+        self.seq = 0
+        self.stage = _Room(datetime.min)
+        self.den = _Room(datetime.min)
+        #: every line heard (case-folded), on the stage and in the den: never say one again
+        self.heard: set[str] = set()
+        self.den_heard: set[str] = set()
+        #: stage lines per seat over the game, and as of the start of the current day
+        #: ("quiet" and "loud" are judged on history)
+        self.talk: Counter[int] = Counter()
+        self.talk_seen: Counter[int] = Counter()
+        #: accuser -> accused -> times (indexed by the actor: every question asked of it is
+        #: "what did this player do"); the current phase's accusers of each player
+        self.accused_by: dict[int, Counter[int]] = {}
+        self.phase_accusers: dict[int, list[int]] = {}
+        self.claims: dict[int, tuple[int, str]] = {}  # claimer -> (target, "mafia"/"clean")
+        #: the last line taken, for its listeners: how it reads (None when it was not read),
+        #: whom it accused or made a claim about, and the speaker's accusations of them so far
+        self.reading: Reading | None = None
+        self.target: int | None = None
+        self.times = 0
+
+    def take(self, event: Event) -> None:
+        """Record one event (events that carry no talk are ignored)."""
+        cls = type(event)
+        if cls is MessageAccepted:
+            self._message(cast(MessageAccepted, event))
+        elif cls is PhaseStarted:
+            phase = cast(PhaseStarted, event)
+            self.seq = phase.seq
+            self.stage = _Room(phase.t)
+            self.den = _Room(phase.t)
+            self.phase_accusers = {}
+            if phase.phase == _DAY:
+                self.talk_seen = Counter(self.talk)
+        elif cls is PlayerEliminated:
+            self.alive.discard(cast(PlayerEliminated, event).seat)
+        elif cls is GameStarted:
+            players = tuple(cast(GameStarted, event).players)
+            self.lex = lexicon(players)
+            self.readings = self.lex.readings
+            self.alive = set(range(len(players)))
+
+    def _message(self, event: MessageAccepted) -> None:
+        self.reading = None
+        self.target = None
+        if event.phase_seq != self.seq:
+            return
+        s = event.seat
+        den = event.place == "den"
+        room = self.den if den else self.stage
+        msgs = room.msgs
+        msgs[s] = msgs.get(s, 0) + 1
+        room.total += 1
+        room.last_t = event.t
+        lex = self.lex
+        if lex is None:
+            return
+        text = event.text
+        reading = self.readings.get(text)
+        if reading is None:
+            reading = lex.read(text)
+        self.reading = reading
+        if den:
+            self.den_heard.add(reading.folded)
+            return
+        self.heard.add(reading.folded)
+        self.talk[s] += 1
+        if not reading.pointed:
+            return
+        alive = self.alive
+        for n in reading.named:
+            if n != s and n in alive:
+                break
+        else:
+            return
+        self.target = n
+        if reading.claim is not None:
+            self.claims[s] = (n, reading.claim)
+            return
+        counts = self.accused_by.get(s)
+        if counts is None:
+            counts = self.accused_by[s] = Counter()
+        times = self.times = counts.get(n, 0) + 1
+        counts[n] = times
+        accusers = self.phase_accusers.get(n)
+        if accusers is None:
+            self.phase_accusers[n] = [s]
+        else:
+            accusers.append(s)
+
+
 class BaselinePolicy:
-    """Template talk, heuristic votes, human-like timing. See the module docstring."""
+    """Template talk, heuristic votes, human-like timing. See the module docstring.
+
+    ``ledger``: leave it out, unless you run every seat of a game in one process and feed the
+    shared ledger yourself (see :class:`TableLedger`).
+    """
 
     name = BASELINE_NAME
 
@@ -107,16 +256,19 @@ class BaselinePolicy:
         rng: random.Random,
         persona: str | None = None,
         timing: BaselineTiming | None = None,
+        *,
+        ledger: TableLedger | None = None,
     ) -> None:
         self.seat = seat
         self.character = name
         self.persona = persona
-        self.timing = timing or BaselineTiming()
+        self.timing = timing or _TIMING
         self._rng = rng
         self._chatty = _chattiness(persona)
         # --- what the seat knows about the game
+        self._ledger = ledger or TableLedger()
+        self._own_ledger = ledger is None
         self._names: tuple[str, ...] = ()
-        self._lex: Lexicon | None = None
         self._alive: set[int] = set()
         self._role: str | None = None
         self._partner_names: tuple[str, ...] = ()
@@ -126,24 +278,19 @@ class BaselinePolicy:
         self._gone = False
         self._noise: dict[int, float] = {}
         self._day_noise: dict[int, float] = {}
-        #: accuser -> accused -> times; voter -> target -> day votes (indexed by the actor,
-        #: because every question asked of them is "what did this player do")
-        self._accused_by: dict[int, Counter[int]] = {}
+        #: voter -> target -> day votes
         self._voted_by: dict[int, Counter[int]] = {}
-        self._talk: Counter[int] = Counter()
-        #: talk counts as of the phase start: "quiet" and "loud" are judged on history
-        self._talk_seen: Counter[int] = Counter()
         #: bumped whenever anything the scores depend on changes (scores are cached)
         self._version = 0
         self._cache: dict[str, tuple[int, dict[int, float]]] = {}
         self._target_cache: tuple[object, int | None] = (None, None)
         self._votes_seen = 0
-        self._claims: dict[int, tuple[int, str]] = {}  # claimer -> (target, "mafia"/"clean")
         self._inspections: dict[int, bool] = {}
         self._reveal: int | None = None
         self._gates: dict[tuple[object, ...], bool] = {}
-        #: every line said at the table (case-folded): never say one of them again
+        #: my own lines (case-folded), refused ones included; the ledger has what I heard
         self._said: set[str] = set()
+        self._den_heard: AbstractSet[str] = _NOTHING_HEARD  # the ledger's, once I am mafia
         self._topics: set[tuple[object, ...]] = set()
         self._day = 0
         self._last_day_elim: tuple[int, str, tuple[int, ...], int] | None = None
@@ -154,12 +301,22 @@ class BaselinePolicy:
         self._night_act_target: int | None = None
         # --- the current phase
         self._kind: PhaseKind | None = None
+        #: facts derived from the phase, the role and who is alive, kept up to date by the
+        #: handlers because planning asks for them on every re-plan
+        self._mafia = False
+        self._night = False
+        self._voting = False
+        self._place: str | None = None
+        self._others_now: tuple[int, ...] = ()
+        #: from when "running out of time" lines fit (half the vote, 70% of the discussion)
+        self._late_at = datetime.min
         self._room = 1
         self._lines_cap = 1
         self._seq = 0
         self._start = datetime.min
         self._deadline = datetime.min
         self._seconds = 0.0
+        self._tally_now: Counter[int] = Counter()
         self._reset_phase()
         self._acted = False
         self._act_at: datetime | None = None
@@ -169,6 +326,18 @@ class BaselinePolicy:
         self._best: Intent | None = None
         #: intents handed out in the current phase; outcomes of older ones arrive late
         self._issued: list[Intent] = []
+        self._issued_ids: set[int] = set()  # id()s of ``_issued`` (kept alive by the list)
+
+    @property
+    def ledger(self) -> TableLedger:
+        """The record of the talk this policy reads (its own unless one was shared)."""
+        return self._ledger
+
+    @property
+    def needs_plan(self) -> bool:
+        """Something happened since the last :meth:`plan`, so its answer may change (when
+        False, ``plan`` returns the same intent again: a simulation may skip the call)."""
+        return self._dirty
 
     # ==== observing ============================================================================
 
@@ -177,51 +346,75 @@ class BaselinePolicy:
         seen = event.visible_to
         if seen is not None and self.seat not in seen:  # games.events.visible, inlined
             return
-        if self._gone and type(event) is not GameOver:
+        cls = type(event)
+        if self._gone and cls is not GameOver:
             return  # eliminated: nothing left to decide, so nothing left to learn
-        handler = _HANDLERS.get(type(event))
+        if self._own_ledger:
+            self._ledger.take(event)
+        handler = _HANDLERS.get(cls)
         if handler is not None:
             handler(self, event)
 
-    def _on_game_started(self, event: Event) -> None:
-        assert isinstance(event, GameStarted)
+    def _on_game_started(self, event: GameStarted) -> None:
         self._version += 1
         self._names = tuple(event.players)
-        self._lex = lexicon(self._names)
         self._alive = set(range(len(self._names)))
         self._noise = {i: self._rng.random() * 0.25 for i in self._alive}
         self._resolve_partners()
+        self._phase_facts()
         self._dirty = True
 
-    def _on_role(self, event: Event) -> None:
-        assert isinstance(event, RoleAssigned)
+    def _on_role(self, event: RoleAssigned) -> None:
         self._version += 1
         if event.seat != self.seat:
             return  # (never visible to this seat anyway)
         self._role = event.role
+        self._mafia = event.role == "mafia"
+        self._den_heard = self._ledger.den_heard if self._mafia else _NOTHING_HEARD
         self._partner_names = event.partners
         self._resolve_partners()
+        self._phase_facts()
         self._dirty = True
 
     def _resolve_partners(self) -> None:
         wanted = {n.casefold() for n in self._partner_names}
         self._partners = frozenset(i for i, n in enumerate(self._names) if n.casefold() in wanted)
 
+    def _phase_facts(self) -> None:
+        """Recompute what depends on the phase kind, the role and who is alive."""
+        me, partners, alive = self.seat, self._partners, self._alive
+        self._others_now = tuple(s for s in sorted(alive) if s != me and s not in partners)
+        kind = self._kind
+        night = self._night = kind is PhaseKind.NIGHT or kind is PhaseKind.NIGHT_VOTE
+        mafia = self._mafia
+        self._voting = kind is PhaseKind.VOTE or (kind is PhaseKind.NIGHT_VOTE and mafia)
+        # where this seat talks now (None: nowhere), and N, the players in that room
+        if kind is None or kind is PhaseKind.OVER:
+            self._place = None
+        elif not night:
+            self._place = "stage"
+        elif mafia and any(p in alive for p in partners):
+            self._place = "den"
+        else:
+            self._place = None
+        if night:
+            self._room = len((partners | {me}) & alive)
+        else:
+            self._room = max(len(alive), 1)
+
     def _reset_phase(self) -> None:
-        self._phase_msgs: Counter[int] = Counter()
-        self._phase_total = 0
-        self._last_msg_t = self._start
+        self._chat = _Room(self._start)  # the ledger's room, once the phase has one for me
         self._lines = 0
         self._say_errors = 0
         self._speak: Intent | None = None
+        self._speak_words = 0  # words in the planned line (its typing time is redrawn often)
         self._speak_topic: tuple[object, ...] | None = None
         self._speak_mode = "short"
         self._speak_off: str | None = None
         self._restale = False
         self._accused_me: list[int] = []
-        self._phase_accusers: dict[int, list[int]] = {}
         self._votes_now: dict[int, int | None] = {}
-        self._tally_now: Counter[int] = Counter()
+        self._tally_now.clear()
         self._last_vote_intent: Intent | None = None
         self._vote_at: datetime | None = None
         self._voted: int | None = _NO_VOTE
@@ -233,30 +426,45 @@ class BaselinePolicy:
         self._vote_off = False
         self._first_prop: int | None = None
 
-    def _on_phase_started(self, event: Event) -> None:
-        assert isinstance(event, PhaseStarted)
-        kind = PhaseKind(event.phase)
+    def _on_phase_started(self, event: PhaseStarted) -> None:
+        kind = _PHASE_KINDS.get(event.phase) or PhaseKind(event.phase)
+        old = self._kind
         new_night = kind is PhaseKind.NIGHT or (
-            kind is PhaseKind.NIGHT_VOTE and self._kind is not PhaseKind.NIGHT
+            kind is PhaseKind.NIGHT_VOTE and old is not PhaseKind.NIGHT
         )
-        keep_prop = kind is PhaseKind.NIGHT_VOTE and self._kind is PhaseKind.NIGHT
+        keep_prop = kind is PhaseKind.NIGHT_VOTE and old is PhaseKind.NIGHT
         first_prop = self._first_prop
         self._kind = kind
         self._seq = event.seq
-        self._start = event.t
+        t = self._start = event.t
         self._deadline = event.deadline
         self._seconds = event.seconds
         self._reset_phase()
         self._issued = []
-        self._room = self._present()
-        self._lines_cap = self._cap()
+        self._issued_ids = set()
+        self._phase_facts()
+        timing = self.timing
+        if kind is PhaseKind.DAY:
+            self._chat = self._ledger.stage
+            cap = timing.day_cap
+            self._late_at = t + timedelta(seconds=0.7 * event.seconds)
+        elif kind is PhaseKind.VOTE:
+            self._chat = self._ledger.stage
+            cap = timing.vote_cap
+            self._late_at = t + timedelta(seconds=0.5 * event.seconds)
+        else:
+            if self._mafia:  # (a town seat hears nothing at night)
+                self._chat = self._ledger.den
+            cap = timing.den_cap
+            self._late_at = datetime.max.replace(tzinfo=t.tzinfo)  # (no such line at night)
+        self._lines_cap = max(1, round(cap * self._chatty))
         if keep_prop:
             self._first_prop = first_prop
         if kind is PhaseKind.DAY:
             self._version += 1
-            self._talk_seen = Counter(self._talk)
             self._day = event.number
-            self._day_noise = {i: self._rng.random() * 0.15 for i in self._alive}
+            rng = self._rng
+            self._day_noise = {i: rng.random() * 0.15 for i in self._alive}
         if new_night:
             self._acted = False
             self._act_at = None
@@ -267,84 +475,70 @@ class BaselinePolicy:
             self._night_none = False
         self._dirty = True
 
-    def _on_phase_ended(self, event: Event) -> None:
-        assert isinstance(event, PhaseEnded)
-        if event.phase == PhaseKind.VOTE.value:
+    def _on_phase_ended(self, event: PhaseEnded) -> None:
+        if event.phase == _VOTE:
             self._version += 1
             self._yesterday_votes = dict(self._votes_now)
+            voted_by = self._voted_by
             for voter, target in self._votes_now.items():
                 if target is not None:
-                    self._voted_by.setdefault(voter, Counter())[target] += 1
-        elif event.phase == PhaseKind.NIGHT_VOTE.value and self._acted:
-            self._last_protect = self._night_act_target
-        elif event.phase == PhaseKind.NIGHT_VOTE.value:
-            self._last_protect = None
+                    counts = voted_by.get(voter)
+                    if counts is None:
+                        counts = voted_by[voter] = Counter()
+                    counts[target] += 1
+        elif event.phase == _NIGHT_VOTE:
+            self._last_protect = self._night_act_target if self._acted else None
         self._dirty = True
 
-    def _on_message(self, event: Event) -> None:
-        assert isinstance(event, MessageAccepted)
+    def _on_message(self, event: MessageAccepted) -> None:
+        # the hottest code of a simulation (every line, times every listener): the ledger has
+        # recorded the line; here is only how this seat reacts to it
         if event.phase_seq != self._seq:
             return
-        s = event.seat
-        self._phase_msgs[s] += 1
-        self._phase_total += 1
-        self._last_msg_t = event.t
-        lex = self._lex
-        if lex is None:
+        ledger = self._ledger
+        reading = ledger.reading
+        if reading is None:
             return
-        reading = lex.read(event.text)
-        self._said.add(reading.folded)  # nor repeat anyone else's line word for word
         if event.place == "den":
             self._on_den_line(event, reading)
             return
-        self._talk[s] += 1
+        s = event.seat
         changed = False
-        if reading.named and (reading.accuses or reading.claim is not None):
-            changed = self._on_pointed(s, reading, event.t)
+        target = ledger.target
+        if target is not None:
+            if reading.claim is not None:
+                self._version += 1
+                changed = True
+            elif target == self.seat or target in self._partners:
+                changed = self._on_accused(s, target, ledger.times, event.t)
         if s != self.seat and (self._speak is not None or self._speak_off == "skip"):
             changed = self._on_other_line(event.t) or changed
         if changed:
             self._dirty = True
 
-    def _on_pointed(self, s: int, reading: Reading, t: datetime) -> bool:
-        """``s`` accused someone or claimed a detective result. True when plans change."""
-        target = None
-        for n in reading.named:
-            if n != s and n in self._alive:
-                target = n
-                break
-        if target is None:
-            return False
-        if reading.claim is not None:
-            self._claims[s] = (target, reading.claim)
+    def _on_accused(self, s: int, target: int, times: int, t: datetime) -> bool:
+        """``s`` accused me or (for the mafia) a partner. True when plans change."""
+        # until the accused is revealed, only accusations of me (or, for the mafia, of a mafia
+        # member) move the scores, and those count two accusations at most
+        if times <= 2:
             self._version += 1
-            return True
-        counts = self._accused_by.get(s)
-        if counts is None:
-            counts = self._accused_by[s] = Counter()
-        counts[target] += 1
-        self._phase_accusers.setdefault(target, []).append(s)
-        if target != self.seat and target not in self._partners:
-            # until the accused is revealed, only accusations of me (or, for the mafia, of a
-            # mafia member) move the scores
-            return False
-        self._version += 1
-        changed = self._voted == _NO_VOTE and self._voting_now()
+        changed = self._voted == _NO_VOTE and self._voting
         if target == self.seat and s != self.seat:
             self._accused_me.append(s)
             changed = True
-            if self._speak is not None:
+            speak = self._speak
+            if speak is not None:
                 self._restale = True
-                at = t + self._delay("short") + self._typing(self._speak.text)
-                if at < self._speak.at:
-                    self._speak = Intent(at, "say", text=self._speak.text)
+                at = t + self._delay("short") + self._typing_words(self._speak_words)
+                if at < speak.at:
+                    self._speak = Intent(at, "say", text=speak.text)
             elif self._speak_off == "skip":
                 self._speak_off = None
         return changed
 
     def _on_den_line(self, event: MessageAccepted, reading: Reading) -> None:
         changed = False
-        if self._first_prop is None and "tomorrow" not in event.text.casefold():
+        if self._first_prop is None and "tomorrow" not in reading.folded:
             for named in reading.named:
                 if named in self._alive and named not in self._partners and named != self.seat:
                     self._first_prop = named
@@ -359,36 +553,39 @@ class BaselinePolicy:
 
     def _on_other_line(self, t: datetime) -> bool:
         """Someone else spoke: if that puts us below our share, speak up sooner."""
-        if self._speak is None:
+        speak = self._speak
+        if speak is None:
             if self._speak_off != "skip" or not self._below_share():
                 return False
             self._speak_off = None
             return True
         if self._speak_mode != "long" or not self._below_share():
             return False
-        at = t + self._delay("short") + self._typing(self._speak.text)
+        at = t + self._delay("short") + self._typing_words(self._speak_words)
         self._speak_mode = "short"
-        if at < self._speak.at:
-            self._speak = Intent(at, "say", text=self._speak.text)
+        if at < speak.at:
+            self._speak = Intent(at, "say", text=speak.text)
             return True
         return False
 
-    def _on_vote(self, event: Event) -> None:
-        assert isinstance(event, VoteCast)
+    def _on_vote(self, event: VoteCast) -> None:
         if event.phase_seq != self._seq:
             return
-        old = self._votes_now.get(event.voter, _NO_VOTE)
+        voter = event.voter
+        tally = self._tally_now
+        old = self._votes_now.get(voter, _NO_VOTE)
         if old is not None and old != _NO_VOTE:
-            left = self._tally_now[old] - 1
+            left = tally[old] - 1
             if left > 0:
-                self._tally_now[old] = left
+                tally[old] = left
             else:
-                del self._tally_now[old]
-        if event.target is not None:
-            self._tally_now[event.target] += 1
-        self._votes_now[event.voter] = event.target
+                del tally[old]
+        target = event.target
+        if target is not None:
+            tally[target] = tally.get(target, 0) + 1
+        self._votes_now[voter] = target
         self._votes_seen += 1
-        if event.voter == self.seat:
+        if voter == self.seat:
             return
         if self._voted == _NO_VOTE:
             self._dirty = True  # the tally moves the choice
@@ -397,12 +594,11 @@ class BaselinePolicy:
         else:
             self._maybe_bandwagon(event.t)
 
-    def _on_eliminated(self, event: Event) -> None:
-        assert isinstance(event, PlayerEliminated)
+    def _on_eliminated(self, event: PlayerEliminated) -> None:
         self._version += 1
         self._alive.discard(event.seat)
         self._gone = event.seat == self.seat
-        self._room = self._present()
+        self._phase_facts()
         self._revealed[event.seat] = event.role
         if event.cause == "vote":
             votes = self._yesterday_votes
@@ -414,13 +610,11 @@ class BaselinePolicy:
             self._reveal = None
         self._dirty = True
 
-    def _on_night_result(self, event: Event) -> None:
-        assert isinstance(event, NightResult)
+    def _on_night_result(self, event: NightResult) -> None:
         self._night_none = event.victim is None
         self._dirty = True
 
-    def _on_inspection(self, event: Event) -> None:
-        assert isinstance(event, InspectionResult)
+    def _on_inspection(self, event: InspectionResult) -> None:
         self._version += 1
         if event.seat != self.seat:
             return
@@ -430,14 +624,13 @@ class BaselinePolicy:
             self._reveal = event.target
         self._dirty = True
 
-    def _on_night_action(self, event: Event) -> None:
-        assert isinstance(event, NightActionRecorded)
+    def _on_night_action(self, event: NightActionRecorded) -> None:
         if event.seat == self.seat:
             self._acted = True
             self._night_act_target = event.target
             self._dirty = True
 
-    def _on_game_over(self, event: Event) -> None:
+    def _on_game_over(self, event: GameOver) -> None:
         self._over = True
         self._dirty = True
 
@@ -451,21 +644,21 @@ class BaselinePolicy:
     def is_mafia(self) -> bool:
         return self._role == "mafia"
 
-    def _others(self) -> list[int]:
+    def _others(self) -> tuple[int, ...]:
         """Living players this seat may talk about or vote for (never itself, never partners)."""
-        return [s for s in sorted(self._alive) if s != self.seat and s not in self._partners]
+        return self._others_now
 
-    def _activity(self, cands: list[int]) -> dict[int, float]:
+    def _activity(self, cands: tuple[int, ...] | list[int]) -> dict[int, float]:
         """+ for the very quiet and (less) the very loud, relative to the table."""
         if not cands:
             return {}
-        talk = self._talk_seen
-        mean = sum(talk[s] for s in cands) / len(cands)
+        talk = self._ledger.talk_seen.get
+        mean = sum([talk(s, 0) for s in cands]) / len(cands)
         out: dict[int, float] = {}
         if mean < 2:
             return out
         for s in cands:
-            n = talk[s]
+            n = talk(s, 0)
             if n < 0.4 * mean:
                 out[s] = 0.3
             elif n > 2.0 * mean:
@@ -490,27 +683,36 @@ class BaselinePolicy:
         return value
 
     def _suspicion(self) -> dict[int, float]:
-        cands = self._others()
-        score = {s: self._noise.get(s, 0.0) + self._day_noise.get(s, 0.0) for s in cands}
-        town = not self.is_mafia
-        revealed = self._revealed
+        cands = self._others_now
+        noise = self._noise.get
+        day_noise = self._day_noise.get
+        score = {s: noise(s, 0.0) + day_noise(s, 0.0) for s in cands}
+        me = self.seat
+        town = not self._mafia
+        revealed = self._revealed.get
+        accused_by = self._ledger.accused_by.get
+        voted_by = self._voted_by.get
         for a in cands:
-            for b, n in self._accused_by.get(a, _EMPTY).items():
-                k = min(n, 2)
-                if b == self.seat and town:
-                    score[a] += 0.9 * k
-                role = revealed.get(b)
-                if role is not None:
-                    score[a] += -0.6 * k if role == "mafia" else 0.6 * k
-            for target, n in self._voted_by.get(a, _EMPTY).items():
-                role = revealed.get(target)
-                if role is not None:
-                    score[a] += -0.8 * n if role == "mafia" else 0.8 * n
-                if target == self.seat:
-                    score[a] += 0.4 * n
+            accused = accused_by(a)
+            if accused:
+                for b, n in accused.items():
+                    k = n if n < 2 else 2  # (min(n, 2))
+                    if b == me and town:
+                        score[a] += 0.9 * k
+                    role = revealed(b)
+                    if role is not None:
+                        score[a] += -0.6 * k if role == "mafia" else 0.6 * k
+            voted = voted_by(a)
+            if voted:
+                for target, n in voted.items():
+                    role = revealed(target)
+                    if role is not None:
+                        score[a] += -0.8 * n if role == "mafia" else 0.8 * n
+                    if target == me:
+                        score[a] += 0.4 * n
         for s, bonus in self._activity(cands).items():
             score[s] += bonus
-        for claimer, (target, kind) in self._claims.items():
+        for claimer, (target, kind) in self._ledger.claims.items():
             if target == self.seat and kind == "mafia" and claimer in score:
                 score[claimer] += 4.0  # a false claim against me: they are lying
                 continue
@@ -524,19 +726,27 @@ class BaselinePolicy:
         return score
 
     def _danger(self) -> dict[int, float]:
-        cands = self._others()
+        cands = self._others_now
         mafia = self._partners | {self.seat}
-        score = {s: self._noise.get(s, 0.0) + self._day_noise.get(s, 0.0) for s in cands}
+        noise = self._noise.get
+        day_noise = self._day_noise.get
+        score = {s: noise(s, 0.0) + day_noise(s, 0.0) for s in cands}
+        accused_by = self._ledger.accused_by.get
+        voted_by = self._voted_by.get
         for a in cands:
-            for b, n in self._accused_by.get(a, _EMPTY).items():
-                if b in mafia:
-                    score[a] += 0.9 * min(n, 2)
-            for target, n in self._voted_by.get(a, _EMPTY).items():
-                if target in mafia:
-                    score[a] += 0.7 * n
+            accused = accused_by(a)
+            if accused:
+                for b, n in accused.items():
+                    if b in mafia:
+                        score[a] += 0.9 * (n if n < 2 else 2)
+            voted = voted_by(a)
+            if voted:
+                for target, n in voted.items():
+                    if target in mafia:
+                        score[a] += 0.7 * n
         for s, bonus in self._activity(cands).items():
             score[s] += bonus
-        for claimer in self._claims:
+        for claimer in self._ledger.claims:
             if claimer in score:
                 score[claimer] += 5.0
         return score
@@ -555,15 +765,19 @@ class BaselinePolicy:
         return target
 
     def _compute_day_target(self) -> int | None:
-        base = self._scores("danger" if self.is_mafia else "suspicion")
-        tally = self._tally()
-        pull = 0.6 if self.is_mafia else 0.35
+        base = self._scores("danger" if self._mafia else "suspicion")
+        tally = self._tally_now
+        banned = self._vote_banned
+        if not tally and not banned:  # (the discussion): the top score, first one on a tie
+            return max(base, key=base.__getitem__) if base else None
+        pull = 0.6 if self._mafia else 0.35
+        votes = tally.get
         best: int | None = None
         best_score = -math.inf
         for s, v in base.items():
-            if s in self._vote_banned:
+            if s in banned:
                 continue
-            value = v + pull * tally[s]
+            value = v + pull * votes(s, 0)
             if value > best_score:
                 best, best_score = s, value
         return best
@@ -596,16 +810,18 @@ class BaselinePolicy:
         """The next action; the same one until an observed event or ``done`` changes it."""
         if self._dirty:
             self._dirty = False
-            self._best = self._refresh(now)
-            if self._best is not None:
-                self._issued.append(self._best)
+            best = self._best = self._refresh(now)
+            if best is not None and id(best) not in self._issued_ids:
+                self._issued.append(best)
+                self._issued_ids.add(id(best))
+            return best
         return self._best
 
     def _refresh(self, now: datetime) -> Intent | None:
         if self._over or self._kind is None or self._role is None or self.seat not in self._alive:
             return None
-        best = self._plan_act(now) if self._kind.is_night else None
-        vote = self._plan_vote(now) if self._voting_now() else None
+        best = self._plan_act(now) if self._night else None
+        vote = self._plan_vote(now) if self._voting else None
         if vote is not None and (best is None or vote.at < best.at):
             best = vote
         speak = self._plan_speak(now)
@@ -619,7 +835,7 @@ class BaselinePolicy:
     def _in_window(self, window: tuple[float, float]) -> datetime:
         lo, hi = window
         latest = self._seconds - self._margin()
-        offset = min(self._rng.uniform(lo, hi) * self._seconds, latest)
+        offset = min((lo + (hi - lo) * self._rng.random()) * self._seconds, latest)
         return self._start + timedelta(seconds=max(offset, 0.0))
 
     def _latest(self) -> datetime:
@@ -628,12 +844,10 @@ class BaselinePolicy:
     # ---- votes --------------------------------------------------------------------------------
 
     def _voting_now(self) -> bool:
-        if self._kind is PhaseKind.VOTE:
-            return True
-        return self._kind is PhaseKind.NIGHT_VOTE and self.is_mafia
+        return self._voting
 
     def _plan_vote(self, now: datetime) -> Intent | None:
-        if not self._voting_now() or self._vote_off:
+        if not self._voting or self._vote_off:
             return None
         night = self._kind is PhaseKind.NIGHT_VOTE
         if self._voted == _NO_VOTE:
@@ -657,7 +871,8 @@ class BaselinePolicy:
         return None if seat is None else self._names[seat]
 
     def _schedule_change(self, target: int, t: datetime) -> None:
-        at = t + timedelta(seconds=self._rng.uniform(*self.timing.change_delay))
+        lo, hi = self.timing.change_delay
+        at = t + timedelta(seconds=lo + (hi - lo) * self._rng.random())
         if at > self._latest():
             return
         self._change_to = target
@@ -697,7 +912,7 @@ class BaselinePolicy:
     # ---- night actions ------------------------------------------------------------------------
 
     def _plan_act(self, now: datetime) -> Intent | None:
-        if self._kind is None or not self._kind.is_night or self._acted:
+        if not self._night or self._acted:
             return None
         role = self._role
         if role is None or get_role(role).night_verb is None or self._act_errors >= 3:
@@ -729,7 +944,7 @@ class BaselinePolicy:
         ]
         if not allowed:
             return None
-        for claimer, (_target, kind) in self._claims.items():
+        for claimer, (_target, kind) in self._ledger.claims.items():
             if kind == "mafia" and claimer in allowed and claimer != self.seat:
                 return claimer  # a claimed detective is the next kill
         gate = ("protect-self", self._seq)
@@ -742,65 +957,51 @@ class BaselinePolicy:
         if not others:
             return self.seat if self.seat in allowed else None
         # most valuable: trusted and vocal (the mafia kill whoever leads the town)
-        return min(others, key=lambda s: score.get(s, 0.0) - 0.1 * self._talk[s])
+        talk = self._ledger.talk
+        return min(others, key=lambda s: score.get(s, 0.0) - 0.1 * talk[s])
 
     # ---- speaking -----------------------------------------------------------------------------
 
-    def _speaking_place(self) -> str | None:
-        if self._kind is None or self._kind is PhaseKind.OVER:
-            return None
-        if self._kind.is_day:
-            return "stage"
-        if self.is_mafia and any(p in self._alive for p in self._partners):
-            return "den"
-        return None
-
-    def _cap(self) -> int:
-        t = self.timing
-        cap = {PhaseKind.DAY: t.day_cap, PhaseKind.VOTE: t.vote_cap}.get(
-            self._kind or PhaseKind.OVER, t.den_cap
-        )
-        return max(1, round(cap * self._chatty))
-
-    def _present(self) -> int:
-        """N: the players in the room where this seat talks now."""
-        if self._kind is not None and self._kind.is_night:
-            return len((self._partners | {self.seat}) & self._alive)
-        return max(len(self._alive), 1)
-
     def share(self) -> float:
         """This seat's share of the current phase's player messages."""
-        if self._phase_total == 0:
+        chat = self._chat
+        if chat.total == 0:
             return 0.0
-        return self._phase_msgs[self.seat] / self._phase_total
+        return chat.msgs.get(self.seat, 0) / chat.total
 
     def _below_share(self) -> bool:
         # share < 1/N, without dividing: mine * N < total
-        return self._phase_msgs[self.seat] * self._room < self._phase_total or (
-            self._phase_total == 0
-        )
+        chat = self._chat
+        total = chat.total
+        return total == 0 or chat.msgs.get(self.seat, 0) * self._room < total
+
+    # random.uniform(a, b) is a + (b - a) * random(), written out below: same draws, no call
 
     def _delay(self, mode: str) -> timedelta:
         lo, hi = self.timing.short_delay if mode == "short" else self.timing.long_delay
-        return timedelta(seconds=self._rng.uniform(lo, hi) / self._chatty)
+        return timedelta(seconds=(lo + (hi - lo) * self._rng.random()) / self._chatty)
 
     def _typing(self, text: str | None) -> timedelta:
-        words = len(text.split()) if text else 0
-        per = self.timing.seconds_per_word * self._rng.uniform(0.8, 1.25)
+        return self._typing_words(len(text.split()) if text else 0)
+
+    def _typing_words(self, words: int) -> timedelta:
+        per = self.timing.seconds_per_word * (0.8 + (1.25 - 0.8) * self._rng.random())
         return timedelta(seconds=words * per)
 
     def _plan_speak(self, now: datetime) -> Intent | None:
-        if self._speaking_place() is None:
+        if self._place is None:
             return None
-        if self._speak is not None:
+        speak = self._speak
+        if speak is not None:
             if self._restale:
                 self._restale = False
                 composed = self._compose(now)
                 if composed is not None:
                     text, opt = composed
-                    self._speak = Intent(self._speak.at, "say", text=text)
+                    self._speak = speak = Intent(speak.at, "say", text=text)
+                    self._speak_words = len(text.split())
                     self._speak_topic = opt.topic
-            return self._speak
+            return speak
         self._restale = False
         if self._speak_off is not None or self._lines >= self._lines_cap:
             return None
@@ -809,25 +1010,27 @@ class BaselinePolicy:
             self._speak_off = "skip"
             return None
         self._speak_mode = "short" if below else "long"
-        base = max(now, self._last_msg_t, self._start)
+        base = max(now, self._chat.last_t, self._start)
         composed = self._compose(now)
         if composed is None:
             self._speak_off = "no-text"
             return None
         text, opt = composed
-        at = base + self._delay(self._speak_mode) + self._typing(text)
+        words = len(text.split())
+        at = base + self._delay(self._speak_mode) + self._typing_words(words)
         if at >= self._deadline:
             self._speak_off = "no-time"
             return None
-        self._speak = Intent(at, "say", text=text)
+        self._speak = speak = Intent(at, "say", text=text)
+        self._speak_words = words
         self._speak_topic = opt.topic
-        return self._speak
+        return speak
 
     # ---- what to say --------------------------------------------------------------------------
 
     def _compose(self, now: datetime) -> tuple[str, _Option] | None:
         """Pick a situation by weight, then build and render only that one (cheap)."""
-        if self._kind is not None and self._kind.is_night:
+        if self._night:
             ready: list[_Option] = self._den_options()
             while ready:
                 opt = ready.pop(self._weighted_index([o.weight for o in ready]))
@@ -835,10 +1038,11 @@ class BaselinePolicy:
                 if text is not None:
                     return text, opt
             return None
-        choices = self._stage_choices(now)
-        while choices:
-            _w, build = choices.pop(self._weighted_index([c[0] for c in choices]))
-            built = build()
+        weights, builders = self._stage_choices(now)
+        while weights:
+            index = self._weighted_index(weights)
+            del weights[index]
+            built = builders.pop(index)()
             if built is None:
                 continue
             text = self._fresh(built.key, built.slots)
@@ -855,70 +1059,93 @@ class BaselinePolicy:
         return len(weights) - 1
 
     def _fresh(self, key: str, slots: Mapping[str, str]) -> str | None:
-        """A rendering of ``key`` this seat has never said."""
+        """A rendering of ``key`` this seat has never said nor heard."""
+        mine, heard, den = self._said, self._ledger.heard, self._den_heard
         templates = TEMPLATES[key]
         n = len(templates)
         first = self._rng.randrange(n)
         for k in range(n):
             text = templates[(first + k) % n].format_map(slots)
-            if text.casefold() not in self._said:
+            folded = text.casefold()
+            if folded not in heard and folded not in mine and folded not in den:
                 return text
         base = templates[self._rng.randrange(len(templates))].format_map(slots)
-        variants = [(p, s) for p in PREFIXES for s in SUFFIXES if p or s]
+        variants = list(_VARIANTS)
         self._rng.shuffle(variants)
         for p, s in variants:
             text = f"{p}{base}{s}"
-            if text.casefold() not in self._said:
+            folded = text.casefold()
+            if folded not in heard and folded not in mine and folded not in den:
                 return text
         return None
 
     def _done_topic(self, topic: tuple[object, ...]) -> bool:
         return topic in self._topics
 
-    def _stage_choices(self, now: datetime) -> list[tuple[float, Callable[[], _Option | None]]]:
-        """The situations worth a line now, with weights; each builds its line on demand."""
+    def _stage_choices(
+        self, now: datetime
+    ) -> tuple[list[float], list[Callable[[], _Option | None]]]:
+        """The situations worth a line now: weights, and for each a builder of its line (only
+        the one picked is built)."""
         day = self._day
         kind = self._kind
         topics = self._topics
-        out: list[tuple[float, Callable[[], _Option | None]]] = []
-        add = out.append
+        weights: list[float] = []
+        builders: list[Callable[[], _Option | None]] = []
+        w = weights.append
+        b = builders.append
         if self._accused_me:
-            add((6.0, self._opt_defend))
+            w(6.0)
+            b(self._opt_defend)
         if self._role == "detective":
             if self._reveal is not None and self._reveal in self._alive:
-                add((8.0, self._opt_reveal))
+                w(8.0)
+                b(self._opt_reveal)
             if kind is PhaseKind.VOTE and self._votes_now:
-                add((6.0, self._opt_det_clean))
+                w(6.0)
+                b(self._opt_det_clean)
         if day == 1 and kind is PhaseKind.DAY:
             if self._lines == 0:
-                add((6.0, self._opt_greet))
-            add((1.5, self._opt_open))
+                w(6.0)
+                b(self._opt_greet)
+            w(1.5)
+            b(self._opt_open)
         # news is news early in the day; two minutes later "rip X" sounds like a bot
-        early = kind is PhaseKind.DAY and self._phase_total < 1.5 * len(self._alive)
-        if day > 1 and early and ("night", day) not in topics:
-            if self._night_victim is not None:
-                add((5.0, self._opt_night_kill))
-            elif self._night_none:
-                add((4.0, self._opt_night_none))
-        elim = self._last_day_elim
-        if elim is not None and day == elim[3] + 1 and early and ("elim", day) not in topics:
-            add((2.5, self._opt_elim))
-        if day > 1 and early and ("day", day) not in topics:
-            add((0.8, self._opt_day_count))
-        add((3.0, self._opt_accuse))
+        early = kind is PhaseKind.DAY and self._chat.total < 1.5 * len(self._alive)
+        if early and day > 1:
+            if ("night", day) not in topics:
+                if self._night_victim is not None:
+                    w(5.0)
+                    b(self._opt_night_kill)
+                elif self._night_none:
+                    w(4.0)
+                    b(self._opt_night_none)
+            elim = self._last_day_elim
+            if elim is not None and day == elim[3] + 1 and ("elim", day) not in topics:
+                w(2.5)
+                b(self._opt_elim)
+            if ("day", day) not in topics:
+                w(0.8)
+                b(self._opt_day_count)
+        w(3.0)
+        b(self._opt_accuse)
         if kind is PhaseKind.VOTE:
-            add((3.0, self._opt_vote_state))
+            w(3.0)
+            b(self._opt_vote_state)
             if self._votes_now:
-                add((1.0, self._opt_tally))
-            if now >= self._start + timedelta(seconds=0.5 * self._seconds):
-                add((0.8, self._opt_late))
-        elif kind is PhaseKind.DAY and now >= self._start + timedelta(seconds=0.7 * self._seconds):
-            add((0.8, self._opt_late))
-        if self._phase_total >= len(self._alive):
-            add((1.2, self._opt_quiet))
-        add((1.0, self._opt_ask))
-        add((0.4, self._opt_filler))
-        return out
+                w(1.0)
+                b(self._opt_tally)
+        if now >= self._late_at:  # (half the vote, or 70% of the discussion, is gone)
+            w(0.8)
+            b(self._opt_late)
+        if self._chat.total >= len(self._alive):
+            w(1.2)
+            b(self._opt_quiet)
+        w(1.0)
+        b(self._opt_ask)
+        w(0.4)
+        b(self._opt_filler)
+        return weights, builders
 
     def _pick(self, options: list[_Option]) -> _Option | None:
         if not options:
@@ -972,7 +1199,8 @@ class BaselinePolicy:
         topic = ("night", self._day)
         name = self._names[v]
         opts = [_Option(5.0, "night_kill", {"v": name, "role": role}, topic)]
-        accused = [(n, b) for b, n in self._accused_by.get(v, _EMPTY).items() if self._talkable(b)]
+        accused_by = self._ledger.accused_by.get(v, _EMPTY)
+        accused = [(n, b) for b, n in accused_by.items() if self._talkable(b)]
         if accused:
             x = self._names[max(accused)[1]]
             opts.append(_Option(2.0, "night_kill_reason", {"v": name, "x": x}, topic))
@@ -1007,22 +1235,23 @@ class BaselinePolicy:
         if top is None:
             return None
         names = self._names
+        ledger = self._ledger
         x = names[top]
-        score = self._scores("danger" if self.is_mafia else "suspicion").get(top, 0.0)
+        score = self._scores("danger" if self._mafia else "suspicion").get(top, 0.0)
         opts = [_Option(2.5 if score >= 1.0 else 1.2, "accuse", {"x": x})]
         for victim in self._voted_by.get(top, _EMPTY):
             if self._revealed.get(victim, "mafia") != "mafia":
                 if victim not in self._partners:
                     opts.append(_Option(2.5, "accuse_vote", {"x": x, "v": names[victim]}))
                 break
-        for victim in self._accused_by.get(top, _EMPTY):
+        for victim in ledger.accused_by.get(top, _EMPTY):
             if self._revealed.get(victim, "mafia") != "mafia":
                 if victim != self.seat and victim not in self._partners:
                     opts.append(_Option(2.0, "accuse_accused", {"x": x, "v": names[victim]}))
                 break
-        if self._talk_seen[top] > 3 and self._activity([top]).get(top, 0.0) >= 0.2:
+        if ledger.talk_seen[top] > 3 and self._activity([top]).get(top, 0.0) >= 0.2:
             opts.append(_Option(0.8, "accuse_loud", {"x": x}))
-        others_on_top = [a for a in self._phase_accusers.get(top, ()) if self._talkable(a)]
+        others_on_top = [a for a in ledger.phase_accusers.get(top, ()) if self._talkable(a)]
         if others_on_top:
             opts.append(_Option(1.5, "agree", {"x": x, "a": names[others_on_top[-1]]}))
         return self._pick(opts)
@@ -1047,7 +1276,8 @@ class BaselinePolicy:
         return _Option(0.8, "late", {})
 
     def _opt_quiet(self) -> _Option | None:
-        quiet = [s for s in self._others() if self._phase_msgs[s] == 0]
+        said = self._chat.msgs
+        quiet = [s for s in self._others_now if s not in said]
         if not quiet:
             return None
         return _Option(1.2, "quiet", {"x": self._names[quiet[self._rng.randrange(len(quiet))]]})
@@ -1073,10 +1303,10 @@ class BaselinePolicy:
             topic = ("den-prop", day)
             x = names[target]
             opts = [_Option(5.0, "den_propose", {"x": x}, topic)]
-            if target in self._claims:
+            if target in self._ledger.claims:
                 opts.append(_Option(6.0, "den_propose_claim", {"x": x}, topic))
             mafia = self._partners | {self.seat}
-            hit = [b for b in self._accused_by.get(target, _EMPTY) if b in mafia]
+            hit = [b for b in self._ledger.accused_by.get(target, _EMPTY) if b in mafia]
             if hit:
                 slots = {"x": x, "p": names[hit[0]]}
                 opts.append(_Option(3.0, "den_propose_reason", slots, topic))
@@ -1099,7 +1329,7 @@ class BaselinePolicy:
         self._dirty = True
         if intent.kind == "say" and intent.text:
             self._said.add(intent.text.casefold())
-        if not any(i is intent for i in self._issued) and intent not in self._issued:
+        if id(intent) not in self._issued_ids and intent not in self._issued:
             return  # planned in an earlier phase: its phase is gone, and so is its meaning
         if intent.kind == "say":
             if self._speak is not None and self._speak.text == intent.text:
@@ -1153,7 +1383,7 @@ class BaselinePolicy:
         if self._vote_errors >= 3:
             self._vote_off = True
             return
-        retry = intent.at + timedelta(seconds=self._rng.uniform(1.0, 3.0))
+        retry = intent.at + timedelta(seconds=1.0 + (3.0 - 1.0) * self._rng.random())
         if retry > self._deadline:
             self._vote_off = True
         else:
@@ -1167,22 +1397,34 @@ class BaselinePolicy:
         self._act_errors += 1
         if target is not None:
             self._act_banned.add(target)
-        retry = intent.at + timedelta(seconds=self._rng.uniform(1.0, 3.0))
+        retry = intent.at + timedelta(seconds=1.0 + (3.0 - 1.0) * self._rng.random())
         self._act_at = retry if retry <= self._deadline else None
         if self._act_at is None:
             self._act_errors = 3
 
 
-_HANDLERS: dict[type[Event], Callable[[BaselinePolicy, Event], None]] = {
-    GameStarted: BaselinePolicy._on_game_started,
-    RoleAssigned: BaselinePolicy._on_role,
-    PhaseStarted: BaselinePolicy._on_phase_started,
-    PhaseEnded: BaselinePolicy._on_phase_ended,
-    MessageAccepted: BaselinePolicy._on_message,
-    VoteCast: BaselinePolicy._on_vote,
-    PlayerEliminated: BaselinePolicy._on_eliminated,
-    NightResult: BaselinePolicy._on_night_result,
-    InspectionResult: BaselinePolicy._on_inspection,
-    NightActionRecorded: BaselinePolicy._on_night_action,
-    GameOver: BaselinePolicy._on_game_over,
+_TIMING = BaselineTiming()
+
+#: PhaseKind by value, without the enum's (slow) call
+_PHASE_KINDS: dict[str, PhaseKind] = {k.value: k for k in PhaseKind}
+_DAY = PhaseKind.DAY.value
+_VOTE = PhaseKind.VOTE.value
+_NIGHT_VOTE = PhaseKind.NIGHT_VOTE.value
+
+_Handler = Callable[["BaselinePolicy", Event], None]
+
+#: dispatch by exact event type; each handler takes its own event class, which the table
+#: guarantees, so the casts only forget what dispatch already checked
+_HANDLERS: dict[type[Event], _Handler] = {
+    GameStarted: cast(_Handler, BaselinePolicy._on_game_started),
+    RoleAssigned: cast(_Handler, BaselinePolicy._on_role),
+    PhaseStarted: cast(_Handler, BaselinePolicy._on_phase_started),
+    PhaseEnded: cast(_Handler, BaselinePolicy._on_phase_ended),
+    MessageAccepted: cast(_Handler, BaselinePolicy._on_message),
+    VoteCast: cast(_Handler, BaselinePolicy._on_vote),
+    PlayerEliminated: cast(_Handler, BaselinePolicy._on_eliminated),
+    NightResult: cast(_Handler, BaselinePolicy._on_night_result),
+    InspectionResult: cast(_Handler, BaselinePolicy._on_inspection),
+    NightActionRecorded: cast(_Handler, BaselinePolicy._on_night_action),
+    GameOver: cast(_Handler, BaselinePolicy._on_game_over),
 }

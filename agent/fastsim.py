@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from agent.base import Intent, Policy
-from agent.baseline import BaselinePolicy
+from agent.baseline import BaselinePolicy, TableLedger
 from games.actions import Action, NightAct, Say, Tick, Vote
 from games.config import GameConfig
 from games.engine import apply, new_game
@@ -59,13 +59,31 @@ def _default_factory(seat: int, name: str, rng: random.Random) -> Policy:
     return BaselinePolicy(seat, name, rng)
 
 
-def _action(intent: Intent, seat: int, t: datetime, names: dict[int, str]) -> Action:
+def _baseline_table() -> tuple[PolicyFactory, TableLedger]:
+    """Baseline policies that share one ledger of the talk (the simulation feeds it)."""
+    ledger = TableLedger()
+
+    def factory(seat: int, name: str, rng: random.Random) -> Policy:
+        return BaselinePolicy(seat, name, rng, ledger=ledger)
+
+    return factory, ledger
+
+
+def _seat_of(target: str, names: dict[int, str], seats: dict[str, int]) -> int:
+    # a policy names a seat as the table spells it; anything else goes through the rules
+    seat = seats.get(target)
+    return seat if seat is not None else resolve_name(target, names)
+
+
+def _action(
+    intent: Intent, seat: int, t: datetime, names: dict[int, str], seats: dict[str, int]
+) -> Action:
     if intent.kind == "say":
         return Say(seat, intent.text or "", t)
     if intent.kind == "vote":
-        target = None if intent.target is None else resolve_name(intent.target, names)
+        target = None if intent.target is None else _seat_of(intent.target, names, seats)
         return Vote(seat, target, t)
-    return NightAct(seat, resolve_name(intent.target or "", names), t)
+    return NightAct(seat, _seat_of(intent.target or "", names, seats), t)
 
 
 def simulate_fast(
@@ -86,12 +104,17 @@ def simulate_fast(
     tick at that time. Raises :class:`SimulationStuck` when more than
     ``max_steps_per_instant`` actions happen without the game time advancing.
     """
-    factory = policy_factory or _default_factory
+    ledger: TableLedger | None = None
+    if policy_factory is None:
+        factory, ledger = _baseline_table()
+    else:
+        factory = policy_factory
     if names is not None and len(names) != players:
         raise ValueError(f"{len(names)} names for {players} players")
     table = list(names) if names is not None else pick_names(players, random.Random(seed))
     state, first = new_game(config, table, seed, EPOCH)
     by_seat = {s.index: s.name for s in state.seats}
+    seat_by_name = {name: seat for seat, name in by_seat.items()}
     policies = [factory(i, by_seat[i], random.Random(f"{seed}:seat:{i}")) for i in by_seat]
     count = len(policies)
     limit = max_steps_per_instant or 200 + 50 * count
@@ -103,12 +126,15 @@ def simulate_fast(
     audiences: dict[frozenset[int] | None, tuple[int, ...]] = {None: tuple(range(count))}
     observers = [p.observe for p in policies]
     planners = [p.plan for p in policies]
+    record = ledger.take if ledger is not None else None
 
     def deliver(events: list[Event]) -> None:
         nonlocal messages, votes, phases
         for event in events:
             if keep_events:
                 log.append(event)
+            if record is not None:
+                record(event)  # once for the whole table, before any seat reacts
             cls = type(event)
             if cls is MessageAccepted:
                 messages += 1
@@ -142,7 +168,7 @@ def simulate_fast(
         assert deadline is not None
         if best is not None and best.at <= deadline:
             t = best.at if best.at > now else now
-            state, events, error = _try(state, best, who, t, by_seat)
+            state, events, error = _try(state, best, who, t, by_seat, seat_by_name)
             if error is not None:
                 refused += 1
             deliver(events)
@@ -174,10 +200,15 @@ def simulate_fast(
 
 
 def _try(
-    state: GameState, intent: Intent, seat: int, t: datetime, names: dict[int, str]
+    state: GameState,
+    intent: Intent,
+    seat: int,
+    t: datetime,
+    names: dict[int, str],
+    seats: dict[str, int],
 ) -> tuple[GameState, list[Event], str | None]:
     try:
-        new, events = apply(state, _action(intent, seat, t, names))
+        new, events = apply(state, _action(intent, seat, t, names, seats))
     except RuleError as err:
         return state, [], str(err)
     return new, events, None

@@ -124,6 +124,11 @@ class LLMPlayerSettings:
     duplicate_threshold: float = 0.85
     #: safety cap on the agent's own lines per phase
     max_lines_per_phase: int = 12
+    #: no line is posted this close to the phase's deadline (the seat's view of the game lags
+    #: the engine by a delivery, so a line at the very end could land in the next phase)
+    post_margin_s: float = 0.5
+    #: no consultation this close to the deadline: the line could not be typed in time
+    talk_cutoff_s: float = 2.0
     window: PromptWindow = field(default_factory=PromptWindow)
     #: when (fractions of the phase) to ask the model for a vote / night action
     vote_start: tuple[float, float] = (0.1, 0.3)
@@ -276,7 +281,10 @@ class LLMPlayer:
     async def on_event(self, event: Event) -> None:
         if self._closed or not self.knowledge.observe(event):
             return
-        self.fallback.observe(event)
+        try:
+            self.fallback.observe(event)
+        except Exception:  # the helper must never take the LLM seat down with it
+            log.exception("seat %s: the fallback policy failed to observe %s", self.seat, event)
         self._last_event = event
         if self._degraded is not None:
             await self._degraded.on_event(event)
@@ -404,7 +412,10 @@ class LLMPlayer:
 
     def _may_talk(self) -> bool:
         k = self.knowledge
-        return k.room() is not None and k.phase_own < self.settings.max_lines_per_phase
+        if k.room() is None or k.phase_own >= self.settings.max_lines_per_phase:
+            return False
+        cutoff = timedelta(seconds=self.settings.talk_cutoff_s)
+        return k.deadline is None or self.clock.now() < k.deadline - cutoff
 
     # --- talking ----------------------------------------------------------------------------------
 
@@ -520,6 +531,11 @@ class LLMPlayer:
             return "the game moved on without this seat"
         if k.phase_seq != draft.phase_seq or k.room() is None:
             return "the phase ended while typing"
+        margin = timedelta(seconds=self.settings.post_margin_s)
+        if k.deadline is not None and self.clock.now() >= k.deadline - margin:
+            return "the phase was ending"
+        if k.phase is PhaseKind.VOTE and len(k.current_votes) >= len(k.alive):
+            return "everyone has voted: the phase is ending"
         new = k.messages_by_others_since(draft.seen)
         if len(new) >= self.settings.discard_after_messages:
             return f"the chat moved on ({len(new)} new messages)"

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -199,6 +200,61 @@ def play(
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
         err.print("Stopped. Resume with: mafiabot play --resume last")
+
+
+@app.command("import-llmafia")
+def import_llmafia_command(
+    path: Annotated[
+        Path,
+        typer.Argument(help="A game folder, a folder of game folders, or the release's root."),
+    ],
+    db: Db = None,
+) -> None:
+    """Import published LLMafia games into the database as finished games; prints repairs."""
+    from bot.research.commands import run_import
+    from bot.runtime import database_url
+
+    url = database_url(_settings(), db)
+    try:
+        run_import(url, path, Console())
+    except (FileNotFoundError, ValueError) as e:
+        err.print(f"[red]{e}[/]")
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def report(
+    out: Annotated[Path, typer.Option("--out", help="Folder for report.md and the PNG figures.")],
+    db: Db = None,
+    games: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--games",
+            help="Game ids (repeat or comma-separate; 0013 means llmafia-0013). "
+            "Default: every finished game.",
+        ),
+    ] = None,
+    json_file: Annotated[
+        Path | None, typer.Option("--json", help="Also write every figure as JSON here.")
+    ] = None,
+    embeddings: Annotated[
+        bool,
+        typer.Option(
+            "--embeddings/--no-embeddings",
+            help="Table 4: how separable messages are, on offline MiniLM sentence embeddings.",
+        ),
+    ] = True,
+) -> None:
+    """The LLMafia paper's Tables 1-5 and Figures 4-7, human against agent players."""
+    from bot.research.commands import run_report
+    from bot.runtime import database_url
+
+    url = database_url(_settings(), db)
+    try:
+        run_report(url, games, out, json_file, Console(), embeddings=embeddings)
+    except LookupError as e:
+        err.print(f"[red]{e}[/]")
+        raise typer.Exit(2) from None
 
 
 @db_app.command("upgrade")

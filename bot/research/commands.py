@@ -34,7 +34,7 @@ def run_import(db_url: str, path: Path, console: Console) -> list[ImportResult]:
     for result in results:
         for line in result.summary():
             # markup off: repair details contain [brackets] and user text
-            console.print(line, markup=False, highlight=False)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     replaced = sum(r.replaced for r in results)
     console.print(
         f"{len(results)} games imported ({replaced} replaced an earlier import).",
@@ -84,14 +84,17 @@ def run_report(
 ) -> dict[str, object]:
     """Build the report for ``games`` (None or empty: every finished game) and write it.
 
+    Ids may be given one per item or comma-separated; LLMafia folder names work ("0013").
+
     ``embeddings`` turns Table 4 on, with ``embedder`` or the offline MiniLM model.
     """
     if out is None and json_file is None:
         raise ValueError("nothing to write: give an output folder or a JSON file")
+    wanted = [x.strip() for g in games or () for x in g.split(",") if x.strip()]
     upgrade(db_url)
     engine = make_engine(db_url)
     try:
-        ids = resolve_game_ids(engine, games) if games else None
+        ids = resolve_game_ids(engine, wanted) if wanted else None
         if embeddings and embedder is None:
             embedder = _default_embedder(console)
         report = build_report(engine, ids, embedder if embeddings else None)

@@ -10,7 +10,7 @@ import itertools
 import json
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -26,6 +26,7 @@ from bot.research.importer import (
     store_game_id,
 )
 from bot.research.llmafia import LLMafiaGame, read_game, read_games, write_game
+from bot.research.paths import llmafia_games_dir
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import (
@@ -39,7 +40,7 @@ from bot.store.models import (
     Vote,
 )
 
-DATA = Path("/work/shared/data/llmafia/games")
+DATA = llmafia_games_dir()
 GAME_IDS = [f"{n:04d}" for n in range(1, 16)]
 CHATS = ("public_daytime_chat.txt", "public_nighttime_chat.txt", "public_manager_chat.txt")
 # day chats the reader changes (cleaned, re-ordered or de-duplicated lines; see
@@ -404,4 +405,77 @@ def test_survey_table_takes_live_answers(tmp_path: Path) -> None:
     with session_scope(engine) as s:  # answers go with their game
         s.execute(sa.delete(Game).where(col(Game.id) == "g1"))
     assert _count(engine, SurveyResponse) == 0
+    engine.dispose()
+
+
+def test_export_a_game_played_here(tmp_path: Path) -> None:
+    """game_from_store also turns a store-native game (day/vote/night/night_vote rows,
+    Game-Manager lines on the stage) into the release's layout."""
+    engine = _engine(tmp_path / "db.sqlite")
+    t0 = datetime(2025, 5, 1, 23, 59, 0, tzinfo=UTC)
+
+    def at(s: int) -> datetime:
+        return t0 + timedelta(seconds=s)
+
+    with session_scope(engine) as s:
+        s.add(
+            Game(
+                id="k3x9",
+                seed=1,
+                status="finished",
+                winner="mafia",
+                started_at=t0,
+                config={"day_seconds": 120, "night_seconds": 45},
+            )
+        )
+        s.flush()
+        for i, (name, role, agent) in enumerate(
+            [("Ada", "mafia", True), ("Bo", "bystander", False), ("Cy", "detective", False)]
+        ):
+            s.add(Seat(game_id="k3x9", index=i, character_name=name, role=role, is_agent=agent))
+        for seq, (kind, number, start) in enumerate(
+            [("day", 1, 0), ("vote", 1, 60), ("night", 1, 70), ("night_vote", 1, 80)], start=1
+        ):
+            s.add(Phase(game_id="k3x9", seq=seq, kind=kind, number=number, started_at=at(start)))
+        for seq, seat, place, text, t in [
+            (1, None, "stage", "Now it's Daytime 1 for 1 minute", 0),
+            (1, 1, "stage", "hi", 10),
+            (2, 0, "stage", "vote Cy", 61),
+            (2, None, "stage", "Cy was voted out. Their role was detective", 70),
+            (3, 0, "den", "alone now", 75),
+            (4, None, "den", "Bo was killed during the night. Their role was bystander", 90),
+        ]:
+            name = GAME_MANAGER if seat is None else ["Ada", "Bo", "Cy"][seat]
+            s.add(
+                Message(
+                    game_id="k3x9",
+                    phase_seq=seq,
+                    place=place,
+                    seat_index=seat,
+                    speaker=name,
+                    text=text,
+                    t=at(t),
+                )
+            )
+    g = game_from_store(engine, "k3x9")
+    assert [(p.label, p.start.strftime("%H:%M:%S"), p.voting_start) for p in g.phases] == [
+        ("day-1", "23:59:00", datetime(2025, 5, 2, 0, 0, 0)),
+        ("night-1", "00:00:10", datetime(2025, 5, 2, 0, 0, 20)),
+    ]
+    assert (g.day_minutes, g.night_minutes, g.winner) == (2.0, 0.75, "mafia")
+    assert [(p.name, p.is_mafia, p.is_llm) for p in g.players] == [
+        ("Ada", True, True),
+        ("Bo", False, False),
+        ("Cy", False, False),
+    ]
+    assert [(e.name, e.role, e.phase) for e in g.eliminations] == [
+        ("Cy", "bystander", "day-1"),
+        ("Bo", "bystander", "night-1"),
+    ]
+    out = write_game(g, tmp_path / "export")
+    assert (out / "public_nighttime_chat.txt").read_text() == (
+        "[00:00:15] Ada: alone now\n"
+        "[00:00:30] Game-Manager: Bo was killed during the night. Their role was bystander\n"
+    )
+    assert read_game(out).winner == "mafia"
     engine.dispose()

@@ -27,12 +27,13 @@ from sqlalchemy.engine import Engine
 
 from bot.research.commands import resolve_game_ids, run_import, run_report
 from bot.research.importer import import_llmafia
+from bot.research.paths import llmafia_games_dir
 from bot.research.report import build_report, render_markdown, write_report
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import Game, Message, Phase, Seat, SurveyResponse
 
-DATA = Path("/work/shared/data/llmafia/games")
+DATA = llmafia_games_dir()
 GAME_IDS = [f"{n:04d}" for n in range(1, 16)]
 real_data = pytest.mark.skipif(not DATA.is_dir(), reason="LLMafia data not present")
 

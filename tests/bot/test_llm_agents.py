@@ -1,0 +1,596 @@
+"""Whole games of LLM agents through the real GameService (SQLite), the real Anthropic and
+OpenAI SDK clients, and the loopback fake servers, at a fast game clock.
+
+Faults are injected on the wire (timeouts, 5xx, 429 with retry-after, malformed JSON, empty
+completions, refusals) and in the answers (prose instead of <send>/<wait>, names that are not
+players). In every case the game finishes, no agent action is refused by the rules, and the
+decision log says what fell back. Prompts the fake servers received are inspected to prove a
+bystander's never contain the den or mafia identities.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, func, select
+
+from agent.base import Player
+from agent.decisions import DecisionRecord, InMemoryDecisionLog, summarize
+from agent.llm.anthropic_backend import AnthropicClient
+from agent.llm.base import LLMClient
+from agent.llm.openai_backend import OpenAIClient
+from agent.llm.retry import RetryPolicy
+from agent.llm.wrappers import BudgetedClient, FallbackClient
+from agent.llm_player import LLMPlayer
+from bot.clock import GameClock
+from bot.llm_agents import (
+    LLMAgentConfig,
+    LLMClients,
+    build_llm_clients,
+    llm_player_factory,
+)
+from bot.service import GameService, LiveGame, SeatInfo, SeatPortImpl
+from bot.settings import Settings
+from bot.store import models as m
+from bot.store.decisions import DBDecisionLog, records_for_game, summary_for_game
+from bot.timers import SchedulerTimers, make_scheduler
+from games.config import GameConfig
+from games.errors import RuleError
+from games.events import Event, PhaseEnded, PhaseStarted, PlayerEliminated
+from tests.fakes.llm_servers import (
+    FakeAnthropicServer,
+    FakeLLMServer,
+    FakeOpenAIServer,
+    Fault,
+    content_text,
+    last_user_text,
+)
+
+JSON = dict[str, Any]
+NAMES = ["Ari", "Blake", "Casey", "Drew", "Eden", "Finley", "Gray"]
+DEAL = ("bystander", "mafia", "mafia", "detective", "doctor", "bystander", "bystander")
+WORDS = [
+    *("hmm", "ok", "so", "honestly", "wait", "look", "blake", "casey", "drew", "eden"),
+    *("finley", "gray", "ari", "quiet", "loud", "vote", "sus", "weird", "fine", "maybe"),
+    *("never", "always", "today", "tonight", "really", "though", "clearly", "nobody"),
+]
+TOWN_FIRST = ["Finley", "Gray", "Ari", "Drew", "Eden"]
+CONFIG = GameConfig(
+    deal=DEAL,
+    roles=("detective", "doctor"),
+    day_seconds=40,
+    vote_seconds=15,
+    night_seconds=15,
+    night_vote_seconds=12,
+)
+SPEED = 150.0
+FAST = RetryPolicy(
+    max_attempts=2, timeout_s=0.5, base_delay_s=0.01, max_delay_s=0.02, max_retry_after_s=0.2
+)
+MODELS = {"anthropic": "claude-haiku-4-5", "openai": "gpt-4o-mini"}
+
+
+# --- reading the fakes' requests ---------------------------------------------------------------
+
+
+def system_of(req: JSON) -> str:
+    if "system" in req:
+        return content_text(req["system"])
+    first = (req.get("messages") or [{}])[0]
+    return content_text(first.get("content")) if first.get("role") == "system" else ""
+
+
+def prompt_of(req: JSON) -> str:
+    return (
+        system_of(req)
+        + "\n"
+        + "\n".join(content_text(msg.get("content")) for msg in req.get("messages") or [])
+    )
+
+
+def kind_of(req: JSON) -> str:
+    system = system_of(req)
+    if "decide WHEN to talk" in system:
+        return "scheduler"
+    if "write your next chat message" in system:
+        return "generator"
+    if "cast a vote" in system:
+        return "vote"
+    return "night_action"
+
+
+def options_of(req: JSON) -> list[str]:
+    found = re.search(r"(?:Choose one of|and nothing else): (.+)", last_user_text(req))
+    return [n.strip() for n in found.group(1).split(",")] if found else []
+
+
+@dataclass
+class Table:
+    """A scripted "model": talks sometimes, votes bystanders out by day (so the den stays
+    busy), lets the mafia kill the first offered name. ``scheduler``/``vote`` override."""
+
+    seed: int = 1
+    send_rate: float = 0.4
+    scheduler: Callable[[JSON], str] | None = None
+    vote: Callable[[JSON], str] | None = None
+    lines: int = 0
+    rng: random.Random = field(default_factory=random.Random)
+
+    def __post_init__(self) -> None:
+        self.rng.seed(self.seed)
+
+    def __call__(self, req: JSON) -> str:
+        kind = kind_of(req)
+        if kind == "scheduler":
+            if self.scheduler is not None:
+                return self.scheduler(req)
+            if "mafia talk" in last_user_text(req):
+                return "<send>"
+            return "<send>" if self.rng.random() < self.send_rate else "<wait>"
+        if kind == "generator":
+            self.lines += 1
+            return " ".join(self.rng.sample(WORDS, 5)) + f" line{self.lines}"
+        if self.vote is not None:
+            return self.vote(req)
+        options = options_of(req)
+        if kind == "vote" and "tonight's victim" not in last_user_text(req):
+            return next((n for n in TOWN_FIRST if n in options), options[0])
+        return options[0]
+
+
+# --- playing -----------------------------------------------------------------------------------
+
+
+def clients_for(provider: str, server: FakeLLMServer) -> LLMClients:
+    client: LLMClient
+    if provider == "anthropic":
+        client = AnthropicClient(
+            MODELS[provider], api_key="test", base_url=server.base_url, policy=FAST
+        )
+    else:
+        client = OpenAIClient(
+            MODELS[provider], api_key="test", base_url=server.base_url, policy=FAST
+        )
+    return LLMClients(client, client)
+
+
+class CountingPort:
+    """The seat port, sorting what the rules refused: ``illegal`` when the action was refused
+    by the state it was issued against, ``raced`` when another action that was already queued
+    in the service ended the phase first (the seat could not have known: a human typing at
+    that moment is refused the same way)."""
+
+    def __init__(self, inner: SeatPortImpl, game: LiveGame, refused: list[str]) -> None:
+        self.inner = inner
+        self.game = game
+        self.refused = refused
+        self.raced: list[str] = []
+
+    @property
+    def seat(self) -> int:
+        return self.inner.seat
+
+    def _phase(self) -> int:
+        return self.game.state.phase.seq if self.game.state is not None else 0
+
+    async def _do(self, action: Any) -> None:
+        issued = self._phase()
+        try:
+            await action
+        except RuleError as err:
+            where = self.raced if self._phase() != issued else self.refused
+            where.append(f"seat {self.seat}: {err}")
+            raise
+
+    async def say(self, text: str) -> None:
+        await self._do(self.inner.say(text))
+
+    async def vote(self, target: str | None) -> None:
+        await self._do(self.inner.vote(target))
+
+    async def night_act(self, target: str) -> None:
+        await self._do(self.inner.night_act(target))
+
+
+@dataclass
+class Played:
+    service: GameService
+    game_id: str
+    events: list[Event]
+    history: list[dict[str, Any]]
+    refused: list[str]
+    raced: list[str]
+    players: dict[int, Player]
+
+    def den_texts(self) -> list[str]:
+        return [e["text"] for e in self.history if e["kind"] == "message" and e["place"] == "den"]
+
+    def votes(self, phase_seq: int) -> dict[str, str | None]:
+        return {
+            e["voter_name"]: e["target_name"]
+            for e in self.history
+            if e["kind"] == "vote_cast" and e["phase_seq"] == phase_seq
+        }
+
+
+class Recorder:
+    def __init__(self, on_event: Callable[[Event], None] | None = None) -> None:
+        self.events: list[Event] = []
+        self.on_event = on_event
+
+    async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None:
+        for e in events:
+            self.events.append(e)
+            if self.on_event is not None:
+                self.on_event(e)
+
+
+@pytest.fixture
+async def scheduler() -> AsyncIterator[Any]:
+    sched = make_scheduler()
+    sched.start()
+    yield sched
+    sched.shutdown(wait=False)
+
+
+async def play(
+    engine: Engine,
+    scheduler: Any,
+    factory: Callable[..., Player],
+    *,
+    on_event: Callable[[Event], None] | None = None,
+    humans: int = 0,
+    limit_s: float = 30.0,
+) -> Played:
+    refused: list[str] = []
+    ports: list[CountingPort] = []
+    players: dict[int, Player] = {}
+
+    def agent(
+        game: LiveGame,
+        seat: SeatInfo,
+        port: SeatPortImpl,
+        clock: GameClock,
+        timers: SchedulerTimers,
+    ) -> Player:
+        counting = CountingPort(port, game, refused)
+        ports.append(counting)
+        player = factory(game, seat, counting, clock, timers)
+        players[seat.index] = player
+        return player
+
+    service = GameService(engine, scheduler, agent)
+    recorder = Recorder(on_event)
+    service.subscribe(recorder)
+    game_id = await service.create_game(CONFIG, seed=11, speed=SPEED)
+    for i, name in enumerate(NAMES):
+        human = i < humans
+        await service.join(game_id, f"u{i}" if human else None, is_agent=not human, name=name)
+    await service.start(game_id)
+    try:
+        await asyncio.wait_for(service.wait_finished(game_id), limit_s)
+        await service.drain(game_id)
+        history = await service.history(game_id)
+    finally:
+        await service.close()
+    raced = [r for p in ports for r in p.raced]
+    assert len(raced) <= 3, raced  # rare, and only ever a line or vote crossing a phase end
+    return Played(service, game_id, recorder.events, history, refused, raced, players)
+
+
+def by_seat(records: list[DecisionRecord]) -> dict[int, list[DecisionRecord]]:
+    out: dict[int, list[DecisionRecord]] = {}
+    for r in records:
+        out.setdefault(r.seat, []).append(r)
+    return out
+
+
+def assert_everyone_voted_in_time(played: Played) -> int:
+    """Every living voter voted in every vote phase that ran to its end, before its deadline.
+    Returns how many vote phases were checked."""
+    alive = set(NAMES)
+    mafia = {n for n, r in zip(NAMES, DEAL, strict=True) if r == "mafia"}
+    started: dict[int, PhaseStarted] = {}
+    started_voters: dict[int, set[str] | None] = {}
+    checked = 0
+    for e in played.events:
+        if isinstance(e, PlayerEliminated):
+            alive.discard(e.name)
+        elif isinstance(e, PhaseStarted):
+            started[e.seq] = e
+            voters = alive if e.phase == "vote" else alive & mafia
+            started_voters[e.seq] = set(voters) if e.phase in ("vote", "night_vote") else None
+        elif isinstance(e, PhaseEnded) and started_voters.get(e.seq) is not None:
+            if e.reason == "game_over":
+                continue
+            votes = played.votes(e.seq)
+            assert set(votes) == started_voters[e.seq], f"phase {e.seq}: {sorted(votes)}"
+            deadline = started[e.seq].deadline
+            times = [
+                datetime.fromisoformat(v["t"])
+                for v in played.history
+                if v["kind"] == "vote_cast" and v["phase_seq"] == e.seq
+            ]
+            assert all(t < deadline for t in times)
+            checked += 1
+    return checked
+
+
+@pytest.fixture(params=["anthropic", "openai"])
+def fake(request: pytest.FixtureRequest) -> tuple[str, FakeLLMServer]:
+    provider = str(request.param)
+    return provider, request.getfixturevalue(f"fake_{provider}")
+
+
+# --- settings ----------------------------------------------------------------------------------
+
+
+def test_clients_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    settings = Settings(
+        llm="anthropic:claude-sonnet-4-5",
+        scheduler_llm="openai:gpt-4o-mini",
+        llm_backup="openai:gpt-4o",
+        llm_timeout=7,
+        llm_max_attempts=2,
+        llm_token_budget=5000,
+        _env_file=None,  # type: ignore[call-arg]
+    )
+    config = LLMAgentConfig.from_settings(settings)
+    assert (config.llm_timeout, config.llm_max_attempts, config.llm_token_budget) == (7, 2, 5000)
+    clients = build_llm_clients(config)
+    assert isinstance(clients.generator, FallbackClient)
+    assert isinstance(clients.scheduler, FallbackClient)
+    assert clients.generator.name == "anthropic:claude-sonnet-4-5>openai:gpt-4o"
+    assert clients.scheduler.name == "openai:gpt-4o-mini>openai:gpt-4o"
+    one = build_llm_clients(LLMAgentConfig(llm="openai:gpt-4o-mini"))
+    assert one.scheduler is one.generator
+
+
+async def test_each_seat_gets_its_own_budget(engine: Engine, scheduler: Any) -> None:
+    table = Table()
+
+    class Local:
+        name = "local"
+
+        async def complete(self, req: Any) -> Any:
+            from agent.llm import LLMResponse
+
+            text = table(
+                {
+                    "system": req.system,
+                    "messages": [{"role": r, "content": c} for r, c in req.messages],
+                }
+            )
+            return LLMResponse(text, "local", 100, 5, 0, 0.0, "stop", 1, 0.0)
+
+    log = InMemoryDecisionLog()
+    factory = llm_player_factory(
+        LLMAgentConfig(llm="local:x", llm_token_budget=100_000),
+        log,
+        clients=LLMClients(Local(), Local()),
+    )
+    played = await play(engine, scheduler, factory)
+    assert set(factory.budgets) == {(played.game_id, i) for i in range(7)}
+    spent = {seat: b.spent for (_, seat), b in factory.budgets.items()}
+    calls = {
+        seat: len([r for r in recs if r.called]) for seat, recs in by_seat(log.records).items()
+    }
+    assert all(spent[s] == 105 * calls[s] for s in calls)
+    assert all(isinstance(p, LLMPlayer) for p in played.players.values())
+    assert isinstance(played.players[0].generator, BudgetedClient)  # type: ignore[attr-defined]
+    assert played.refused == []
+
+
+# --- whole games -------------------------------------------------------------------------------
+
+
+async def test_full_game_from_settings(
+    fake: tuple[str, FakeLLMServer],
+    engine: Engine,
+    scheduler: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    provider, server = fake
+    server.responder = Table()
+    prefix = provider.upper()
+    monkeypatch.setenv(f"{prefix}_API_KEY", "test")
+    monkeypatch.setenv(f"{prefix}_BASE_URL", server.base_url)
+    settings = Settings(
+        llm=f"{provider}:{MODELS[provider]}",
+        llm_timeout=5,
+        llm_max_attempts=2,
+        _env_file=None,  # type: ignore[call-arg]
+    )
+    log = InMemoryDecisionLog()
+    factory = llm_player_factory(settings, log)
+    try:
+        played = await play(engine, scheduler, factory)
+    finally:
+        await factory.aclose()
+
+    assert played.refused == []
+    over = played.history[-1]
+    assert over["kind"] == "game_over" and over["winner"] in ("mafia", "bystanders")
+    summary = summarize(log.records)
+    assert summary.valid_rate == 1.0 and summary.fallbacks == 0 and summary.errors == 0
+    assert summary.calls == len(server.requests)
+    seats = by_seat(log.records)
+    assert set(seats) == set(range(7))
+    for recs in seats.values():
+        assert any(r.kind == "scheduler" for r in recs) and any(r.kind == "vote" for r in recs)
+    said = [e for e in played.history if e["kind"] == "message"]
+    assert said and all(re.search(r" line\d+$", e["text"]) for e in said)
+
+    # the static prefix is byte-identical across a seat's calls of one kind (prompt caching)
+    systems: dict[tuple[str, str], set[str]] = {}
+    for rec in server.requests:
+        assert rec.json is not None
+        system = system_of(rec.json)
+        who = re.match(r"You are (\w+),", system)
+        assert who is not None
+        systems.setdefault((who.group(1), kind_of(rec.json)), set()).add(system)
+    assert all(len(s) == 1 for s in systems.values())
+    if provider == "anthropic":
+        assert server.last_json["system"][0]["cache_control"] == {"type": "ephemeral"}
+
+    # bystanders never see the den or who the mafia are; the mafia do
+    den = played.den_texts()
+    assert den, "the mafia agents talked at night"
+    for rec in server.requests:
+        assert rec.json is not None
+        prompt = prompt_of(rec.json)
+        if "Your role: mafia" in prompt:
+            assert "Your fellow mafia:" in prompt
+            continue
+        assert not any(text in prompt for text in den)
+        assert "fellow mafia" not in prompt.lower()
+
+
+async def test_decisions_are_stored_and_flushed_when_the_game_ends(
+    fake_anthropic: FakeAnthropicServer, engine: Engine, scheduler: Any
+) -> None:
+    fake_anthropic.responder = Table(seed=2)
+    memory = InMemoryDecisionLog()
+    db = DBDecisionLog(engine)
+
+    class Both:
+        def record(self, rec: DecisionRecord) -> None:
+            memory.record(rec)
+            db.record(rec)
+
+        async def flush(self) -> None:
+            await db.flush()
+
+    factory = llm_player_factory(
+        LLMAgentConfig(llm="anthropic:x"),
+        Both(),
+        clients=clients_for("anthropic", fake_anthropic),
+    )
+    played = await play(engine, scheduler, factory)
+    # no explicit flush here: the agents flushed when the game ended
+    stored = records_for_game(engine, played.game_id)
+    assert len(stored) == len(memory.records) > 0
+    assert stored == memory.records
+    assert summary_for_game(engine, played.game_id) == summarize(memory.records)
+    await db.aclose()
+    with Session(engine) as s:
+        s.delete(s.get_one(m.Game, played.game_id))
+        s.commit()
+        left = s.exec(select(func.count()).select_from(m.LLMCall)).one()
+    assert left == 0
+
+
+WIRE_FAULTS = [
+    Fault.timeout(delay_s=2.0),
+    Fault.server_error(500),
+    Fault.rate_limit(retry_after=0.05),
+    Fault.malformed_json(),
+    Fault.missing_content(),
+    Fault.empty(),
+    Fault.refusal(),
+    Fault.server_error(529),
+]
+
+
+async def test_wire_faults_never_break_the_game(
+    fake: tuple[str, FakeLLMServer], engine: Engine, scheduler: Any
+) -> None:
+    provider, server = fake
+    server.responder = Table(seed=3)
+
+    def chaos(event: Event) -> None:
+        if isinstance(event, PhaseStarted):
+            server.inject(*WIRE_FAULTS, times=2)
+
+    log = InMemoryDecisionLog()
+    factory = llm_player_factory(
+        LLMAgentConfig(llm="x:y"), log, clients=clients_for(provider, server)
+    )
+    played = await play(engine, scheduler, factory, on_event=chaos)
+    assert played.refused == []
+    assert played.history[-1]["kind"] == "game_over"
+    applied = {r.fault.kind for r in server.requests if r.fault is not None}
+    assert len(applied) >= 6
+    summary = summarize(log.records)
+    assert summary.errors > 0
+    invalid = summary.answered - summary.valid
+    assert invalid > 0  # the empty completions and refusals were answers, not usable ones
+    assert assert_everyone_voted_in_time(played) >= 1
+
+
+async def test_unusable_answers_fall_back(
+    fake_openai: FakeOpenAIServer, engine: Engine, scheduler: Any
+) -> None:
+    prose = "Honestly I think I would like to wait and see what the others say first."
+    fake_openai.responder = Table(
+        scheduler=lambda req: prose,
+        vote=lambda req: "Zed" if "nothing else" not in last_user_text(req) else "nobody at all",
+    )
+    log = InMemoryDecisionLog()
+    factory = llm_player_factory(
+        LLMAgentConfig(llm="x:y"), log, clients=clients_for("openai", fake_openai)
+    )
+    played = await play(engine, scheduler, factory)
+    assert played.refused == []
+    assert played.history[-1]["kind"] == "game_over"
+    sched = [r for r in log.records if r.kind == "scheduler" and r.called]
+    assert sched and not any(r.valid for r in sched)
+    assert all((r.decision or "").startswith("invalid") for r in sched)
+    called_votes = [r for r in log.records if r.kind in ("vote", "night_action") and r.called]
+    assert called_votes and not any(r.valid for r in called_votes)
+    # each question was asked twice (the corrective retry), then the heuristic decided
+    fallbacks = [r for r in log.records if r.fallback and r.kind in ("vote", "night_action")]
+    assert fallbacks and all(not r.called for r in fallbacks)
+    for fb in fallbacks:
+        # after the question and its corrective retry, both unusable; or, the retry still
+        # pending, when the hard deadline came
+        asked = [
+            r
+            for r in log.records
+            if r.seat == fb.seat and r.kind == fb.kind and r.called and r.t <= fb.t
+        ]
+        assert asked and not any(r.valid for r in asked)
+        assert len(asked) >= 2 or fb.error == "the model had not answered in time"
+    summary = summarize(log.records)
+    assert summary.valid == 0 and summary.valid_rate == 0.0
+    assert summary.fallbacks_by_kind.get("vote", 0) > 0
+
+
+async def test_a_slow_model_still_votes_before_each_deadline(
+    fake: tuple[str, FakeLLMServer], engine: Engine, scheduler: Any
+) -> None:
+    provider, server = fake
+    server.responder = Table(seed=4)
+    vote_phases: list[int] = []
+
+    def slow_votes(event: Event) -> None:
+        if isinstance(event, PhaseStarted) and event.phase in ("vote", "night_vote"):
+            vote_phases.append(event.seq)
+            server.inject(Fault.timeout(delay_s=3.0), times=300)
+        elif isinstance(event, PhaseEnded) and event.phase in ("vote", "night_vote"):
+            server.clear_faults()
+
+    log = InMemoryDecisionLog()
+    factory = llm_player_factory(
+        LLMAgentConfig(llm="x:y"), log, clients=clients_for(provider, server)
+    )
+    played = await play(engine, scheduler, factory, on_event=slow_votes)
+    assert played.refused == []
+    assert vote_phases
+    assert assert_everyone_voted_in_time(played) >= 1
+    fallback_votes = [r for r in log.records if r.kind == "vote" and r.fallback]
+    assert fallback_votes
+    assert all(r.error == "the model had not answered in time" for r in fallback_votes)
+    held = [r for r in server.requests if r.fault is not None and r.json is not None]
+    assert any(kind_of(r.json) == "vote" for r in held)  # the model was asked, and hung
+    assert not any(r.valid for r in log.records if r.kind == "vote")
