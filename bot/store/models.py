@@ -150,6 +150,13 @@ class Seat(SQLModel, table=True):
     agent_kind: str | None = Field(default=None)
     persona: str | None = Field(default=None)
     joined_at: datetime = _ts(default_now=True)
+    # The person behind the seat withdrew (bot.privacy): exports show the seat as withheld and
+    # the experience pool skips it from then on. ``scrubbed_at`` is when their lines, votes and
+    # answers were removed from this game (None: not yet, the game was still open).
+    withdrawn: bool = Field(
+        default=False, nullable=False, sa_column_kwargs={"server_default": sa.false()}
+    )
+    scrubbed_at: datetime | None = _ts(nullable=True)
 
 
 class Phase(SQLModel, table=True):
@@ -300,6 +307,55 @@ class LLMCall(SQLModel, table=True):
     t: datetime = _ts(default_now=True)
 
 
+class Consent(SQLModel, table=True):
+    """One answer to the consent notice (bot.consent), per platform, server and person.
+
+    Rows are appended, never edited, except ``withdrawn_at``, which a withdrawal stamps on all
+    of the person's rows on that server so no earlier "yes" can count again; agreeing later
+    adds a new row. ``research`` says whether the notice shown asked for research use (False:
+    the shorter acknowledgement of a server with logging off). The server is named by its
+    external id, not a foreign key: an answer can come before the server row exists and must
+    outlive it.
+    """
+
+    __tablename__ = "consents"
+    __table_args__ = (
+        sa.Index("ix_consents_platform_server_user", "platform", "server_external_id", "user_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    platform: str = Field(nullable=False)
+    server_external_id: str = Field(nullable=False)
+    user_id: str = Field(nullable=False)
+    version: str = Field(nullable=False)
+    agreed: bool = Field(nullable=False)
+    research: bool = Field(default=True, nullable=False)
+    t: datetime = _ts(default_now=True)
+    withdrawn_at: datetime | None = _ts(nullable=True)
+
+
+class PlatformLink(SQLModel, table=True):
+    """Where a game lives on a chat platform: the lobby message, each human's booth, the den,
+    the stage webhook... Kept so that a restarted bot finds its threads, channels and
+    webhooks again (``kind`` e.g. "lobby", "booth", "den", "webhook"; ``seat_index`` for
+    per-seat links)."""
+
+    __tablename__ = "platform_links"
+    __table_args__ = (
+        sa.UniqueConstraint("game_id", "platform", "kind", "seat_index"),
+        sa.Index("ix_platform_links_platform_external_id", "platform", "external_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: str = _game_fk()
+    platform: str = Field(nullable=False)
+    kind: str = Field(nullable=False)
+    seat_index: int | None = Field(default=None)
+    external_id: str = Field(nullable=False)
+    data: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON, nullable=False)
+    created_at: datetime = _ts(default_now=True)
+
+
 __all__ = [
     "GAME_MANAGER",
     "GAME_STATUSES",
@@ -311,11 +367,13 @@ __all__ = [
     "VOTE_KINDS",
     "WINNERS",
     "Action",
+    "Consent",
     "Event",
     "Game",
     "LLMCall",
     "Message",
     "Phase",
+    "PlatformLink",
     "Seat",
     "Server",
     "SurveyResponse",

@@ -24,11 +24,26 @@ it for the duration of the test by patching two globals, restored afterwards:
                                              channel=town)
             assert (await inter.response()).ephemeral
 
-Log in with `fake.token` (any other token gets 401 / gateway close 4004).  Pass
-`guild_ready_timeout=0.05` to the client: discord.py waits that long after the last
-GUILD_CREATE before on_ready (default 2 s).  Close clients before the fixture ends (the
-`running_client` context manager does); otherwise they see the server go away and try to
-reconnect.  See `tests/fakes/discord/server.py` for the driving API.
+Things discord.py 2.7 does that tests must allow for:
+
+* Log in with `fake.token` (any other token gets 401 -> LoginFailure, or gateway close 4004).
+* Pass `guild_ready_timeout=0.05` to the client: discord.py waits that long after the last
+  GUILD_CREATE before on_ready (default 2 s).  With the members intent it also chunks every
+  guild (op 8) before on_ready; the fake answers at once.
+* A re-IDENTIFY (after op 9 / a lost session) is delayed 5 s by `Client.before_identify_hook`;
+  override it on the client to test that quickly.
+* `client.close()` ends up closing the socket with 4000, not 1000 (its own receive loop
+  closes first), so the session stays resumable on the fake, as on Discord.
+* Close clients before the fixture ends (`running_client` does); otherwise they see the
+  server go away and keep trying to reconnect.
+
+Driving API (see `tests/fakes/discord/server.py`): build the world with `add_guild`,
+`add_channel`, `add_thread`, `add_member`, `add_role`; act as humans with `send_message`,
+`send_dm`, `slash`, `click`, `select`, `submit_modal`; break things with `rate_limit`,
+`fail`, `deny_permission`, `delete_webhook`, `delete_channel`, `block_dms`,
+`drop_connections`, `reconnect`, `invalidate_session`; inspect `requests`, `messages_in`,
+`webhook_executions`, `interactions`, `channels`, `guild_commands`; wait with `wait_until`,
+`wait_for_message`, `wait_for_request`, `Interaction.response()` / `.followup(n)`.
 """
 
 from __future__ import annotations
@@ -66,7 +81,7 @@ def discord_pointed_at(fake: FakeDiscord) -> Iterator[None]:
 
 @contextlib.asynccontextmanager
 async def running_client(client: ClientT, fake: FakeDiscord, *,
-                         timeout: float = 10.0) -> AsyncIterator[ClientT]:
+                         within: float = 10.0) -> AsyncIterator[ClientT]:
     """Run `client.start(fake.token)` in a task until on_ready; close it cleanly on exit.
 
     A startup failure (bad token, disallowed intents, an exception in setup_hook) is raised
@@ -75,21 +90,21 @@ async def running_client(client: ClientT, fake: FakeDiscord, *,
     before = fake.ready_count
 
     async def ready() -> None:
-        await fake.wait_until(lambda: fake.ready_count > before, timeout)
+        await fake.wait_until(lambda: fake.ready_count > before, within)
         await client.wait_until_ready()
 
     task = asyncio.create_task(client.start(fake.token))
     waiter = asyncio.create_task(ready())
     startup_failed = False
     try:
-        done, _ = await asyncio.wait({task, waiter}, timeout=timeout,
+        done, _ = await asyncio.wait({task, waiter}, timeout=within,
                                      return_when=asyncio.FIRST_COMPLETED)
         if task in done:
             startup_failed = True
             task.result()  # raises the startup error
             raise RuntimeError("discord client stopped before it was ready")
         if waiter not in done:
-            raise TimeoutError(f"discord client not ready within {timeout}s")
+            raise TimeoutError(f"discord client not ready within {within}s")
         waiter.result()
         yield client
     finally:
@@ -99,7 +114,7 @@ async def running_client(client: ClientT, fake: FakeDiscord, *,
         if not client.is_closed():
             await client.close()
         if not task.done():
-            await asyncio.wait_for(task, timeout)
+            await asyncio.wait_for(task, within)
         elif not task.cancelled():
             crashed = task.exception()  # retrieve it either way: no "never retrieved" noise
             if crashed is not None and not startup_failed:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import discord
+import discord.gateway
+import discord.http
 import pytest
 
 from tests.fakes.discord import FakeDiscord
@@ -21,9 +23,8 @@ def intents(*, message_content: bool = True, members: bool = True) -> discord.In
     return value
 
 
-def make_client(**kwargs: object) -> discord.Client:
-    return discord.Client(intents=kwargs.pop("intents", intents()), guild_ready_timeout=0.05,
-                          **kwargs)  # type: ignore[arg-type]
+def make_client(with_intents: discord.Intents | None = None) -> discord.Client:
+    return discord.Client(intents=with_intents or intents(), guild_ready_timeout=0.05)
 
 
 async def test_ready_caches_guild_channels_and_chunked_members(fake_discord: FakeDiscord) -> None:
@@ -52,6 +53,9 @@ async def test_ready_caches_guild_channels_and_chunked_members(fake_discord: Fak
         assert any(p.get("op") == 8 for p in fake_discord.gateway_received)
         me = cached.me
         assert me.guild_permissions.manage_webhooks and not me.guild_permissions.administrator
+        # The heartbeat sent right after HELLO was acknowledged.
+        assert any(p.get("op") == 1 for p in fake_discord.gateway_received)
+        assert client.latency < 1.0
 
     connect = fake_discord.gateway_log[0]
     assert connect["query"] == {"v": "10", "encoding": "json", "compress": "zlib-stream"}
@@ -110,7 +114,7 @@ async def test_without_message_content_intent_guild_text_arrives_blank(
     town = fake_discord.add_channel(guild, "town-square")
     alice = fake_discord.add_member(guild, "alice")
     received: asyncio.Queue[discord.Message] = asyncio.Queue()
-    client = make_client(intents=intents(message_content=False))
+    client = make_client(intents(message_content=False))
 
     @client.event
     async def on_message(message: discord.Message) -> None:
@@ -181,6 +185,10 @@ async def test_reconnect_resumes_and_replays_missed_events(fake_discord: FakeDis
         await fake_discord.send_message(town, alice, "still here")
         assert await asyncio.wait_for(received.get(), 5) == "still here"
 
+        (session,) = fake_discord.sessions.values()
+        assert [f["s"] for f in session.buffer] == list(range(1, session.seq + 1))
+        assert client.ws.sequence == session.seq
+
     paths = [e["path"] for e in fake_discord.gateway_log if e["event"] == "connect"]
     assert paths == ["/", "/resume", "/resume"]
     assert sum(1 for p in fake_discord.gateway_received if p.get("op") == 2) == 1
@@ -215,3 +223,43 @@ async def test_unapproved_privileged_intents_close_with_4014() -> None:
                 async with running_client(client, fake):
                     pass
             assert client.is_closed()
+
+
+async def test_auto_sharded_client_finds_the_gateway_through_gateway_bot(
+    fake_discord: FakeDiscord,
+) -> None:
+    guild = fake_discord.add_guild()
+    client = discord.AutoShardedClient(intents=intents(), guild_ready_timeout=0.05)
+    async with running_client(client, fake_discord):
+        assert client.shard_count == 1 and client.get_guild(guild.id) is not None
+        (session,) = fake_discord.sessions.values()
+        assert session.shard == (0, 1)
+    assert [r.path for r in fake_discord.requests_to("GET /gateway/bot")] == ["/gateway/bot"]
+
+
+def test_pointing_discord_at_the_fake_is_undone_afterwards() -> None:
+    original_base = discord.http.Route.BASE
+    original_gateway = discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
+    fake = FakeDiscord()
+    fake.api_base, fake.ws_url = "http://127.0.0.1:1/api/v10", "ws://127.0.0.1:1/"
+    with discord_pointed_at(fake):
+        assert fake.api_base == discord.http.Route.BASE
+        assert str(discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY) == fake.ws_url
+    assert discord.http.Route.BASE == original_base == "https://discord.com/api/v10"
+    assert original_gateway == discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
+
+
+async def test_invalid_session_makes_the_client_identify_again(fake_discord: FakeDiscord) -> None:
+    fake_discord.add_guild()
+    client = make_client()
+
+    async def identify_at_once(shard_id: int | None, *, initial: bool = False) -> None:
+        """discord.py sleeps 5 s before every re-IDENTIFY by default."""
+
+    client.before_identify_hook = identify_at_once  # type: ignore[method-assign]
+    async with running_client(client, fake_discord):
+        await fake_discord.invalidate_session(resumable=False)
+        await fake_discord.wait_ready(count=2)
+        identifies = [p for p in fake_discord.gateway_received if p.get("op") == 2]
+        assert len(identifies) == 2
+        await fake_discord.wait_until(lambda: client.is_ready(), 5)

@@ -61,14 +61,24 @@ class GatewayConnection:
         self.server_closing = False
         self.close_code: int | None = None
         self._outbox: asyncio.Queue[JSON | Marker | None] = asyncio.Queue()
+        self._finished = False
         self._writer = asyncio.create_task(self._write_loop())
 
     def enqueue(self, item: JSON | Marker) -> None:
+        if self._finished:
+            if callable(item):
+                item()  # nothing left to wait for: the socket is gone
+            return
         self._outbox.put_nowait(item)
 
     async def flush(self) -> None:
-        done = asyncio.get_running_loop().create_future()
-        self.enqueue(lambda: done.done() or done.set_result(None))
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def release() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        self.enqueue(release)
         await done
 
     async def close(self, code: int, message: str = "") -> None:
@@ -81,6 +91,11 @@ class GatewayConnection:
         self._outbox.put_nowait(None)
         with contextlib.suppress(asyncio.CancelledError):
             await self._writer
+        self._finished = True
+        while not self._outbox.empty():  # release flush() calls queued behind the stop
+            item = self._outbox.get_nowait()
+            if callable(item):
+                item()
 
     async def _write_loop(self) -> None:
         while True:

@@ -124,22 +124,22 @@ class Interaction:
             return None
         return self.world.messages.get(self.original_id)
 
-    async def response(self, timeout: float = 5.0) -> Callback:
+    async def response(self, within: float = 5.0) -> Callback:
         """Wait for the bot's callback."""
-        await self.world.wait_until(lambda: self.callback is not None, timeout)
+        await self.world.wait_until(lambda: self.callback is not None, within)
         assert self.callback is not None
         return self.callback
 
-    async def followup(self, index: int = 0, timeout: float = 5.0) -> JSON:
+    async def followup(self, index: int = 0, within: float = 5.0) -> JSON:
         """Wait for the bot's `index`-th followup message (0-based)."""
-        await self.world.wait_until(lambda: len(self.followups) > index, timeout)
+        await self.world.wait_until(lambda: len(self.followups) > index, within)
         return self.followups[index]
 
-    async def edited(self, timeout: float = 5.0) -> JSON:
+    async def edited(self, within: float = 5.0) -> JSON:
         """Wait until the original response has been edited (e.g. after a defer)."""
         await self.world.wait_until(
             lambda: self.original is not None and self.original.get("edited_timestamp"),
-            timeout)
+            within)
         assert self.original is not None
         return self.original
 
@@ -287,8 +287,6 @@ def slash_payload(world: World, path: str, options: dict[str, Any], user: User,
         kind = decl["type"] if decl is not None else _infer_option_type(value)
         if kind in (6, 7, 8, 9):
             out: Any = _resolve(world, resolved, kind, value, channel, user)
-            if kind == 9:
-                kind = 8 if "roles" in resolved and out in resolved["roles"] else 6
         elif kind == 4:
             out = int(value)
         elif kind == 10:
@@ -403,7 +401,7 @@ def _submitted(comp: JSON, values: dict[str, Any]) -> JSON:
     if kind == 18:
         return {"type": 18, "id": comp.get("id"), "component": _submitted(comp["component"],
                                                                           values)}
-    cid = comp.get("custom_id")
+    cid = str(comp.get("custom_id"))
     if kind == 4:
         value = values.get(cid, comp.get("value") or "")
         if comp.get("required", True) and not value:

@@ -9,13 +9,13 @@ for the bot to *handle* the event: wait for its effect (`interaction.response()`
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
 from aiohttp import web
 
+from tests.fakes.discord import routes_app, routes_channels, routes_webhooks
 from tests.fakes.discord.gateway import (
     OP_INVALID_SESSION,
     OP_RECONNECT,
@@ -44,6 +44,8 @@ from tests.fakes.discord.world import (
 )
 
 P = PERMISSIONS
+# Importing these registers their handlers in rest.ROUTES.
+ROUTE_MODULES = (routes_app, routes_channels, routes_webhooks)
 
 
 class FakeDiscord(World):
@@ -107,12 +109,12 @@ class FakeDiscord(World):
         for conn in list(self.connections):
             await conn.flush()
 
-    async def wait_ready(self, timeout: float = 10.0, *, count: int = 1) -> GatewaySession:
+    async def wait_ready(self, within: float = 10.0, *, count: int = 1) -> GatewaySession:
         """Wait until `count` sessions (in total, ever) got their READY + GUILD_CREATEs.
 
         The client handles those asynchronously: also `await client.wait_until_ready()`.
         """
-        await self.wait_until(lambda: self.ready_count >= count, timeout)
+        await self.wait_until(lambda: self.ready_count >= count, within)
         return [s for s in self.sessions.values() if s.ready][-1]
 
     async def dispatch(self, event: str, data: JSON, *, guild_id: int | None = None) -> None:
@@ -173,14 +175,15 @@ class FakeDiscord(World):
         return [r for r in self.requests if probe.matches(r.method, r.path, r.route)]
 
     async def wait_for_request(self, pattern: str, *, count: int = 1,
-                               timeout: float = 5.0) -> RecordedRequest:
+                               within: float = 5.0) -> RecordedRequest:
         """Wait until `count` answered requests match `pattern`; return the latest."""
 
         def done() -> list[RecordedRequest]:
             hits = [r for r in self.requests_to(pattern) if r.status is not None]
             return hits if len(hits) >= count else []
 
-        return (await self.wait_until(done, timeout))[-1]
+        hits: list[RecordedRequest] = await self.wait_until(done, within)
+        return hits[-1]
 
     async def wait_for_message(
         self,
@@ -189,7 +192,7 @@ class FakeDiscord(World):
         *,
         after: JSON | int | None = None,
         from_bot: bool = False,
-        timeout: float = 5.0,
+        within: float = 5.0,
     ) -> JSON:
         """Wait for (or find) the first visible message in `channel` matching the filters.
 
@@ -211,7 +214,8 @@ class FakeDiscord(World):
                     return msg
             return None
 
-        return await self.wait_until(found, timeout)
+        msg: JSON = await self.wait_until(found, within)
+        return msg
 
     # --- what the humans do ---------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import asyncio
 import copy
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,6 @@ from tests.fakes.discord.model import (
     PRIVILEGED_INTENTS,
     PUBLIC_THREAD,
     TEXT,
-    THREAD_TYPES,
     Channel,
     Guild,
     Member,
@@ -214,20 +213,24 @@ class World:
         self._changed.set()
         self._changed = asyncio.Event()
 
-    async def wait_until(self, predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
-        """Wait until `predicate()` is truthy (re-checked after each request/frame)."""
+    async def wait_until(self, predicate: Callable[[], Any], within: float = 5.0) -> Any:
+        """Wait until `predicate()` is truthy; return its value.
+
+        Re-checked after every change to the fake and at least every 20 ms, so the predicate
+        may also look at the client's state (which changes when it processes a frame).
+        """
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + within
         while True:
             result = predicate()
             if result:
                 return result
             remaining = deadline - loop.time()
             if remaining <= 0:
-                raise TimeoutError(f"condition not met within {timeout}s")
+                raise TimeoutError(f"condition not met within {within}s")
             changed = self._changed
             try:
-                await asyncio.wait_for(changed.wait(), remaining)
+                await asyncio.wait_for(changed.wait(), min(remaining, 0.02))
             except TimeoutError:
                 continue
 
@@ -297,7 +300,9 @@ class World:
                 base |= role.permissions
         if base & P["administrator"]:
             return ALL_PERMISSIONS
-        source = self.channels.get(channel.parent_id) if channel.is_thread else channel
+        source: Channel | None = channel
+        if channel.is_thread:
+            source = self.channels.get(channel.parent_id) if channel.parent_id else None
         perms = base
         if source is not None:
             ows = source.overwrites
@@ -403,17 +408,20 @@ class World:
                        transform=lambda s, m: self._visible_message(s, m))
 
     def _visible_message(self, session: GatewaySession, msg: JSON) -> JSON | None:
-        """Without the MESSAGE_CONTENT intent, guild messages arrive with their content blank,
-        unless the bot wrote them, is mentioned in them, or they are DMs."""
+        """The message as this session may see it: not at all in a channel the bot cannot
+        view; without the MESSAGE_CONTENT intent, guild messages arrive with their content
+        blank unless the bot wrote them, is mentioned in them, or they are DMs."""
+        own = msg.get("author", {}).get("id") == str(self.bot.id)
+        if own and not self.echo_own_messages:
+            return None
+        channel = self.channels.get(int(msg["channel_id"]))
         if (
-            not self.echo_own_messages
-            and msg.get("author", {}).get("id") == str(self.bot.id)
-            and not msg.get("webhook_id")
+            channel is not None
+            and channel.guild_id is not None
+            and not self.permissions_for(channel, self.bot) & P["view_channel"]
         ):
             return None
-        if session.intents & INTENT_MESSAGE_CONTENT or not msg.get("guild_id"):
-            return msg
-        if msg.get("author", {}).get("id") == str(self.bot.id):
+        if session.intents & INTENT_MESSAGE_CONTENT or not msg.get("guild_id") or own:
             return msg
         if any(m.get("id") == str(self.bot.id) for m in msg.get("mentions", [])):
             return msg
@@ -539,15 +547,22 @@ class World:
         return guild
 
     def add_role(self, guild: GuildLike, name: str, permissions: int | str = 0, *,
-                 position: int | None = None, mentionable: bool = False) -> Role:
+                 position: int = 1, mentionable: bool = False) -> Role:
+        """A new role; like Discord, it goes in just above @everyone (position 1) unless told
+        otherwise, so the bot's own role stays above it and the bot can assign it."""
         g = self.guild(guild)
+        shifted = [r for r in g.roles.values() if r.id != g.id and r.position >= position]
+        for other in shifted:
+            other.position += 1
         role = Role(id=self.snowflakes.next(), guild_id=g.id, name=name,
-                    permissions=permission_bits(permissions),
-                    position=position if position is not None else len(g.roles),
+                    permissions=permission_bits(permissions), position=position,
                     mentionable=mentionable)
         g.roles[role.id] = role
         self._dispatch("GUILD_ROLE_CREATE", {"guild_id": str(g.id), "role": role.payload()},
                        guild_id=g.id)
+        for other in shifted:
+            self._dispatch("GUILD_ROLE_UPDATE", {"guild_id": str(g.id), "role": other.payload()},
+                           guild_id=g.id)
         return role
 
     def add_member(
@@ -557,7 +572,7 @@ class World:
         *,
         user: UserLike | None = None,
         nick: str | None = None,
-        roles: tuple[Role | int, ...] | list[Role | int] = (),
+        roles: Sequence[Role | int] = (),
         bot: bool = False,
         global_name: str | None = None,
     ) -> Member:
@@ -576,7 +591,7 @@ class World:
         return member
 
     def update_member(self, guild: GuildLike, user: UserLike, *, nick: str | None = None,
-                      roles: list[Role | int] | None = None) -> Member:
+                      roles: Sequence[Role | int] | None = None) -> Member:
         member = self.member(guild, user)
         if nick is not None:
             member.nick = nick
@@ -624,7 +639,7 @@ class World:
         *,
         private: bool = False,
         owner: UserLike | None = None,
-        members: tuple[UserLike, ...] | list[UserLike] = (),
+        members: Sequence[UserLike] = (),
         invitable: bool = True,
         thread_id: int | None = None,
         auto_archive_duration: int = 1440,
