@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import random
 
+from agent.base import Player
 from agent.baseline import BaselinePolicy
 from agent.driver import PolicyPlayer
-
-from agent.base import Player
 from bot.clock import GameClock
 from bot.service import LiveGame, SeatInfo, SeatPortImpl
 from bot.timers import SchedulerTimers

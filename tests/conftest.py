@@ -19,7 +19,11 @@ import pytest
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-pytest_plugins = ["tests.fakes.fixtures", "tests.fakes.discord_fixtures", "tests.fakes.slack_fixtures"]
+pytest_plugins = [
+    "tests.fakes.fixtures",
+    "tests.fakes.discord_fixtures",
+    "tests.fakes.slack_fixtures",
+]
 
 PG_ENV = "MAFIABOT_TEST_POSTGRES_URL"
 REQUIRE_PG_ENV = "MAFIABOT_REQUIRE_POSTGRES"
