@@ -269,6 +269,79 @@ def db_upgrade(db: Db = None) -> None:
     err.print(f"Database at revision {current(url)}.")
 
 
+consent_app = typer.Typer(help="Consent answers and withdrawal.", no_args_is_help=True)
+app.add_typer(consent_app, name="consent")
+
+PlatformOpt = Annotated[str, typer.Option("--platform", help="discord, slack or local.")]
+ServerOpt = Annotated[str, typer.Option("--server", help="Guild or workspace id.")]
+UserOpt = Annotated[str, typer.Option("--user", help="The person's platform user id.")]
+
+
+@consent_app.command("withdraw")
+def consent_withdraw(
+    platform: PlatformOpt, server: ServerOpt, user: UserOpt, db: Db = None
+) -> None:
+    """Remove a person from every stored game on a server, for good; records the withdrawal."""
+    from bot.privacy import run_withdraw
+    from bot.runtime import database_url
+
+    run_withdraw(database_url(_settings(), db), platform, server, user, Console())
+
+
+@consent_app.command("status")
+def consent_status_command(
+    platform: PlatformOpt, server: ServerOpt, user: UserOpt, db: Db = None
+) -> None:
+    """Show a person's consent answer on a server (exit code 1 when they may not play)."""
+    from bot.consent import run_status
+    from bot.runtime import database_url
+
+    if not run_status(database_url(_settings(), db), platform, server, user, Console()):
+        raise typer.Exit(1)
+
+
+@app.command("export")
+def export_command(
+    out: Annotated[Path, typer.Option("--out", help="Folder for the bundle.")],
+    game: Annotated[
+        list[str] | None, typer.Option("--game", help="Game id (repeat or comma-separate).")
+    ] = None,
+    all_games: Annotated[
+        bool, typer.Option("--all", help="Every ended game played here (not imports).")
+    ] = False,
+    formats: Annotated[
+        str, typer.Option("--format", help="Comma-separated: llmafia,jsonl,csv.")
+    ] = "llmafia,jsonl,csv",
+    with_agent_log: Annotated[
+        bool, typer.Option("--with-agent-log", help="Also the agent's prompts and outputs.")
+    ] = False,
+    identities: Annotated[
+        Path | None,
+        typer.Option("--identities", help='JSON {"user id": ["name", ...]} to scrub from text.'),
+    ] = None,
+    db: Db = None,
+) -> None:
+    """Anonymised research export of finished games (consenting players only)."""
+    from bot.research.export import run_export
+    from bot.runtime import database_url
+
+    if bool(game) == all_games:
+        raise typer.BadParameter("give --game ID (one or more) or --all", param_hint="--game")
+    url = database_url(_settings(), db)
+    try:
+        run_export(
+            url,
+            None if all_games else game,
+            out,
+            formats,
+            with_agent_log,
+            Console(),
+            identities_file=identities,
+        )
+    except (LookupError, ValueError) as e:
+        err.print(str(e), markup=False)
+        raise typer.Exit(2) from None
+
 def _optional_resume_value(argv: list[str]) -> list[str]:
     """Let ``--resume`` stand alone: it then means the most recent unfinished game."""
     out = list(argv)

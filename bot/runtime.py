@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from bot.agents import make_agent_factory
+from bot.privacy import PendingWithdrawals, apply_pending_withdrawals
 from bot.service import GameService
 from bot.settings import Settings
 from bot.store.db import make_engine
@@ -31,6 +33,8 @@ async def running_service(
     scheduler = make_scheduler()
     scheduler.start()
     service = GameService(engine, scheduler, make_agent_factory(agent_kind))
+    service.subscribe(PendingWithdrawals(engine))
+    await asyncio.to_thread(apply_pending_withdrawals, engine)
     try:
         yield service
     finally:

@@ -297,6 +297,8 @@ class GameService:
                 raise ServiceError("This game has already started; you can't join now.")
             if user_id is not None and game.seat_of_user(user_id) is not None:
                 raise ServiceError("You are already in this game.")
+            if user_id is not None and not is_agent:
+                await self._check_consent(game, user_id)  # consent block below
             if len(game.seats) >= len(CHARACTER_NAMES):
                 raise ServiceError("This game is full.")
             taken = [s.name for s in game.seats]
@@ -323,6 +325,20 @@ class GameService:
             await self._run_db(add)
             game.seats.append(info)
             return info
+
+    # --- consent (bot/consent.py owns the rules) ---------------------------------------------
+
+    async def _check_consent(self, game: LiveGame, user_id: str) -> None:
+        """Refuse a human on Discord/Slack who has not agreed to the current consent notice;
+        raises `bot.consent.ConsentRequired` (a ServiceError) carrying the notice to show."""
+        from bot.consent import consent_check  # bot.consent imports this module
+
+        server_id = game.server_id
+        refusal = await self._run_db(lambda session: consent_check(session, server_id, user_id))
+        if refusal is not None:
+            raise refusal
+
+    # --- end consent --------------------------------------------------------------------------
 
     async def leave(self, game_id: str, user_id: str) -> None:
         game = self._game(game_id)
@@ -644,6 +660,8 @@ class GameService:
             raise ServiceError("There is no such seat.")
         if user_id is not None and game.seat_of_user(user_id) is not None:
             raise ServiceError("That person already has a seat in this game.")
+        if user_id is not None:
+            await self._check_consent(game, user_id)
         async with game.lock:
             info.user_id = user_id
             info.is_agent = agent_kind is not None

@@ -1,0 +1,428 @@
+"""Withdrawal: take a person out of every stored game on a server, for good.
+
+What `withdraw` does, for each game on the server where the person had a seat:
+
+- Deleted: their message rows, the Game-Manager lines announcing their votes ("X voted for Y",
+  "X changed their vote to Y", "X abstains."), their vote rows, their survey answers, and their
+  own entries in the event and action logs (their lines, votes, night choices and private
+  inspection results). Timing goes with the rows: when they spoke is their data too.
+- Redacted: copies of their lines elsewhere (other players quoting them, the agent's prompts,
+  outputs and decisions in ``llm_calls``) become "[withdrawn]", and so does their platform id
+  wherever it was typed or mentioned. Whole rows of others are kept.
+- Registered hooks run (`WITHDRAWAL_HOOKS`: agent memories, the experience pool, ...).
+- Their seat keeps its character name, role and fate (other players' lines and votes refer to
+  it) but loses its user id, is marked ``withdrawn`` (exports show it as withheld, the
+  experience pool skips it) and gets ``scrubbed_at``. The character no longer leads back to
+  anyone.
+- Their consent answers on that server are stamped ``withdrawn_at`` (a stamp-only row is added
+  if they never answered), so no earlier "yes" counts for any game; they must agree again to
+  join a new one.
+
+Games still in the lobby or running cannot be cleaned yet: resuming a running game replays its
+action log, which must stay whole. Their seat is marked ``withdrawn`` now (so nothing exports
+or learns from it) and the cleaning runs when the game ends: `apply_pending_withdrawals`
+(wired to game end by `PendingWithdrawals`, and worth calling at start-up) cleans every seat of
+an ended game that is marked withdrawn, or whose person withdrew after taking it, and has no
+``scrubbed_at`` yet. Until then they may keep playing; whatever they say is removed with the
+rest. If the seat is handed to an agent meanwhile, the seat's lines are removed whoever said
+them (the store cannot tell them apart). Lobby games are listed in ``report.lobby``: the
+adapter should take them out with `GameService.leave`. Their id as the host of any game on the
+server is cleared at once.
+
+Everything is idempotent: running `withdraw` again finds nothing left and changes nothing.
+Known gap: their id typed into a running game where they had no seat is removed only from the
+messages and events, not the action log; calling `withdraw` again after that game ends does it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from rich.console import Console
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from bot.consent import CONSENT_VERSION
+from bot.research.scrub import WITHDRAWN, redact_lines, remove_user_id
+from bot.service import LiveGame
+from bot.store.db import make_engine, session_scope
+from bot.store.migrate import upgrade
+from bot.store.models import (
+    GAME_MANAGER,
+    Action,
+    Consent,
+    Event,
+    Game,
+    LLMCall,
+    Message,
+    Seat,
+    Server,
+    SurveyResponse,
+    Vote,
+    utcnow,
+)
+from games.events import Event as GameEvent
+from games.events import GameOver
+
+__all__ = [
+    "ENDED",
+    "WITHDRAWAL_HOOKS",
+    "PendingWithdrawals",
+    "WithdrawalHook",
+    "WithdrawalReport",
+    "apply_pending_withdrawals",
+    "run_withdraw",
+    "withdraw",
+]
+
+WithdrawalHook = Callable[[Session, str, int], int]
+"""(session, game_id, seat_index) -> rows removed or changed. Runs inside the withdrawal's
+transaction, after the seat's own rows are gone and before the seat loses its user id."""
+
+WITHDRAWAL_HOOKS: list[WithdrawalHook] = []
+"""Modules that keep data derived from a seat (agent memories, experiences) append here."""
+
+ENDED = ("finished", "aborted")
+
+# Event kinds that are the seat's own input or private output, by the payload key naming it.
+_OWN_EVENTS = {
+    "message": "seat",
+    "vote_cast": "voter",
+    "night_action": "seat",
+    "inspection_result": "seat",
+}
+_OWN_ACTIONS = ("say", "vote", "night_act")
+
+
+@dataclass
+class WithdrawalReport:
+    """What a withdrawal did; ``pending`` games are cleaned when they end."""
+
+    platform: str
+    server: str
+    user_id: str
+    scrubbed: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    lobby: list[str] = field(default_factory=list)  # of ``pending``: games not started yet
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> list[str]:
+        who = f"{self.platform} server {self.server}, user {self.user_id}"
+        if not self.scrubbed and not self.pending and not any(self.counts.values()):
+            return [f"Withdrawal ({who}): nothing left to remove."]
+        out = [f"Withdrawal ({who}):"]
+        if self.scrubbed:
+            out.append(f"  removed from {len(self.scrubbed)} game(s): {', '.join(self.scrubbed)}")
+        if self.pending:
+            out.append(
+                f"  {len(self.pending)} game(s) still open, cleaned when they end: "
+                + ", ".join(self.pending)
+            )
+        counted = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(self.counts.items()))
+        if counted:
+            out.append(f"  {counted}")
+        return out
+
+
+def withdraw(engine: Engine, platform: str, server: str, user_id: str) -> WithdrawalReport:
+    """Withdraw ``user_id`` from everything stored for ``platform``/``server`` (module doc)."""
+    report = WithdrawalReport(platform, server, user_id)
+    with session_scope(engine) as session:
+        now = utcnow()
+        rows = session.exec(
+            select(Consent).where(
+                Consent.platform == platform,
+                Consent.server_external_id == server,
+                Consent.user_id == user_id,
+            )
+        ).all()
+        for row in rows:
+            if row.withdrawn_at is None:
+                row.withdrawn_at = now
+                report.counts["consent_answers_withdrawn"] += 1
+        if not rows:
+            session.add(
+                Consent(
+                    platform=platform,
+                    server_external_id=server,
+                    user_id=user_id,
+                    version=CONSENT_VERSION,
+                    agreed=False,
+                    research=False,
+                    t=now,
+                    withdrawn_at=now,
+                )
+            )
+            report.counts["consent_answers_withdrawn"] += 1
+        srv = session.exec(
+            select(Server).where(Server.platform == platform, Server.external_id == server)
+        ).first()
+        if srv is None:
+            return report
+        games = {g.id: g for g in session.exec(select(Game).where(Game.server_id == srv.id))}
+        for game in games.values():
+            if game.host_user_id == user_id:
+                game.host_user_id = None
+                report.counts["games_hosted_cleared"] += 1
+        seats = session.exec(
+            select(Seat).where(col(Seat.game_id).in_(list(games)), Seat.user_id == user_id)
+        ).all()
+        for seat in sorted(seats, key=lambda s: s.game_id):
+            game = games[seat.game_id]
+            if game.status in ENDED:
+                _scrub_seat(session, game.id, seat, user_id, report.counts)
+                report.scrubbed.append(game.id)
+            else:
+                seat.withdrawn = True
+                report.pending.append(game.id)
+                if game.status == "lobby":
+                    report.lobby.append(game.id)
+        open_games = [g for g in games if games[g].status not in ENDED]
+        ended_games = [g for g in games if games[g].status in ENDED]
+        _remove_id(session, ended_games, user_id, report.counts, actions=True)
+        _remove_id(session, open_games, user_id, report.counts, actions=False)
+    return report
+
+
+def apply_pending_withdrawals(engine: Engine, game_id: str | None = None) -> list[WithdrawalReport]:
+    """Clean seats withdrawn while their game was open, now that it has ended (one game, or
+    every ended game with such seats). Returns one report per person."""
+    reports: dict[tuple[str, str, str], WithdrawalReport] = {}
+    with session_scope(engine) as session:
+        # also catches a withdrawal whose seat flag was lost (a lobby seat rewritten by leave)
+        withdrew_since_joining = (
+            sa.exists()
+            .where(
+                col(Consent.platform) == col(Server.platform),
+                col(Consent.server_external_id) == col(Server.external_id),
+                col(Consent.user_id) == col(Seat.user_id),
+                col(Consent.withdrawn_at) >= col(Seat.joined_at),
+            )
+            .correlate(Seat, Server)
+        )
+        query = (
+            select(Seat, Game, Server)
+            .join(Game, col(Game.id) == col(Seat.game_id))
+            .join(Server, col(Server.id) == col(Game.server_id), isouter=True)
+            .where(
+                col(Seat.scrubbed_at).is_(None),
+                col(Game.status).in_(ENDED),
+                sa.or_(col(Seat.withdrawn).is_(True), withdrew_since_joining),
+            )
+            .order_by(col(Game.id), col(Seat.index))
+        )
+        if game_id is not None:
+            query = query.where(Game.id == game_id)
+        for seat, game, srv in session.exec(query).all():
+            user_id = seat.user_id
+            platform = srv.platform if srv is not None else "?"
+            server = srv.external_id if srv is not None else "?"
+            key = (platform, server, user_id or "(seat handed over)")
+            report = reports.setdefault(key, WithdrawalReport(*key))
+            _scrub_seat(session, game.id, seat, user_id, report.counts)
+            if user_id is not None:
+                _remove_id(session, [game.id], user_id, report.counts, actions=True)
+            report.scrubbed.append(game.id)
+    return list(reports.values())
+
+
+class PendingWithdrawals:
+    """A `GameListener` that runs `apply_pending_withdrawals` for each game once it is over.
+
+    It waits for ``game.finished`` (agents closed, their decision logs flushed) in a task of
+    its own: the service drains listeners before it sets that event, so waiting inline would
+    deadlock.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def on_events(self, game: LiveGame, events: Sequence[GameEvent]) -> None:
+        if any(isinstance(e, GameOver) for e in events):
+            task = asyncio.create_task(self._after(game), name=f"withdrawals:{game.id}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _after(self, game: LiveGame) -> None:
+        await game.finished.wait()
+        await asyncio.to_thread(apply_pending_withdrawals, self.engine, game.id)
+
+    async def wait(self) -> None:
+        """Wait for every cleaning started so far (tests, shutdown)."""
+        if self._tasks:
+            await asyncio.gather(*list(self._tasks))
+
+
+# --- the cleaning itself ------------------------------------------------------------------------
+
+
+def _vote_line(name: str) -> re.Pattern[str]:
+    n = re.escape(name)
+    return re.compile(rf"^{n} (?:voted for|changed their vote to) .+$|^{n} abstains\.$")
+
+
+def _scrub_seat(
+    session: Session, game_id: str, seat: Seat, user_id: str | None, counts: Counter[str]
+) -> None:
+    index, name = seat.index, seat.character_name
+    lines: set[str] = set()
+    for msg in session.exec(
+        select(Message).where(Message.game_id == game_id, Message.seat_index == index)
+    ).all():
+        lines.add(msg.text)
+        session.delete(msg)
+        counts["messages"] += 1
+    vote_line = _vote_line(name)
+    for msg in session.exec(
+        select(Message).where(Message.game_id == game_id, Message.speaker == GAME_MANAGER)
+    ).all():
+        if vote_line.match(msg.text):
+            session.delete(msg)
+            counts["manager_vote_lines"] += 1
+    counts["votes"] += _delete(session, Vote, game_id, col(Vote.voter_index) == index)
+    counts["survey_responses"] += _delete(
+        session, SurveyResponse, game_id, col(SurveyResponse.seat_index) == index
+    )
+    for event in session.exec(select(Event).where(Event.game_id == game_id)).all():
+        key = _OWN_EVENTS.get(event.kind)
+        if key is not None and event.payload.get(key) == index:
+            if event.kind == "message":
+                lines.add(str(event.payload.get("text", "")))
+            session.delete(event)
+            counts["events"] += 1
+    for action in session.exec(
+        select(Action).where(Action.game_id == game_id, col(Action.kind).in_(_OWN_ACTIONS))
+    ).all():
+        if action.payload.get("seat") == index:
+            if action.kind == "say":
+                lines.add(str(action.payload.get("text", "")))
+            session.delete(action)
+            counts["actions"] += 1
+    session.flush()
+    _rewrite(session, game_id, [(name, line) for line in lines], user_id, counts, actions=True)
+    for hook in WITHDRAWAL_HOOKS:
+        counts["hook_rows"] += int(hook(session, game_id, index))
+    seat.user_id = None
+    seat.withdrawn = True
+    seat.scrubbed_at = utcnow()
+    session.add(seat)
+    session.flush()
+
+
+def _delete(session: Session, model: Any, game_id: str, where: Any) -> int:
+    result = session.execute(sa.delete(model).where(model.game_id == game_id, where))
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def _remove_id(
+    session: Session, game_ids: Iterable[str], user_id: str, counts: Counter[str], *, actions: bool
+) -> None:
+    """Their platform id typed or mentioned anywhere in these games becomes "[withdrawn]"."""
+    for game_id in game_ids:
+        _rewrite(session, game_id, [], user_id, counts, actions=actions, only_matching=True)
+
+
+# Free-text fields inside event and action payloads, by kind. Other payload strings are names
+# and enums that the engine must be able to read back; they are never rewritten.
+_EVENT_TEXT = {"message": "text", "game_over": "reason"}
+_ACTION_TEXT = {"say": "text", "abort": "reason"}
+
+
+def _rewrite(
+    session: Session,
+    game_id: str,
+    lines: list[tuple[str, str]],
+    user_id: str | None,
+    counts: Counter[str],
+    *,
+    actions: bool,
+    only_matching: bool = False,
+) -> None:
+    """Redact ``lines`` (speaker, text) and ``user_id`` in every free text of a game.
+
+    Game-Manager lines never quote players, so only the id is removed from them (a bare-line
+    match there could only be a false one). ``only_matching`` reads just the rows whose text
+    contains the id (filtered in SQL), for the id-only pass over a whole server.
+    """
+
+    def id_only(text: str) -> str:
+        return text if user_id is None else remove_user_id(text, user_id, WITHDRAWN)
+
+    def player_text(text: str) -> str:
+        return id_only(redact_lines(text, lines, WITHDRAWN))
+
+    def rows(model: Any, *columns: Any) -> Sequence[Any]:
+        query = select(model).where(model.game_id == game_id)
+        if only_matching and user_id is not None:
+            query = query.where(
+                sa.or_(*(sa.cast(c, sa.Text).contains(user_id, autoescape=True) for c in columns))
+            )
+        return session.exec(query).all()
+
+    for msg in rows(Message, Message.text):
+        new = (id_only if msg.speaker == GAME_MANAGER else player_text)(msg.text)
+        if new != msg.text:
+            msg.text = new
+            counts["messages_redacted"] += 1
+    json_models: list[tuple[Any, dict[str, str], str]] = [(Event, _EVENT_TEXT, "events_redacted")]
+    if actions:
+        json_models.append((Action, _ACTION_TEXT, "actions_redacted"))
+    for model, text_key, label in json_models:
+        for row in rows(model, model.payload):
+            key = text_key.get(row.kind)
+            old = row.payload.get(key) if key is not None else None
+            if not isinstance(old, str):
+                continue
+            new = (player_text if key == "text" else id_only)(old)
+            if new != old:
+                row.payload = {**row.payload, key: new}
+                counts[label] += 1
+    text_cols = ("prompt", "output", "decision", "error")
+    for call in rows(LLMCall, *(getattr(LLMCall, c) for c in text_cols)):
+        changed = False
+        for attr in text_cols:
+            old = getattr(call, attr)
+            if old:
+                new = player_text(old)
+                if new != old:
+                    setattr(call, attr, new)
+                    changed = True
+        if changed:
+            counts["llm_calls_redacted"] += 1
+    for survey in rows(SurveyResponse, SurveyResponse.comments):
+        if survey.comments:
+            new = player_text(survey.comments)
+            if new != survey.comments:
+                survey.comments = new
+                counts["survey_comments_redacted"] += 1
+    game = session.get(Game, game_id)
+    if game is not None and game.end_reason:
+        game.end_reason = id_only(game.end_reason)
+    session.flush()
+
+
+# --- operator command ---------------------------------------------------------------------------
+
+
+def run_withdraw(
+    db_url: str, platform: str, server: str, user_id: str, console: Console
+) -> WithdrawalReport:
+    """``mafiabot consent withdraw``: migrate, withdraw, apply any pending withdrawals of ended
+    games, print what was done."""
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    try:
+        report = withdraw(engine, platform, server, user_id)
+        apply_pending_withdrawals(engine)
+    finally:
+        engine.dispose()
+    for line in report.summary():
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    return report
