@@ -11,7 +11,7 @@ rather than polled:
   bystander at night, the game over). All times are game time on the :class:`Timers` port.
 * **One request in flight.** At most one LLM request per agent at a time; whatever wanted a
   consultation meanwhile is remembered as a single flag and served once when it completes.
-  Votes and night actions go first when the slot frees.
+  In a phase where the seat owes a vote or night action, it decides first and talks after.
 * **Typing.** After ``<send>`` the line is generated, then "typed" (``seconds_per_word`` per
   word, capped) on a timer, then posted through the seat port, unless meanwhile the phase
   ended, or the chat moved on (``discard_after_messages`` new messages by others, or someone
@@ -76,8 +76,10 @@ from games.events import (
     Event,
     GameOver,
     MessageAccepted,
+    NightActionRecorded,
     PhaseStarted,
     PlayerEliminated,
+    VoteCast,
 )
 from games.state import PhaseKind
 
@@ -131,8 +133,8 @@ class LLMPlayerSettings:
     talk_cutoff_s: float = 2.0
     window: PromptWindow = field(default_factory=PromptWindow)
     #: when (fractions of the phase) to ask the model for a vote / night action
-    vote_start: tuple[float, float] = (0.1, 0.3)
-    act_start: tuple[float, float] = (0.1, 0.35)
+    vote_start: tuple[float, float] = (0.05, 0.25)
+    act_start: tuple[float, float] = (0.05, 0.3)
     #: the heuristic decides at this fraction of the phase if the model has not
     fallback_at: float = 0.8
     #: no vote later than this before the deadline (capped at 10% of short phases)
@@ -297,6 +299,10 @@ class LLMPlayer:
             self._on_message(event)
         elif isinstance(event, PlayerEliminated) and event.seat == self.seat:
             self._stand_down("out of the game")
+        elif isinstance(event, VoteCast) and event.voter == self.seat:
+            self._settled("vote", event.phase_seq, event.target_name)
+        elif isinstance(event, NightActionRecorded) and event.seat == self.seat:
+            self._settled("night_action", self.knowledge.phase_seq, event.target_name)
 
     async def close(self) -> None:
         if self._closed:
@@ -350,6 +356,18 @@ class LLMPlayer:
         self._cancel("quiet")
         self._arm("consult", when, self._due)
 
+    def _settled(self, kind: TargetKind, phase_seq: int, target: str | None) -> None:
+        """This seat's own vote or night action showed up. When it did not come from the
+        current decision (a resumed game replays the seat's earlier actions), there is
+        nothing left to decide: don't ask the model, don't cast a fallback on top of it."""
+        dec = self._decision
+        if dec is None or dec.kind != kind or dec.phase_seq != phase_seq or dec.cast is not None:
+            return
+        dec.cast = target or ""
+        dec.model_done = True
+        self._cancel("decide")
+        self._cancel("deadline")
+
     def _stand_down(self, why: str) -> None:
         """Out of the game: nothing left to say or decide."""
         self._cancel_timers()
@@ -380,6 +398,8 @@ class LLMPlayer:
             if draft.phase_seq == k.phase_seq and self._may_talk():
                 self._start(self._compose(draft.phase_seq, regenerated=True))
                 return
+        if dec is not None and dec.phase_seq == k.phase_seq and not dec.model_done:
+            return  # a vote or night action is owed: decide first, talk after
         if not self._consult_wanted or self._draft is not None:
             return  # a draft being typed: consult once it is posted or dropped
         self._consult_wanted = False
@@ -696,6 +716,9 @@ class LLMPlayer:
         started = time.monotonic()
         try:
             resp = await client.complete(req)
+        except asyncio.CancelledError:
+            self._record_cancelled(client, kind, req, t, started)
+            raise
         except LLMBudgetExceeded as err:
             self._record_failure(client, kind, req, t, started, err)
             raise _Degrade("the token budget is spent") from err
@@ -783,6 +806,30 @@ class LLMPlayer:
                 fallback=False,
                 valid=False,
                 error=f"{type(err).__name__}: {err.message}",
+                latency_s=time.monotonic() - started,
+                input_tokens=0,
+                output_tokens=0,
+                cost_usd=0.0,
+                t=t,
+                model=client.name,
+            )
+        )
+
+    def _record_cancelled(
+        self, client: LLMClient, kind: DecisionKind, req: LLMRequest, t: datetime, started: float
+    ) -> None:
+        """A call cut short by the game ending: sent (and maybe billed), never answered."""
+        self._emit(
+            DecisionRecord(
+                game_id=self.game_id,
+                seat=self.seat,
+                kind=kind,
+                prompt=render_request(req),
+                output=None,
+                decision="cancelled: the seat was closed",
+                fallback=False,
+                valid=False,
+                error=None,
                 latency_s=time.monotonic() - started,
                 input_tokens=0,
                 output_tokens=0,

@@ -8,7 +8,8 @@ from agent.base import Player
 from agent.baseline import BaselinePolicy
 from agent.driver import PolicyPlayer
 from bot.clock import GameClock
-from bot.service import LiveGame, SeatInfo, SeatPortImpl
+from bot.llm_agents import LLM, LLMPlayerFactory
+from bot.service import AgentFactory, LiveGame, SeatInfo, SeatPortImpl
 from bot.timers import SchedulerTimers
 
 BASELINE = "baseline"
@@ -22,7 +23,12 @@ def baseline_player(
     return PolicyPlayer(policy, port, clock, timers)
 
 
-def make_agent_factory(default_kind: str = BASELINE):  # type: ignore[no-untyped-def]
+def make_agent_factory(
+    default_kind: str = BASELINE, llm: LLMPlayerFactory | None = None
+) -> AgentFactory:
+    """Agents by seat kind: "llm" plays the LLM agent when a model is configured, else the
+    offline baseline (the CLI says so); "baseline" is always the offline baseline."""
+
     def factory(
         game: LiveGame,
         seat: SeatInfo,
@@ -31,7 +37,9 @@ def make_agent_factory(default_kind: str = BASELINE):  # type: ignore[no-untyped
         timers: SchedulerTimers,
     ) -> Player:
         kind = seat.agent_kind or default_kind
-        if kind == BASELINE:
+        if kind == LLM and llm is not None:
+            return llm(game, seat, port, clock, timers)
+        if kind in (BASELINE, LLM):
             return baseline_player(game, seat, port, clock, timers)
         raise ValueError(f"unknown agent kind {kind!r}")
 

@@ -98,7 +98,9 @@ def simulate(
     ] = False,
 ) -> None:
     """A game of agent players only, transcript printed live."""
+    from agent.llm.base import LLMConfigError
     from bot.local.simulate import run_simulation
+    from bot.service import ServiceError
     from games.errors import ConfigError
 
     settings = _settings()
@@ -137,7 +139,7 @@ def simulate(
     except ConfigError as e:
         err.print(f"[red]Can't set up this game:[/] {e}")
         raise typer.Exit(2) from None
-    except LookupError as e:
+    except (LookupError, ServiceError, LLMConfigError) as e:
         err.print(f"[red]{e}[/]")
         raise typer.Exit(2) from None
     if json_out:
@@ -162,7 +164,9 @@ def play(
     ] = None,
 ) -> None:
     """Play in the terminal against agent players (you type in your booth)."""
+    from agent.llm.base import LLMConfigError
     from bot.local.terminal import run_play
+    from bot.service import ServiceError
     from games.errors import ConfigError
 
     settings = _settings()
@@ -195,7 +199,7 @@ def play(
     except ConfigError as e:
         err.print(f"[red]Can't set up this game:[/] {e}")
         raise typer.Exit(2) from None
-    except LookupError as e:
+    except (LookupError, ServiceError, LLMConfigError) as e:
         err.print(f"[red]{e}[/]")
         raise typer.Exit(2) from None
     except KeyboardInterrupt:

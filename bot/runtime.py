@@ -8,10 +8,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from bot.agents import make_agent_factory
+from bot.llm_agents import llm_player_factory
 from bot.privacy import PendingWithdrawals, apply_pending_withdrawals
 from bot.service import GameService
 from bot.settings import Settings
 from bot.store.db import make_engine
+from bot.store.decisions import DBDecisionLog
 from bot.store.migrate import upgrade
 from bot.timers import make_scheduler
 
@@ -32,12 +34,18 @@ async def running_service(
     engine = make_engine(url)
     scheduler = make_scheduler()
     scheduler.start()
-    service = GameService(engine, scheduler, make_agent_factory(agent_kind))
+    decisions = DBDecisionLog(engine)
+    llm = llm_player_factory(settings, decisions) if settings.llm else None
+    service = GameService(engine, scheduler, make_agent_factory(agent_kind, llm))
+    service.decision_log = decisions
     service.subscribe(PendingWithdrawals(engine))
     await asyncio.to_thread(apply_pending_withdrawals, engine)
     try:
         yield service
     finally:
-        await service.close()
+        await service.close()  # agents flush their decision records on close
+        if llm is not None:
+            await llm.aclose()
+        await decisions.aclose()
         scheduler.shutdown(wait=False)
         engine.dispose()

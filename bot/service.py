@@ -72,6 +72,10 @@ class SeatInfo:
     persona: str | None = None
 
 
+class DecisionFlusher(Protocol):
+    async def flush(self) -> None: ...
+
+
 class GameListener(Protocol):
     """A renderer: gets every event of every game, in order, after it is committed."""
 
@@ -185,6 +189,8 @@ class GameService:
         self.agent_factory = agent_factory
         self.games: dict[str, LiveGame] = {}
         self._listeners: list[_Outbox] = []
+        #: where agents record their LLM decisions (set by the runtime; flushed at game end)
+        self.decision_log: DecisionFlusher | None = None
         # One writer thread: keeps the event loop free and SQLite single-writer, in order.
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mafiabot-db")
 
@@ -405,18 +411,18 @@ class GameService:
     async def say(self, game_id: str, seat: int, text: str, client_id: str | None = None) -> bool:
         """Speak as ``seat``. Returns False when ``client_id`` was already stored (a resend)."""
         game, _ = self._running(game_id)
-        return await self._act(game, A.Say(seat, text, game.clock.now()), client_id)
+        return await self._act(game, lambda t: A.Say(seat, text, t), client_id)
 
     async def vote(self, game_id: str, seat: int, target: str | None) -> None:
         """Vote by character name (None abstains)."""
         game, state = self._running(game_id)
         index = None if target is None else resolve_name(target, self._others(state, seat))
-        await self._act(game, A.Vote(seat, index, game.clock.now()), None)
+        await self._act(game, lambda t: A.Vote(seat, index, t), None)
 
     async def night_act(self, game_id: str, seat: int, target: str) -> None:
         game, state = self._running(game_id)
         index = resolve_name(target, {s.index: s.name for s in state.seats if s.alive})
-        await self._act(game, A.NightAct(seat, index, game.clock.now()), None)
+        await self._act(game, lambda t: A.NightAct(seat, index, t), None)
 
     async def end(self, game_id: str, reason: str = "ended by a moderator") -> None:
         game = self._game(game_id)
@@ -433,17 +439,22 @@ class GameService:
                 await self._run_db(abort)
             game.finished.set()
             return
-        await self._act(game, A.Abort(game.clock.now(), reason), None)
+        await self._act(game, lambda t: A.Abort(t, reason), None)
 
     @staticmethod
     def _others(state: GameState, seat: int) -> dict[int, str]:
         """Names a seat may vote for; its own name resolves too, for a clear refusal."""
         return {s.index: s.name for s in state.seats}
 
-    async def _act(self, game: LiveGame, action: Action, client_id: str | None) -> bool:
+    async def _act(
+        self, game: LiveGame, make: Callable[[datetime], Action], client_id: str | None
+    ) -> bool:
+        """Apply an action stamped with the game clock *under the game's lock*, so times
+        follow the order in which actions are applied."""
         async with game.lock:
             if client_id is not None and client_id in game.client_ids:
                 return False
+            action = make(game.clock.now())
             state = game.state
             if state is None:
                 raise ServiceError("The game hasn't started yet.")
@@ -608,7 +619,7 @@ class GameService:
             if current is None or current.phase.seq != phase_seq:
                 return
             # never earlier than the deadline, whatever the clock's rounding
-            await self._act(game, A.Tick(max(game.clock.now(), deadline)), None)
+            await self._act(game, lambda t: A.Tick(max(t, deadline)), None)
 
         game.deadline_handle = game.timers.call_at(deadline, fire)
 

@@ -709,3 +709,15 @@ async def test_a_mafia_agent_sees_the_den_at_night_but_does_not_quote_it_by_day(
     day = llm.of("scheduler")[-1]
     assert "den secret" not in user_text(day)
     assert day.system == night.system  # the static part is identical across phases
+
+
+async def test_an_own_vote_it_did_not_make_now_settles_the_decision() -> None:
+    """A resumed game replays the seat's earlier vote: no second vote, no model call."""
+    llm = StubLLM(vote="Blake")
+    table, _, log = make_table(llm)
+    await table.until_phase(PhaseKind.VOTE)
+    table.act(Vote(0, 5, table.now))  # cast for this seat before its decision was due
+    await table.advance(29)
+    assert [v.target_name for v in table.votes_by(0)] == ["Eden"]
+    assert llm.of("vote") == []
+    assert not [r for r in log.records if r.kind == "vote"]

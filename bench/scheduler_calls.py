@@ -1,0 +1,272 @@
+"""How often the LLM agent consults its scheduler, and how big those prompts get, in a real
+game's chat.
+
+Replays the human lines of a recorded LLMafia game at their recorded times (compressed by the
+game clock's ``--speed``) through the real GameService (temporary SQLite database, APScheduler
+timers), with our LLMPlayer in the seat the study's LLM player had, answering from an
+in-process fake model (instant; ``<send>`` ~30% of the time, short lines, votes naming a legal
+player). The research agent polled its scheduler once a second (60 calls a minute) with the
+whole history; ours is event-driven with a bounded window, so it should stay under 12 calls a
+minute and under 2,000 prompt tokens a call, flat as the chat grows.
+
+The game's day chats are played back to back as one long day (cut at each day's vote call) and
+looped until ``--minutes`` of day chat have been played; a recorded game is 5-20 minutes of
+day chat, so it is usually extended. Only day chat matters here: the scheduler is consulted by
+day (and in the den, which this seat may not be in), and one long day keeps the agent's share
+of the phase and the window growing for the whole run, the hardest case for both numbers.
+The real service rather than a leaner harness: the agent then gets exactly the events,
+ordering and timer behaviour it gets in production. The agent's per-phase cap on its own
+lines (a safety net for 2-3 minute phases) is lifted for the one long day.
+
+    uv run python bench/scheduler_calls.py [--game 0006] [--speed 20] [--minutes 20]
+
+Prompt tokens are estimated as characters / 4. Exit status 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import random
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from agent.decisions import DecisionRecord, InMemoryDecisionLog, summarize
+from agent.llm import LLMRequest, LLMResponse
+from agent.llm_player import LLMPlayerSettings
+from agent.prompting import estimate_tokens
+from bot.llm_agents import LLMAgentConfig, LLMClients, llm_player_factory
+from bot.research.llmafia import LLMafiaGame, read_game
+from bot.service import GameService
+from bot.store.db import make_engine
+from bot.store.migrate import upgrade
+from bot.timers import make_scheduler
+from games.config import GameConfig
+from games.errors import RuleError
+
+DATA = Path("/work/shared/data/llmafia/games")
+POLLING_PER_MIN = 60.0
+TARGET_CALLS_PER_MIN = 12.0
+TARGET_TOKENS = 2000
+BUCKET_MIN = 2.0
+
+WORDS = (
+    "who", "is", "quiet", "today", "hmm", "i", "think", "sus", "not", "me", "vote", "why",
+    "so", "fast", "lol", "wait", "really", "that", "was", "weird", "maybe", "honestly", "ok",
+    "we", "need", "to", "talk", "about", "it", "nobody", "said", "anything", "yet",
+)  # fmt: skip
+
+
+class BenchLLM:
+    """An instant fake model: sends ~``send_rate`` of the time, short random lines, legal votes."""
+
+    name = "bench:fake"
+
+    def __init__(self, seed: int, send_rate: float) -> None:
+        self.rng = random.Random(seed)
+        self.send_rate = send_rate
+
+    async def complete(self, req: LLMRequest) -> LLMResponse:
+        if req.kind == "scheduler":
+            text = "<send>" if self.rng.random() < self.send_rate else "<wait>"
+        elif req.kind == "generator":
+            text = " ".join(self.rng.sample(WORDS, self.rng.randint(3, 8)))
+        else:
+            found = re.search(r"(?:one of|nothing else): (.+)", req.messages[-1][1])
+            options = [n.strip() for n in found.group(1).split(",")] if found else ["nobody"]
+            text = self.rng.choice(options)
+        prompt = req.system + "".join(content for _, content in req.messages)
+        return LLMResponse(
+            text=text,
+            model=self.name,
+            input_tokens=estimate_tokens(prompt),
+            output_tokens=estimate_tokens(text),
+            cached_input_tokens=estimate_tokens(req.system),
+            latency_s=0.0,
+            finish_reason="stop",
+            attempts=1,
+            cost_usd=0.0,
+        )
+
+
+@dataclass(frozen=True)
+class Line:
+    offset_s: float
+    speaker: str
+    text: str
+
+
+def day_script(game: LLMafiaGame, minutes: float) -> tuple[list[Line], int, float]:
+    """Human stage lines of every day, back to back, looped to ``minutes``.
+
+    Returns (lines, loops, seconds of day chat in one pass through the recording).
+    """
+    llm = set(game.llm_players)
+    humans = {p.name for p in game.players} - llm
+    one_pass: list[Line] = []
+    base = 0.0
+    for phase in game.phases:
+        if phase.kind != "day":
+            continue
+        day_lines = [
+            line
+            for line in game.lines
+            if line.phase == phase.label and line.place == "stage" and line.speaker in humans
+        ]
+        end = phase.voting_start or phase.end
+        if end is None:
+            end = max((line.t for line in day_lines), default=phase.start)
+        length = max((end - phase.start).total_seconds(), 1.0)
+        for line in day_lines:
+            offset = min(max((line.t - phase.start).total_seconds(), 0.0), length)
+            one_pass.append(Line(base + offset, line.speaker, line.text))
+        base += length
+    if not one_pass:
+        raise SystemExit(f"game {game.game_id} has no day chat to replay")
+    lines: list[Line] = []
+    loops = 0
+    while not lines or lines[-1].offset_s < minutes * 60:
+        shift = loops * base
+        lines.extend(Line(x.offset_s + shift, x.speaker, x.text) for x in one_pass)
+        loops += 1
+    return [x for x in lines if x.offset_s < minutes * 60], loops, base
+
+
+async def replay(args: argparse.Namespace) -> int:
+    game = read_game(args.data / args.game)
+    if not game.llm_players:
+        raise SystemExit(f"game {game.game_id} has no LLM player")
+    agent_name = game.llm_players[0]
+    names = [p.name for p in game.players]
+    deal = tuple("mafia" if p.is_mafia else "bystander" for p in game.players)
+    agent_seat = names.index(agent_name)
+    script, loops, pass_s = day_script(game, args.minutes)
+
+    log = InMemoryDecisionLog()
+    fake = BenchLLM(args.seed, args.send_rate)
+    # one long day: lift the per-phase safety cap on own lines, meant for 2-3 minute phases
+    player = LLMPlayerSettings(max_lines_per_phase=10_000)
+    factory = llm_player_factory(
+        LLMAgentConfig(llm="bench:fake", llm_token_budget=0, player=player),
+        log,
+        clients=LLMClients(fake, fake),
+    )
+    day_s = args.minutes * 60 + 5
+    config = GameConfig(deal=deal, day_seconds=day_s, vote_seconds=30)
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'bench.db'}"
+        upgrade(url)
+        engine = make_engine(url)
+        scheduler = make_scheduler()
+        scheduler.start()
+        service = GameService(engine, scheduler, factory)
+        try:
+            game_id = await service.create_game(config, seed=args.seed, speed=args.speed)
+            for i, name in enumerate(names):
+                agent = i == agent_seat
+                await service.join(
+                    game_id, None if agent else f"human{i}", is_agent=agent, name=name
+                )
+            await service.start(game_id)
+            live = service.games[game_id]
+            start = live.clock.now()
+            print(
+                f"game {game.game_id}: {len(names)} players; our agent plays {agent_name} "
+                f"({deal[agent_seat]}); {len(script)} human lines over {args.minutes:g} min of "
+                f"day chat (the recording's {pass_s / 60:.1f} min looped {loops}x) "
+                f"at {args.speed:g}x",
+                flush=True,
+            )
+            real0 = time.monotonic()
+            skipped = 0
+            seat_of = {n: i for i, n in enumerate(names)}
+            for line in script:
+                when = start + timedelta(seconds=line.offset_s)
+                await asyncio.sleep(live.clock.real_delay_until(when))
+                try:
+                    await service.say(game_id, seat_of[line.speaker], line.text)
+                except RuleError:
+                    skipped += 1
+            await asyncio.sleep(live.clock.real_delay_until(start + timedelta(seconds=day_s)))
+            await service.drain(game_id)
+            real = time.monotonic() - real0
+            await service.end(game_id, "benchmark finished")
+            await service.wait_finished(game_id)
+        finally:
+            await service.close()
+            scheduler.shutdown(wait=False)
+            engine.dispose()
+    return report(log.records, start, args.minutes, real, skipped)
+
+
+def report(records: Sequence[DecisionRecord], start: datetime, minutes: float, real: float,
+           skipped: int) -> int:  # fmt: skip
+    sched = [r for r in records if r.kind == "scheduler" and r.called]
+    day = [r for r in sched if (r.t - start).total_seconds() < minutes * 60]
+    per_min = len(day) / minutes
+    summary = summarize(records)
+    posted = sum(1 for r in records if r.kind == "generator" and r.valid)
+    print(f"replayed in {real:.1f} s real; {skipped} recorded lines refused by the rules\n")
+    print(f"{'':24}{'ours':>10}{'1/s polling':>14}")
+    print(f"{'scheduler calls/min':24}{per_min:>10.1f}{POLLING_PER_MIN:>14.0f}")
+    print(f"{'scheduler calls total':24}{len(day):>10}{POLLING_PER_MIN * minutes:>14.0f}")
+    print()
+    print(f"{'minutes':>10}{'calls':>7}{'calls/min':>11}{'tokens/call mean':>18}{'max':>7}")
+    buckets = int(-(-minutes // BUCKET_MIN))
+    means: list[float] = []
+    worst = 0
+    for b in range(buckets):
+        lo, hi = b * BUCKET_MIN, min((b + 1) * BUCKET_MIN, minutes)
+        inside = [r for r in day if lo * 60 <= (r.t - start).total_seconds() < hi * 60]
+        tokens = [r.input_tokens for r in inside]
+        mean = sum(tokens) / len(tokens) if tokens else 0.0
+        peak = max(tokens, default=0)
+        worst = max(worst, peak)
+        if tokens:
+            means.append(mean)
+        print(
+            f"{f'{lo:g}-{hi:g}':>10}{len(inside):>7}{len(inside) / (hi - lo):>11.1f}"
+            f"{mean:>18.0f}{peak:>7}"
+        )
+    settled = means[1:] or means
+    growth = (settled[-1] / settled[0] - 1.0) if settled and settled[0] else 0.0
+    print()
+    print(
+        f"agent: {posted} lines generated, {summary.discards} drafts discarded, "
+        f"{summary.calls_by_kind.get('generator', 0)} generator calls; "
+        f"prompt tokens in total {summary.input_tokens}"
+    )
+    ok_rate = per_min <= TARGET_CALLS_PER_MIN
+    ok_size = worst <= TARGET_TOKENS
+    ok_flat = abs(growth) <= 0.15
+    print(
+        f"targets: calls/min <= {TARGET_CALLS_PER_MIN:g}: {'PASS' if ok_rate else 'FAIL'} "
+        f"({per_min:.1f}); tokens/call <= {TARGET_TOKENS}: {'PASS' if ok_size else 'FAIL'} "
+        f"(max {worst}); flat after the first {BUCKET_MIN:g} min: "
+        f"{'PASS' if ok_flat else 'FAIL'} ({growth:+.0%} first to last bucket)"
+    )
+    return 0 if ok_rate and ok_size and ok_flat else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--game", default="0006", help="game folder under --data")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--speed", type=float, default=20.0, help="game clock speed")
+    parser.add_argument("--minutes", type=float, default=20.0, help="minutes of day chat")
+    parser.add_argument("--send-rate", type=float, default=0.3)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    return asyncio.run(replay(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

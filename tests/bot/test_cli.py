@@ -1,0 +1,95 @@
+"""The ``mafiabot`` command as a user runs it: real subprocesses, loopback fakes only."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.bot.test_llm_agents import Table
+from tests.fakes.llm_servers import FakeOpenAIServer
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICK = ["--day-seconds", "40", "--vote-seconds", "20", "--night-seconds", "20",
+         "--night-vote-seconds", "15"]  # fmt: skip
+
+
+async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", *args,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 180)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.slow
+async def test_simulate_with_llm_agents_against_a_fake_openai_server(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    fake_openai.responder = Table(seed=5)
+    db = f"sqlite:///{tmp_path / 'llm.db'}"
+    env = {
+        "MAFIABOT_LLM": "openai:gpt-4o-mini",
+        "OPENAI_BASE_URL": fake_openai.base_url,
+        "OPENAI_API_KEY": "sk-test",
+    }
+    code, out, err = await run_cli(
+        "simulate", "--agent", "llm", "--players", "5", "--seed", "4", "--speed", "40",
+        *QUICK, "--db", db, "--json", env=env,
+    )  # fmt: skip
+    assert code == 0, err[-3000:]
+    result = json.loads(out)
+    assert result["winner"] in ("mafia", "bystanders")
+    assert all(p["is_agent"] for p in result["players"])
+    summary = result["agents"]
+    assert summary["calls"] > 0 and summary["calls_by_kind"].get("scheduler", 0) > 0
+    assert summary["valid_rate"] is not None and summary["valid_rate"] > 0.5
+    assert "LLM calls:" in err  # the summary is printed
+    assert len(fake_openai.requests) == summary["calls"]  # every call was logged
+
+
+async def test_simulate_without_llm_says_the_baseline_plays(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'b.db'}"
+    env = {"MAFIABOT_LLM": ""}
+    code, out, err = await run_cli(
+        "simulate", "--agent", "llm", "--players", "5", "--speed", "400", *QUICK,
+        "--db", db, "--json", env=env,
+    )  # fmt: skip
+    assert code == 0, err[-2000:]
+    assert "offline baseline agent plays" in err
+    assert json.loads(out)["winner"] in ("mafia", "bystanders")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["simulate", "--players", "4"], "at least 5 players"),
+        (["simulate", "--players", "6", "--mafia", "3"], "too many"),
+        (["simulate", "--role", "wizard"], "Unknown extra role"),
+        (["simulate", "--resume", "gnothere"], "no game"),
+        (["simulate", "--bogus"], "No such option"),
+        (["simulate", "--speed", "0"], "must be positive"),
+    ],
+)
+async def test_bad_setups_get_one_clear_error_and_create_nothing(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    db_file = tmp_path / "bad.db"
+    code, _, err = await run_cli(*args, "--db", f"sqlite:///{db_file}")
+    assert code == 2, err
+    assert message.lower() in err.lower()
+    assert "Traceback" not in err
+    if db_file.exists():
+        import sqlite3
+
+        with sqlite3.connect(db_file) as conn:
+            assert conn.execute("select count(*) from games").fetchone()[0] == 0
