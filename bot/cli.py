@@ -6,8 +6,9 @@ import asyncio
 import json
 import logging
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -24,6 +25,7 @@ db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
 err = Console(stderr=True)
+T = TypeVar("T")
 
 
 def _settings() -> Settings:
@@ -98,50 +100,19 @@ def simulate(
     ] = False,
 ) -> None:
     """A game of agent players only, transcript printed live."""
-    from agent.llm.base import LLMConfigError
     from bot.local.simulate import run_simulation
-    from bot.service import ServiceError
-    from games.errors import ConfigError
 
-    settings = _settings()
-    _logging(settings)
-    if agent not in ("baseline", "llm"):
-        raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
     if speed <= 0:
         raise typer.BadParameter("must be positive", param_hint="--speed")
+    settings, config = _setup(agent, players, resume, mafia=mafia, roles=role,
+                              tie_rule=tie_rule, day_seconds=day_seconds,
+                              vote_seconds=vote_seconds, night_seconds=night_seconds,
+                              night_vote_seconds=night_vote_seconds)  # fmt: skip
     out = Console(stderr=True) if json_out else Console()
-    try:
-        config = _game_config(
-            settings,
-            mafia=mafia,
-            roles=role,
-            tie_rule=tie_rule,
-            day_seconds=day_seconds,
-            vote_seconds=vote_seconds,
-            night_seconds=night_seconds,
-            night_vote_seconds=night_vote_seconds,
-        )
-        if resume is None:
-            config.validate(players)
-        result = asyncio.run(
-            run_simulation(
-                settings,
-                out,
-                config=config,
-                players=players,
-                seed=seed,
-                speed=speed,
-                agent=agent,
-                db_url=db,
-                resume=resume,
-            )
-        )
-    except ConfigError as e:
-        err.print(f"[red]Can't set up this game:[/] {e}")
-        raise typer.Exit(2) from None
-    except (LookupError, ServiceError, LLMConfigError) as e:
-        err.print(f"[red]{e}[/]")
-        raise typer.Exit(2) from None
+    result = _run_game(
+        run_simulation(settings, out, config=config, players=players, seed=seed, speed=speed,
+                       agent=agent, db_url=db, resume=resume)
+    )  # fmt: skip
     if json_out:
         sys.stdout.write(json.dumps(result) + "\n")
 
@@ -164,9 +135,23 @@ def play(
     ] = None,
 ) -> None:
     """Play in the terminal against agent players (you type in your booth)."""
-    from agent.llm.base import LLMConfigError
     from bot.local.terminal import run_play
-    from bot.service import ServiceError
+
+    settings, config = _setup(agent, players, resume, roles=role, tie_rule=tie_rule,
+                              day_seconds=day_seconds, vote_seconds=vote_seconds,
+                              night_seconds=night_seconds,
+                              night_vote_seconds=night_vote_seconds)  # fmt: skip
+    try:
+        _run_game(
+            run_play(settings, config=config, players=players, seed=seed, agent=agent,
+                     db_url=db, resume=resume)
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        err.print("Stopped. Resume with: mafiabot play --resume")
+
+
+def _setup(agent: str, players: int, resume: str | None, **given: Any) -> tuple[Settings, Any]:
+    """Settings and a checked game config, or one clear error (exit 2) and nothing created."""
     from games.errors import ConfigError
 
     settings = _settings()
@@ -174,36 +159,28 @@ def play(
     if agent not in ("baseline", "llm"):
         raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
     try:
-        config = _game_config(
-            settings,
-            roles=role,
-            tie_rule=tie_rule,
-            day_seconds=day_seconds,
-            vote_seconds=vote_seconds,
-            night_seconds=night_seconds,
-            night_vote_seconds=night_vote_seconds,
-        )
+        config = _game_config(settings, **given)
         if resume is None:
             config.validate(players)
-        asyncio.run(
-            run_play(
-                settings,
-                config=config,
-                players=players,
-                seed=seed,
-                agent=agent,
-                db_url=db,
-                resume=resume,
-            )
-        )
     except ConfigError as e:
         err.print(f"[red]Can't set up this game:[/] {e}")
         raise typer.Exit(2) from None
+    return settings, config
+
+
+def _run_game(main: Coroutine[Any, Any, T]) -> T:
+    """Run a game command; refusals (unknown game, missing LLM credentials) exit 2."""
+    from agent.llm.base import LLMConfigError
+    from bot.service import ServiceError
+    from games.errors import ConfigError
+
+    try:
+        return asyncio.run(main)
+    except ConfigError as e:
+        err.print(f"[red]Can't set up this game:[/] {e}")
     except (LookupError, ServiceError, LLMConfigError) as e:
         err.print(f"[red]{e}[/]")
-        raise typer.Exit(2) from None
-    except KeyboardInterrupt:
-        err.print("Stopped. Resume with: mafiabot play --resume last")
+    raise typer.Exit(2)
 
 
 @app.command("import-llmafia")
