@@ -1,0 +1,214 @@
+"""Running the Slack app: Socket Mode by default (no public URL), or HTTP with Slack's request
+signatures verified by Bolt.
+
+    await run_slack(settings)                      # Socket Mode, own service
+    await run_slack(settings, http_port=3000)      # HTTP: https://<host>/slack/events
+    await run_slack(settings, service=service)     # share one GameService with Discord
+
+`run_slack` runs until it is cancelled. To run Slack next to another adapter on one event loop,
+build every adapter first (each subscribes to the service), then resume the games, then run
+the transports; see `SlackRunner` and the README's Slack section.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from aiohttp import web
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.platform_common import AVATAR_URL_TEMPLATE
+from bot.service import GameService
+from bot.settings import Settings
+from bot.slack import inbound
+from bot.slack.adapter import SlackAdapter
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+
+
+class SlackSetupError(RuntimeError):
+    """A setting the Slack app cannot run without; the message names it."""
+
+
+def make_client(
+    token: str, *, base_url: str | None = None, rate_limit_retries: int = 3
+) -> AsyncWebClient:
+    """The Web API client, with the SDK's 429 (Retry-After) and connection retries; what the
+    SDK gives up on, the poster's own queue retries without reordering."""
+    return AsyncWebClient(
+        token=token,
+        base_url=base_url or AsyncWebClient.BASE_URL,
+        retry_handlers=[
+            AsyncConnectionErrorRetryHandler(),
+            AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
+        ],
+    )
+
+
+def build_app(adapter: SlackAdapter, signing_secret: str | None) -> AsyncApp:
+    """The Bolt app with every listener. With a signing secret every HTTP request must carry a
+    valid Slack signature (401 otherwise); Socket Mode needs none."""
+    app = AsyncApp(
+        client=adapter.client,
+        signing_secret=signing_secret or "",
+        request_verification_enabled=True,
+        name="mafiabot",
+    )
+    inbound.register(app, adapter)
+    return app
+
+
+def check_settings(settings: Settings, *, http_port: int | None) -> None:
+    """Fail before anything starts when a token the chosen mode needs is missing."""
+
+    def given(value: object) -> bool:
+        return value is not None and bool(value.get_secret_value())  # type: ignore[attr-defined]
+
+    if not given(settings.slack_bot_token):
+        raise SlackSetupError("MAFIABOT_SLACK_BOT_TOKEN is not set (the xoxb-... bot token).")
+    if http_port is None and not given(settings.slack_app_token):
+        raise SlackSetupError(
+            "MAFIABOT_SLACK_APP_TOKEN is not set: Socket Mode needs the app-level token "
+            "(xapp-..., scope connections:write). Or run in HTTP mode with --http PORT."
+        )
+    if http_port is not None and not given(settings.slack_signing_secret):
+        raise SlackSetupError(
+            "MAFIABOT_SLACK_SIGNING_SECRET is not set: HTTP mode verifies every request "
+            "with it (Basic Information > App Credentials > Signing Secret)."
+        )
+
+
+class SlackRunner:
+    """The Slack side of a process: adapter + Bolt app + one transport.
+
+    runner = SlackRunner(settings, service)      # subscribes to the service
+    await runner.prepare()                       # auth, open games back, booth backlog
+    await runner.serve(http_port=None)           # until cancelled
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        service: GameService,
+        *,
+        base_url: str | None = None,
+        allow_test_options: bool = False,
+        avatar_template: str = AVATAR_URL_TEMPLATE,
+    ) -> None:
+        token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else ""
+        if not token:
+            raise SlackSetupError("MAFIABOT_SLACK_BOT_TOKEN is not set (the xoxb-... token).")
+        self.settings = settings
+        self.client = make_client(token, base_url=base_url)
+        self.adapter = SlackAdapter(
+            service,
+            self.client,
+            settings=settings,
+            allow_test_options=allow_test_options,
+            avatar_template=avatar_template,
+        )
+        secret = settings.slack_signing_secret
+        self.app = build_app(self.adapter, secret.get_secret_value() if secret else None)
+
+    async def prepare(self) -> None:
+        await self.adapter.start()
+
+    async def serve(self, *, http_port: int | None = None, host: str = "0.0.0.0") -> None:
+        """Receive Slack's requests until cancelled."""
+        if http_port is None:
+            await self._socket_mode()
+        else:
+            await self._http(http_port, host)
+
+    async def _socket_mode(self) -> None:
+        from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+        app_token = self.settings.slack_app_token
+        if app_token is None or not app_token.get_secret_value():
+            raise SlackSetupError(
+                "MAFIABOT_SLACK_APP_TOKEN is not set: Socket Mode needs the app-level token "
+                "(xapp-..., scope connections:write). Or run in HTTP mode with --http PORT."
+            )
+        handler = AsyncSocketModeHandler(
+            self.app, app_token.get_secret_value(), web_client=self.client
+        )
+        await handler.connect_async()  # type: ignore[no-untyped-call]
+        log.info("Slack: connected in Socket Mode")
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await handler.close_async()  # type: ignore[no-untyped-call]
+
+    async def _http(self, port: int, host: str) -> None:
+        secret = self.settings.slack_signing_secret
+        if secret is None or not secret.get_secret_value():
+            raise SlackSetupError(
+                "MAFIABOT_SLACK_SIGNING_SECRET is not set: HTTP mode verifies every request "
+                "with it (Basic Information > App Credentials > Signing Secret)."
+            )
+        from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+
+        async def handle(request: web.Request) -> web.Response:
+            bolt_request = await to_bolt_request(request)
+            return await to_aiohttp_response(await self.app.async_dispatch(bolt_request))
+
+        web_app = web.Application()
+        web_app.router.add_post(EVENTS_PATH, handle)
+        runner = web.AppRunner(web_app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        log.info("Slack: listening on http://%s:%s%s", host, port, EVENTS_PATH)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    async def close(self) -> None:
+        await self.adapter.close()
+
+
+@asynccontextmanager
+async def _own_service(settings: Settings) -> AsyncIterator[GameService]:
+    from bot.privacy import PendingWithdrawals
+    from bot.runtime import running_service
+
+    async with running_service(settings) as service:
+        service.subscribe(PendingWithdrawals(service.engine))
+        yield service
+
+
+async def run_slack(
+    settings: Settings,
+    *,
+    http_port: int | None = None,
+    service: GameService | None = None,
+    base_url: str | None = None,
+    host: str = "0.0.0.0",
+    allow_test_options: bool = False,
+) -> None:
+    """Run the Slack app until cancelled: Socket Mode, or HTTP on ``http_port``.
+
+    With ``service`` given, games are shared with whatever else uses it (Discord); the
+    caller owns its lifetime. ``base_url`` points the Web API elsewhere (GovSlack, tests)."""
+    check_settings(settings, http_port=http_port)
+    async with contextlib.AsyncExitStack() as stack:
+        if service is None:
+            service = await stack.enter_async_context(_own_service(settings))
+        runner = SlackRunner(
+            settings, service, base_url=base_url, allow_test_options=allow_test_options
+        )
+        stack.push_async_callback(runner.close)
+        await runner.prepare()
+        await runner.serve(http_port=http_port, host=host)

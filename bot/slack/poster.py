@@ -1,0 +1,233 @@
+"""Ordered delivery to Slack: one queue and one worker per conversation.
+
+Slack rate-limits per method and per channel and answers HTTP 429 with Retry-After. The
+client's `AsyncRateLimitErrorRetryHandler` retries a few times; if Slack is still saying no,
+the worker here waits and tries the *same* call again. Because each conversation has exactly
+one worker taking calls in the order they were queued, a rate limit delays the queue but can
+never drop a line or let a later one overtake it. Other conversations are not held up.
+
+A call that fails for good (channel deleted, permission missing) is reported through
+``on_failure`` and then skipped, so one broken conversation never blocks the rest. A line
+refused only because ``chat:write.customize`` is missing is posted again without the
+character's picture, the name written in front instead, so the game goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+log = logging.getLogger(__name__)
+
+MAX_RATE_LIMIT_WAITS = 30
+MAX_CONNECTION_RETRIES = 6
+MAX_RETRY_AFTER = 60.0
+
+
+@dataclass
+class Failure:
+    """A call Slack refused for good."""
+
+    method: str
+    channel: str | None
+    error: str
+    needed: str
+    what: str
+    game_id: str | None
+    #: True when the call went through after all, in a reduced form (no custom name/icon)
+    recovered: bool = False
+
+
+@dataclass
+class Job:
+    method: str
+    kwargs: dict[str, Any]
+    future: asyncio.Future[dict[str, Any]]
+    what: str
+    game_id: str | None
+    report: bool
+    #: the same call without username/icon, for a workspace without chat:write.customize
+    plain: dict[str, Any] | None = None
+
+
+OnFailure = Callable[[Failure], Awaitable[None]]
+
+
+def _retry_after(err: SlackApiError) -> float:
+    headers = getattr(err.response, "headers", None) or {}
+    for key, value in dict(headers).items():
+        if str(key).lower() == "retry-after":
+            try:
+                return min(MAX_RETRY_AFTER, max(0.0, float(value)))
+            except ValueError:
+                break
+    return 1.0
+
+
+def _is_rate_limit(err: SlackApiError) -> bool:
+    return getattr(err.response, "status_code", 200) == 429 or err.response.get("error") == (
+        "ratelimited"
+    )
+
+
+@dataclass
+class _Lane:
+    queue: asyncio.Queue[Job] = field(default_factory=asyncio.Queue)
+    task: asyncio.Task[None] | None = None
+
+
+class Poster:
+    def __init__(self, client: AsyncWebClient, on_failure: OnFailure | None = None) -> None:
+        self.client = client
+        self.on_failure = on_failure
+        self._lanes: dict[str, _Lane] = {}
+        self._closed = False
+        #: False once Slack said chat:write.customize is missing: post plainly until re-granted
+        self.customize = True
+
+    def submit(
+        self,
+        lane_key: str,
+        method: str,
+        /,
+        *,
+        what: str = "post a message",
+        game_id: str | None = None,
+        report: bool = True,
+        plain: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> asyncio.Future[dict[str, Any]]:
+        """Queue ``client.<method>(**kwargs)`` behind everything already queued for
+        ``lane_key`` (the conversation id). The future resolves to the response data, or
+        fails with the SlackApiError (already reported). Nobody has to await it."""
+        if self._closed:
+            raise RuntimeError("the Slack poster is closed")
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_consume)
+        lane = self._lanes.get(lane_key)
+        if lane is None:
+            lane = self._lanes[lane_key] = _Lane()
+        lane.queue.put_nowait(Job(method, kwargs, future, what, game_id, report, plain))
+        if lane.task is None or lane.task.done():
+            lane.task = asyncio.create_task(self._work(lane), name=f"slack-lane:{lane_key}")
+        return future
+
+    async def call(self, lane_key: str, method: str, /, **kwargs: Any) -> dict[str, Any] | None:
+        """`submit` and wait; None when the call failed (it has been reported)."""
+        try:
+            return await self.submit(lane_key, method, **kwargs)
+        except SlackApiError:
+            return None
+
+    async def _work(self, lane: _Lane) -> None:
+        while True:
+            try:
+                job = lane.queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return  # the next submit starts a new worker
+            try:
+                job.future.set_result(await self._perform(job))
+            except asyncio.CancelledError:
+                if not job.future.done():
+                    job.future.cancel()
+                raise
+            except Exception as err:
+                if not job.future.done():
+                    job.future.set_exception(err)
+            finally:
+                lane.queue.task_done()
+
+    async def _perform(self, job: Job) -> dict[str, Any]:
+        kwargs = job.kwargs if self.customize or job.plain is None else job.plain
+        waits = errors = 0
+        fn = getattr(self.client, job.method.replace(".", "_"))
+        while True:
+            try:
+                response = await fn(**kwargs)
+                return dict(response.data) if isinstance(response.data, dict) else {}
+            except SlackApiError as err:
+                if _is_rate_limit(err) and waits < MAX_RATE_LIMIT_WAITS:
+                    waits += 1
+                    delay = _retry_after(err)
+                    log.info("Slack rate limit on %s; waiting %.0fs", job.method, delay)
+                    await asyncio.sleep(delay)
+                    continue
+                error = str(err.response.get("error") or "unknown_error")
+                needed = str(err.response.get("needed") or "")
+                if (
+                    error == "missing_scope"
+                    and "chat:write.customize" in needed
+                    and job.plain is not None
+                    and kwargs is not job.plain
+                ):
+                    self.customize = False
+                    await self._fail(job, error, needed, recovered=True)
+                    kwargs = job.plain
+                    continue
+                await self._fail(job, error, needed)
+                raise
+            except (aiohttp.ClientError, TimeoutError, OSError) as err:
+                errors += 1
+                if errors > MAX_CONNECTION_RETRIES:
+                    await self._fail(job, f"connection failed ({type(err).__name__})", "")
+                    raise
+                await asyncio.sleep(min(30.0, 0.25 * 2**errors))
+
+    async def _fail(self, job: Job, error: str, needed: str, *, recovered: bool = False) -> None:
+        channel = job.kwargs.get("channel")
+        log.warning("Slack %s failed: %s %s", job.method, error, needed)
+        if not job.report or self.on_failure is None:
+            return
+        failure = Failure(
+            job.method,
+            str(channel) if channel else None,
+            error,
+            needed,
+            job.what,
+            job.game_id,
+            recovered,
+        )
+        try:
+            await self.on_failure(failure)
+        except Exception:
+            log.exception("reporting a Slack failure failed")
+
+    async def drain(self) -> None:
+        """Wait until everything queued so far has been sent (or has failed)."""
+        while True:
+            pending = [
+                lane
+                for lane in self._lanes.values()
+                if lane.queue.qsize() or (lane.task is not None and not lane.task.done())
+            ]
+            if not pending:
+                return
+            for lane in pending:
+                await lane.queue.join()
+            await asyncio.sleep(0)
+
+    async def close(self, grace: float = 10.0) -> None:
+        """Send what is queued (for at most ``grace`` seconds), then stop."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.drain(), grace)
+        self._closed = True
+        tasks = [lane.task for lane in self._lanes.values() if lane.task is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+    """Nobody may be waiting for a post: mark its error as seen (it has been reported)."""
+    if not future.cancelled():
+        future.exception()

@@ -1,0 +1,173 @@
+"""A Slack adapter on the loopback fake: the real Bolt AsyncApp (request signatures verified)
+and AsyncWebClient, a real GameService on a migrated database, the baseline agent.
+
+`SlackHarness.boot()` can run more than once on the same database: that is a restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy.engine import Engine
+
+from bot.agents import make_agent_factory
+from bot.consent import record_consent
+from bot.service import GameService, LiveGame
+from bot.slack.adapter import SlackAdapter
+from bot.slack.app import build_app
+from bot.store.db import make_engine
+from bot.timers import make_scheduler
+from tests.fakes.slack import FakeChannel, FakeSlack, FakeUser, Message
+
+NAMES = ("alice", "bob", "carol", "dave", "erin", "frank", "grace")
+
+
+@dataclass
+class SlackHarness:
+    fake: FakeSlack
+    db_url: str
+    secret: str
+    sdk_rate_limit_retries: int = 2
+    engine: Engine | None = None
+    service: GameService | None = None
+    adapter: SlackAdapter | None = None
+    app: AsyncApp | None = None
+    users: list[FakeUser] = field(default_factory=list)
+    channel: FakeChannel | None = None
+    _schedulers: list[Any] = field(default_factory=list)
+
+    async def boot(self) -> SlackAdapter:
+        """A fresh engine, scheduler, service, client, adapter and app on the same DB."""
+        self.engine = make_engine(self.db_url)
+        scheduler = make_scheduler()
+        scheduler.start()
+        self._schedulers.append(scheduler)
+        self.service = GameService(self.engine, scheduler, make_agent_factory())
+        client = AsyncWebClient(
+            token=self.fake.bot_token,
+            base_url=self.fake.base_url,
+            retry_handlers=[
+                AsyncRateLimitErrorRetryHandler(max_retry_count=self.sdk_rate_limit_retries)
+            ],
+        )
+        self.adapter = SlackAdapter(self.service, client, allow_test_options=True)
+        self.app = build_app(self.adapter, self.secret)
+        self.fake.target = None
+        await self.fake.serve(self.app)
+        await self.adapter.start()
+        return self.adapter
+
+    async def shutdown(self) -> None:
+        """Stop like a process would: nothing more is sent, timers die with it."""
+        if self.adapter is not None:
+            await self.adapter.close()
+        if self.service is not None:
+            await self.service.close()
+        for scheduler in self._schedulers:
+            if scheduler.running:
+                scheduler.shutdown(wait=False)
+        self._schedulers.clear()
+        if self.engine is not None:
+            self.engine.dispose()
+        self.adapter = self.service = None
+
+    # --- people ---------------------------------------------------------------------------
+
+    def people(self, n: int, *, admin_host: bool = True) -> list[FakeUser]:
+        self.users = [
+            self.fake.add_user(name, is_admin=admin_host and i == 0)
+            for i, name in enumerate(NAMES[:n])
+        ]
+        self.channel = self.fake.add_channel("mafia-night", members=self.users)
+        return self.users
+
+    def consent_all(self, users: Iterable[FakeUser]) -> None:
+        assert self.engine is not None
+        for u in users:
+            record_consent(self.engine, "slack", self.fake.team_id, u.id, True)
+
+    # --- driving --------------------------------------------------------------------------
+
+    async def slash(self, user: FakeUser, text: str, channel: Any = None) -> str:
+        before = len(self.fake.responses)
+        result = await self.fake.slash(user=user, channel=channel or self.channel, text=text)
+        assert result.status == 200, result
+        replies = await self.fake.wait_for_responses(before + 1, within=10)
+        return replies[before].text
+
+    async def new_game(self, host: FakeUser, settings: str) -> str:
+        reply = await self.slash(host, f"new {settings}")
+        assert "is open" in reply, reply
+        return reply.split("`")[1]
+
+    async def join_all(self, users: Iterable[FakeUser]) -> None:
+        for u in users:
+            before = len(self.fake.responses)
+            await self.fake.click(user=u, action_id="mafia_join", channel=self.channel)
+            await self.fake.wait_for_responses(before + 1)
+            assert "You're in" in self.fake.responses[before].text, self.fake.responses[before]
+
+    async def running_game(
+        self, n: int = 5, settings: str = "day=3600 vote=3600 night=3600 night_vote=3600"
+    ) -> str:
+        """A started game of ``n`` consenting humans and the agent; every role card delivered."""
+        users = self.people(n)
+        self.consent_all(users)
+        game_id = await self.new_game(users[0], settings)
+        await self.join_all(users)
+        assert "has started" in await self.slash(users[0], "start")
+        for u in users:
+            await self.fake.wait_until(
+                lambda u=u: any("You are" in t for t in self.dm_texts(u)), what="role card"
+            )
+        return game_id
+
+    def live(self, game_id: str) -> LiveGame:
+        assert self.service is not None
+        return self.service.games[game_id]
+
+    def character(self, game_id: str, user: FakeUser) -> str:
+        seat = self.live(game_id).seat_of_user(user.id)
+        assert seat is not None
+        return seat.name
+
+    def stage(self) -> list[Message]:
+        assert self.channel is not None
+        return [m for m in self.fake.messages_in(self.channel) if m.source != "user"]
+
+    def persona_lines(self, channel: Any = None) -> list[tuple[str, str]]:
+        """(character, text) of every line posted under a character's name."""
+        msgs = self.fake.messages_in(channel or self.channel)
+        return [(m.username, m.text) for m in msgs if m.username]
+
+    async def wait_stage(self, predicate: Any, within: float = 10, what: str = "stage") -> Any:
+        return await self.fake.wait_until(predicate, within=within, what=what)
+
+    def dm_texts(self, user: FakeUser) -> list[str]:
+        return [m.text for m in self.fake.messages_in(self.fake.dm(user)) if m.source != "user"]
+
+
+def seed_where(predicate: Any, start: int = 1) -> int:
+    for seed in range(start, start + 10_000):
+        if predicate(seed):
+            return seed
+    raise AssertionError("no seed fits")
+
+
+@pytest.fixture
+async def harness(
+    fake_slack: FakeSlack, slack_signing_secret: str, engine: Engine, db_url: str
+) -> AsyncIterator[SlackHarness]:
+    fake_slack.grant_scope("files:write")  # the manifest asks for it; the fake's default lacks it
+    h = SlackHarness(fake_slack, db_url, slack_signing_secret)
+    await h.boot()
+    try:
+        yield h
+    finally:
+        await h.shutdown()

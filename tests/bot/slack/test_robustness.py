@@ -1,0 +1,156 @@
+"""Slack misbehaving: rate limits during a burst, a channel removed under the game, missing
+permissions, forged requests."""
+
+from __future__ import annotations
+
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from sqlmodel import Session, col, select
+
+from bot.platform_common import agent_seat_positions
+from bot.store.models import Message as StoredMessage
+from games.config import GameConfig
+from games.engine import assign_roles
+from tests.bot.slack.conftest import SlackHarness, seed_where
+
+
+async def test_rate_limited_burst_loses_and_reorders_nothing(harness: SlackHarness) -> None:
+    fake = harness.fake
+    game_id = await harness.running_game()
+    assert harness.adapter is not None
+    # The SDK retries a 429 only once here; the poster's own queue must do the rest.
+    harness.adapter.client.retry_handlers = [AsyncRateLimitErrorRetryHandler(max_retry_count=1)]
+    fake.rate_limit("chat.postMessage", times=3, retry_after=1, after=1)
+    bob, carol = harness.users[1], harness.users[2]
+    sent = []
+    for i in range(10):
+        who = bob if i % 3 else carol
+        text = f"burst line {i}"
+        sent.append((harness.character(game_id, who), text))
+        await fake.message_event(user=who, text=text)
+    await harness.wait_stage(
+        lambda: [x for x in harness.persona_lines() if x in sent] == sent,
+        within=20,
+        what="the whole burst, in order",
+    )
+    await harness.adapter.drain()
+    statuses = [c.status for c in fake.calls("chat.postMessage")]
+    assert statuses.count(429) == 3
+    # The stage shows every line (the agent's included) exactly in the order the game has them.
+    with Session(harness.engine) as s:
+        stored = s.exec(
+            select(StoredMessage.speaker, StoredMessage.text)
+            .where(
+                StoredMessage.game_id == game_id,
+                StoredMessage.place == "stage",
+                col(StoredMessage.seat_index).is_not(None),
+            )
+            .order_by(col(StoredMessage.id))
+        ).all()
+    assert harness.persona_lines() == [(a, b) for a, b in stored]
+
+
+async def test_removed_stage_channel_is_reported_and_stops_the_game(
+    harness: SlackHarness,
+) -> None:
+    fake = harness.fake
+    game_id = await harness.running_game()
+    host, bob = harness.users[0], harness.users[1]
+    assert harness.channel is not None
+    fake.delete_channel(harness.channel)  # deleted in the Slack UI, no event reaches us
+    await fake.message_event(user=bob, text="is anyone there?")
+    await fake.wait_until(
+        lambda: any("no longer exists" in t for t in harness.dm_texts(host)),
+        what="the host is told",
+    )
+    [note] = [t for t in harness.dm_texts(host) if "no longer exists" in t]
+    assert game_id in note and harness.channel.id in note
+    await fake.wait_until(
+        lambda: harness.live(game_id).status == "aborted", what="the game is stopped"
+    )
+    assert any("stopped the game" in t for t in harness.dm_texts(host))
+    assert sum("no longer exists" in t for t in harness.dm_texts(host)) == 1  # told once
+
+
+async def test_deleted_den_is_reported(harness: SlackHarness) -> None:
+    fake = harness.fake
+    config = GameConfig()
+    seed = seed_where(
+        lambda s: assign_roles(config, 6, s)[agent_seat_positions(s, 5, 1)[0]] != "mafia"
+    )
+    game_id = await harness.running_game(settings=f"day=3600 seed={seed}")
+    assert harness.adapter is not None
+    den = await fake.wait_until(lambda: harness.adapter.games[game_id].den, what="the den")  # type: ignore[union-attr]
+    await fake.channel_deleted(channel=den)
+    host = harness.users[0]
+    await fake.wait_until(
+        lambda: any(
+            "mafia's private channel" in t and "deleted" in t for t in harness.dm_texts(host)
+        ),
+        what="the host is told",
+    )
+    assert harness.live(game_id).status == "running"
+
+
+async def test_missing_customize_scope_is_reported_and_the_game_goes_on(
+    harness: SlackHarness,
+) -> None:
+    fake = harness.fake
+    game_id = await harness.running_game()
+    host, bob = harness.users[0], harness.users[1]
+    fake.revoke_scope("chat:write.customize")
+    await fake.message_event(user=bob, text="my alibi is solid")
+    await fake.message_event(user=bob, text="and another line")
+    bob_name = harness.character(game_id, bob)
+    await harness.wait_stage(
+        lambda: (
+            [m.text for m in harness.stage()][-2:]
+            == [f"*{bob_name}*: my alibi is solid", f"*{bob_name}*: and another line"]
+        ),
+        what="lines posted without the character's picture",
+    )
+    await fake.wait_until(
+        lambda: any("chat:write.customize" in t for t in harness.dm_texts(host)),
+        what="the host is told",
+    )
+    [note] = [t for t in harness.dm_texts(host) if "chat:write.customize" in t]
+    assert "missing the permission" in note and "reinstall" in note
+    assert not any(m.username for m in harness.stage()[-2:])
+
+
+async def test_missing_groups_write_is_reported_at_new_and_at_start(
+    harness: SlackHarness,
+) -> None:
+    fake = harness.fake
+    fake.revoke_scope("groups:write")
+    users = harness.people(5)
+    harness.consent_all(users)
+    config = GameConfig()
+    seed = seed_where(
+        lambda s: assign_roles(config, 6, s)[agent_seat_positions(s, 5, 1)[0]] != "mafia"
+    )
+    reply = await harness.slash(users[0], f"new day=3600 seed={seed}")
+    assert "missing permissions" in reply and "`groups:write`" in reply
+    await harness.join_all(users)
+    assert "has started" in await harness.slash(users[0], "start")
+    await fake.wait_until(
+        lambda: any("`groups:write`" in t for t in harness.dm_texts(users[0])),
+        what="the host is told",
+    )
+    [note] = [t for t in harness.dm_texts(users[0]) if "`groups:write`" in t]
+    assert "create the mafia's private channel" in note
+
+
+async def test_forged_requests_are_rejected_and_do_nothing(harness: SlackHarness) -> None:
+    fake = harness.fake
+    users = harness.people(5)
+    forged = await fake.slash(user=users[0], channel=harness.channel, text="new", forge=True)
+    assert forged.status == 401
+    stale = await fake.slash(
+        user=users[0], channel=harness.channel, text="new", timestamp=1_600_000_000
+    )
+    assert stale.status == 401
+    assert harness.service is not None and harness.service.games == {}
+    assert harness.stage() == []
+    good = await fake.slash(user=users[0], channel=harness.channel, text="new")
+    assert good.status == 200
+    await fake.wait_until(lambda: harness.stage(), what="the lobby")
