@@ -183,6 +183,74 @@ def _run_game(main: Coroutine[Any, Any, T]) -> T:
     raise typer.Exit(2)
 
 
+@app.command()
+def run(
+    discord: Annotated[bool, typer.Option("--discord", help="Run the Discord bot.")] = False,
+    slack: Annotated[bool, typer.Option("--slack", help="Run the Slack app.")] = False,
+    http: Annotated[
+        int | None,
+        typer.Option(
+            "--http",
+            metavar="PORT",
+            help="Slack over HTTP on PORT (path /slack/events, signatures verified) "
+            "instead of Socket Mode.",
+        ),
+    ] = None,
+    db: Db = None,
+) -> None:
+    """Run the chat adapters; --discord and --slack can run together on one event loop."""
+    from bot.settings import SettingsError
+    from bot.slack.app import SlackSetupError, check_settings
+
+    settings = _settings()
+    _logging(settings)
+    if not (slack or discord):
+        raise typer.BadParameter("choose --discord and/or --slack")
+    if http is not None and not slack:
+        raise typer.BadParameter("--http is for --slack", param_hint="--http")
+    try:
+        if slack:
+            check_settings(settings, http_port=http)
+        if discord:
+            from bot.discord.app import _token
+
+            _token(settings)
+        asyncio.run(_run_adapters(settings, slack=slack, discord=discord, http=http, db=db))
+    except (SlackSetupError, SettingsError) as e:
+        err.print(f"[red]{e}[/]")
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        err.print("Stopped. Running games carry on at the next start.")
+
+
+async def _run_adapters(
+    settings: Settings, *, slack: bool, discord: bool, http: int | None, db: str | None
+) -> None:
+    """One service, one event loop, every adapter asked for."""
+    from bot.runtime import running_service
+
+    kind = "llm" if settings.llm else "baseline"
+    async with running_service(settings, db, kind) as service:
+        serving: list[Coroutine[Any, Any, None]] = []
+        closers = []
+        if slack:
+            from bot.slack.app import SlackRunner
+
+            slack_runner = SlackRunner(settings, service)
+            closers.append(slack_runner.close)
+        try:
+            if slack:
+                await slack_runner.prepare()
+                serving.append(slack_runner.serve(http_port=http))
+            if discord:
+                from bot.discord.app import serve_discord
+
+                serving.append(serve_discord(service, settings))
+            await asyncio.gather(*serving)
+        finally:
+            for close in closers:
+                await close()
+
 @app.command("import-llmafia")
 def import_llmafia_command(
     path: Annotated[

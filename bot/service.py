@@ -346,15 +346,36 @@ class GameService:
 
     # --- end consent --------------------------------------------------------------------------
 
-    async def leave(self, game_id: str, user_id: str) -> None:
+    async def configure(self, game_id: str, config: GameConfig) -> None:
+        """Change a lobby's settings (checked against their own limits; players at start)."""
+        game = self._game(game_id)
+        GameConfig.from_dict(config.to_dict())
+        async with game.lock:
+            if game.status != "lobby":
+                raise ServiceError("The game has started; its settings can't change now.")
+
+            def update(session: Session) -> None:
+                row = session.get(m.Game, game_id)
+                assert row is not None
+                row.config = config.to_dict()
+
+            await self._run_db(update)
+            game.config = config
+
+    async def leave(self, game_id: str, user_id: str | None, *, seat: int | None = None) -> None:
+        """Leave the lobby (by user id), or remove a lobby seat by number (agents)."""
         game = self._game(game_id)
         async with game.lock:
             if game.status != "lobby":
                 raise ServiceError("The game has started; ask a moderator to replace you.")
-            seat = game.seat_of_user(user_id)
-            if seat is None:
+            found = (
+                game.seat_of_user(user_id)
+                if user_id is not None
+                else next((s for s in game.seats if s.index == seat), None)
+            )
+            if found is None:
                 raise ServiceError("You are not in this game.")
-            game.seats.remove(seat)
+            game.seats.remove(found)
             for i, s in enumerate(game.seats):  # keep indices dense
                 s.index = i
 
@@ -797,20 +818,24 @@ class GameService:
             self._arm_deadline(game)
         return game
 
-    async def unfinished_games(self) -> list[str]:
+    async def unfinished_games(self, platforms: Sequence[str] | None = None) -> list[str]:
+        """Running games, newest first (only those on ``platforms`` when given)."""
+
         def query(session: Session) -> list[str]:
-            rows = session.exec(
-                select(m.Game.id)
-                .where(col(m.Game.status).in_(["running"]))
-                .order_by(col(m.Game.created_at).desc())
-            ).all()
-            return list(rows)
+            stmt = select(m.Game.id).where(col(m.Game.status).in_(["running"]))
+            if platforms is not None:
+                stmt = stmt.join(m.Server, col(m.Game.server_id) == col(m.Server.id)).where(
+                    col(m.Server.platform).in_(list(platforms))
+                )
+            return list(session.exec(stmt.order_by(col(m.Game.created_at).desc())).all())
 
         return await self._run_db(query)
 
-    async def resume_all(self) -> list[str]:
+    async def resume_all(self, platforms: Sequence[str] | None = None) -> list[str]:
+        """Resume every running game (on ``platforms`` only, e.g. ["discord"], when given:
+        a chat adapter must not wake a terminal game its player paused)."""
         resumed = []
-        for game_id in await self.unfinished_games():
+        for game_id in await self.unfinished_games(platforms):
             try:
                 await self.resume(game_id)
                 resumed.append(game_id)

@@ -267,3 +267,18 @@ async def test_kicked_seat_is_taken_over_by_an_agent_silently(engine: Engine) ->
     assert row.is_agent and row.user_id is None and row.agent_kind == "baseline"
     await svc.close()
     scheduler.shutdown(wait=False)
+
+
+async def test_lobby_configure_remove_seat_and_platform_resume(service: GameService) -> None:
+    game_id = await service.create_game(LONG, seed=4, platform="slack", server_external_id="T1")
+    await service.join(game_id, None, is_agent=True, agent_kind="baseline")
+    await service.join(game_id, None, is_agent=True, agent_kind="baseline")
+    await service.leave(game_id, None, seat=0)
+    assert [s.index for s in service.games[game_id].seats] == [0]
+    await service.configure(game_id, GameConfig(day_seconds=99))
+    assert service.games[game_id].config.day_seconds == 99
+    local = await started(service)
+    assert await service.unfinished_games(["slack"]) == []
+    assert local in await service.unfinished_games(["local"])
+    with pytest.raises(ServiceError, match="has started"):
+        await service.configure(local, LONG)
