@@ -15,7 +15,8 @@ day chat, so it is usually extended. Only day chat matters here: the scheduler i
 day (and in the den, which this seat may not be in), and one long day keeps the agent's share
 of the phase and the window growing for the whole run, the hardest case for both numbers.
 The real service rather than a leaner harness: the agent then gets exactly the events,
-ordering and timer behaviour it gets in production. The agent's per-phase cap on its own
+ordering and timer behaviour it gets in production (the harness is bot/research/replay_harness.py,
+shared with ``mafiabot replay``). The agent's per-phase cap on its own
 lines (a safety net for 2-3 minute phases) is lifted for the one long day.
 
     uv run python bench/scheduler_calls.py [--game 0006] [--speed 20] [--minutes 20]
@@ -31,10 +32,9 @@ import logging
 import random
 import re
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -44,14 +44,19 @@ from agent.llm_player import LLMPlayerSettings
 from agent.prompting import estimate_tokens
 from bot.llm_agents import LLMAgentConfig, LLMClients, llm_player_factory
 from bot.research.llmafia import LLMafiaGame, read_game
-from bot.service import GameService
-from bot.store.db import make_engine
-from bot.store.migrate import upgrade
-from bot.timers import make_scheduler
+from bot.research.paths import llmafia_games_dir
+from bot.research.replay_harness import (
+    Cue,
+    PhaseWatch,
+    ScriptPlayer,
+    recorded_table,
+    seat_recorded_game,
+    temporary_service,
+)
 from games.config import GameConfig
-from games.errors import RuleError
+from games.state import PhaseKind
 
-DATA = Path("/work/shared/data/llmafia/games")
+DATA = llmafia_games_dir()
 POLLING_PER_MIN = 60.0
 TARGET_CALLS_PER_MIN = 12.0
 TARGET_TOKENS = 2000
@@ -96,57 +101,46 @@ class BenchLLM:
         )
 
 
-@dataclass(frozen=True)
-class Line:
-    offset_s: float
-    speaker: str
-    text: str
+def day_script(game: LLMafiaGame, minutes: float) -> tuple[list[Cue], int, float]:
+    """Human stage lines of every day, back to back, looped to ``minutes``, as cues of the
+    live game's one long first day.
 
-
-def day_script(game: LLMafiaGame, minutes: float) -> tuple[list[Line], int, float]:
-    """Human stage lines of every day, back to back, looped to ``minutes``.
-
-    Returns (lines, loops, seconds of day chat in one pass through the recording).
+    Returns (cues, loops, seconds of day chat in one pass through the recording).
     """
     llm = set(game.llm_players)
     humans = {p.name for p in game.players} - llm
-    one_pass: list[Line] = []
+    one_pass: list[Cue] = []
     base = 0.0
     for phase in game.phases:
         if phase.kind != "day":
             continue
         day_lines = [
-            line
-            for line in game.lines
+            (i, line)
+            for i, line in enumerate(game.lines)
             if line.phase == phase.label and line.place == "stage" and line.speaker in humans
         ]
         end = phase.voting_start or phase.end
         if end is None:
-            end = max((line.t for line in day_lines), default=phase.start)
+            end = max((line.t for _, line in day_lines), default=phase.start)
         length = max((end - phase.start).total_seconds(), 1.0)
-        for line in day_lines:
+        for i, line in day_lines:
             offset = min(max((line.t - phase.start).total_seconds(), 0.0), length)
-            one_pass.append(Line(base + offset, line.speaker, line.text))
+            one_pass.append(Cue(PhaseKind.DAY, 1, base + offset, line.speaker, "say", line.text, i))
         base += length
     if not one_pass:
         raise SystemExit(f"game {game.game_id} has no day chat to replay")
-    lines: list[Line] = []
+    cues: list[Cue] = []
     loops = 0
-    while not lines or lines[-1].offset_s < minutes * 60:
+    while not cues or cues[-1].offset_s < minutes * 60:
         shift = loops * base
-        lines.extend(Line(x.offset_s + shift, x.speaker, x.text) for x in one_pass)
+        cues.extend(replace(x, offset_s=x.offset_s + shift) for x in one_pass)
         loops += 1
-    return [x for x in lines if x.offset_s < minutes * 60], loops, base
+    return [x for x in cues if x.offset_s < minutes * 60], loops, base
 
 
 async def replay(args: argparse.Namespace) -> int:
     game = read_game(args.data / args.game)
-    if not game.llm_players:
-        raise SystemExit(f"game {game.game_id} has no LLM player")
-    agent_name = game.llm_players[0]
-    names = [p.name for p in game.players]
-    deal = tuple("mafia" if p.is_mafia else "bystander" for p in game.players)
-    agent_seat = names.index(agent_name)
+    table = recorded_table(game)
     script, loops, pass_s = day_script(game, args.minutes)
 
     log = InMemoryDecisionLog()
@@ -159,50 +153,31 @@ async def replay(args: argparse.Namespace) -> int:
         clients=LLMClients(fake, fake),
     )
     day_s = args.minutes * 60 + 5
-    config = GameConfig(deal=deal, day_seconds=day_s, vote_seconds=30)
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{Path(tmp) / 'bench.db'}"
-        upgrade(url)
-        engine = make_engine(url)
-        scheduler = make_scheduler()
-        scheduler.start()
-        service = GameService(engine, scheduler, factory)
-        try:
-            game_id = await service.create_game(config, seed=args.seed, speed=args.speed)
-            for i, name in enumerate(names):
-                agent = i == agent_seat
-                await service.join(
-                    game_id, None if agent else f"human{i}", is_agent=agent, name=name
-                )
-            await service.start(game_id)
-            live = service.games[game_id]
-            start = live.clock.now()
-            print(
-                f"game {game.game_id}: {len(names)} players; our agent plays {agent_name} "
-                f"({deal[agent_seat]}); {len(script)} human lines over {args.minutes:g} min of "
-                f"day chat (the recording's {pass_s / 60:.1f} min looped {loops}x) "
-                f"at {args.speed:g}x",
-                flush=True,
-            )
-            real0 = time.monotonic()
-            skipped = 0
-            seat_of = {n: i for i, n in enumerate(names)}
-            for line in script:
-                when = start + timedelta(seconds=line.offset_s)
-                await asyncio.sleep(live.clock.real_delay_until(when))
-                try:
-                    await service.say(game_id, seat_of[line.speaker], line.text)
-                except RuleError:
-                    skipped += 1
-            await asyncio.sleep(live.clock.real_delay_until(start + timedelta(seconds=day_s)))
-            await service.drain(game_id)
-            real = time.monotonic() - real0
-            await service.end(game_id, "benchmark finished")
-            await service.wait_finished(game_id)
-        finally:
-            await service.close()
-            scheduler.shutdown(wait=False)
-            engine.dispose()
+    config = GameConfig(deal=table.deal, day_seconds=day_s, vote_seconds=30)
+    async with temporary_service(factory) as service:
+        game_id = await seat_recorded_game(service, table, config, speed=args.speed, seed=args.seed)
+        watch = PhaseWatch(game_id)
+        service.subscribe(watch)
+        await service.start(game_id)
+        live = service.games[game_id]
+        assert live.state is not None
+        start = live.state.phase.started_at
+        print(
+            f"game {game.game_id}: {len(table.names)} players; our agent plays "
+            f"{table.agent_name} ({table.deal[table.agent_seat]}); {len(script)} human lines "
+            f"over {args.minutes:g} min of day chat (the recording's {pass_s / 60:.1f} min "
+            f"looped {loops}x) at {args.speed:g}x",
+            flush=True,
+        )
+        real0 = time.monotonic()
+        humans = ScriptPlayer(service, game_id, watch)
+        await humans.play(script)
+        skipped = sum(n for outcome, n in humans.counts().items() if outcome != "played")
+        await asyncio.sleep(live.clock.real_delay_until(start + timedelta(seconds=day_s)))
+        await service.drain(game_id)
+        real = time.monotonic() - real0
+        await service.end(game_id, "benchmark finished")
+        await service.wait_finished(game_id)
     return report(log.records, start, args.minutes, real, skipped)
 
 

@@ -251,6 +251,44 @@ async def _run_adapters(
             for close in closers:
                 await close()
 
+
+@app.command()
+def replay(
+    game_dir: Annotated[
+        Path, typer.Argument(help="A recorded LLMafia game folder, e.g. .../llmafia/games/0006.")
+    ],
+    speed: Annotated[float, typer.Option(help="Play the recording this many times faster.")] = 1.0,
+    agent: Annotated[str, typer.Option(help="baseline or llm (needs MAFIABOT_LLM).")] = "baseline",
+    seed: Seed = None,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db", help="Keep the live game in this database (default: a temporary one)."
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Also print the result as one JSON object on stdout.")
+    ] = False,
+) -> None:
+    """Replay a recorded LLMafia game's humans against our agent; compare their timing."""
+    from agent.llm.base import LLMConfigError
+    from bot.research.replay import run_replay_command
+
+    settings = _settings()
+    _logging(settings)
+    if agent not in ("baseline", "llm"):
+        raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
+    if speed <= 0:
+        raise typer.BadParameter("must be positive", param_hint="--speed")
+    try:
+        run_replay_command(
+            settings, game_dir, speed=speed, agent=agent, db_url=db, seed=seed, json_out=json_out
+        )
+    except (FileNotFoundError, ValueError, LLMConfigError) as e:
+        err.print(str(e), markup=False)
+        raise typer.Exit(2) from None
+
+
 @app.command("import-llmafia")
 def import_llmafia_command(
     path: Annotated[
@@ -390,6 +428,7 @@ def export_command(
     except (LookupError, ValueError) as e:
         err.print(str(e), markup=False)
         raise typer.Exit(2) from None
+
 
 def _optional_resume_value(argv: list[str]) -> list[str]:
     """Let ``--resume`` stand alone: it then means the most recent unfinished game."""

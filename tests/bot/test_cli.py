@@ -93,3 +93,19 @@ async def test_bad_setups_get_one_clear_error_and_create_nothing(
 
         with sqlite3.connect(db_file) as conn:
             assert conn.execute("select count(*) from games").fetchone()[0] == 0
+
+
+@pytest.mark.slow
+async def test_replay_command_compares_the_agent_with_the_humans(tmp_path: Path) -> None:
+    from bot.research.paths import llmafia_games_dir
+
+    game = llmafia_games_dir() / "0001"
+    if not game.exists():
+        pytest.skip("the LLMafia games are not beside the repository")
+    code, out, err = await run_cli("replay", str(game), "--speed", "30", "--seed", "1", "--json")
+    assert code == 0, err[-3000:]
+    result = json.loads(out)
+    assert result["game"] == "0001" and result["agent"]["kind"] == "baseline"
+    assert result["lines"]["replayed"] > 0 and result["votes"]["replayed"] > 0
+    assert result["measures"]["messages"]["agent"] > 0  # our agent spoke in the LLM's seat
+    assert result["measures"]["messages"]["human"] == result["lines"]["replayed"]
