@@ -29,3 +29,5 @@ check lint: sync
 bench: sync
 	$(UV) run --frozen python bench/engine.py
 	$(UV) run --frozen python bench/memory.py
+	$(UV) run --frozen python bench/scheduler_calls.py
+	$(UV) run --frozen python bench/discord_relay.py
