@@ -1,0 +1,394 @@
+"""Relay latency of the Discord adapter under load: many concurrent games on the fake Discord.
+
+Two processes, like production (where Discord is far away): this one runs the loopback fake
+Discord and plays every human; a child process runs the real bot (discord.py client, service,
+SQLite, baseline agents) pointed at it. The child never shares an event loop or a GIL with the
+fake, so its loop lag is the bot's own.
+
+Each of ``--games`` games (``--players`` seats, one of them the baseline agent) goes through
+setup, the lobby (consent, join) and start, then for ``--seconds`` every human types a line in
+their booth every ``--interval`` seconds on average (random; the default 20 s is 3 lines a
+minute, the rate of the busiest LLMafia games, whose median is about 1.3). Printed:
+
+- relay latency end to end: the fake dispatches the booth message -> the fake receives the
+  stage webhook request carrying it (gateway, bot, service, DB commit, renderer, outbox, HTTP);
+- relay latency inside the bot: ``on_message`` -> just before the webhook request is sent;
+- the bot's event-loop lag (a 50 ms sleeper's overshoot), p50/p99/max;
+- lines relayed, lost (never arrived) and duplicated;
+- the service's DB calls: time queued for its one DB thread, and time running on it.
+
+    uv run python bench/discord_relay.py [--games 200] [--players 8] [--seconds 60]
+                                         [--interval 20] [--guilds 20] [--profile out.pstats]
+
+Targets on a 2-core machine: relay p99 <= 100 ms, loop lag p99 <= 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+SELF = Path(__file__).resolve()
+ROOT = SELF.parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+TARGET_RELAY_P99_MS = 100.0
+TARGET_LAG_P99_MS = 50.0
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
+
+
+def ms(values: list[float]) -> str:
+    if not values:
+        return "n/a"
+    return (
+        f"p50 {pct(values, 50) * 1000:6.1f} ms  p99 {pct(values, 99) * 1000:6.1f} ms  "
+        f"max {max(values) * 1000:6.1f} ms  (n={len(values)})"
+    )
+
+
+# --- the bot process ----------------------------------------------------------------------------
+
+
+async def child(config: dict[str, Any]) -> None:
+    import discord.gateway
+    import discord.http
+    import yarl
+
+    discord.http.Route.BASE = config["api_base"]
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(config["ws_url"])
+
+    from bot.agents import make_agent_factory
+    from bot.discord.app import MafiaBot
+    from bot.discord.options import DiscordOptions
+    from bot.discord.relay import RelayMetrics
+    from bot.service import GameService
+    from bot.settings import Settings
+    from bot.store.db import make_engine
+    from bot.store.migrate import upgrade
+    from bot.timers import make_scheduler
+
+    url = config["db_url"]
+    upgrade(url)
+    engine = make_engine(url)
+    scheduler = make_scheduler()
+    scheduler.start()
+    service = GameService(engine, scheduler, make_agent_factory())
+    db_times: list[tuple[float, float]] = []  # (waited for the DB thread, ran on it)
+    run_db = service._run_db
+
+    async def timed_run_db(fn: Any) -> Any:
+        queued = time.perf_counter()
+        started: list[float] = []
+
+        def work(session: Any) -> Any:
+            started.append(time.perf_counter())
+            return fn(session)
+
+        try:
+            return await run_db(work)
+        finally:
+            end = time.perf_counter()
+            if started:
+                db_times.append((started[0] - queued, end - started[0]))
+
+    service._run_db = timed_run_db  # type: ignore[method-assign]
+    metrics = RelayMetrics()
+    options = DiscordOptions(_env_file=None, afk_reminder_minutes=0)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, database_url=url)  # type: ignore[call-arg]
+    bot = MafiaBot(service, settings, options, metrics=metrics, guild_ready_timeout=0.5)
+    runner = asyncio.create_task(bot.start(config["token"]))
+    await bot.caught_up.wait()
+    print("READY", flush=True)
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    lags: list[float] = []
+    sampler: asyncio.Task[None] | None = None
+    profiler: Any = None
+    cpu0 = wall0 = 0.0
+    sent0 = 0
+
+    async def sample() -> None:
+        while True:
+            t = loop.time()
+            await asyncio.sleep(0.05)
+            lags.append(max(0.0, loop.time() - t - 0.05))
+
+    while True:
+        command = (await reader.readline()).decode().strip()
+        if command == "MEASURE":
+            metrics.latencies.clear()
+            lags.clear()
+            db_times.clear()
+            sampler = asyncio.create_task(sample())
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            sent0 = bot.outbox.sent
+            if config.get("profile"):
+                import cProfile
+
+                profiler = cProfile.Profile()
+                profiler.enable()
+        elif command in ("STOP", ""):
+            if profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(config["profile"])
+            if sampler is not None:
+                sampler.cancel()
+            report = {
+                "relay": metrics.latencies,
+                "lag": lags,
+                "db_wait": [w for w, _ in db_times],
+                "db_run": [r for _, r in db_times],
+                "cpu": time.process_time() - cpu0,
+                "wall": time.perf_counter() - wall0,
+                "sent": bot.outbox.sent - sent0,
+                "retried": bot.outbox.retried,
+                "failed": bot.outbox.failed,
+                "games": len(bot.rooms.rooms),
+            }
+            print(json.dumps(report), flush=True)
+            break
+    await bot.close()
+    runner.cancel()
+    with contextlib.suppress(BaseException):
+        await runner
+    await service.close()
+    scheduler.shutdown(wait=False)
+    engine.dispose()
+
+
+# --- the fake Discord and the humans ----------------------------------------------------------
+
+
+class Stamped(list):  # type: ignore[type-arg]
+    """The fake's webhook execution log, stamped with the arrival time of each request."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived: dict[str, float] = {}
+        self.seen: dict[str, int] = {}
+
+    def append(self, item: Any) -> None:
+        now = time.perf_counter()
+        self.arrived.setdefault(item.content, now)
+        self.seen[item.content] = self.seen.get(item.content, 0) + 1
+        super().append(item)
+
+
+async def parent(args: argparse.Namespace) -> int:
+    from tests.fakes.discord import FakeDiscord
+    from tests.fakes.discord.model import PERMISSIONS, iter_components
+
+    fake = FakeDiscord(heartbeat_interval=30.0)
+    await fake.start()
+    stamped = Stamped()
+    fake.webhook_executions = stamped  # type: ignore[assignment]
+    rng = random.Random(1)
+    humans_per_game = args.players - 1
+    per_guild = -(-args.games // args.guilds)
+    tables: list[dict[str, Any]] = []
+    for g in range(args.guilds):
+        guild = fake.add_guild(f"Club {g}")
+        mods = fake.add_role(guild, "Mods", PERMISSIONS["manage_guild"])
+        mod = fake.add_member(guild, f"mod{g}", roles=[mods])
+        for c in range(per_guild):
+            if len(tables) == args.games:
+                break
+            channel = fake.add_channel(guild, f"mafia-{c}")
+            people = [fake.add_member(guild, f"p{g}-{c}-{i}") for i in range(humans_per_game)]
+            tables.append({"guild": guild, "channel": channel, "mod": mod, "humans": people})
+
+    tmp = tempfile.mkdtemp(prefix="mafiabot-bench-")
+    config = {
+        "api_base": fake.api_base,
+        "ws_url": fake.ws_url,
+        "token": fake.token,
+        "db_url": f"sqlite:///{tmp}/bench.db",
+        "profile": args.profile,
+    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAFIABOT_")}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(SELF),
+        "--child",
+        json.dumps(config),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+        limit=1 << 26,
+    )
+    assert proc.stdout is not None and proc.stdin is not None
+    line = await asyncio.wait_for(proc.stdout.readline(), 120)
+    if line.strip() != b"READY":
+        print("bot process failed to start", file=sys.stderr)
+        return 2
+
+    def ids(message: dict[str, Any]) -> list[str]:
+        return [
+            c["custom_id"]
+            for c in iter_components(message.get("components") or [])
+            if c.get("custom_id")
+        ]
+
+    async def answer(inter: Any) -> Any:
+        callback = await inter.response(within=60)
+        if callback.type == 5:
+            await inter.followup(0, within=60)
+        return callback
+
+    async def set_up(table: dict[str, Any]) -> None:
+        channel, mod = table["channel"], table["mod"]
+        await answer(await fake.slash("mafia setup", {}, user=mod, channel=channel))
+        await answer(
+            await fake.slash("mafia new", {"day_minutes": 60.0}, user=mod, channel=channel)
+        )
+        lobby = await fake.wait_for_message(
+            channel, lambda m: bool(m["components"]), from_bot=True, within=60
+        )
+        gid = ids(lobby)[0].split(":")[2]
+        for person in table["humans"]:
+            inter = await fake.click(lobby, f"mafia:lobby:{gid}:join", user=person)
+            callback = await inter.response(within=60)
+            notice = inter.original
+            if callback.type == 4 and notice is not None and notice.get("components"):
+                agree = next(i for i in ids(notice) if ":yes:" in i)
+                await (await fake.click(notice, agree, user=person)).response(within=60)
+        await (await fake.click(lobby, f"mafia:lobby:{gid}:start", user=mod)).response(within=60)
+        table["game"] = gid
+
+    t0 = time.perf_counter()
+    limit = asyncio.Semaphore(32)
+
+    async def limited(table: dict[str, Any]) -> None:
+        async with limit:
+            await set_up(table)
+
+    await asyncio.gather(*(limited(t) for t in tables))
+    everyone = {h.id for t in tables for h in t["humans"]}
+    booth_of: dict[int, Any] = {}
+
+    def all_booths() -> bool:
+        booth_of.clear()
+        for ch in fake.channels.values():
+            if ch.is_thread and (ch.name or "").startswith("booth"):
+                for uid in ch.member_ids:
+                    booth_of[uid] = ch
+        return everyone <= set(booth_of)
+
+    await fake.wait_until(all_booths, 300)
+    setup_s = time.perf_counter() - t0
+    print(
+        f"{args.games} games of {args.players} ({humans_per_game} humans + 1 agent) on "
+        f"{args.guilds} servers set up in {setup_s:.1f} s",
+        flush=True,
+    )
+    await asyncio.sleep(2.0)  # let the start-of-game burst (role cards, timers) drain
+
+    proc.stdin.write(b"MEASURE\n")
+    await proc.stdin.drain()
+    sent_at: dict[str, float] = {}
+    fake_lag: list[float] = []
+    loop = asyncio.get_running_loop()
+    stop_at = loop.time() + args.seconds
+
+    async def person(table: dict[str, Any], who: Any, n0: int) -> None:
+        booth = booth_of[who.id]
+        n = 0
+        await asyncio.sleep(rng.uniform(0, min(args.interval, args.seconds)))
+        while loop.time() < stop_at:
+            text = f"{table['game']} {who.id} line {n0 + n}: I keep thinking about the vote"
+            sent_at[text] = time.perf_counter()
+            await fake.send_message(booth, who, text)
+            n += 1
+            await asyncio.sleep(
+                min(rng.expovariate(1 / args.interval), max(0.0, stop_at - loop.time()))
+            )
+
+    async def fake_lag_sampler() -> None:
+        while True:
+            t = loop.time()
+            await asyncio.sleep(0.05)
+            fake_lag.append(max(0.0, loop.time() - t - 0.05))
+
+    sampler = asyncio.create_task(fake_lag_sampler())
+    await asyncio.gather(*(person(t, h, 0) for t in tables for h in t["humans"]))
+    await asyncio.sleep(3.0)  # stragglers
+    sampler.cancel()
+    proc.stdin.write(b"STOP\n")
+    await proc.stdin.drain()
+    report = json.loads((await asyncio.wait_for(proc.stdout.readline(), 120)).decode())
+    await asyncio.wait_for(proc.wait(), 60)
+    await fake.stop()
+
+    e2e = [stamped.arrived[t] - s for t, s in sent_at.items() if t in stamped.arrived]
+    lost = [t for t in sent_at if t not in stamped.arrived]
+    dup = [t for t in sent_at if stamped.seen.get(t, 0) > 1]
+    relay_p99 = pct(report["relay"], 99) * 1000
+    lag_p99 = pct(report["lag"], 99) * 1000
+    print(
+        f"booth lines typed {len(sent_at)} in {args.seconds:.0f} s "
+        f"({len(sent_at) / args.seconds:.0f}/s), relayed {len(e2e)}, lost {len(lost)}, "
+        f"duplicated {len(dup)}; posts by the bot in the window (all kinds): "
+        f"{report['sent']}"
+    )
+    print(f"relay end to end (fake -> bot -> fake):   {ms(e2e)}")
+    print(f"relay inside the bot (on_message -> POST): {ms(report['relay'])}")
+    print(f"bot event-loop lag:                        {ms(report['lag'])}")
+    print(f"fake's own event-loop lag (for context):   {ms(fake_lag)}")
+    print(f"service DB calls: queued {ms(report['db_wait'])}")
+    print(f"                  ran    {ms(report['db_run'])}")
+    print(
+        f"bot CPU: {report['cpu']:.1f} s over {report['wall']:.1f} s "
+        f"({100 * report['cpu'] / max(report['wall'], 1e-9):.0f}% of one core); "
+        f"retried posts {report['retried']}, failed {report['failed']}"
+    )
+    if report["relay"]:
+        print(f"mean relay inside the bot {statistics.fmean(report['relay']) * 1000:.1f} ms")
+    ok = relay_p99 <= TARGET_RELAY_P99_MS and lag_p99 <= TARGET_LAG_P99_MS and not lost
+    print(
+        f"targets (relay p99 <= {TARGET_RELAY_P99_MS:.0f} ms, loop lag p99 <= "
+        f"{TARGET_LAG_P99_MS:.0f} ms, nothing lost): {'met' if ok else 'NOT met'}"
+    )
+    return 0 if ok else 1
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--games", type=int, default=200)
+    p.add_argument("--players", type=int, default=8)
+    p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument(
+        "--interval", type=float, default=20.0, help="mean seconds between two lines of one human"
+    )
+    p.add_argument("--guilds", type=int, default=20)
+    p.add_argument("--profile", default="", help="write a cProfile of the bot here")
+    p.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child is not None:
+        asyncio.run(child(json.loads(args.child)))
+        return 0
+    return asyncio.run(parent(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,420 @@
+"""The Discord bot: start-up, recovery after a crash, gateway events, faults.
+
+`run_discord(settings)` is what ``mafiabot run --discord`` runs. Start-up order matters for
+crash recovery:
+
+1. ``setup_hook`` (logged in, gateway not yet connected): register the persistent components
+   (every `DynamicItem` class: lobby, consent, votes, night actions, survey), sync the slash
+   commands, then for every Discord game still in the lobby or running: rebuild its room from
+   ``platform_links``, resume it in the service (which replays its log and re-arms its deadline
+   with the time left) and put the current phase's menus up again.
+2. ``on_ready`` (connected): read every booth back from its watermark and relay what players
+   typed while the bot was down, in order, once.
+
+Only Discord games are resumed here (not `GameService.resume_all`): a Slack adapter may be
+running the others from the same database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from bot.discord.actions import Actions
+from bot.discord.afk import AfkWatch
+from bot.discord.commands import mafia_group
+from bot.discord.links import GameRow, LinkStore
+from bot.discord.lobby import Lobby
+from bot.discord.options import DiscordOptions, load_options
+from bot.discord.outbox import Job, Outbox
+from bot.discord.permissions import is_moderator
+from bot.discord.relay import Relay, RelayMetrics
+from bot.discord.render import Renderer
+from bot.discord.rooms import Room, Rooms
+from bot.discord.survey import Survey
+from bot.discord.views import DYNAMIC_ITEMS
+from bot.service import GameService, LiveGame
+from bot.settings import Settings, SettingsError, load_settings
+from games.events import RoleAssigned
+from games.narration import role_card
+from games.roles import get_role
+
+log = logging.getLogger(__name__)
+
+
+def bot_intents() -> discord.Intents:
+    """Guilds (channels, threads), guild messages, and message content: the bot must read what
+    players type in their booths (a privileged intent, switched on in the developer portal)."""
+    intents = discord.Intents.none()
+    intents.guilds = True
+    intents.guild_messages = True
+    intents.message_content = True
+    return intents
+
+
+class MafiaBot(discord.AutoShardedClient):
+    def __init__(
+        self,
+        service: GameService,
+        settings: Settings | None = None,
+        options: DiscordOptions | None = None,
+        *,
+        agent_kind: str | None = None,
+        metrics: RelayMetrics | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.options = options or load_options()
+        kwargs.setdefault("shard_count", self.options.shard_count)
+        kwargs.setdefault("chunk_guilds_at_startup", False)
+        super().__init__(
+            intents=bot_intents(), allowed_mentions=discord.AllowedMentions.none(), **kwargs
+        )
+        self.service = service
+        self.engine = service.engine
+        self.settings = settings or load_settings()
+        self.agent_kind = (
+            agent_kind or self.options.agent_kind or ("llm" if self.settings.llm else "baseline")
+        )
+        self.metrics = metrics
+        self.tree = app_commands.CommandTree(self)
+        self.links = LinkStore(self.engine)
+        self.outbox = Outbox(self.on_fault)
+        self.rooms = Rooms(self)
+        self.renderer = Renderer(self)
+        self.relay = Relay(self)
+        self.lobby = Lobby(self)
+        self.actions = Actions(self)
+        self.survey = Survey(self)
+        self.afk = AfkWatch(self)
+        self._server_cache: dict[int, tuple[dict[str, Any], bool]] = {}
+        self.recovered: list[str] = []
+        self.caught_up = asyncio.Event()
+        self._background: set[asyncio.Task[None]] = set()
+        service.subscribe(self.renderer)
+
+    # --- start-up ------------------------------------------------------------------------------
+
+    async def setup_hook(self) -> None:
+        self.add_dynamic_items(*DYNAMIC_ITEMS)
+        self.tree.add_command(mafia_group(self))
+        if self.options.guild_ids:
+            for gid in self.options.guild_ids:
+                guild = discord.Object(gid)
+                self.tree.copy_global_to(guild=guild)
+                await self.tree.sync(guild=guild)
+        else:
+            await self.tree.sync()
+        await self.recover()
+        self.afk.start()
+
+    async def recover(self) -> None:
+        for row in await self.links.games():
+            try:
+                await self._recover(row)
+            except Exception:
+                log.exception("could not recover game %s", row.id)
+
+    async def _recover(self, row: GameRow) -> None:
+        if not row.channel_id or not row.guild_id:
+            return
+        room = self.rooms.from_links(row, await self.links.links(row.id))
+        relayed = await self.links.relayed_watermarks(row.id)
+        for seat, booth in room.booths.items():
+            booth.seen = max(booth.seen, relayed.get(seat, 0))
+        self.rooms.register(room)  # before the service can emit anything for it
+        try:
+            game = await self.service.resume(row.id)
+        except Exception:
+            self.rooms.forget(room)
+            raise
+        self.rooms.sync(room, game)
+        for booth in room.booths.values():
+            self.relay.booth_opened(room, booth)
+        if game.status == "running":
+            self.renderer.resumed(room, game)
+        self.recovered.append(row.id)
+        log.info("recovered game %s (%s)", row.id, game.status)
+
+    async def restore_room(self, game: LiveGame) -> Room | None:
+        """The room of a game this process has not loaded yet (a lobby clicked after a
+        restart)."""
+        row = await self.links.game(game.id)
+        if row is None or not row.channel_id:
+            return None
+        room = self.rooms.from_links(row, await self.links.links(game.id))
+        self.rooms.register(room)
+        self.rooms.sync(room, game)
+        for booth in room.booths.values():
+            self.relay.booth_opened(room, booth)
+        return room
+
+    async def on_ready(self) -> None:
+        count = await self.relay.catch_up_all()
+        if count:
+            log.info("relaying %d booth line(s) typed while the bot was away", count)
+        self.caught_up.set()
+
+    # --- gateway events ------------------------------------------------------------------------
+
+    async def on_message(self, message: discord.Message) -> None:
+        await self.relay.on_message(message)
+
+    async def on_raw_thread_delete(self, payload: discord.RawThreadDeleteEvent) -> None:
+        where = self.rooms.threads.get(payload.thread_id)
+        if where is None:
+            return
+        room = self.rooms.get(where[0])
+        if room is not None:
+            await self.thread_gone(room, where[1], where[2], payload.thread_id)
+
+    async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
+        room = self.rooms.for_channel(channel.id)
+        if room is not None:
+            await self.channel_gone(room)
+
+    # --- helpers used everywhere ----------------------------------------------------------
+
+    async def reply(self, interaction: discord.Interaction[Any], text: str) -> None:
+        """An ephemeral answer, whether or not the interaction was answered already."""
+        try:
+            if interaction.response.is_done():
+                await interaction.followup.send(text, ephemeral=True)
+            else:
+                await interaction.response.send_message(text, ephemeral=True)
+        except discord.HTTPException as exc:
+            log.info("could not answer an interaction: %s", exc)
+
+    async def server(self, guild_id: int) -> tuple[dict[str, Any], bool]:
+        cached = self._server_cache.get(guild_id)
+        if cached is None:
+            cached = self._server_cache[guild_id] = await self.links.server_settings(guild_id)
+        return cached
+
+    async def update_server(
+        self, guild_id: int, change: Any, **kwargs: Any
+    ) -> tuple[dict[str, Any], bool]:
+        result = await self.links.update_server(guild_id, change, **kwargs)
+        self._server_cache[guild_id] = result
+        return result
+
+    async def is_moderator(self, interaction: discord.Interaction[Any]) -> bool:
+        if interaction.guild is None:
+            return False
+        settings, _ = await self.server(interaction.guild.id)
+        return is_moderator(interaction.user, interaction.permissions, settings)
+
+    def manager_names(self) -> list[str]:
+        user = self.user
+        return [] if user is None else list({user.name, user.display_name})
+
+    # --- the end of a game -------------------------------------------------------------------
+
+    async def finish_stage(self, room: Room) -> None:
+        """After the winner is announced: the channel's permissions back, the lobby message
+        closed; the room is forgotten once its last posts are out."""
+        try:
+            await self.rooms.unlock_stage(room)
+        except discord.NotFound:
+            pass
+        except discord.Forbidden:
+            await self.rooms.report(
+                room,
+                "unlock",
+                "I could not restore the game channel's permissions (I need Manage Permissions "
+                "there): @everyone may still be unable to send messages in it.",
+            )
+        game = self.service.games.get(room.game_id)
+        if game is not None:
+            await self.lobby.refresh(room, game, "This game is over.", closed=True)
+
+        async def forget_later() -> None:
+            await asyncio.sleep(3600)
+            self.rooms.forget(room)
+            self.relay.forget(room.game_id)
+
+        task = asyncio.create_task(forget_later())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def end_lobby(self, room: Room, game: LiveGame, reason: str) -> None:
+        room.ended = True
+        await self.lobby.refresh(room, game, f"This lobby was closed ({reason}).", closed=True)
+        self.rooms.forget(room)
+        self.relay.forget(room.game_id)
+
+    # --- faults ----------------------------------------------------------------------------------
+
+    async def on_fault(self, job: Job, exc: BaseException) -> None:
+        room = self.rooms.get(job.game_id) if job.game_id else None
+        if room is None:
+            log.warning("dropped a post of %s: %s", job.game_id, exc)
+            return
+        if isinstance(exc, discord.NotFound) and exc.code == 10003:
+            if job.place == "stage":
+                await self.channel_gone(room)
+                return
+            thread_id = self._thread_of(room, job.place, job.seat)
+            await self.thread_gone(room, job.place, job.seat, thread_id)
+            if not room.ended:
+                self.outbox.put(room.key(job.place, job.seat), job)  # try again, in a new one
+            return
+        if isinstance(exc, discord.Forbidden):
+            await self.rooms.report(
+                room,
+                f"forbidden:{job.place}",
+                f"Discord refused a post in the {job.place} ({exc.text or exc.status}): I am "
+                "missing a permission there. /mafia setup lists what I need.",
+            )
+            return
+        log.error("dropped a %s post of game %s: %r", job.place, room.game_id, exc)
+
+    @staticmethod
+    def _thread_of(room: Room, kind: str, seat: int | None) -> int | None:
+        if kind == "booth" and seat is not None:
+            booth = room.booths.get(seat)
+            return booth.thread_id if booth else None
+        if kind == "den":
+            return room.den_id
+        if kind == "graveyard":
+            return room.graveyard_id
+        return None
+
+    async def thread_gone(
+        self, room: Room, kind: str, seat: int | None, thread_id: int | None
+    ) -> None:
+        """A booth, the den or the graveyard was deleted: forget it so the next post makes a
+        new one; a new booth gets the role card again."""
+        if thread_id is not None:
+            self.rooms.threads.pop(thread_id, None)
+            self.relay.queues.pop(thread_id, None)
+        if kind == "booth" and seat is not None:
+            booth = room.booths.get(seat)
+            if booth is None or (thread_id is not None and booth.thread_id != thread_id):
+                return
+            del room.booths[seat]
+            await self.links.delete(room.game_id, "booth", seat)
+        elif kind == "den":
+            if thread_id is not None and room.den_id not in (None, thread_id):
+                return
+            room.den_id = None
+            room.den_members = set()
+            await self.links.delete(room.game_id, "den")
+        elif kind == "graveyard":
+            room.graveyard_id = None
+            await self.links.delete(room.game_id, "graveyard")
+        else:
+            return
+        await self.links.incident(room.game_id, thread_id or 0, what=f"{kind} thread deleted")
+        if room.ended:
+            return
+        await self.rooms.report(
+            room,
+            f"deleted:{kind}:{thread_id}",
+            f"a {kind} thread of the game was deleted; I opened a new one and the game goes on.",
+        )
+        game = self.service.games.get(room.game_id)
+        if kind == "booth" and seat is not None and game is not None and game.state is not None:
+            me = game.state.seats[seat]
+            partners = (
+                tuple(s.name for s in game.state.seats if s.is_mafia and s.index != seat)
+                if me.is_mafia
+                else ()
+            )
+            card = role_card(
+                RoleAssigned(
+                    t=game.state.phase.started_at,
+                    seat=seat,
+                    name=me.name,
+                    role=me.role,
+                    team=get_role(me.role).team,
+                    partners=partners,
+                )
+            )
+            self.renderer.booth(room, seat, f"Your booth was deleted, so here is a new one. {card}")
+        elif kind == "den":
+            self.renderer.den_line(room, "The den was deleted, so here is a new one.")
+
+    async def channel_gone(self, room: Room) -> None:
+        """The game channel itself was deleted: the game cannot go on. It is ended (the reason
+        is stored with it) and the moderators are told."""
+        if room.ended:
+            return
+        room.ended = True
+        self.rooms.release_channel(room)
+        await self.links.incident(room.game_id, room.channel_id, what="game channel deleted")
+        game = self.service.games.get(room.game_id)
+        if game is not None and game.status in ("lobby", "running"):
+            with contextlib.suppress(Exception):
+                await self.service.end(room.game_id, "the game channel was deleted")
+        await self.rooms.report(
+            room,
+            "channel-deleted",
+            "the game channel was deleted, so I ended the game (nothing is lost: it is stored "
+            "as stopped, with this reason).",
+        )
+
+    # --- shutdown ------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        await self.afk.stop()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.outbox.drain(), 10)
+        await self.outbox.close()
+        for task in list(self._background):
+            task.cancel()
+        await super().close()
+        await asyncio.to_thread(self.links.close)
+
+
+def check_token(settings: Settings) -> str:
+    """The bot token, or a SettingsError saying how to get one (before anything starts)."""
+    token = settings.discord_token.get_secret_value() if settings.discord_token else ""
+    if not token:
+        raise SettingsError("MAFIABOT_DISCORD_TOKEN is not set (see the README's Discord section).")
+    return token
+
+
+_token = check_token  # the name bot/cli.py imports
+
+
+async def serve_discord(
+    service: GameService, settings: Settings, options: DiscordOptions | None = None
+) -> None:
+    """Run the bot on ``service`` until cancelled; the caller owns the service (so Slack can
+    share it: ``asyncio.gather(serve_discord(service, ...), run_slack(..., service=service))``).
+    """
+    token = check_token(settings)
+    options = options or load_options()
+    bot = MafiaBot(service, settings, options)
+    try:
+        await bot.start(token)
+    except discord.LoginFailure:
+        raise SettingsError(
+            "Discord refused MAFIABOT_DISCORD_TOKEN: copy the bot token again from the developer "
+            "portal (Bot > Reset Token)."
+        ) from None
+    except discord.PrivilegedIntentsRequired:
+        raise SettingsError(
+            "Discord refused the Message Content intent: switch on 'Message Content Intent' "
+            "under Bot > Privileged Gateway Intents in the developer portal."
+        ) from None
+    finally:
+        if not bot.is_closed():
+            await bot.close()
+
+
+async def run_discord(settings: Settings) -> None:
+    """``mafiabot run --discord``: a migrated database, the game service and the bot, until
+    interrupted."""
+    from bot.runtime import running_service
+
+    check_token(settings)  # fail before touching the database
+    options = load_options()
+    kind = options.agent_kind or ("llm" if settings.llm else "baseline")
+    async with running_service(settings, agent_kind=kind) as service:
+        await serve_discord(service, settings, options)

@@ -1,0 +1,342 @@
+"""Everything the Discord adapter keeps in the database, on one worker thread of its own.
+
+- ``platform_links`` rows (platform "discord") say where a game lives: ``lobby`` (the lobby
+  message), ``webhook`` (id and token of the stage webhook), ``booth`` (one per human seat),
+  ``den``, ``graveyard``, ``perms`` (the channel overwrites to restore at the end) and
+  ``incident`` (a deleted thread or channel, what was done about it). A restarted bot finds its
+  threads and webhooks again from these.
+- ``servers.settings`` holds per-server defaults and the channels bound with ``/mafia setup``.
+- Survey answers (``survey_responses``, source "discord") are written as they come in.
+
+The service has its own single DB thread; this one keeps the adapter's writes from queueing
+behind game actions (and the other way round).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from bot.store.db import session_scope
+from bot.store.models import Game, Message, PlatformLink, Seat, Server, SurveyResponse, utcnow
+
+PLATFORM = "discord"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Link:
+    kind: str
+    seat: int | None
+    external_id: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GameRow:
+    id: str
+    status: str
+    channel_id: str | None
+    guild_id: str | None
+    host_user_id: str | None
+
+
+@dataclass(frozen=True)
+class SeatRow:
+    index: int
+    name: str
+    user_id: str | None
+    is_agent: bool
+    role: str | None
+
+
+class LinkStore:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mafiabot-discord-db")
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a blocking call (``fn(*args)``) on the adapter's DB thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
+
+    async def _tx(self, fn: Callable[[Session], T]) -> T:
+        def work() -> T:
+            with session_scope(self.engine) as session:
+                return fn(session)
+
+        return await self.run(work)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+    # --- links ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _find(session: Session, game_id: str, kind: str, seat: int | None) -> PlatformLink | None:
+        query = select(PlatformLink).where(
+            PlatformLink.game_id == game_id,
+            PlatformLink.platform == PLATFORM,
+            PlatformLink.kind == kind,
+        )
+        if seat is None:
+            query = query.where(col(PlatformLink.seat_index).is_(None))
+        else:
+            query = query.where(PlatformLink.seat_index == seat)
+        return session.exec(query).first()
+
+    async def put(
+        self,
+        game_id: str,
+        kind: str,
+        external_id: str | int,
+        seat: int | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        """Create or replace the link of this kind (and seat)."""
+
+        def work(session: Session) -> None:
+            row = self._find(session, game_id, kind, seat)
+            if row is None:
+                session.add(
+                    PlatformLink(
+                        game_id=game_id,
+                        platform=PLATFORM,
+                        kind=kind,
+                        seat_index=seat,
+                        external_id=str(external_id),
+                        data=dict(data or {}),
+                    )
+                )
+            else:
+                row.external_id = str(external_id)
+                row.data = dict(data or {})
+
+        await self._tx(work)
+
+    async def update_data(
+        self, game_id: str, kind: str, seat: int | None, changes: dict[str, Any]
+    ) -> None:
+        def work(session: Session) -> None:
+            row = self._find(session, game_id, kind, seat)
+            if row is not None:
+                row.data = {**row.data, **changes}
+
+        await self._tx(work)
+
+    async def delete(self, game_id: str, kind: str, seat: int | None = None) -> None:
+        def work(session: Session) -> None:
+            row = self._find(session, game_id, kind, seat)
+            if row is not None:
+                session.delete(row)
+
+        await self._tx(work)
+
+    async def incident(self, game_id: str, external_id: str | int, **data: Any) -> None:
+        """Record something that happened to the game's channels (append-only)."""
+
+        def work(session: Session) -> None:
+            session.add(
+                PlatformLink(
+                    game_id=game_id,
+                    platform=PLATFORM,
+                    kind="incident",
+                    external_id=str(external_id),
+                    data={"t": utcnow().isoformat(), **data},
+                )
+            )
+
+        await self._tx(work)
+
+    async def links(self, game_id: str) -> list[Link]:
+        def work(session: Session) -> list[Link]:
+            rows = session.exec(
+                select(PlatformLink).where(
+                    PlatformLink.game_id == game_id, PlatformLink.platform == PLATFORM
+                )
+            ).all()
+            return [Link(r.kind, r.seat_index, r.external_id, dict(r.data)) for r in rows]
+
+        return await self._tx(work)
+
+    # --- games ------------------------------------------------------------------------------
+
+    async def games(self, statuses: tuple[str, ...] = ("lobby", "running")) -> list[GameRow]:
+        """Games played on Discord with one of ``statuses``, oldest first."""
+
+        def work(session: Session) -> list[GameRow]:
+            rows = session.exec(
+                select(Game, Server)
+                .join(Server, col(Server.id) == col(Game.server_id))
+                .where(Server.platform == PLATFORM, col(Game.status).in_(list(statuses)))
+                .order_by(col(Game.created_at))
+            ).all()
+            return [
+                GameRow(g.id, g.status, g.channel_id, s.external_id, g.host_user_id)
+                for g, s in rows
+            ]
+
+        return await self._tx(work)
+
+    async def game(self, game_id: str) -> GameRow | None:
+        def work(session: Session) -> GameRow | None:
+            g = session.get(Game, game_id)
+            if g is None:
+                return None
+            s = session.get(Server, g.server_id) if g.server_id is not None else None
+            if s is None or s.platform != PLATFORM:
+                return None
+            return GameRow(g.id, g.status, g.channel_id, s.external_id, g.host_user_id)
+
+        return await self._tx(work)
+
+    async def open_game_in_channel(self, channel_id: int) -> str | None:
+        def work(session: Session) -> str | None:
+            return session.exec(
+                select(Game.id).where(
+                    Game.channel_id == str(channel_id),
+                    col(Game.status).in_(["lobby", "running"]),
+                )
+            ).first()
+
+        return await self._tx(work)
+
+    async def ended_games(self, guild_id: int) -> list[str]:
+        def work(session: Session) -> list[str]:
+            return list(
+                session.exec(
+                    select(Game.id)
+                    .join(Server, col(Server.id) == col(Game.server_id))
+                    .where(
+                        Server.platform == PLATFORM,
+                        Server.external_id == str(guild_id),
+                        col(Game.status).in_(["finished", "aborted"]),
+                        col(Game.started_at).is_not(None),
+                    )
+                    .order_by(col(Game.created_at))
+                ).all()
+            )
+
+        return await self._tx(work)
+
+    async def seats(self, game_id: str) -> list[SeatRow]:
+        def work(session: Session) -> list[SeatRow]:
+            rows = session.exec(
+                select(Seat).where(Seat.game_id == game_id).order_by(col(Seat.index))
+            ).all()
+            return [SeatRow(s.index, s.character_name, s.user_id, s.is_agent, s.role) for s in rows]
+
+        return await self._tx(work)
+
+    async def relayed_watermarks(self, game_id: str) -> dict[int, int]:
+        """Seat -> the newest Discord message id the service has stored for that seat.
+
+        Lines are stored with ``client_id`` "discord:<message id>" and Discord ids grow with
+        time, so anything newer in a booth was never relayed."""
+
+        def work(session: Session) -> dict[int, int]:
+            rows = session.exec(
+                select(Message.seat_index, Message.client_id).where(
+                    Message.game_id == game_id, col(Message.client_id).like("discord:%")
+                )
+            ).all()
+            out: dict[int, int] = {}
+            for seat, client_id in rows:
+                if seat is None or client_id is None:
+                    continue
+                try:
+                    mid = int(client_id.split(":", 1)[1])
+                except ValueError:
+                    continue
+                out[seat] = max(out.get(seat, 0), mid)
+            return out
+
+        return await self._tx(work)
+
+    # --- servers ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _server(session: Session, guild_id: int, name: str | None = None) -> Server:
+        row = session.exec(
+            select(Server).where(Server.platform == PLATFORM, Server.external_id == str(guild_id))
+        ).first()
+        if row is None:
+            row = Server(platform=PLATFORM, external_id=str(guild_id), name=name)
+            session.add(row)
+            session.flush()
+        return row
+
+    async def server_settings(self, guild_id: int) -> tuple[dict[str, Any], bool]:
+        """(settings, research logging on) of a server; both defaults when unknown."""
+
+        def work(session: Session) -> tuple[dict[str, Any], bool]:
+            row = session.exec(
+                select(Server).where(
+                    Server.platform == PLATFORM, Server.external_id == str(guild_id)
+                )
+            ).first()
+            if row is None:
+                return {}, True
+            return dict(row.settings), bool(row.logging_enabled)
+
+        return await self._tx(work)
+
+    async def update_server(
+        self,
+        guild_id: int,
+        change: Callable[[dict[str, Any]], dict[str, Any]],
+        *,
+        name: str | None = None,
+        logging_enabled: bool | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        """Apply ``change`` to the server's settings (a new dict is stored: JSON columns do
+        not notice in-place edits)."""
+
+        def work(session: Session) -> tuple[dict[str, Any], bool]:
+            row = self._server(session, guild_id, name)
+            row.settings = change(dict(row.settings))
+            if logging_enabled is not None:
+                row.logging_enabled = logging_enabled
+            if name and not row.name:
+                row.name = name
+            return dict(row.settings), bool(row.logging_enabled)
+
+        try:
+            return await self._tx(work)
+        except sa.exc.IntegrityError:  # created concurrently (by the service): just retry
+            return await self._tx(work)
+
+    # --- survey -------------------------------------------------------------------------------
+
+    async def save_survey(self, game_id: str, seat: int, changes: dict[str, Any]) -> SurveyResponse:
+        """Add answers to this seat's Discord survey row (one row per seat and game)."""
+
+        def work(session: Session) -> SurveyResponse:
+            row = session.exec(
+                select(SurveyResponse).where(
+                    SurveyResponse.game_id == game_id,
+                    SurveyResponse.seat_index == seat,
+                    SurveyResponse.source == PLATFORM,
+                )
+            ).first()
+            if row is None:
+                row = SurveyResponse(
+                    game_id=game_id, seat_index=seat, source=PLATFORM, original_scale="1-5"
+                )
+                session.add(row)
+            for key, value in changes.items():
+                setattr(row, key, value)
+            row.t = utcnow()
+            session.flush()
+            session.expunge(row)
+            return row
+
+        return await self._tx(work)

@@ -1,0 +1,385 @@
+"""The lobby: open a game, consent, join, leave, start.
+
+Before a person's first game on a server the service refuses their join with
+`bot.consent.ConsentRequired`, which carries the notice to show (one player is an AI; what is
+recorded; how to withdraw). They get it privately with Agree / Decline; the answer and the
+notice's version are stored (`bot.consent.record_consent`) and, on Agree, they are seated.
+
+Starting prepares the Discord side before the service deals the roles, so the role cards have
+somewhere to go: the stage webhook, a booth per human, and the stage locked to the bot.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from bot.consent import ConsentRequired, record_consent
+from bot.discord.permissions import blocking, describe_missing
+from bot.discord.rooms import Room
+from bot.discord.views import consent_view, lobby_view
+from bot.platform_common import agent_seat_positions
+from bot.service import LiveGame, ServiceError
+from games.config import MIN_PLAYERS, GameConfig
+from games.errors import ConfigError
+from games.narration import duration
+
+if TYPE_CHECKING:
+    from bot.discord.app import MafiaBot
+
+log = logging.getLogger(__name__)
+
+
+def describe_config(config: GameConfig) -> str:
+    ties = "nobody is voted out" if config.tie_rule == "none" else "chance decides"
+    extra = ", ".join(config.roles) if config.roles else "none"
+    return (
+        f"Day {duration(config.day_seconds)}, then a vote of {duration(config.vote_seconds)}. "
+        f"Night {duration(config.night_seconds)}, then the mafia vote "
+        f"({duration(config.night_vote_seconds)}).\n"
+        f"Tied day vote: {ties}. Special roles: {extra}."
+    )
+
+
+class Lobby:
+    def __init__(self, bot: MafiaBot) -> None:
+        self.bot = bot
+
+    # --- the lobby message --------------------------------------------------------------------
+
+    def embed(self, game: LiveGame, room: Room, status: str | None = None) -> discord.Embed:
+        humans = [s for s in game.seats if not s.is_agent and s.user_id]
+        agents = max(room.agents, len(game.seats) - len(humans))
+        embed = discord.Embed(title=f"Mafia: game {game.id}", colour=discord.Colour.dark_red())
+        host = f"Hosted by <@{room.host_id}>.\n" if room.host_id else ""
+        embed.description = (
+            f"{host}{describe_config(game.config)}\n\n"
+            "**One of the players is an AI agent**, and nobody is told which. Everyone plays "
+            "under a character name drawn at the start and talks through a private booth, so "
+            "all lines look alike."
+        )
+        names = ", ".join(f"<@{s.user_id}>" for s in humans) or "nobody yet"
+        if agents:
+            names += f" + {agents} AI player{'s' if agents != 1 else ''}"
+        embed.add_field(
+            name=f"Players: {len(humans) + agents} (at least {MIN_PLAYERS})",
+            value=names,
+            inline=False,
+        )
+        embed.set_footer(text=status or "Join, then the host or a moderator starts the game.")
+        return embed
+
+    async def refresh(
+        self, room: Room, game: LiveGame, status: str | None = None, *, closed: bool = False
+    ) -> None:
+        if room.lobby_message_id is None:
+            return
+        channel = self.bot.rooms.messageable(room, room.channel_id, thread=False)
+        message = channel.get_partial_message(room.lobby_message_id)
+        try:
+            await message.edit(
+                embed=self.embed(game, room, status),
+                view=None if closed else lobby_view(game.id),
+            )
+        except discord.HTTPException as exc:
+            log.info("could not update the lobby of %s: %s", game.id, exc)
+
+    # --- open ----------------------------------------------------------------------------------
+
+    async def open(
+        self,
+        interaction: discord.Interaction[Any],
+        config: GameConfig,
+        agents: int,
+        persona: str | None,
+        server: dict[str, Any],
+    ) -> None:
+        guild, channel, user = interaction.guild, interaction.channel, interaction.user
+        assert guild is not None and channel is not None
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        game_id = await self.bot.service.create_game(
+            config,
+            platform="discord",
+            server_external_id=str(guild.id),
+            server_name=guild.name,
+            channel_id=str(channel.id),
+            host_user_id=str(user.id),
+            speed=self.bot.options.test_speed,
+            seed=self.bot.options.test_seed,
+        )
+        game = self.bot.service.games[game_id]
+        binding = server.get("channels", {}).get(str(channel.id), {})
+        contacts = {user.id} | ({int(binding["by"])} if binding.get("by") else set())
+        room = Room(
+            game_id=game_id,
+            guild_id=guild.id,
+            channel_id=channel.id,
+            host_id=user.id,
+            contacts=contacts,
+            afk={
+                "reminder_minutes": float(
+                    server.get("afk_reminder_minutes", self.bot.options.afk_reminder_minutes)
+                ),
+                "takeover_minutes": float(
+                    server.get("afk_takeover_minutes", self.bot.options.afk_takeover_minutes)
+                ),
+            },
+            graveyard=bool(server.get("graveyard", self.bot.options.graveyard)),
+            agents=agents,
+            persona=persona,
+        )
+        self.bot.rooms.register(room)
+        self.bot.rooms.sync(room, game)
+        await self.bot.links.put(
+            game_id,
+            "room",
+            channel.id,
+            data={
+                "contacts": sorted(map(str, contacts)),
+                "afk": room.afk,
+                "graveyard": room.graveyard,
+            },
+        )
+        message = await self.bot.rooms.post(
+            room, channel.id, embed=self.embed(game, room), view=lobby_view(game_id), thread=False
+        )
+        assert message is not None
+        room.lobby_message_id = message.id
+        await self.bot.links.put(game_id, "lobby", message.id)
+        await interaction.followup.send(
+            f"Lobby for game {game_id} is open. Players join with the button; you (or a "
+            "moderator) press Start when at least 5 seats are taken.",
+            ephemeral=True,
+        )
+
+    # --- buttons -------------------------------------------------------------------------------
+
+    async def game(self, game_id: str) -> tuple[LiveGame, Room] | None:
+        room = self.bot.rooms.get(game_id)
+        game = self.bot.service.games.get(game_id)
+        if game is None:
+            try:
+                game = await self.bot.service.resume(game_id)
+            except ServiceError:
+                return None
+        if room is None:
+            room = await self.bot.restore_room(game)
+        if room is None:
+            return None
+        return game, room
+
+    async def button(
+        self, interaction: discord.Interaction[Any], game_id: str, action: str
+    ) -> None:
+        found = await self.game(game_id)
+        if found is None or found[0].status not in ("lobby", "running"):
+            await self.bot.reply(interaction, "This lobby is closed.")
+            return
+        game, room = found
+        if action == "join":
+            await self.join(interaction, game, room)
+        elif action == "leave":
+            await self.leave(interaction, game, room)
+        else:
+            await self.start(interaction, game, room)
+
+    async def join(self, interaction: discord.Interaction[Any], game: LiveGame, room: Room) -> None:
+        try:
+            await self.bot.service.join(game.id, str(interaction.user.id))
+        except ConsentRequired as notice:
+            await self.show_notice(interaction, game.id, notice)
+            return
+        except ServiceError as exc:
+            await self.bot.reply(interaction, str(exc))
+            return
+        self.bot.rooms.sync(room, game)
+        await interaction.response.edit_message(embed=self.embed(game, room))
+        await interaction.followup.send(
+            "You're in. When the game starts you get a private booth thread: your role, and "
+            "where you type to talk.",
+            ephemeral=True,
+        )
+
+    async def show_notice(
+        self, interaction: discord.Interaction[Any], game_id: str | None, notice: ConsentRequired
+    ) -> None:
+        embed = discord.Embed(title="Before you play", description=notice.text)
+        view = consent_view(game_id, notice.version, notice.research)
+        if interaction.response.is_done():
+            await interaction.followup.send(embed=embed, view=view, ephemeral=True)
+        else:
+            await interaction.response.send_message(embed=embed, view=view, ephemeral=True)
+
+    async def consent_answer(
+        self,
+        interaction: discord.Interaction[Any],
+        game_id: str | None,
+        agreed: bool,
+        version: str,
+        research: bool,
+    ) -> None:
+        if interaction.guild is None:
+            await self.bot.reply(interaction, "Answer this on the server where you play.")
+            return
+        await self.bot.links.run(
+            record_consent,
+            self.bot.engine,
+            "discord",
+            str(interaction.guild.id),
+            str(interaction.user.id),
+            agreed,
+            version,
+            research=research,
+        )
+        if not agreed:
+            await interaction.response.edit_message(
+                content="No problem: you have not joined, and nothing about you is recorded. "
+                "You can change your mind by pressing Join again.",
+                embed=None,
+                view=None,
+            )
+            return
+        if game_id is None:
+            await interaction.response.edit_message(
+                content=f"Thanks: your answer (notice version {version}) is saved. You can join "
+                "games on this server now.",
+                embed=None,
+                view=None,
+            )
+            return
+        found = await self.game(game_id)
+        if found is None:
+            await interaction.response.edit_message(
+                content="Thanks, your answer is saved, but that lobby is closed now.",
+                embed=None,
+                view=None,
+            )
+            return
+        game, room = found
+        try:
+            await self.bot.service.join(game.id, str(interaction.user.id))
+        except ConsentRequired as notice:  # the notice changed in between: show the new one
+            embed = discord.Embed(title="Before you play", description=notice.text)
+            await interaction.response.edit_message(
+                embed=embed, view=consent_view(game_id, notice.version, notice.research)
+            )
+            return
+        except ServiceError as exc:
+            await interaction.response.edit_message(
+                content=f"Thanks, your answer is saved. {exc}", embed=None, view=None
+            )
+            return
+        self.bot.rooms.sync(room, game)
+        await interaction.response.edit_message(
+            content=f"Thanks, you're in game {game.id}. When it starts you get a private booth "
+            "thread: your role, and where you type to talk.",
+            embed=None,
+            view=None,
+        )
+        await self.refresh(room, game)
+
+    async def leave(
+        self, interaction: discord.Interaction[Any], game: LiveGame, room: Room
+    ) -> None:
+        try:
+            await self.bot.service.leave(game.id, str(interaction.user.id))
+        except ServiceError as exc:
+            await self.bot.reply(interaction, str(exc))
+            return
+        self.bot.rooms.sync(room, game)
+        await interaction.response.edit_message(embed=self.embed(game, room))
+
+    async def start(
+        self, interaction: discord.Interaction[Any], game: LiveGame, room: Room
+    ) -> None:
+        user = interaction.user
+        if str(user.id) != game.host_user_id and not await self.bot.is_moderator(interaction):
+            await self.bot.reply(interaction, "Only the host or a moderator can start the game.")
+            return
+        if game.status != "lobby":
+            await self.bot.reply(interaction, "This game has already started.")
+            return
+        waiting = self.agents_to_seat(game, room)
+        try:
+            game.config.validate(len(game.seats) + waiting)
+        except ConfigError as exc:
+            await self.bot.reply(interaction, f"Can't start yet: {exc}")
+            return
+        lacking = blocking(interaction.app_permissions)
+        if lacking:
+            await self.bot.reply(
+                interaction,
+                "I can't run a game in this channel; I'm missing:\n" + describe_missing(lacking),
+            )
+            return
+        await interaction.response.defer()
+        try:
+            await self.seat_agents(game, room)
+            self.bot.rooms.sync(room, game)
+            await self.prepare(room)
+            await self.bot.service.start(game.id)
+        except (ServiceError, ConfigError) as exc:
+            await interaction.followup.send(f"Can't start: {exc}", ephemeral=True)
+            return
+        except discord.HTTPException as exc:
+            await interaction.followup.send(
+                f"Discord refused to set the game up ({exc.text or exc.status}); check my "
+                "permissions with /mafia setup.",
+                ephemeral=True,
+            )
+            return
+        self.bot.rooms.sync(room, game)
+        await self.refresh(
+            room, game, "The game is on: watch the stage, talk in your booth.", closed=True
+        )
+
+    @staticmethod
+    def agents_to_seat(game: LiveGame, room: Room) -> int:
+        return max(0, room.agents - sum(1 for s in game.seats if s.is_agent))
+
+    async def seat_agents(self, game: LiveGame, room: Room) -> None:
+        """Put the AI players at seed-drawn places in the seat order (the order the start
+        announcement lists everyone in): always first or always last would give them away.
+        The humans from the first such place on leave and join again around them; names are
+        drawn per seat and only shown at the start."""
+        count = self.agents_to_seat(game, room)
+        if not count:
+            return
+        humans = [s for s in game.seats if not s.is_agent and s.user_id]
+        positions = agent_seat_positions(game.seed, len(humans), count)
+        movers = [s.user_id for s in humans[positions[0] :] if s.user_id]
+        for user in movers:
+            await self.bot.service.leave(game.id, user)
+        queue = list(movers)
+        for index in range(positions[0], len(humans) + count):
+            if index in positions:
+                await self.bot.service.join(
+                    game.id,
+                    None,
+                    is_agent=True,
+                    agent_kind=self.bot.agent_kind,
+                    persona=room.persona,
+                )
+            elif queue:
+                user = queue.pop(0)
+                try:
+                    await self.bot.service.join(game.id, user)
+                except ServiceError as exc:  # withdrew in between
+                    log.info("could not seat %s again: %s", user, exc)
+
+    async def prepare(self, room: Room) -> None:
+        """Webhook, stage lock, booths: everything the first events need."""
+        await self.bot.rooms.webhook(room)
+        try:
+            await self.bot.rooms.lock_stage(room)
+        except discord.Forbidden:
+            await self.bot.rooms.report(
+                room,
+                "lock",
+                "I could not keep the game channel to myself (I need Manage Permissions there). "
+                "The game runs, but lines typed straight into the channel show who wrote them.",
+            )
+        for seat, uid in sorted(room.humans.items()):
+            await self.bot.rooms.booth(room, seat, uid)

@@ -1,0 +1,69 @@
+"""What the bot needs in a game channel, in plain words, and who counts as a moderator.
+
+The stage is kept to the bot during a game by two channel overwrites: @everyone may not send
+messages there (threads stay open, which is where the booths are), and the bot allows itself
+what it needs. Both are saved first and put back exactly at the end (``perms`` link).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+
+#: permission attribute -> why, in the words shown to moderators
+REQUIRED: dict[str, str] = {
+    "view_channel": "View Channel (to see the game channel)",
+    "send_messages": "Send Messages (Game-Manager announcements and the lobby)",
+    "embed_links": "Embed Links (the lobby and the consent notice)",
+    "read_message_history": "Read Message History (to catch up on booths after a restart)",
+    "manage_webhooks": "Manage Webhooks (every player speaks through one webhook)",
+    "create_private_threads": "Create Private Threads (booths and the mafia den)",
+    "send_messages_in_threads": "Send Messages in Threads (booths and the den)",
+    "manage_threads": "Manage Threads (to close booths and the den at the end)",
+    "manage_roles": "Manage Permissions (to keep the stage to the bot during a game)",
+    "manage_messages": "Manage Messages (to remove lines typed straight into the stage)",
+}
+
+#: what the bot can still play without (it says so, and plays on)
+OPTIONAL = ("manage_roles", "manage_messages")
+
+#: the permissions integer for the invite URL (all of REQUIRED)
+INVITE_PERMISSIONS = discord.Permissions(**dict.fromkeys(REQUIRED, True)).value
+
+SEND_MESSAGES = discord.Permissions(send_messages=True).value
+
+
+def missing(perms: discord.Permissions, names: Any = None) -> list[str]:
+    """The plain-words lines for every needed permission ``perms`` lacks."""
+    wanted = REQUIRED if names is None else {n: REQUIRED[n] for n in names}
+    return [why for name, why in wanted.items() if not getattr(perms, name, False)]
+
+
+def blocking(perms: discord.Permissions) -> list[str]:
+    """Missing permissions a game cannot start without."""
+    return missing(perms, [n for n in REQUIRED if n not in OPTIONAL])
+
+
+def describe_missing(lines: list[str]) -> str:
+    return "\n".join(f"- {line}" for line in lines)
+
+
+def is_moderator(
+    user: discord.abc.User, perms: discord.Permissions, settings: dict[str, Any]
+) -> bool:
+    """Manage Server (or Administrator), or one of the server's moderator roles."""
+    if perms.administrator or perms.manage_guild:
+        return True
+    roles = {int(r) for r in settings.get("moderator_roles", [])}
+    if roles and isinstance(user, discord.Member):
+        return any(role.id in roles for role in user.roles)
+    return False
+
+
+def invite_url(application_id: int) -> str:
+    return (
+        "https://discord.com/oauth2/authorize"
+        f"?client_id={application_id}&scope=bot+applications.commands"
+        f"&permissions={INVITE_PERMISSIONS}"
+    )
