@@ -363,7 +363,7 @@ class Lexicon:
             elif defends or _CLEAN.search(text):
                 claim = "clean"
         pointed = bool(named) and (accuses or claim is not None)
-        reading = Reading(tuple(named), accuses, defends, claim, folded, pointed)
+        reading = _new_reading(Reading, (tuple(named), accuses, defends, claim, folded, pointed))
         if len(self._memo) >= self._LIMIT:
             self._memo.clear()
         self._memo[text] = reading
@@ -371,6 +371,7 @@ class Lexicon:
 
 
 _WORD = re.compile(r"\w+")
+_new_reading = tuple.__new__  # Reading(...) without the namedtuple's Python-level __new__
 _WORDS = re.compile(r"\w+")
 _CLEAN = re.compile(r"\b(clean|not mafia)\b", re.IGNORECASE)
 # The fast path of Lexicon.read, for ASCII lines: bytes.translate turns every non-word byte

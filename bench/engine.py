@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import random
 import sys
@@ -99,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{stats['phases']:.1f} phases, {stats['refused']:.2f} refused intents"
     )
     print(f"  wins: mafia {stats['mafia']:.1%}, bystanders {stats['bystanders']:.1%}")
+    if hasattr(os, "getloadavg"):
+        # on a busy machine the wall clock counts other processes' turns too
+        print(f"  machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
 
     sample = min(args.games, 200)
     engine_s = engine_only(sample, args.players, config)

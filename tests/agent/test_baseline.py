@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import random
+import re
 import statistics
 from collections import Counter, defaultdict
+from dataclasses import FrozenInstanceError
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from agent import templates
 from agent.base import Intent
 from agent.baseline import BaselinePolicy, BaselineTiming
 from agent.fastsim import FastResult, simulate_fast
+from agent.templates import (
+    ACCUSE_WORDS,
+    DEFEND_WORDS,
+    DETECTIVE_WORD,
+    IS_MAFIA,
+    TEMPLATES,
+    Lexicon,
+)
 from games import GameConfig
 from games.events import (
     Event,
@@ -572,3 +583,100 @@ def test_a_quiet_persona_talks_less() -> None:
         return total
 
     assert lines("a quiet, reserved retiree") < lines(None) < lines("chatty and loud")
+
+
+# --- the fast paths read, score and plan exactly like the plain ones ---------------------------
+
+
+def _reference_reading(text: str, names: tuple[str, ...]) -> tuple[object, ...]:
+    """How the templates' patterns read ``text`` (what Lexicon.read's word-set path must match)."""
+    named = names_in_text(text, dict(enumerate(names)))
+    accuses = bool(ACCUSE_WORDS.search(text))
+    defends = not accuses and bool(DEFEND_WORDS.search(text))
+    claim = None
+    if named and DETECTIVE_WORD.search(text):
+        if IS_MAFIA.search(text):
+            claim = "mafia"
+        elif defends or re.search(r"\b(clean|not mafia)\b", text, re.IGNORECASE):
+            claim = "clean"
+    pointed = bool(named) and (accuses or claim is not None)
+    return (tuple(named), accuses, defends, claim, text.casefold(), pointed)
+
+
+def test_the_lexicon_reads_every_line_as_its_patterns_do() -> None:
+    rng = random.Random(11)
+    names = NAMES
+    extra = [
+        "Ari, Ari and Blake!",
+        "not mafia: Casey",
+        "Drew is not mafia, i'm the detective",
+        "they're mafia, Eden. detective here",
+        "Finley_sus is fine",
+        "Gray's vote... SUS?!",
+        "harley-is-clean (detective)",
+        "blake2 vote ari",
+        "\u00c9den is sus, Ari",  # not ASCII: the patterns read it
+        "Ari   is\tsus",
+        "",
+        "Ziggy is mafia",  # a name that is not at this table
+    ]
+    lines: list[str] = list(extra)
+    keys = sorted(TEMPLATES)
+    for _ in range(600):
+        template = rng.choice(TEMPLATES[rng.choice(keys)])
+        slots = {k: rng.choice(names) for k in ("x", "a", "v", "p")} | {
+            "role": rng.choice(("mafia", "detective", "bystander")),
+            "n": "2",
+            "alive": "6",
+        }
+        slots["voters"] = " and ".join(rng.sample(names, 2))
+        slots["tally"] = f"{rng.choice(names)} 2, {rng.choice(names)} 1"
+        line = template.format_map(slots)
+        if rng.random() < 0.3:
+            line = line.upper()
+        if rng.random() < 0.2:
+            line = rng.choice(("ok ", "hm ", "so ")) + line + rng.choice(("...", " tbh", "!!"))
+        lines.append(line)
+    lexicon = Lexicon(names)
+    for line in lines:
+        assert tuple(lexicon.read(line)) == _reference_reading(line, names), line
+
+
+def test_the_fast_reader_knows_the_same_words_as_the_patterns() -> None:
+    def alternatives(pattern: re.Pattern[str]) -> list[str]:
+        return pattern.pattern.replace("\\b", "").strip("()").split("|")
+
+    def words(pattern: re.Pattern[str]) -> set[bytes]:
+        return {w.encode() for w in alternatives(pattern) if " " not in w}
+
+    assert words(ACCUSE_WORDS) == templates._ACCUSE_SET
+    assert words(DEFEND_WORDS) == templates._DEFEND_SET
+    # a defence of two words holds an accusing word, which the reader checks first
+    phrases = [w for w in alternatives(DEFEND_WORDS) if " " in w]
+    assert phrases and all(ACCUSE_WORDS.search(w) for w in phrases)
+
+
+def test_planned_lines_are_ordinary_intents() -> None:
+    table = Table(4)
+    table.phase("day", 0, 120)
+    intent = table.policy.plan(sec(0))
+    assert intent is not None and intent.kind == "say" and intent.text
+    plain = Intent(intent.at, "say", text=intent.text)
+    assert intent == plain and hash(intent) == hash(plain) and repr(intent) == repr(plain)
+    with pytest.raises(FrozenInstanceError):
+        intent.text = "something else"  # type: ignore[misc]
+
+
+def test_rescoring_one_accuser_gives_the_scores_of_a_full_recount() -> None:
+    for seed in range(10):
+        for role, partners in (("bystander", ()), ("mafia", ("Blake",))):
+            table = Table(seed, role=role, partners=partners)
+            table.phase("day", 0, 120)
+            table.say(3, "Gray is sus", 1)
+            table.policy.suspicion(), table.policy.danger()  # cached from here on
+            for i, accuser in enumerate((3, 5, 3, 3, 6)):
+                target = "Ari" if i % 2 == 0 or not partners else "Blake"
+                table.say(accuser, f"{target} is sus, vote {target} {i}", 2 + i)
+                seen = (table.policy.suspicion(), table.policy.danger())
+                table.policy._cache.clear()  # (forget the cache: count everything again)
+                assert seen == (table.policy.suspicion(), table.policy.danger())

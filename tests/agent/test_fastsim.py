@@ -36,6 +36,26 @@ def test_same_seed_same_game() -> None:
     assert a == b
 
 
+def test_the_default_table_plays_move_for_move_like_separate_baseline_policies() -> None:
+    """The default path (one shared ledger, events handed only to the seats they concern,
+    only changed seats asked again) is an optimisation of the generic path, nothing more."""
+
+    def separate(seat: int, name: str, rng: random.Random) -> Policy:
+        return BaselinePolicy(seat, name, rng)
+
+    for players, roles, seeds in ((8, (), range(12)), (9, ROLES, range(8)), (5, (), range(4))):
+        for seed in seeds:
+            fast = simulate_fast(GameConfig(roles=roles), players, seed, keep_events=True)
+            plain = simulate_fast(
+                GameConfig(roles=roles), players, seed, separate, keep_events=True
+            )
+            assert fast.events is not None and plain.events is not None
+            assert [event_to_dict(e) for e in fast.events] == [
+                event_to_dict(e) for e in plain.events
+            ], (players, roles, seed)
+            assert fast == plain
+
+
 def test_different_seeds_different_games() -> None:
     results = [simulate_fast(GameConfig(), 8, seed, keep_events=True) for seed in range(6)]
     transcripts = {tuple(getattr(e, "text", "") for e in r.events or ()) for r in results}
