@@ -105,9 +105,7 @@ class GameConfig:
 
     def _validate_deal(self, players: int) -> None:
         if len(self.deal) != players:
-            raise ConfigError(
-                f"The fixed deal lists {len(self.deal)} roles for {players} players."
-            )
+            raise ConfigError(f"The fixed deal lists {len(self.deal)} roles for {players} players.")
         known = registered_roles()
         for role in self.deal:
             if role not in known:

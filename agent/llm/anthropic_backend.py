@@ -63,9 +63,7 @@ def _make_sdk_client(
             return anthropic.AsyncAnthropic(
                 api_key=PLACEHOLDER_API_KEY, base_url=base_url, timeout=timeout_s, max_retries=0
             )
-        raise LLMConfigError(
-            "anthropic: no credentials; set ANTHROPIC_API_KEY (or pass api_key)"
-        )
+        raise LLMConfigError("anthropic: no credentials; set ANTHROPIC_API_KEY (or pass api_key)")
     return sdk
 
 

@@ -159,9 +159,7 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     return max(float(email.utils.mktime_tz(parsed)) - time.time(), 0.0)
 
 
-def error_for_status(
-    status: int, headers: Mapping[str, str] | None, message: str
-) -> LLMError:
+def error_for_status(status: int, headers: Mapping[str, str] | None, message: str) -> LLMError:
     """Map an HTTP error status to our error type: 429 rate-limited, 408 timeout and 5xx
     (incl. Anthropic's 529 "overloaded") transient, any other 4xx final (auth, bad request:
     retrying cannot fix those)."""

@@ -16,8 +16,7 @@ Provider = Literal["anthropic", "openai"]
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
 
 _ACCEPTED = (
-    "'anthropic:MODEL' or 'openai:MODEL' "
-    "(e.g. 'anthropic:claude-haiku-4-5', 'openai:gpt-4o-mini')"
+    "'anthropic:MODEL' or 'openai:MODEL' (e.g. 'anthropic:claude-haiku-4-5', 'openai:gpt-4o-mini')"
 )
 
 
