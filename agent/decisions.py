@@ -32,12 +32,27 @@ __all__ = [
     "summarize",
 ]
 
-DecisionKind = Literal["scheduler", "generator", "vote", "night_action", "other"]
+DecisionKind = Literal[
+    "scheduler",
+    "generator",
+    "vote",
+    "night_action",
+    "reflection",
+    "suspicion",
+    "experience",
+    "other",
+]
+#: "reflection" (picking questions, answering them, the phase's note), "suspicion" (the scores,
+#: or the heuristic that stood in) and "experience" (suggestions from past games, lessons and
+#: strategy notes after a game) come from the memory and learning steps (agent.reflection)
 DECISION_KINDS: tuple[DecisionKind, ...] = (
     "scheduler",
     "generator",
     "vote",
     "night_action",
+    "reflection",
+    "suspicion",
+    "experience",
     "other",
 )
 

@@ -303,18 +303,23 @@ class SeatKnowledge:
         By day the den is left out (a mafia agent must not quote it on the stage); in the den
         the agent sees both, in order, since night talk builds on the day.
         """
+        return [entry.render() for entry in self.window_entries(max_lines, max_chars)]
+
+    def window_entries(self, max_lines: int, max_chars: int) -> list[ChatEntry]:
+        """The entries :meth:`window` shows, oldest first (its first one tells memory where
+        the window starts, so key moments it already shows are not repeated)."""
         room = self.room()
         show_den = room == "den" or (self.phase is not None and self.phase.is_night)
-        picked: list[str] = []
+        picked: list[ChatEntry] = []
         total = 0
         for entry in reversed(self.lines):
             if entry.place == "den" and not show_den:
                 continue
-            text = entry.render()
-            if len(picked) >= max_lines or total + len(text) + 1 > max_chars:
+            size = len(entry.render()) + 1
+            if len(picked) >= max_lines or total + size > max_chars:
                 break
-            picked.append(text)
-            total += len(text) + 1
+            picked.append(entry)
+            total += size
         picked.reverse()
         return picked
 

@@ -31,6 +31,15 @@ rather than polled:
 Everything the model is told comes from :class:`~agent.knowledge.SeatKnowledge`, filled only
 with the events this seat was given: a bystander's prompts cannot contain den lines or mafia
 names because the agent never has them.
+
+**Memory and learning** (optional: a :class:`~agent.memory.seatmind.SeatMind`). The mind sees
+the same events; its retrieval memory, key moments, latest reflection, suspects in focus and
+advice from past games go into the prompts (bounded, so tokens per call stay flat), its role's
+strategy note into the static part. Before the first prompt the mind is loaded from disk (the
+first job in the request slot). Once per phase, at its start, the seat reflects
+(:mod:`agent.reflection`: three calls in the same slot, after a vote that is already due and
+before talking). When the game ends it hands its experience to the pool, in a task of its own
+(``debrief_task``) that outlives the seat.
 """
 
 from __future__ import annotations
@@ -57,6 +66,7 @@ from agent.llm.base import (
     LLMRequest,
     LLMResponse,
 )
+from agent.memory.seatmind import SeatMind
 from agent.prompting import (
     PromptBook,
     PromptWindow,
@@ -72,6 +82,7 @@ from agent.prompting import (
     scheduler_request,
     target_request,
 )
+from agent.reflection import Reflector
 from games.events import (
     Event,
     GameOver,
@@ -228,9 +239,14 @@ class LLMPlayer:
         fallback: BaselinePolicy | None = None,
         game_id: str = "",
         prompts: PromptBook | None = None,
+        mind: SeatMind | None = None,
+        talkativeness: float = 1.0,
+        learning_tasks: set[asyncio.Task[None]] | None = None,
     ) -> None:
         self.seat = seat
         self.persona = persona
+        #: the persona's factor on the fair share of talk (see agent.personas)
+        self.talkativeness = talkativeness
         self.port = port
         self.clock = clock
         self.timers = timers
@@ -261,6 +277,23 @@ class LLMPlayer:
         self._decision: _Decision | None = None
         self._failures = 0
         self._invalid_streak = 0
+        self.mind = mind
+        self.reflector: Reflector | None = None
+        if mind is not None:
+            fallback_policy = self.fallback
+
+            def heuristic() -> dict[int, float]:
+                if self.knowledge.is_mafia:
+                    return fallback_policy.danger()
+                return fallback_policy.suspicion()
+
+            self.reflector = Reflector(
+                mind, self.prompts, self, self.settings.window, heuristic=heuristic
+            )
+        self._reflect_for: int | None = None
+        #: the end-of-game debrief (experience pool, strategy note), once the game is over
+        self.debrief_task: asyncio.Task[None] | None = None
+        self._learning_tasks = learning_tasks
 
     # --- introspection (tests, status pages) ------------------------------------------------------
 
@@ -287,6 +320,13 @@ class LLMPlayer:
             self.fallback.observe(event)
         except Exception:  # the helper must never take the LLM seat down with it
             log.exception("seat %s: the fallback policy failed to observe %s", self.seat, event)
+        if self.mind is not None:
+            try:
+                self.mind.observe(event)
+            except Exception:  # nor must its memory
+                log.exception("seat %s: memory failed to observe %s", self.seat, event)
+            if isinstance(event, GameOver):
+                self._start_debrief()
         self._last_event = event
         if self._degraded is not None:
             await self._degraded.on_event(event)
@@ -315,10 +355,100 @@ class LLMPlayer:
             self._task.cancel()
         if self._degraded is not None:
             await self._degraded.close()
+        if self.mind is not None and self.debrief_task is None:
+            try:  # stopped mid-game (shutdown, seat handed over): keep memory for a resume
+                await self.mind.save()
+            except Exception:
+                log.exception("seat %s: saving memory failed", self.seat)
         try:
             await flush_log(self.decisions)
         except Exception:
             log.exception("seat %s: flushing the decision log failed", self.seat)
+
+    # --- memory and learning ----------------------------------------------------------------------
+
+    def _start_debrief(self) -> None:
+        if self.debrief_task is not None or self.mind is None:
+            return
+        self.debrief_task = asyncio.create_task(self._debrief(), name=f"debrief-{self.seat}")
+        if self._learning_tasks is not None:
+            tasks = self._learning_tasks
+            tasks.add(self.debrief_task)
+            self.debrief_task.add_done_callback(tasks.discard)
+
+    async def _debrief(self) -> None:
+        """Hand the game's experience to the pool, then drop (or keep) the memory on disk."""
+        mind = self.mind
+        assert mind is not None
+        try:
+            if self.reflector is not None:
+                await self.reflector.debrief(self.knowledge, self.game_id)
+        except _Degrade as why:
+            self._note(f"debrief cut short: {why}", kind="experience")
+        except Exception:
+            log.exception("seat %s: the end-of-game debrief failed", self.seat)
+        try:
+            if mind.settings.keep_after_game:
+                await mind.save()
+            else:
+                await mind.discard()
+        except Exception:
+            log.exception("seat %s: tidying memory after the game failed", self.seat)
+        try:
+            await flush_log(self.decisions)
+        except Exception:
+            log.exception("seat %s: flushing the decision log failed", self.seat)
+
+    async def _prepare(self) -> None:
+        assert self.mind is not None
+        await self.mind.prepare()
+
+    async def _reflect(self, phase_seq: int) -> None:
+        assert self.reflector is not None
+        k = self.knowledge
+
+        def live() -> bool:
+            return not self._closed and self._degraded is None and k.phase_seq == phase_seq
+
+        await self.reflector.reflect(k, self.persona, self.clock.now, live)
+
+    async def _memory(self, kind: str) -> tuple[str, str]:
+        """(the memory block for a prompt of ``kind``, the strategy note for its static part)."""
+        mind = self.mind
+        if mind is None:
+            return "", ""
+        strategy = mind.strategy_text()
+        window = self.settings.window
+        try:
+            entries = self.knowledge.window_entries(window.lines, window.chars)
+            start = entries[0].t if entries else None
+            block = await mind.prompt_block(self.knowledge, kind, start)
+        except Exception:
+            log.exception("seat %s: building the memory block failed", self.seat)
+            block = ""
+        return block, strategy
+
+    # --- the Asker protocol (agent.reflection) ----------------------------------------------------
+
+    async def ask(self, req: LLMRequest, kind: DecisionKind) -> LLMResponse | None:
+        return await self._call(self.generator, req, kind)
+
+    def log_call(
+        self,
+        kind: DecisionKind,
+        req: LLMRequest,
+        resp: LLMResponse,
+        *,
+        decision: str,
+        valid: bool,
+        fallback: bool = False,
+    ) -> None:
+        self._record_call(kind, req, resp, decision=decision, valid=valid, fallback=fallback)
+
+    def log_note(
+        self, decision: str, *, kind: DecisionKind, fallback: bool = False, error: str | None = None
+    ) -> None:
+        self._note(decision, kind=kind, fallback=fallback, error=error)
 
     # --- events -----------------------------------------------------------------------------------
 
@@ -339,6 +469,9 @@ class LLMPlayer:
             self._new_decision("vote", event)
         elif k.acts_tonight():
             self._new_decision("night_action", event)
+        if self.reflector is not None:
+            self._reflect_for = event.seq
+            self._kick()
 
     def _on_message(self, event: MessageAccepted) -> None:
         k = self.knowledge
@@ -389,10 +522,18 @@ class LLMPlayer:
         if self._closed or self._degraded is not None or self._task is not None:
             return
         k = self.knowledge
+        if self.mind is not None and not self.mind.prepared:
+            self._start(self._prepare())  # memory loads before the first prompt
+            return
         dec = self._decision
         if dec is not None and dec.ready and not dec.model_done and dec.phase_seq == k.phase_seq:
             self._start(self._decide(dec))
             return
+        if self._reflect_for is not None and self.reflector is not None:
+            seq, self._reflect_for = self._reflect_for, None
+            if seq == k.phase_seq and self.reflector.due(k):
+                self._start(self._reflect(seq))
+                return
         if self._regen is not None:
             draft, self._regen = self._regen, None
             if draft.phase_seq == k.phase_seq and self._may_talk():
@@ -445,6 +586,7 @@ class LLMPlayer:
         self._last_consult = now
         self._pending_since = None
         phase = k.phase_seq
+        memory, strategy = await self._memory("scheduler")
         req, mode = scheduler_request(
             self.prompts,
             k,
@@ -452,6 +594,9 @@ class LLMPlayer:
             now,
             self.settings.window,
             max_tokens=self.settings.scheduler_max_tokens,
+            memory=memory,
+            strategy=strategy,
+            talkativeness=self.talkativeness,
         )
         resp = await self._call(self.scheduler, req, "scheduler")
         if resp is None:
@@ -489,6 +634,7 @@ class LLMPlayer:
         s = self.settings
         rejected: str | None = None
         for _ in range(2):
+            memory, strategy = await self._memory("generator")
             req = generator_request(
                 self.prompts,
                 k,
@@ -498,6 +644,8 @@ class LLMPlayer:
                 rejected=rejected,
                 max_tokens=s.generator_max_tokens,
                 temperature=s.generator_temperature,
+                memory=memory,
+                strategy=strategy,
             )
             resp = await self._call(self.generator, req, "generator")
             if resp is None:
@@ -607,6 +755,7 @@ class LLMPlayer:
             return
         options = list(legal.values())
         s = self.settings
+        memory, strategy = await self._memory(dec.kind)
         req = target_request(
             self.prompts,
             k,
@@ -616,6 +765,8 @@ class LLMPlayer:
             dec.kind,
             options,
             max_tokens=s.target_max_tokens,
+            memory=memory,
+            strategy=strategy,
         )
         choice: str | None = None
         try:
@@ -765,6 +916,7 @@ class LLMPlayer:
         *,
         decision: str,
         valid: bool,
+        fallback: bool = False,
     ) -> None:
         self._emit(
             DecisionRecord(
@@ -774,7 +926,7 @@ class LLMPlayer:
                 prompt=render_request(req),
                 output=resp.text,
                 decision=decision,
-                fallback=False,
+                fallback=fallback,
                 valid=valid,
                 error=None,
                 latency_s=resp.latency_s,

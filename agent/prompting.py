@@ -39,6 +39,7 @@ __all__ = [
     "PromptBook",
     "PromptWindow",
     "ScheduleAnswer",
+    "chat_block",
     "clean_line",
     "corrective_request",
     "default_personas",
@@ -46,6 +47,7 @@ __all__ = [
     "generator_request",
     "is_near_duplicate",
     "load_prompts",
+    "memory_field",
     "normalise_line",
     "parse_schedule",
     "parse_target",
@@ -65,6 +67,12 @@ PROMPT_NAMES: tuple[str, ...] = (
     "vote",
     "night_action",
     "corrective",
+    "reflect_questions",
+    "reflect_answers",
+    "suspicion",
+    "suggestion",
+    "lessons",
+    "strategy",
 )
 SPLIT = "--- user ---"
 
@@ -156,8 +164,11 @@ def _role_note(k: SeatKnowledge) -> str:
     return note
 
 
-def system_prompt(book: PromptBook, k: SeatKnowledge, persona: str, task: str) -> str:
-    """Preamble + the task's own system text. Identical on every call of ``task`` in a game."""
+def system_prompt(
+    book: PromptBook, k: SeatKnowledge, persona: str, task: str, strategy: str = ""
+) -> str:
+    """Preamble (+ the seat's strategy note from earlier games, fixed for the whole game) + the
+    task's own system text. Identical on every call of ``task`` in a game."""
     specials = [_SPECIAL_RULES.get(r, f"there is a {r}") for r in k.extra_roles]
     special_rules = f" Special bystander roles in play: {'; '.join(specials)}." if specials else ""
     opened = clock_text(k.chat_opened) if k.chat_opened is not None else "--:--:--"
@@ -173,22 +184,28 @@ def system_prompt(book: PromptBook, k: SeatKnowledge, persona: str, task: str) -
         role_note=_role_note(k),
         opened=opened,
     )
-    return preamble + "\n\n" + book.system(task, name=k.name)
+    note = f"\n\n{strategy}" if strategy else ""
+    return preamble + note + "\n\n" + book.system(task, name=k.name)
 
 
 # --- the dynamic part ----------------------------------------------------------------------------
 
 
-def rate_instruction(book: PromptBook, own: int, total: int, players: int) -> tuple[str, str]:
+def rate_instruction(
+    book: PromptBook, own: int, total: int, players: int, *, talkativeness: float = 1.0
+) -> tuple[str, str]:
     """("talkative" | "listen", text): urge taking part while the agent's share of this phase's
-    player messages is below 1/N, listening once it is at or above it."""
+    player messages is below its fair share, listening once it is at or above it. The fair
+    share is 1/N, scaled by the persona's ``talkativeness`` (a quiet observer settles for less
+    than 1/N, a leader takes more)."""
     share = own / total if total else 0.0
-    mode = "talkative" if share < 1.0 / max(players, 1) else "listen"
+    mode = "talkative" if share < talkativeness / max(players, 1) else "listen"
     text = book.system(f"scheduler_{mode}", own=own, total=total, players=players)
     return mode, text
 
 
-def _chat(k: SeatKnowledge, window: PromptWindow) -> str:
+def chat_block(k: SeatKnowledge, window: PromptWindow) -> str:
+    """The recent chat window as prompt text."""
     lines = k.window(window.lines, window.chars)
     return "\n".join(lines) if lines else "(nothing has been said yet)"
 
@@ -200,18 +217,28 @@ def scheduler_request(
     now: datetime,
     window: PromptWindow,
     max_tokens: int = 8,
+    *,
+    memory: str = "",
+    strategy: str = "",
+    talkativeness: float = 1.0,
 ) -> tuple[LLMRequest, str]:
-    """The when-to-talk request, and which rate instruction it carried."""
-    mode, instruction = rate_instruction(book, k.phase_own, k.phase_total, k.room_size())
+    """The when-to-talk request, and which rate instruction it carried.
+
+    ``memory`` is the seat's memory block (see :func:`memory_field`), ``strategy`` its note
+    from earlier games (static part)."""
+    mode, instruction = rate_instruction(
+        book, k.phase_own, k.phase_total, k.room_size(), talkativeness=talkativeness
+    )
     user = book.user(
         "scheduler",
-        chat=_chat(k, window),
+        chat=chat_block(k, window),
         status=k.status(),
+        memory=memory_field(memory),
         now=clock_text(now),
         rate_instruction=instruction,
     )
     req = LLMRequest(
-        system=system_prompt(book, k, persona, "scheduler"),
+        system=system_prompt(book, k, persona, "scheduler", strategy),
         messages=[("user", user)],
         max_tokens=max_tokens,
         kind="scheduler",
@@ -242,6 +269,9 @@ def generator_request(
     rejected: str | None = None,
     max_tokens: int = 60,
     temperature: float | None = 0.9,
+    *,
+    memory: str = "",
+    strategy: str = "",
 ) -> LLMRequest:
     """The what-to-say request. ``rejected``: a draft refused as a repeat, to steer away from."""
     own = k.own_lines[-window.own_lines :]
@@ -254,15 +284,16 @@ def generator_request(
     )
     user = book.user(
         "generator",
-        chat=_chat(k, window),
+        chat=chat_block(k, window),
         status=k.status(),
+        memory=memory_field(memory),
         own_lines=own_text,
         now=clock_text(now),
         room_note=_room_note(k),
         retry_note=retry,
     )
     return LLMRequest(
-        system=system_prompt(book, k, persona, "generator"),
+        system=system_prompt(book, k, persona, "generator", strategy),
         messages=[("user", user)],
         max_tokens=max_tokens,
         temperature=temperature,
@@ -308,22 +339,34 @@ def target_request(
     kind: TargetKind,
     options: Sequence[str],
     max_tokens: int = 16,
+    *,
+    memory: str = "",
+    strategy: str = "",
 ) -> LLMRequest:
     """A vote or night-action request listing exactly the legal names."""
     user = book.user(
         kind,
-        chat=_chat(k, window),
+        chat=chat_block(k, window),
         status=k.status(),
+        memory=memory_field(memory),
         now=clock_text(now),
         question=_question(k, kind),
         options=", ".join(options),
     )
     return LLMRequest(
-        system=system_prompt(book, k, persona, kind),
+        system=system_prompt(book, k, persona, kind, strategy),
         messages=[("user", user)],
         max_tokens=max_tokens,
         kind=kind,
     )
+
+
+def memory_field(memory: str) -> str:
+    """The ``$memory`` template field: empty, or the block on lines of its own right after the
+    status (the templates write ``$status$memory``, so a seat without memory gets exactly the
+    prompt it got before memory existed)."""
+    memory = memory.strip("\n")
+    return f"\n{memory}" if memory else ""
 
 
 def corrective_request(

@@ -1,30 +1,51 @@
-"""Benchmark of the agent's retrieval memory: MiniLM throughput and SeatMemory latency.
+"""Benchmark of the agent's retrieval memory: MiniLM throughput, SeatMemory latency, and the
+LLM agent's own overhead per decision.
 
-Run: ``uv run python bench/memory.py [--threads N] [--faiss-threads N]``. Offline; about 30 s.
+Run: ``uv run python bench/memory.py [--threads N] [--faiss-threads N]``. Offline; about 60 s.
 
 To reach 100k memories quickly the bulk of each memory is random unit vectors (the
 flat index's cost does not depend on what the vectors mean); every timed add and
 query goes through the real MiniLM embedder with real Mafia chat lines/questions.
+
+"Agent overhead per decision" is what a seat with memory (:class:`SeatMind`) adds to every
+scheduler / generator / vote call, LLM excluded: building the memory block (key moments,
+related earlier lines found by a faiss search, note, suspects, advice) and the whole request,
+at 10k memories from a real engine game. Storing the new lines (embedding) is ingest, timed
+apart, as is the per-phase reflection retrieval (4 questions embedded and searched).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import platform
 import re
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 import faiss
 import numpy as np
 
+from agent.knowledge import SeatKnowledge
 from agent.memory import MemoryItem, MiniLMEmbedder, SeatMemory, set_search_threads
-from agent.memory.embeddings import FloatMatrix
+from agent.memory.embeddings import FloatMatrix, l2_normalize
+from agent.memory.seatmind import SeatMind
+from agent.prompting import (
+    PromptWindow,
+    estimate_tokens,
+    generator_request,
+    load_prompts,
+    scheduler_request,
+    target_request,
+)
 from bot.research.paths import llmafia_games_dir
+from games import GameConfig, apply, new_game
+from games.actions import Say
+from games.events import Event, MessageAccepted, visible
 
 LLMAFIA_GAMES = llmafia_games_dir()
 _LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] ([^:]+): (.+)$")
@@ -169,6 +190,151 @@ def bench_persistence(memory: SeatMemory) -> tuple[float, float]:
     return save_s, load_s
 
 
+class Switchable:
+    """Random unit vectors (to build 10k memories in a second), then the real embedder."""
+
+    def __init__(self, real: MiniLMEmbedder) -> None:
+        self.real = real
+        self.fake = True
+        self.rng = np.random.default_rng(7)
+
+    @property
+    def dim(self) -> int:
+        return self.real.dim
+
+    @property
+    def name(self) -> str:
+        return self.real.name
+
+    def embed(self, texts: Sequence[str]) -> FloatMatrix:
+        if not self.fake:
+            return self.real.embed(texts)
+        return l2_normalize(self.rng.standard_normal((len(texts), self.dim), dtype=np.float32))
+
+
+OVERHEAD_SIZE = 10_000
+OVERHEAD_TARGET_MS = 5.0
+NAMES = ["Ari", "Blake", "Casey", "Drew", "Eden", "Finley", "Gray"]
+DEAL = ("bystander", "mafia", "mafia", "detective", "doctor", "bystander", "bystander")
+
+
+def long_day(lines: list[str], count: int) -> tuple[list[Event], datetime]:
+    """A real engine game with ``count`` recorded lines said on one long day."""
+    config = GameConfig(deal=DEAL, roles=("detective", "doctor"), day_seconds=86_400)
+    state, events = new_game(config, NAMES, 1, T0)
+    t = T0
+    for i in range(count):
+        t += timedelta(seconds=2)
+        text = lines[i % len(lines)].split(": ", 1)[-1]
+        state, more = apply(state, Say(1 + i % 6, text, t))
+        events.extend(more)
+    return events, t
+
+
+async def bench_agent_overhead(
+    embedder: MiniLMEmbedder, lines: list[str]
+) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
+    """p50/p99 ms of the agent's per-decision overhead at OVERHEAD_SIZE memories (see the module
+    docstring), plus ingest, reflection retrieval, and event-loop stalls while embedding."""
+    events, t = long_day(lines, OVERHEAD_SIZE)
+    switch = Switchable(embedder)
+    mind = SeatMind(0, switch)
+    k = SeatKnowledge(0, NAMES[0])
+    for e in events:
+        if visible(e, 0):
+            k.observe(e)
+            mind.observe(e)
+    await mind.flush()
+    await mind.add_reflection(k.phase_seq, "day-1", "Blake keeps accusing quiet players. " * 8, t)
+    names = list(NAMES[1:])
+    mind.suspicion.update({n: (0.1 * i, "voted oddly") for i, n in enumerate(names)}, {}, names,
+                          {}, k.phase_seq)  # fmt: skip
+    mind.suggestion = "You should ask the quietest player a direct question before voting."
+    switch.fake = False
+    book = load_prompts()
+    window = PromptWindow()
+    size = len(mind.memory)
+
+    async def decide(kind: str) -> int:
+        entries = k.window_entries(window.lines, window.chars)
+        block = await mind.prompt_block(k, kind, entries[0].t if entries else None)
+        if kind == "scheduler":
+            req, _ = scheduler_request(book, k, "p", t, window, memory=block)
+        elif kind == "generator":
+            req = generator_request(book, k, "p", t, window, memory=block)
+        else:
+            req = target_request(book, k, "p", t, window, "vote", names, memory=block)
+        return estimate_tokens(req.system + req.messages[0][1])
+
+    samples: dict[str, list[float]] = {"scheduler": [], "generator": [], "vote": []}
+    ingest: list[float] = []
+    tokens: dict[str, int] = {}
+    next_t = t
+    for i in range(300):
+        next_t += timedelta(seconds=2)
+        said = MessageAccepted(
+            t=next_t, seat=1 + i % 6, name=NAMES[1 + i % 6], text=lines[(i * 7) % len(lines)],
+            phase_seq=k.phase_seq,
+        )  # fmt: skip
+        k.observe(said)
+        mind.observe(said)
+        start = time.perf_counter()
+        await mind.flush()  # ingest: embed the new line (worker thread) and index it
+        ingest.append(time.perf_counter() - start)
+        for kind in samples:
+            start = time.perf_counter()
+            tokens[kind] = await decide(kind)
+            samples[kind].append(time.perf_counter() - start)
+    overhead = {kind: percentiles_ms(v) for kind, v in samples.items()}
+    overhead["ingest (1 line)"] = percentiles_ms(ingest)
+    questions = QUESTIONS[:4]
+    retrieve = []
+    for _ in range(30):
+        start = time.perf_counter()
+        await mind.retrieve_many(questions, 4)
+        retrieve.append(time.perf_counter() - start)
+    overhead["reflection retrieval (4 q)"] = percentiles_ms(retrieve)
+    extra = {"memories": float(size), **{f"tokens {k}": float(v) for k, v in tokens.items()}}
+    extra.update(await loop_stalls(embedder, lines))
+    return overhead, extra
+
+
+async def loop_stalls(embedder: MiniLMEmbedder, lines: list[str]) -> dict[str, float]:
+    """The longest the event loop went unserved while 32 lines were embedded: inline versus in
+    a worker thread (what SeatMind.flush does)."""
+
+    async def worst_gap(work: asyncio.Future[object] | None, inline: bool) -> float:
+        stop = asyncio.Event()
+        gaps: list[float] = []
+
+        async def ticker() -> None:
+            last = time.perf_counter()
+            while not stop.is_set():
+                await asyncio.sleep(0.001)
+                now = time.perf_counter()
+                gaps.append(now - last)
+                last = now
+
+        task = asyncio.create_task(ticker())
+        await asyncio.sleep(0.01)
+        batch = lines[100:132]
+        if inline:
+            embedder.embed(batch)
+            await asyncio.sleep(0.005)
+        else:
+            await asyncio.to_thread(embedder.embed, batch)
+        stop.set()
+        await task
+        return max(gaps) * 1e3
+
+    inline = [await worst_gap(None, True) for _ in range(5)]
+    threaded = [await worst_gap(None, False) for _ in range(5)]
+    return {
+        "loop stall inline ms": float(statistics.median(inline)),
+        "loop stall thread ms": float(statistics.median(threaded)),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
@@ -237,6 +403,30 @@ def main() -> None:
     print(f"  {'memories':>9} | {'save ms':>9} | {'load ms':>9}")
     for count, save_s, load_s in persistence:
         print(f"  {count:>9,} | {save_s * 1e3:>9.0f} | {load_s * 1e3:>9.0f}")
+    print()
+
+    overhead, extra = asyncio.run(bench_agent_overhead(embedder, lines))
+    print(
+        f"Agent overhead per decision at {int(extra['memories']):,} memories (SeatMind, real "
+        "engine game), LLM excluded, 300 decisions of each kind"
+    )
+    print("  memory block (key moments, related lines via faiss, note, suspects, advice) + the")
+    print("  whole request; 'ingest' embeds and indexes one new line (worker thread)")
+    print(f"  {'':28} {'p50 ms':>8} {'p99 ms':>8} {'prompt tokens':>14}")
+    worst = 0.0
+    for name, (p50, p99) in overhead.items():
+        tok = extra.get(f"tokens {name}")
+        shown = f"{tok:>14.0f}" if tok is not None else f"{'':>14}"
+        print(f"  {name:<28} {p50:>8.2f} {p99:>8.2f}{shown}")
+        if name in ("scheduler", "generator", "vote"):
+            worst = max(worst, p99)
+    verdict = "PASS" if worst <= OVERHEAD_TARGET_MS else "FAIL"
+    print(f"  target p99 <= {OVERHEAD_TARGET_MS:g} ms per decision: {verdict} ({worst:.2f} ms)")
+    print(
+        f"  event loop stalled while embedding 32 lines: inline "
+        f"{extra['loop stall inline ms']:.0f} ms, in a worker thread "
+        f"{extra['loop stall thread ms']:.1f} ms (median of 5)"
+    )
     print()
     print(f"Total wall time {time.perf_counter() - wall:.1f} s")
 

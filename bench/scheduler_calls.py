@@ -19,6 +19,10 @@ ordering and timer behaviour it gets in production (the harness is bot/research/
 shared with ``mafiabot replay``). The agent's per-phase cap on its own
 lines (a safety net for 2-3 minute phases) is lifted for the one long day.
 
+The agent runs with its memory (``--memory``, the default: MiniLM retrieval memory, key moments
+and the rest of the memory block in every prompt, reflection at phase starts); ``--no-memory``
+measures the bare agent.
+
     uv run python bench/scheduler_calls.py [--game 0006] [--speed 20] [--minutes 20]
 
 Prompt tokens are estimated as characters / 4. Exit status 1 when a target is missed.
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import random
 import re
@@ -41,8 +46,10 @@ from pathlib import Path
 from agent.decisions import DecisionRecord, InMemoryDecisionLog, summarize
 from agent.llm import LLMRequest, LLMResponse
 from agent.llm_player import LLMPlayerSettings
+from agent.memory.cache import CachedEmbedder
+from agent.memory.embeddings import default_minilm
 from agent.prompting import estimate_tokens
-from bot.llm_agents import LLMAgentConfig, LLMClients, llm_player_factory
+from bot.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, llm_player_factory
 from bot.research.llmafia import LLMafiaGame, read_game
 from bot.research.paths import llmafia_games_dir
 from bot.research.replay_harness import (
@@ -83,6 +90,14 @@ class BenchLLM:
             text = "<send>" if self.rng.random() < self.send_rate else "<wait>"
         elif req.kind == "generator":
             text = " ".join(self.rng.sample(WORDS, self.rng.randint(3, 8)))
+        elif req.kind == "reflect_questions":
+            text = "PICK: 1, 3, 5\nASK: who is steering the vote?"
+        elif req.kind == "reflect_answers":
+            text = "1. day\n2. nobody\nNOTE: " + " ".join(self.rng.choices(WORDS, k=60))
+        elif req.kind == "suspicion":
+            found = re.search(r"Players to rate: (.+)", req.messages[-1][1])
+            names = re.split(r", | and ", found.group(1)) if found else []
+            text = json.dumps({n: {"score": self.rng.random(), "why": "quiet"} for n in names})
         else:
             found = re.search(r"(?:one of|nothing else): (.+)", req.messages[-1][1])
             options = [n.strip() for n in found.group(1).split(",")] if found else ["nobody"]
@@ -147,10 +162,12 @@ async def replay(args: argparse.Namespace) -> int:
     fake = BenchLLM(args.seed, args.send_rate)
     # one long day: lift the per-phase safety cap on own lines, meant for 2-3 minute phases
     player = LLMPlayerSettings(max_lines_per_phase=10_000)
+    learning = AgentLearning(CachedEmbedder(default_minilm())) if args.memory else None
     factory = llm_player_factory(
         LLMAgentConfig(llm="bench:fake", llm_token_budget=0, player=player),
         log,
         clients=LLMClients(fake, fake),
+        learning=learning,
     )
     day_s = args.minutes * 60 + 5
     config = GameConfig(deal=table.deal, day_seconds=day_s, vote_seconds=30)
@@ -238,6 +255,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=20.0, help="minutes of day chat")
     parser.add_argument("--send-rate", type=float, default=0.3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--memory",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the agent's memory and reflection (default: on)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     return asyncio.run(replay(args))

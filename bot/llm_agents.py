@@ -12,12 +12,26 @@ and generator calls); once spent, the seat degrades to the baseline agent.
 
 Building fails fast (``LLMConfigError``) when a provider has no credentials, rather than on
 the first move of a game.
+
+Personas (`agent.personas`) are picked here for every LLM seat, from the seat's side, seeded by
+the game (or as configured on the seat). Memory, reflection and learning across games are on
+when the factory gets an :class:`AgentLearning`::
+
+    learning = AgentLearning.from_settings(settings, engine)   # MiniLM, <data_dir>/memory, DB pool
+    factory = llm_player_factory(settings, DBDecisionLog(engine), learning=learning)
+    ...
+    await factory.wait_learning()   # end-of-game debriefs (experience pool, strategy notes)
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
+import weakref
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
 
 from agent.base import Player
 from agent.decisions import DecisionLog
@@ -30,14 +44,19 @@ from agent.llm import (
     build_client,
 )
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
-from agent.prompting import default_personas
+from agent.memory.cache import CachedEmbedder
+from agent.memory.embeddings import Embedder, default_minilm
+from agent.memory.seatmind import MindSettings, SeatMind
+from agent.personas import Persona, persona_for
 from bot.clock import GameClock
+from bot.experience_store import ExperienceStore, register_memory_root
 from bot.service import LiveGame, SeatInfo, SeatPortImpl
 from bot.settings import Settings
 from bot.timers import SchedulerTimers
 
 __all__ = [
     "LLM",
+    "AgentLearning",
     "LLMAgentConfig",
     "LLMClients",
     "LLMPlayerFactory",
@@ -110,6 +129,60 @@ def build_llm_clients(config: LLMAgentConfig) -> LLMClients:
     return LLMClients(generator, scheduler)
 
 
+@dataclass
+class AgentLearning:
+    """Memory and learning for LLM seats: the embedder, where memories are kept, the experience
+    pool (None: each game on its own), and the knobs (:class:`MindSettings`).
+
+    ``memory_root`` None keeps memories in the process only (no resume from disk)."""
+
+    embedder: Embedder
+    memory_root: Path | None = None
+    store: ExperienceStore | None = None
+    settings: MindSettings = field(default_factory=MindSettings)
+
+    def __post_init__(self) -> None:
+        if self.memory_root is not None:
+            register_memory_root(self.memory_root)  # so a withdrawal finds the folders
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        engine: Engine | None,
+        *,
+        embedder: Embedder | None = None,
+        mind: MindSettings | None = None,
+    ) -> AgentLearning:
+        """MiniLM (shared, cached) unless ``embedder`` is given; memories under
+        ``<data_dir>/memory``; the database pool in ``MAFIABOT_EXPERIENCE_SCOPE``."""
+        return cls(
+            embedder=embedder or CachedEmbedder(default_minilm()),
+            memory_root=settings.data_dir / "memory",
+            store=None if engine is None else ExperienceStore(engine, settings.experience_scope),
+            settings=mind or MindSettings(),
+        )
+
+    def mind(self, game: LiveGame, seat: SeatInfo) -> SeatMind:
+        directory = None
+        if self.memory_root is not None:
+            directory = self.memory_root / game.id / str(seat.index)
+        pool = None if self.store is None else self.store.for_game(game.id, game.server_id)
+        return SeatMind(
+            seat.index, self.embedder, directory=directory, settings=self.settings, pool=pool
+        )
+
+
+def seat_persona(game: LiveGame, seat: SeatInfo) -> Persona:
+    """The seat's persona for this game: configured on the seat, else drawn (seeded by the
+    game) from its side's set. The side comes from the dealt role, known once the game runs."""
+    team: str | None = None
+    if game.state is not None and 0 <= seat.index < len(game.state.seats):
+        team = game.state.seats[seat.index].team
+    rng = random.Random(f"{game.seed}:persona:{seat.index}")
+    return persona_for(team, rng, seat.persona)
+
+
 class LLMPlayerFactory:
     """An ``AgentFactory`` (same signature as :func:`bot.agents.baseline_player`) for LLM seats.
 
@@ -117,12 +190,23 @@ class LLMPlayerFactory:
     """
 
     def __init__(
-        self, config: LLMAgentConfig, decisions: DecisionLog, clients: LLMClients | None = None
+        self,
+        config: LLMAgentConfig,
+        decisions: DecisionLog,
+        clients: LLMClients | None = None,
+        learning: AgentLearning | None = None,
     ) -> None:
         self.config = config
         self.decisions = decisions
         self.clients = clients or build_llm_clients(config)
+        self.learning = learning
         self.budgets: dict[tuple[str, int], TokenBudget] = {}
+        #: each seat's memory by (game id, seat), for as long as its player exists (tests,
+        #: status pages); weak, so the factory never keeps a finished game alive
+        self.minds: weakref.WeakValueDictionary[tuple[str, int], SeatMind] = (
+            weakref.WeakValueDictionary()
+        )
+        self._learning_tasks: set[asyncio.Task[None]] = set()
 
     def __call__(
         self,
@@ -143,11 +227,15 @@ class LLMPlayerFactory:
                 if self.clients.scheduler is self.clients.generator
                 else BudgetedClient(scheduler, budget)
             )
-        persona = seat.persona or rng.choice(default_personas())
+        persona = seat_persona(game, seat)
+        mind = None
+        if self.learning is not None:
+            mind = self.learning.mind(game, seat)
+            self.minds[(game.id, seat.index)] = mind
         return LLMPlayer(
             seat=seat.index,
             name=seat.name,
-            persona=persona,
+            persona=persona.text,
             port=port,
             clock=clock,
             timers=timers,
@@ -157,7 +245,16 @@ class LLMPlayerFactory:
             rng=rng,
             settings=self.config.player,
             game_id=game.id,
+            mind=mind,
+            talkativeness=persona.talkativeness,
+            learning_tasks=self._learning_tasks,
         )
+
+    async def wait_learning(self) -> None:
+        """Wait for every end-of-game debrief started so far (experience pool, strategy notes):
+        before reading what a game taught, and before shutting down."""
+        while self._learning_tasks:
+            await asyncio.gather(*list(self._learning_tasks), return_exceptions=True)
 
     async def aclose(self) -> None:
         """Close the shared provider clients (at process shutdown)."""
@@ -170,11 +267,13 @@ def llm_player_factory(
     *,
     clients: LLMClients | None = None,
     player: LLMPlayerSettings | None = None,
+    learning: AgentLearning | None = None,
 ) -> LLMPlayerFactory:
     """The factory for LLM seats, from the bot's settings or plain values.
 
     ``clients`` replaces the provider clients (tests, benchmarks); ``player`` the agent's
-    timing and prompt knobs.
+    timing and prompt knobs; ``learning`` turns on memory, reflection and learning across
+    games (see :class:`AgentLearning`).
     """
     if isinstance(settings, Settings):
         config = LLMAgentConfig.from_settings(settings, player)
@@ -182,4 +281,4 @@ def llm_player_factory(
         config = replace(settings, player=player)
     else:
         config = settings
-    return LLMPlayerFactory(config, decisions, clients)
+    return LLMPlayerFactory(config, decisions, clients, learning)

@@ -7,8 +7,9 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from agent.memory import set_search_threads
 from bot.agents import make_agent_factory
-from bot.llm_agents import llm_player_factory
+from bot.llm_agents import AgentLearning, llm_player_factory
 from bot.privacy import PendingWithdrawals, apply_pending_withdrawals
 from bot.service import GameService
 from bot.settings import Settings
@@ -35,9 +36,14 @@ async def running_service(
     scheduler = make_scheduler()
     scheduler.start()
     decisions = DBDecisionLog(engine)
-    llm = llm_player_factory(settings, decisions) if settings.llm else None
+    llm = None
+    if settings.llm:
+        set_search_threads(1)  # one faiss thread: no stalls on small machines
+        learning = AgentLearning.from_settings(settings, engine)
+        llm = llm_player_factory(settings, decisions, learning=learning)
     service = GameService(engine, scheduler, make_agent_factory(agent_kind, llm))
     service.decision_log = decisions
+    service.llm_factory = llm
     service.subscribe(PendingWithdrawals(engine))
     await asyncio.to_thread(apply_pending_withdrawals, engine)
     try:
@@ -45,6 +51,7 @@ async def running_service(
     finally:
         await service.close()  # agents flush their decision records on close
         if llm is not None:
+            await llm.wait_learning()  # end-of-game experiences and strategy notes
             await llm.aclose()
         await decisions.aclose()
         scheduler.shutdown(wait=False)

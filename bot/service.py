@@ -191,6 +191,8 @@ class GameService:
         self._listeners: list[_Outbox] = []
         #: where agents record their LLM decisions (set by the runtime; flushed at game end)
         self.decision_log: DecisionFlusher | None = None
+        #: the LLM agent factory, when one is configured (simulate waits for its learning)
+        self.llm_factory: Any = None
         # One writer thread: keeps the event loop free and SQLite single-writer, in order.
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mafiabot-db")
 

@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     llm_max_attempts: int = Field(3, ge=1, le=10)
     #: tokens an agent seat may spend per game before degrading (0 = unlimited)
     llm_token_budget: int = Field(200_000, ge=0)
+    #: what the LLM agent learns from (experience pool, strategy notes): each server's own
+    #: games ("server") or every server's ("global")
+    experience_scope: Literal["server", "global"] = "server"
 
     #: seconds of game time; defaults for new games
     day_seconds: float = Field(120.0, gt=0, le=86_400)

@@ -10,10 +10,10 @@ from rich.console import Console
 
 from agent.decisions import DecisionSummary
 from bot.local.render import ConsoleRenderer
-from bot.runtime import running_service
+from bot.runtime import database_url, running_service
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
-from bot.store.db import session_scope
+from bot.store.db import make_engine, session_scope
 from bot.store.decisions import summary_for_game
 from bot.store.models import Game
 from bot.transcript import transcript
@@ -76,29 +76,29 @@ async def run_simulation(
         game = service.games[game_id]
         await service.wait_finished(game_id)
         await service.drain(game_id)
-        if service.decision_log is not None:
-            await service.decision_log.flush()
         result = await game_summary(service, game)
-        summary = await store_agent_summary(service, game_id)
-        if summary.calls:
-            for line in summary.lines():
-                out.print(line, highlight=False)
-        result["agents"] = asdict(summary)
-        return result
+    # Every agent record is flushed once the service, the agents and their end-of-game
+    # learning have shut down, so the summary is taken afterwards.
+    summary = await asyncio.to_thread(store_agent_summary, database_url(settings, db_url), game_id)
+    if summary.calls:
+        for line in summary.lines():
+            out.print(line, highlight=False)
+    result["agents"] = asdict(summary)
+    return result
 
 
-async def store_agent_summary(service: GameService, game_id: str) -> DecisionSummary:
+def store_agent_summary(url: str, game_id: str) -> DecisionSummary:
     """Summarise the agents' LLM use from the decision log and keep it with the game."""
-
-    def work() -> DecisionSummary:
-        summary = summary_for_game(service.engine, game_id)
-        with session_scope(service.engine) as session:
+    engine = make_engine(url)
+    try:
+        summary = summary_for_game(engine, game_id)
+        with session_scope(engine) as session:
             row = session.get(Game, game_id)
             if row is not None:
                 row.agent_summary = asdict(summary)
         return summary
-
-    return await asyncio.to_thread(work)
+    finally:
+        engine.dispose()
 
 
 async def game_summary(service: GameService, game: LiveGame) -> dict[str, Any]:

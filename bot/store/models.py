@@ -360,6 +360,63 @@ class PlatformLink(SQLModel, table=True):
     created_at: datetime = _ts(default_now=True)
 
 
+class Experience(SQLModel, table=True):
+    """One (reflection, response, score) of an LLM agent seat, for the experience pool.
+
+    Written at the end of a game (``bot.experience_store``), one row per phase the seat
+    reflected in, only for games that may feed the pool (every human consented). ``score`` is
+    1000 - days for the winning side, days for the losing side. ``vector`` is the reflection's
+    embedding (float32, ``dim`` values) from ``embedder``; rows from another embedder are never
+    compared. ``server_id`` scopes the pool per server when ``MAFIABOT_EXPERIENCE_SCOPE`` is
+    "server". Rows go with their game, and with any withdrawal from it.
+    """
+
+    __tablename__ = "experiences"
+    __table_args__ = (
+        sa.UniqueConstraint("game_id", "seat_index", "phase_seq"),
+        sa.Index("ix_experiences_embedder_team", "embedder", "team"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: str = _game_fk()
+    server_id: int | None = Field(
+        default=None, foreign_key="servers.id", ondelete="SET NULL", index=True
+    )
+    seat_index: int = Field(nullable=False)
+    phase_seq: int = Field(nullable=False)
+    role: str = Field(nullable=False)
+    team: str = Field(nullable=False)
+    won: bool = Field(nullable=False)
+    days: int = Field(nullable=False)
+    score: float = Field(nullable=False)
+    reflection: str = Field(sa_type=sa.Text, nullable=False)
+    response: str = Field(sa_type=sa.Text, nullable=False)
+    embedder: str = Field(nullable=False)
+    dim: int = Field(nullable=False)
+    vector: bytes = Field(sa_type=sa.LargeBinary, nullable=False)
+    created_at: datetime = _ts(default_now=True)
+
+
+class StrategyNote(SQLModel, table=True):
+    """A version of the strategy note the LLM agent keeps per role (and scope: "global" or
+    "server:<id>"), rewritten after each game from at most three lessons. Rows are appended;
+    the highest ``version`` is the note in force. Notes and lessons never name a player."""
+
+    __tablename__ = "strategy_notes"
+    __table_args__ = (sa.UniqueConstraint("scope", "role", "version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    scope: str = Field(nullable=False)
+    role: str = Field(nullable=False)
+    version: int = Field(nullable=False)
+    note: str = Field(sa_type=sa.Text, nullable=False)
+    lessons: list[str] = Field(default_factory=list, sa_type=sa.JSON, nullable=False)
+    game_id: str | None = Field(
+        default=None, foreign_key="games.id", ondelete="SET NULL", nullable=True
+    )
+    created_at: datetime = _ts(default_now=True)
+
+
 __all__ = [
     "GAME_MANAGER",
     "GAME_STATUSES",
@@ -373,6 +430,7 @@ __all__ = [
     "Action",
     "Consent",
     "Event",
+    "Experience",
     "Game",
     "LLMCall",
     "Message",
@@ -380,6 +438,7 @@ __all__ = [
     "PlatformLink",
     "Seat",
     "Server",
+    "StrategyNote",
     "SurveyResponse",
     "UTCDateTime",
     "Vote",

@@ -1,0 +1,334 @@
+"""Reflection by answering questions, suspicion tracking and their place in the agent's prompts,
+on the hand-cranked table of test_llm_player (real engine, game time moved by the test, a
+scripted in-process model). Memory uses the hashing embedder: these tests are about when the
+steps run and what reaches the prompts, not about meaning."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import timedelta
+
+import pytest
+
+from agent.decisions import InMemoryDecisionLog
+from agent.knowledge import SeatKnowledge
+from agent.llm import LLMRequest
+from agent.llm_player import LLMPlayer
+from agent.memory import HashingEmbedder
+from agent.memory.seatmind import MindSettings, SeatMind
+from agent.prompting import estimate_tokens, load_prompts, scheduler_request
+from agent.reflection import parse_answers, parse_questions, questions_for
+from agent.suspicion import SuspicionTracker, parse_suspicion
+from games import GameConfig, apply, new_game
+from games.actions import Say
+from games.events import visible
+from games.state import PhaseKind
+from tests.agent.test_llm_player import (
+    DEAL,
+    NAMES,
+    QUICK,
+    ROLES,
+    T0,
+    StubLLM,
+    Table,
+    options_of,
+)
+
+NOTE = "Drew claimed detective and says Blake is mafia; I believe Drew and will vote Blake."
+
+
+def answers(req: LLMRequest) -> str:
+    return "1. Day one.\n2. Drew says detective.\nNOTE: " + NOTE
+
+
+def ratings(req: LLMRequest) -> str:
+    return '{"Blake": {"score": 0.9, "why": "named by the detective"}, "Casey": 0.4}'
+
+
+def thinking_llm(**overrides: object) -> StubLLM:
+    rules: dict[str, object] = {
+        "scheduler": "<wait>",
+        "reflect_questions": "PICK: 3, 9\nASK: Who said they are the detective?",
+        "reflect_answers": answers,
+        "suspicion": ratings,
+        "vote": lambda req: "Blake" if "Blake" in options_of(req) else options_of(req)[0],
+        "night_action": lambda req: options_of(req)[0],
+    }
+    rules.update(overrides)
+    return StubLLM(**rules)  # type: ignore[arg-type]
+
+
+def table_with_mind(
+    llm: StubLLM, seat: int = 0, settings: MindSettings | None = None
+) -> tuple[Table, LLMPlayer, InMemoryDecisionLog, SeatMind]:
+    config = GameConfig(
+        deal=DEAL,
+        roles=ROLES,
+        day_seconds=60,
+        vote_seconds=30,
+        night_seconds=30,
+        night_vote_seconds=20,
+    )
+    table = Table(config)
+    log = InMemoryDecisionLog()
+    mind = SeatMind(seat, HashingEmbedder(128), settings=settings)
+    player = LLMPlayer(
+        seat=seat,
+        name=NAMES[seat],
+        persona="You are calm.",
+        port=table.port(seat),
+        clock=table.clock,
+        timers=table.timers,
+        generator=llm,
+        scheduler=llm,
+        decisions=log,
+        rng=random.Random(1),
+        settings=QUICK,
+        game_id="g-test",
+        mind=mind,
+    )
+    table.players[seat] = player
+    return table, player, log, mind
+
+
+async def idle(table: Table, player: LLMPlayer) -> None:
+    """Let the worker threads (embedding) and the player's request finish; game time stands."""
+    for _ in range(400):
+        await table.settle()
+        if not player.busy:
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the player never went idle")
+
+
+async def run(table: Table, player: LLMPlayer, seconds: float) -> None:
+    for _ in range(int(seconds)):
+        await table.advance(1)
+        await idle(table, player)
+
+
+async def until(table: Table, player: LLMPlayer, kind: PhaseKind) -> None:
+    for _ in range(600):
+        if table.state.phase.kind is kind:
+            await idle(table, player)
+            return
+        await run(table, player, 1)
+    raise AssertionError(f"never reached {kind}")
+
+
+# --- when it reflects, and what it costs ---------------------------------------------------------
+
+
+async def test_reflects_once_per_phase_when_something_happened() -> None:
+    llm = thinking_llm()
+    table, player, log, mind = table_with_mind(llm)
+    await run(table, player, 5)
+    assert llm.of("reflect_questions") == []  # day 1 opened on nothing to think about
+    table.say(4, "i'm the detective. checked blake, blake is mafia")
+    table.say(2, "lol no, drew is lying")
+    await until(table, player, PhaseKind.VOTE)
+    await run(table, player, 8)
+    assert [len(llm.of(k)) for k in ("reflect_questions", "reflect_answers", "suspicion")] == [
+        1,
+        1,
+        1,
+    ]
+    kinds = [r.kind for r in llm.requests if r.kind != "scheduler"]
+    assert kinds[:4] == ["reflect_questions", "reflect_answers", "suspicion", "vote"]
+    # stored in memory, logged, and in the vote prompt
+    vote_phase = table.state.phase.seq
+    note = mind.reflection_for(vote_phase)
+    assert note is not None and note.text == NOTE
+    assert mind.memory.has_source(f"reflection:{vote_phase}")
+    logged = [r for r in log.records if r.kind in ("reflection", "suspicion")]
+    assert [r.kind for r in logged] == ["reflection", "reflection", "suspicion"]
+    assert all(r.valid and not r.fallback for r in logged)
+    assert logged[2].decision is not None and logged[2].decision.startswith("Blake 0.90")
+    vote_prompt = llm.of("vote")[0].messages[0][1]
+    assert f"Your private note (Daytime 1, voting (talk goes on)): {NOTE}" in vote_prompt
+    assert "Your top suspects (0-1): Blake 0.9: named by the detective; Casey 0.4" in vote_prompt
+    (vote,) = table.votes_by(0)
+    assert vote.target_name == "Blake"
+
+    # a plain bystander has nothing to do at night: no reflection then (one mafia left: the
+    # night goes straight to the kill vote)
+    await until(table, player, PhaseKind.NIGHT_VOTE)
+    await run(table, player, 10)
+    assert len(llm.of("reflect_questions")) == 1
+    # a new day with news (a death): one more
+    await until(table, player, PhaseKind.DAY)
+    await run(table, player, 3)
+    assert len(llm.of("reflect_questions")) == 2
+
+
+async def test_questions_are_answered_from_the_memories_retrieved_for_them() -> None:
+    llm = thinking_llm()
+    table, player, _, _ = table_with_mind(llm)
+    for i in range(25):
+        table.say(1 + i % 3, f"filler chat number {i} about the weather")
+    table.say(4, "i'm the detective, and blake is mafia")
+    await until(table, player, PhaseKind.VOTE)
+    await run(table, player, 3)
+    picked = llm.of("reflect_questions")[0].messages[0][1]
+    assert "3. Which players have said or hinted what their role is?" in picked
+    prompt = llm.of("reflect_answers")[0].messages[0][1]
+    block = prompt.split("3. Who said they are the detective?")[1].split("Reply in exactly")[0]
+    assert "Drew: i'm the detective, and blake is mafia" in block
+    assert "1. Which players have said or hinted what their role is?" in prompt
+
+
+async def test_an_unreadable_rating_falls_back_to_the_heuristic() -> None:
+    llm = thinking_llm(suspicion="hmm, probably Blake?")
+    table, player, log, mind = table_with_mind(llm)
+    table.say(4, "blake is sus")
+    await until(table, player, PhaseKind.VOTE)
+    await run(table, player, 3)
+    (rec,) = [r for r in log.records if r.kind == "suspicion"]
+    assert rec.fallback and not rec.valid and rec.prompt
+    alive_others = {n for i, n in enumerate(NAMES) if i != 0}
+    assert set(mind.suspicion.scores) == alive_others
+    assert {s.source for s in mind.suspicion.scores.values()} == {"heuristic"}
+    assert all(0.0 <= s.score <= 1.0 for s in mind.suspicion.scores.values())
+
+
+async def test_the_mafia_rate_threat_and_never_their_partners() -> None:
+    llm = thinking_llm(suspicion='{"Drew": {"score": 1, "why": "claims detective"}}')
+    table, player, _, mind = table_with_mind(llm, seat=2)  # Blake, mafia with Casey
+    table.say(4, "i'm the detective")
+    await until(table, player, PhaseKind.VOTE)
+    await run(table, player, 3)
+    prompt = llm.of("suspicion")[0].messages[0][1]
+    assert "how dangerous each bystander is" in prompt
+    rated = prompt.split("Players to rate: ")[1].splitlines()[0]
+    assert "Casey" not in rated and "Blake" not in rated and "Drew" in rated
+    assert mind.suspicion.focus(1)[0].name == "Drew"
+    assert "Biggest threats to your team" in mind.suspicion.prompt_line()
+
+
+async def test_a_phase_is_reflected_on_once_even_with_more_news() -> None:
+    """(what keeps a resumed seat, whose notes were restored, from reflecting again)"""
+    llm = thinking_llm()
+    table, player, _, mind = table_with_mind(llm)
+    await run(table, player, 5)
+    table.say(4, "blake is sus")
+    await until(table, player, PhaseKind.VOTE)
+    await run(table, player, 2)
+    assert player.reflector is not None
+    k = player.knowledge
+    assert mind.reflection_for(k.phase_seq) is not None
+    table.say(3, "drew is lying")
+    await run(table, player, 2)
+    assert mind.news >= 1 and not player.reflector.due(k)
+    assert len(llm.of("reflect_questions")) == 1
+
+
+# --- parsing -------------------------------------------------------------------------------------
+
+
+def test_questions_by_role() -> None:
+    town = questions_for("bystander", "bystanders")
+    detective = questions_for("detective", "bystanders")
+    mafia = questions_for("mafia", "mafia")
+    assert set(town) < set(detective)
+    assert any("investigate" in q for q in detective)
+    assert any("fellow mafia" in q for q in mafia) and not any("fellow mafia" in q for q in town)
+    doctor = questions_for("doctor", "bystanders")
+    assert any("protect" in q for q in doctor)
+
+
+@pytest.mark.parametrize(
+    ("text", "picked", "ok"),
+    [
+        (
+            "PICK: 2, 4\nASK: Why did Blake vote late?",
+            ["q2", "q4", "Why did Blake vote late?"],
+            True,
+        ),
+        ("**PICK:** 9, 1, 1\nASK: who lies", ["q1", "who lies?"], 1),
+        ("I'd think about everything", ["q1", "q2"], 0),
+    ],
+)
+def test_parse_questions(text: str, picked: list[str], ok: int) -> None:
+    candidates = ["q1", "q2", "q3", "q4"]
+    assert parse_questions(text, candidates, 2, 1) == (picked, bool(ok))
+
+
+def test_parse_answers() -> None:
+    got = parse_answers("1. yes\n2. Drew\nNOTE: Drew is the detective.\nI trust him.", 2)
+    assert got == (["yes", "Drew"], "Drew is the detective. I trust him.")
+    assert parse_answers("1. a\n2. b", 2) == (["a", "b"], "a b")
+    assert parse_answers("just prose", 2) == (["", ""], "just prose")
+    assert parse_answers("", 2) == (["", ""], None)
+    _, long = parse_answers("NOTE: " + "x" * 900, 1, max_chars=100)
+    assert long is not None and len(long) == 100
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"Blake": 0.8, "Casey": {"score": "0.3", "why": "quiet"}}', {"Blake": 0.8, "Casey": 0.3}),
+        ('```json\n[{"name": "blake", "score": 2}]\n```', {"Blake": 1.0}),
+        ('{"Zed": 0.5, "Blake": "high"}', {}),
+        ("Blake is mafia", {}),
+    ],
+)
+def test_parse_suspicion(text: str, expected: dict[str, float]) -> None:
+    got = parse_suspicion(text, ["Blake", "Casey"])
+    assert {n: s for n, (s, _) in got.items()} == expected
+
+
+def test_investigations_override_ratings() -> None:
+    tracker = SuspicionTracker()
+    tracker.update(
+        {"Blake": (0.1, "seems nice"), "Casey": (0.5, "")},
+        {"Drew": 3.0},
+        ["Blake", "Casey", "Drew"],
+        {"Blake": True},
+        phase_seq=4,
+    )
+    assert (
+        tracker.scores["Blake"].score == 1.0 and tracker.scores["Blake"].source == "investigation"
+    )
+    assert tracker.scores["Drew"].source == "heuristic" and tracker.scores["Drew"].score > 0.9
+    assert [s.name for s in tracker.focus(3)] == ["Blake", "Casey", "Drew"]  # reasoned first
+    restored = SuspicionTracker()
+    restored.restore(tracker.to_record())
+    assert restored.scores == tracker.scores and restored.phase_seq == 4
+
+
+# --- prompts stay small ---------------------------------------------------------------------------
+
+
+async def test_scheduler_prompts_with_memory_stay_small_and_flat() -> None:
+    book = load_prompts()
+    sizes = {}
+    for n in (40, 1000):
+        config = GameConfig(deal=DEAL, roles=ROLES, day_seconds=3600)
+        state, events = new_game(config, NAMES, 1, T0)
+        t = T0
+        for i in range(n):
+            t += timedelta(seconds=1)
+            state, more = apply(
+                state, Say(1 + i % 6, f"line {i}: casey is sus, i'm the detective", t)
+            )
+            events.extend(more)
+        k = SeatKnowledge(0, NAMES[0])
+        mind = SeatMind(0, HashingEmbedder(64))
+        for e in events:
+            if visible(e, 0):
+                k.observe(e)
+                mind.observe(e)
+        await mind.add_reflection(k.phase_seq, "day-1", "y " * 400, t)
+        mind.suspicion.update({n: (0.5, "z" * 200) for n in NAMES[1:]}, {}, NAMES[1:], {}, 1)
+        mind.suggestion = "w " * 200
+        mind.strategy_note = "v " * 400
+        mind.role = "bystander"
+        start = k.window_entries(30, 2400)[0].t
+        block = await mind.prompt_block(k, "scheduler", start)
+        req, _ = scheduler_request(
+            book, k, "p", t, QUICK.window, memory=block, strategy=mind.strategy_text()
+        )
+        sizes[n] = estimate_tokens(req.system + req.messages[0][1])
+    assert sizes[1000] <= 2000
+    assert abs(sizes[1000] - sizes[40]) <= 0.1 * sizes[40]
