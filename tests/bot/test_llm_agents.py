@@ -152,6 +152,8 @@ class Table:
         if self.vote is not None:
             return self.vote(req)
         options = options_of(req)
+        if not options:  # reflection, suspicion, lessons...: a plain, unusable answer
+            return "nothing new to add"
         if kind == "vote" and "tonight's victim" not in last_user_text(req):
             return next((n for n in TOWN_FIRST if n in options), options[0])
         return options[0]
