@@ -1212,18 +1212,25 @@ class BaselinePolicy:
         self._restale = False
         if self._speak_off is not None or self._lines >= self._lines_cap:
             return None
-        below = self._below_share()
-        if not below and self._rng.random() < self.timing.skip_when_loud:
+        # (_below_share, _pause and _typing inlined, the same expressions: the same floats)
+        chat = self._chat
+        total = chat.total
+        below = total == 0 or chat.msgs.get(self.seat, 0) * self._room < total
+        rng = self._rng.random
+        timing = self.timing
+        if not below and rng() < timing.skip_when_loud:
             self._speak_off = "skip"
             self._hears = True
             return None
         mode = self._speak_mode = "short" if below else "long"
-        last_t, start = self._chat.last_t, self._start
+        last_t, start = chat.last_t, self._start
         base = now if now >= last_t and now >= start else max(now, last_t, start)
         # the pause is drawn before the line is composed (the same draws as _wait, in another
         # order: the same odds), so a line that could not even start in time is not composed
-        pause = self._pause(mode)
-        if base + timedelta(0, pause) >= self._deadline:
+        lo, hi = timing.short_delay if below else timing.long_delay
+        pause = (lo + (hi - lo) * rng()) / self._chatty
+        deadline = self._deadline
+        if base + timedelta(0, pause) >= deadline:
             self._speak_off = "no-time"
             return None
         composed = self._compose(now)
@@ -1232,8 +1239,9 @@ class BaselinePolicy:
             return None
         text, opt = composed
         words = len(text.split())
-        at = base + timedelta(0, pause + self._typing(words))
-        if at >= self._deadline:
+        typing = words * (timing.seconds_per_word * (0.8 + (1.25 - 0.8) * rng()))
+        at = base + timedelta(0, pause + typing)
+        if at >= deadline:
             self._speak_off = "no-time"
             return None
         self._speak = speak = _say_at(at, text)
@@ -1708,7 +1716,14 @@ class BaselineTable:
         best: Intent | None = None
         who = -1
         for i, policy in enumerate(self.policies):
-            intent = policy.plan(now) if policy._dirty else policy._best
+            if policy._dirty:  # (policy.plan(now), inlined: once per seat and step)
+                policy._dirty = False
+                intent = policy._best = policy._refresh(now)
+                if intent is not None and id(intent) not in policy._issued_ids:
+                    policy._issued.append(intent)
+                    policy._issued_ids.add(id(intent))
+            else:
+                intent = policy._best
             if intent is not None and (best is None or intent.at < best.at):
                 best, who = intent, i
         return best, who

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 
 from agent.base import Intent, Policy
@@ -69,14 +69,38 @@ def _seat_of(target: str, names: dict[int, str], seats: dict[str, int]) -> int:
     return seat if seat is not None else resolve_name(target, names)
 
 
+_object_new = object.__new__
+_object_setattr = object.__setattr__
+#: Say is a plain frozen dataclass (fields in a __dict__): a line is built by filling that
+#: __dict__, without __init__'s object.__setattr__ per field. Equal, same hash, still frozen.
+_FAST_SAY = (
+    not hasattr(Say, "__slots__")
+    and not hasattr(Say, "__post_init__")
+    and [f.name for f in fields(Say)] == ["seat", "text", "t"]
+)
+_FAST_VOTE = (
+    not hasattr(Vote, "__slots__")
+    and not hasattr(Vote, "__post_init__")
+    and [f.name for f in fields(Vote)] == ["seat", "target", "t"]
+)
+
+
 def _action(
     intent: Intent, seat: int, t: datetime, names: dict[int, str], seats: dict[str, int]
 ) -> Action:
     if intent.kind == "say":
-        return Say(seat, intent.text or "", t)
+        if _FAST_SAY:
+            say: Say = _object_new(Say)
+            _object_setattr(say, "__dict__", {"seat": seat, "text": intent.text or "", "t": t})
+            return say
+        return Say(seat, intent.text or "", t)  # pragma: no cover - Say changed shape
     if intent.kind == "vote":
         target = None if intent.target is None else _seat_of(intent.target, names, seats)
-        return Vote(seat, target, t)
+        if _FAST_VOTE:
+            vote: Vote = _object_new(Vote)
+            _object_setattr(vote, "__dict__", {"seat": seat, "target": target, "t": t})
+            return vote
+        return Vote(seat, target, t)  # pragma: no cover - Vote changed shape
     return NightAct(seat, _seat_of(intent.target or "", names, seats), t)
 
 

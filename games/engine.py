@@ -11,7 +11,7 @@ import random
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import datetime, timedelta
 
 from games.actions import Abort, Action, NightAct, Say, Tick, Vote
@@ -27,6 +27,7 @@ from games.events import (
     NightResult,
     PhaseEnded,
     PhaseStarted,
+    Place,
     PlayerEliminated,
     RoleAssigned,
     VoteCast,
@@ -35,6 +36,14 @@ from games.events import (
 from games.names import normalize_name, resolve_name
 from games.roles import NightContext, Team, get_role
 from games.state import GameState, Phase, PhaseKind, SeatState
+
+# In Python 3.11 ``PhaseKind.DAY`` read off the class costs several times a module global:
+# the hot paths below use these aliases instead.
+_DAY = PhaseKind.DAY
+_VOTE = PhaseKind.VOTE
+_NIGHT = PhaseKind.NIGHT
+_NIGHT_VOTE = PhaseKind.NIGHT_VOTE
+_OVER = PhaseKind.OVER
 
 Result = tuple[GameState, list[Event]]
 
@@ -88,7 +97,7 @@ def new_game(config: GameConfig, names: Sequence[str], seed: int, t: datetime) -
             raise ConfigError(f"The name {n!r} can't be typed back unambiguously; pick another.")
     roles = assign_roles(config, len(cleaned), seed)
     seats = tuple(SeatState(i, n, r) for i, (n, r) in enumerate(zip(cleaned, roles, strict=True)))
-    phase = Phase(PhaseKind.DAY, 1, 1, t, t + timedelta(seconds=config.day_seconds))
+    phase = Phase(_DAY, 1, 1, t, t + timedelta(seconds=config.day_seconds))
     state = GameState(config=config, seed=seed, seats=seats, phase=phase)
     mafia_names = tuple(s.name for s in seats if s.is_mafia)
     events: list[Event] = [
@@ -125,7 +134,7 @@ def apply(state: GameState, action: Action) -> Result:
     _require_aware(action.t)
     if isinstance(action, Tick):
         new, events = _tick(state, action)
-    elif state.over:
+    elif state.phase.kind is _OVER:
         raise RuleError("The game is over.")
     elif isinstance(action, Say):
         new, events = _say(state, action)
@@ -176,27 +185,64 @@ def _say(state: GameState, action: Say) -> Result:
             f"Your message is too long ({len(text)} characters; the limit is {limit}). "
             "Nothing was sent."
         )
-    if state.phase.kind.is_night:
+    kind = state.phase.kind
+    if kind is _NIGHT or kind is _NIGHT_VOTE:
         if not seat.is_mafia:
             raise RuleError("It's night: only the mafia can talk now. Wait for the day.")
-        event = MessageAccepted(
-            t=action.t,
-            place="den",
-            visible_to=state.alive_mafia(),
-            seat=seat.index,
-            name=seat.name,
-            text=text,
-            phase_seq=state.phase.seq,
-        )
+        event = _message(action.t, "den", state.alive_mafia(), seat, text, state.phase.seq)
     else:
-        event = MessageAccepted(
-            t=action.t,
+        event = _message(action.t, "stage", None, seat, text, state.phase.seq)
+    return state, [event]
+
+
+_object_new = object.__new__
+_object_setattr = object.__setattr__
+# MessageAccepted is a plain frozen dataclass (its fields in a __dict__, no __post_init__):
+# the hottest event is built by filling that __dict__, skipping __init__'s one
+# object.__setattr__ per field. The same value: equal, same hash, same repr, still frozen.
+_FAST_MESSAGE = (
+    not hasattr(MessageAccepted, "__slots__")
+    and not hasattr(MessageAccepted, "__post_init__")
+    and [f.name for f in fields(MessageAccepted)]
+    == ["t", "place", "visible_to", "seat", "name", "text", "phase_seq"]
+)
+#: the same for GameState, copied with one field changed on every vote
+_FAST_STATE = not hasattr(GameState, "__slots__") and not hasattr(GameState, "__post_init__")
+
+
+def _message(
+    t: datetime,
+    place: Place,
+    visible_to: frozenset[int] | None,
+    seat: SeatState,
+    text: str,
+    phase_seq: int,
+) -> MessageAccepted:
+    if not _FAST_MESSAGE:  # pragma: no cover - MessageAccepted changed shape
+        return MessageAccepted(
+            t=t,
+            place=place,
+            visible_to=visible_to,
             seat=seat.index,
             name=seat.name,
             text=text,
-            phase_seq=state.phase.seq,
+            phase_seq=phase_seq,
         )
-    return state, [event]
+    event: MessageAccepted = _object_new(MessageAccepted)
+    _object_setattr(
+        event,
+        "__dict__",
+        {
+            "t": t,
+            "place": place,
+            "visible_to": visible_to,
+            "seat": seat.index,
+            "name": seat.name,
+            "text": text,
+            "phase_seq": phase_seq,
+        },
+    )
+    return event
 
 
 # --- votes ------------------------------------------------------------------------------------
@@ -216,13 +262,13 @@ def _vote(state: GameState, action: Vote) -> Result:
     _too_late(state, action.t)
     if not seat.alive:
         raise RuleError("You have been eliminated and can no longer vote.")
-    if kind is PhaseKind.DAY:
+    if kind is _DAY:
         raise RuleError("Voting hasn't started yet: it opens when the discussion ends.")
-    if kind is PhaseKind.NIGHT:
+    if kind is _NIGHT:
         if not seat.is_mafia:
             raise RuleError("There is no vote for you at night.")
         raise RuleError("The night vote hasn't started yet: it opens when the night talk ends.")
-    night = kind is PhaseKind.NIGHT_VOTE
+    night = kind is _NIGHT_VOTE
     if night and not seat.is_mafia:
         raise RuleError("There is no vote for you at night.")
     target_name: str | None = None
@@ -240,18 +286,17 @@ def _vote(state: GameState, action: Vote) -> Result:
         return state, []  # the same vote again changes nothing
     votes = dict(state.votes)
     votes[seat.index] = action.target
-    new = replace(state, votes=votes)
-    cast = VoteCast(
-        t=action.t,
-        place="den" if night else "stage",
-        visible_to=state.alive_mafia() if night else None,
-        voter=seat.index,
-        voter_name=seat.name,
-        target=action.target,
-        target_name=target_name,
-        changed=previous is not _NO_VOTE,
-        night=night,
-        phase_seq=state.phase.seq,
+    new = _with_votes(state, votes)
+    cast = _vote_cast(
+        action.t,
+        "den" if night else "stage",
+        state.alive_mafia() if night else None,
+        seat,
+        action.target,
+        target_name,
+        previous is not _NO_VOTE,
+        night,
+        state.phase.seq,
     )
     events: list[Event] = [cast]
     if _vote_complete(new):
@@ -261,13 +306,109 @@ def _vote(state: GameState, action: Vote) -> Result:
 
 
 _NO_VOTE = -1
+_FAST_VOTE_CAST = (
+    not hasattr(VoteCast, "__slots__")
+    and not hasattr(VoteCast, "__post_init__")
+    and [f.name for f in fields(VoteCast)]
+    == [
+        "t",
+        "place",
+        "visible_to",
+        "voter",
+        "voter_name",
+        "target",
+        "target_name",
+        "changed",
+        "night",
+        "phase_seq",
+    ]
+)
+
+
+def _vote_cast(
+    t: datetime,
+    place: Place,
+    visible_to: frozenset[int] | None,
+    seat: SeatState,
+    target: int | None,
+    target_name: str | None,
+    changed: bool,
+    night: bool,
+    phase_seq: int,
+) -> VoteCast:
+    """``VoteCast(...)``, built as :func:`_message` builds its event."""
+    if not _FAST_VOTE_CAST:  # pragma: no cover - VoteCast changed shape
+        return VoteCast(
+            t=t,
+            place=place,
+            visible_to=visible_to,
+            voter=seat.index,
+            voter_name=seat.name,
+            target=target,
+            target_name=target_name,
+            changed=changed,
+            night=night,
+            phase_seq=phase_seq,
+        )
+    event: VoteCast = _object_new(VoteCast)
+    _object_setattr(
+        event,
+        "__dict__",
+        {
+            "t": t,
+            "place": place,
+            "visible_to": visible_to,
+            "voter": seat.index,
+            "voter_name": seat.name,
+            "target": target,
+            "target_name": target_name,
+            "changed": changed,
+            "night": night,
+            "phase_seq": phase_seq,
+        },
+    )
+    return event
+
+
+def _with_votes(state: GameState, votes: dict[int, int | None]) -> GameState:
+    """``replace(state, votes=votes)`` without its per-field introspection (once a vote)."""
+    if not _FAST_STATE:  # pragma: no cover - GameState changed shape
+        return replace(state, votes=votes)
+    new: GameState = _object_new(GameState)
+    fields_ = state.__dict__.copy()
+    fields_["votes"] = votes
+    _object_setattr(new, "__dict__", fields_)
+    return new
+
+
+def _evolve(state: GameState, **changes: object) -> GameState:
+    """``replace(state, **changes)`` for the engine's own (known) field names, without
+    replace's per-field introspection: the phase changes several times a day."""
+    if not _FAST_STATE:  # pragma: no cover - GameState changed shape
+        return replace(state, **changes)  # type: ignore[arg-type]  # (names checked by replace)
+    new: GameState = _object_new(GameState)
+    fields_ = state.__dict__.copy()
+    fields_.update(changes)
+    _object_setattr(new, "__dict__", fields_)
+    return new
+
+
+def _with_night_actions(state: GameState, actions: dict[int, int]) -> GameState:
+    """``replace(state, night_actions=actions)``, as :func:`_with_votes`."""
+    if not _FAST_STATE:  # pragma: no cover - GameState changed shape
+        return replace(state, night_actions=actions)
+    new: GameState = _object_new(GameState)
+    fields_ = state.__dict__.copy()
+    fields_["night_actions"] = actions
+    _object_setattr(new, "__dict__", fields_)
+    return new
 
 
 def _vote_complete(state: GameState) -> bool:
     voters = state.eligible_voters()
     if not voters or not voters <= set(state.votes):
         return False
-    if state.phase.kind is PhaseKind.NIGHT_VOTE:
+    if state.phase.kind is _NIGHT_VOTE:
         return state.night_actors() <= set(state.night_actions)
     return True
 
@@ -279,7 +420,8 @@ def _night_act(state: GameState, action: NightAct) -> Result:
         raise RuleError("Your role has no night action.")
     if not seat.alive:
         raise RuleError("You have been eliminated and can no longer act.")
-    if not state.phase.kind.is_night:
+    kind = state.phase.kind
+    if kind is not _NIGHT and kind is not _NIGHT_VOTE:
         raise RuleError(f"You can only {role.night_verb} at night.")
     _too_late(state, action.t)
     target = _seat(state, action.target)
@@ -290,7 +432,7 @@ def _night_act(state: GameState, action: NightAct) -> Result:
         raise RuleError(problem)
     actions = dict(state.night_actions)
     actions[seat.index] = target.index
-    new = replace(state, night_actions=actions)
+    new = _with_night_actions(state, actions)
     events: list[Event] = [
         NightActionRecorded(
             t=action.t,
@@ -303,7 +445,7 @@ def _night_act(state: GameState, action: NightAct) -> Result:
             target_name=target.name,
         )
     ]
-    if state.phase.kind is PhaseKind.NIGHT_VOTE and _vote_complete(new):
+    if kind is _NIGHT_VOTE and _vote_complete(new):
         new, more = _end_phase(new, action.t, "all_voted")
         events.extend(more)
     return new, events
@@ -314,7 +456,7 @@ def _night_act(state: GameState, action: NightAct) -> Result:
 
 def _tick(state: GameState, action: Tick) -> Result:
     deadline = state.phase.deadline
-    if state.over or deadline is None or action.t < deadline:
+    if state.phase.kind is _OVER or deadline is None or action.t < deadline:
         return state, []
     return _end_phase(state, action.t, "deadline")
 
@@ -335,13 +477,13 @@ def _phase_started(state: GameState, talk_skipped: bool) -> PhaseStarted:
 
 def _start(state: GameState, kind: PhaseKind, number: int, t: datetime) -> GameState:
     seconds = {
-        PhaseKind.DAY: state.config.day_seconds,
-        PhaseKind.VOTE: state.config.vote_seconds,
-        PhaseKind.NIGHT: state.config.night_seconds,
-        PhaseKind.NIGHT_VOTE: state.config.night_vote_seconds,
+        _DAY: state.config.day_seconds,
+        _VOTE: state.config.vote_seconds,
+        _NIGHT: state.config.night_seconds,
+        _NIGHT_VOTE: state.config.night_vote_seconds,
     }[kind]
     phase = Phase(kind, number, state.phase.seq + 1, t, t + timedelta(seconds=seconds))
-    return replace(state, phase=phase, votes={})
+    return _evolve(state, phase=phase, votes={})
 
 
 def _end_phase(state: GameState, t: datetime, reason: str) -> Result:
@@ -349,15 +491,15 @@ def _end_phase(state: GameState, t: datetime, reason: str) -> Result:
     events: list[Event] = [
         PhaseEnded(t=t, phase=p.kind.value, number=p.number, seq=p.seq, reason=reason)
     ]
-    if p.kind is PhaseKind.DAY:
-        state = _start(state, PhaseKind.VOTE, p.number, t)
+    if p.kind is _DAY:
+        state = _start(state, _VOTE, p.number, t)
         events.append(_phase_started(state, talk_skipped=False))
         return state, events
-    if p.kind is PhaseKind.NIGHT:
-        state = _start(state, PhaseKind.NIGHT_VOTE, p.number, t)
+    if p.kind is _NIGHT:
+        state = _start(state, _NIGHT_VOTE, p.number, t)
         events.append(_phase_started(state, talk_skipped=False))
         return state, events
-    if p.kind is PhaseKind.VOTE:
+    if p.kind is _VOTE:
         state, more = _resolve_day(state, t)
     else:
         state, more = _resolve_night(state, t)
@@ -396,7 +538,7 @@ def _abstained(state: GameState) -> tuple[str, ...]:
 def _eliminate(state: GameState, index: int) -> GameState:
     seats = list(state.seats)
     seats[index] = replace(seats[index], alive=False)
-    return replace(state, seats=tuple(seats))
+    return _evolve(state, seats=tuple(seats))
 
 
 def _resolve_day(state: GameState, t: datetime) -> Result:
@@ -425,8 +567,8 @@ def _resolve_day(state: GameState, t: datetime) -> Result:
             return state, events + more
     number = state.phase.number
     single = len(state.alive_mafia()) == 1 and state.config.skip_night_talk_single_mafia
-    kind = PhaseKind.NIGHT_VOTE if single else PhaseKind.NIGHT
-    state = replace(_start(state, kind, number, t), night_actions={})
+    kind = _NIGHT_VOTE if single else _NIGHT
+    state = _evolve(_start(state, kind, number, t), night_actions={})
     events.append(_phase_started(state, talk_skipped=single))
     return state, events
 
@@ -458,7 +600,7 @@ def _resolve_night(state: GameState, t: datetime) -> Result:
         get_role(state.seats[actor].role).resolve(actor, target, ctx, teams)
     victim = ctx.kill_target if ctx.kill_target not in ctx.protected else None
     last_actions = dict(state.night_actions)
-    state = replace(state, night_actions={}, last_night_actions=last_actions)
+    state = _evolve(state, night_actions={}, last_night_actions=last_actions)
     if victim is not None:
         state = _eliminate(state, victim)
     v = state.seats[victim] if victim is not None else None
@@ -482,7 +624,7 @@ def _resolve_night(state: GameState, t: datetime) -> Result:
     if winner is not None:
         state, more = _finish(state, t, winner, _win_reason(winner))
         return state, events + more
-    state = _start(state, PhaseKind.DAY, state.phase.number + 1, t)
+    state = _start(state, _DAY, state.phase.number + 1, t)
     events.append(_phase_started(state, talk_skipped=False))
     return state, events
 
@@ -510,10 +652,10 @@ def _finish(
     state: GameState, t: datetime, winner: Team | None, reason: str, end_phase: bool = False
 ) -> Result:
     p = state.phase
-    over = Phase(PhaseKind.OVER, p.number, p.seq + 1, t, None)
-    new = replace(state, phase=over, winner=winner, end_reason=reason, votes={}, night_actions={})
+    over = Phase(_OVER, p.number, p.seq + 1, t, None)
+    new = _evolve(state, phase=over, winner=winner, end_reason=reason, votes={}, night_actions={})
     events: list[Event] = []
-    if end_phase and p.kind is not PhaseKind.OVER:
+    if end_phase and p.kind is not _OVER:
         events.append(
             PhaseEnded(t=t, phase=p.kind.value, number=p.number, seq=p.seq, reason="game_over")
         )

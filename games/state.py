@@ -20,15 +20,23 @@ class PhaseKind(StrEnum):
 
     @property
     def is_day(self) -> bool:
-        return self in (PhaseKind.DAY, PhaseKind.VOTE)
+        return self is _DAY or self is _VOTE
 
     @property
     def is_night(self) -> bool:
-        return self in (PhaseKind.NIGHT, PhaseKind.NIGHT_VOTE)
+        return self is _NIGHT or self is _NIGHT_VOTE
 
     @property
     def is_vote(self) -> bool:
-        return self in (PhaseKind.VOTE, PhaseKind.NIGHT_VOTE)
+        return self is _VOTE or self is _NIGHT_VOTE
+
+
+# In Python 3.11 ``PhaseKind.DAY`` read off the class costs several times a module global
+_DAY = PhaseKind.DAY
+_VOTE = PhaseKind.VOTE
+_NIGHT = PhaseKind.NIGHT
+_NIGHT_VOTE = PhaseKind.NIGHT_VOTE
+_OVER = PhaseKind.OVER
 
 
 @dataclass(frozen=True)
@@ -42,7 +50,7 @@ class Phase:
     @property
     def label(self) -> str:
         """Short label used in transcripts: day-1, vote-1, night-1, night_vote-1, over."""
-        return "over" if self.kind is PhaseKind.OVER else f"{self.kind.value}-{self.number}"
+        return "over" if self.kind is _OVER else f"{self.kind.value}-{self.number}"
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ class GameState:
     # --- queries -------------------------------------------------------------------------
     @property
     def over(self) -> bool:
-        return self.phase.kind is PhaseKind.OVER
+        return self.phase.kind is _OVER
 
     def seat(self, index: int) -> SeatState:
         if not 0 <= index < len(self.seats):
@@ -90,7 +98,15 @@ class GameState:
         return frozenset(s.index for s in self.seats if s.alive)
 
     def alive_mafia(self) -> frozenset[int]:
-        return frozenset(s.index for s in self.seats if s.alive and s.is_mafia)
+        # asked for every den line and vote: the last answer is kept with the seats tuple it
+        # came from (immutable, and held, so an identity check is safe)
+        seats = self.seats
+        last = _last_alive_mafia[0]
+        if last is not None and last[0] is seats:
+            return last[1]
+        value = frozenset(s.index for s in seats if s.alive and s.is_mafia)
+        _last_alive_mafia[0] = (seats, value)
+        return value
 
     def mafia(self) -> frozenset[int]:
         return frozenset(s.index for s in self.seats if s.is_mafia)
@@ -105,11 +121,16 @@ class GameState:
         )
 
     def eligible_voters(self) -> frozenset[int]:
-        if self.phase.kind is PhaseKind.VOTE:
+        kind = self.phase.kind
+        if kind is _VOTE:
             return self.alive()
-        if self.phase.kind is PhaseKind.NIGHT_VOTE:
+        if kind is _NIGHT_VOTE:
             return self.alive_mafia()
         return frozenset()
 
     def name_of(self, index: int | None) -> str | None:
         return None if index is None else self.seats[index].name
+
+
+#: the last (seats, alive_mafia) computed, for GameState.alive_mafia
+_last_alive_mafia: list[tuple[tuple[SeatState, ...], frozenset[int]] | None] = [None]
