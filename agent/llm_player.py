@@ -150,6 +150,9 @@ class LLMPlayerSettings:
     fallback_at: float = 0.8
     #: no vote later than this before the deadline (capped at 10% of short phases)
     deadline_margin_s: float = 2.0
+    #: real seconds that margins never go below: an accelerated clock (``--speed``) turns
+    #: the service's real write latency into many game seconds
+    real_margin_s: float = 0.15
     #: degrade to the baseline after this many failed calls in a row
     max_failures: int = 3
     #: ... or this many unusable answers in a row
@@ -699,7 +702,10 @@ class LLMPlayer:
             return "the game moved on without this seat"
         if k.phase_seq != draft.phase_seq or k.room() is None:
             return "the phase ended while typing"
-        margin = timedelta(seconds=self.settings.post_margin_s)
+        floor = self._real_floor()
+        if k.deadline is not None and k.phase_start is not None:
+            floor = min(floor, 0.1 * (k.deadline - k.phase_start).total_seconds())
+        margin = timedelta(seconds=max(self.settings.post_margin_s, floor))
         if k.deadline is not None and self.clock.now() >= k.deadline - margin:
             return "the phase was ending"
         if k.phase is PhaseKind.VOTE and len(k.current_votes) >= len(k.alive):
@@ -710,6 +716,11 @@ class LLMPlayer:
         if self.settings.discard_when_addressed and k.addressed_in(new):
             return "someone addressed this player meanwhile"
         return None
+
+    def _real_floor(self) -> float:
+        """``real_margin_s`` in game seconds at this clock's speed."""
+        per_game_second = self.clock.seconds_to_real(1.0)
+        return self.settings.real_margin_s / per_game_second if per_game_second > 0 else 0.0
 
     def _discard(self, draft: _Draft, why: str) -> None:
         self._note(f"discard: {why}", text=draft.text)
@@ -726,7 +737,9 @@ class LLMPlayer:
     def _new_decision(self, kind: TargetKind, event: PhaseStarted) -> None:
         s = self.settings
         seconds = event.seconds
-        margin = min(s.deadline_margin_s, 0.1 * seconds)
+        margin = min(
+            max(min(s.deadline_margin_s, 0.1 * seconds), self._real_floor()), 0.3 * seconds
+        )
         dec = _Decision(kind, event.seq, event.deadline, timedelta(seconds=margin))
         self._decision = dec
         hard = event.t + timedelta(seconds=min(s.fallback_at * seconds, seconds - margin))
