@@ -12,7 +12,6 @@ speaks (2026-10-21) rejects `temperature`/`top_p`/`top_k` with HTTP 400.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -23,20 +22,16 @@ from anthropic.types import Message, MessageParam, TextBlock, TextBlockParam
 from agent.llm.base import (
     LLMBadResponse,
     LLMConfigError,
-    LLMError,
     LLMRequest,
     LLMResponse,
-    LLMTimeout,
-    LLMUnavailable,
     approx_tokens,
     normalise_finish_reason,
 )
 from agent.llm.pricing import estimate_cost
-from agent.llm.retry import RetryPolicy, error_for_status, run_with_retries
+from agent.llm.retry import RetryPolicy, run_with_retries, sdk_errors
 
 log = logging.getLogger(__name__)
 
-_MAX_ERROR_TEXT = 300
 
 
 #: Sent as the key to a keyless Anthropic-compatible proxy; never a real secret.
@@ -120,7 +115,7 @@ class AnthropicClient:
 
     async def _attempt(self, req: LLMRequest) -> Message:
         system, messages = self._build_params(req)
-        try:
+        with sdk_errors(anthropic, anthropic.AnthropicError, self.name):
             message = await self._sdk.messages.create(
                 model=self.model,
                 max_tokens=req.max_tokens,
@@ -129,20 +124,6 @@ class AnthropicClient:
                 stop_sequences=list(req.stop) if req.stop else anthropic.omit,
                 timeout=self.policy.timeout_s,
             )
-        except anthropic.APITimeoutError as exc:
-            raise LLMTimeout(f"{self.name}: request timed out") from exc
-        except anthropic.APIConnectionError as exc:
-            raise LLMUnavailable(f"{self.name}: connection failed: {exc.message}") from exc
-        except anthropic.APIResponseValidationError as exc:
-            raise LLMBadResponse(f"{self.name}: response failed validation") from exc
-        except anthropic.APIStatusError as exc:
-            raise error_for_status(
-                exc.status_code, exc.response.headers, exc.message[:_MAX_ERROR_TEXT]
-            ) from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise LLMBadResponse(f"{self.name}: response body is not valid JSON") from exc
-        except anthropic.AnthropicError as exc:
-            raise LLMError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         if not isinstance(message, Message):
             raise LLMBadResponse(f"{self.name}: expected a message, got {type(message).__name__}")
         self._check_shape(message)

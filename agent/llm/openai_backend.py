@@ -10,7 +10,6 @@ off (`max_retries=0`); `agent.llm.retry` decides.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -23,16 +22,13 @@ from agent.llm.base import (
     FINISH_REFUSAL,
     LLMBadResponse,
     LLMConfigError,
-    LLMError,
     LLMRequest,
     LLMResponse,
-    LLMTimeout,
-    LLMUnavailable,
     approx_tokens,
     normalise_finish_reason,
 )
 from agent.llm.pricing import estimate_cost
-from agent.llm.retry import RetryPolicy, error_for_status, run_with_retries
+from agent.llm.retry import RetryPolicy, run_with_retries, sdk_errors
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +37,6 @@ MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 #: Sent as the key when talking to a keyless local server; never a real secret.
 PLACEHOLDER_API_KEY = "sk-no-key-required"
 
-_MAX_ERROR_TEXT = 300
 _OPENAI_HOST = "api.openai.com"
 # Reasoning models accept only the default temperature and reject other values with 400.
 _FIXED_TEMPERATURE_PREFIXES = ("o1", "o3", "o4", "gpt-5")
@@ -124,7 +119,7 @@ class OpenAIClient:
     async def _attempt(self, req: LLMRequest) -> ChatCompletion:
         messages = self._build_messages(req)
         send_temperature = req.temperature is not None and _accepts_temperature(self.model)
-        try:
+        with sdk_errors(openai, openai.OpenAIError, self.name):
             completion = await self._sdk.chat.completions.create(
                 model=self.model,
                 messages=messages,
@@ -138,20 +133,6 @@ class OpenAIClient:
                 stop=list(req.stop) if req.stop else openai.omit,
                 timeout=self.policy.timeout_s,
             )
-        except openai.APITimeoutError as exc:
-            raise LLMTimeout(f"{self.name}: request timed out") from exc
-        except openai.APIConnectionError as exc:
-            raise LLMUnavailable(f"{self.name}: connection failed: {exc.message}") from exc
-        except openai.APIResponseValidationError as exc:
-            raise LLMBadResponse(f"{self.name}: response failed validation") from exc
-        except openai.APIStatusError as exc:
-            raise error_for_status(
-                exc.status_code, exc.response.headers, exc.message[:_MAX_ERROR_TEXT]
-            ) from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise LLMBadResponse(f"{self.name}: response body is not valid JSON") from exc
-        except openai.OpenAIError as exc:
-            raise LLMError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         if not isinstance(completion, ChatCompletion):
             raise LLMBadResponse(
                 f"{self.name}: expected a chat completion, got {type(completion).__name__}"

@@ -9,12 +9,15 @@ bound the total wait, and tests can observe every attempt.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
+import json
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TypeVar
 
 from agent.llm.base import (
@@ -171,3 +174,30 @@ def error_for_status(status: int, headers: Mapping[str, str] | None, message: st
     if status >= 500:
         return LLMUnavailable(text, status_code=status)
     return LLMError(text, status_code=status, retryable=False)
+
+
+_MAX_ERROR_TEXT = 300
+
+
+@contextlib.contextmanager
+def sdk_errors(sdk: ModuleType, base: type[Exception], name: str) -> Iterator[None]:
+    """Turn an official SDK's exceptions into ours, for ``anthropic`` and ``openai`` alike
+    (both SDKs share the same exception family, generated from one template)."""
+    try:
+        yield
+    except sdk.APITimeoutError as exc:
+        raise LLMTimeout(f"{name}: request timed out") from exc
+    except sdk.APIConnectionError as exc:
+        raise LLMUnavailable(f"{name}: connection failed: {exc.message}") from exc
+    except sdk.APIResponseValidationError as exc:
+        raise LLMBadResponse(f"{name}: response failed validation") from exc
+    except sdk.APIStatusError as exc:
+        raise error_for_status(
+            exc.status_code, exc.response.headers, exc.message[:_MAX_ERROR_TEXT]
+        ) from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise LLMBadResponse(f"{name}: response body is not valid JSON") from exc
+    except LLMError:
+        raise
+    except base as exc:
+        raise LLMError(f"{name}: {type(exc).__name__}: {exc}") from exc
