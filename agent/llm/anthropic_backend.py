@@ -33,7 +33,6 @@ from agent.llm.retry import RetryPolicy, run_with_retries, sdk_errors
 log = logging.getLogger(__name__)
 
 
-
 #: Sent as the key to a keyless Anthropic-compatible proxy; never a real secret.
 PLACEHOLDER_API_KEY = "sk-ant-no-key-required"
 
