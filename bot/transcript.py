@@ -4,7 +4,6 @@ place, and every vote. Used by ``simulate --json`` and the exports."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from games.events import event_from_dict
@@ -52,8 +51,3 @@ def transcript(
             )
     return out
 
-
-def clock_label(t: str | datetime) -> str:
-    """HH:MM:SS of an ISO time or datetime."""
-    dt = datetime.fromisoformat(t) if isinstance(t, str) else t
-    return dt.strftime("%H:%M:%S")

@@ -119,7 +119,3 @@ def assert_rejected(state: GameState, action: Action, match: str) -> RuleError:
     assert state == before
     return info.value
 
-
-def without_counter(state: GameState) -> GameState:
-    """The state's game content (the state holds no bookkeeping counters any more)."""
-    return state
