@@ -158,6 +158,8 @@ class LiveGame:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     action_seq: int = 0
     event_seq: int = 0
+    #: the stamp of the last applied action (stamps never go backwards)
+    last_t: datetime | None = None
     client_ids: set[str] = field(default_factory=set)
     deadline_handle: TimerHandle | None = None
     armed_phase: int | None = None
@@ -472,12 +474,19 @@ class GameService:
     async def _act(
         self, game: LiveGame, make: Callable[[datetime], Action], client_id: str | None
     ) -> bool:
-        """Apply an action stamped with the game clock *under the game's lock*, so times
-        follow the order in which actions are applied."""
+        """Apply an action stamped with the game clock when the service *received* it.
+
+        The stamp is read just before queueing for the game's lock (asyncio locks are
+        first-come, first-served, so stamps still follow the order in which actions are
+        applied): a vote sent before the deadline is not refused because the store was busy
+        writing the previous action. Never earlier than the last applied action.
+        """
+        received = game.clock.now()
         async with game.lock:
             if client_id is not None and client_id in game.client_ids:
                 return False
-            action = make(game.clock.now())
+            last = game.last_t
+            action = make(received if last is None or received >= last else last)
             state = game.state
             if state is None:
                 raise ServiceError("The game hasn't started yet.")
@@ -506,6 +515,7 @@ class GameService:
 
             await self._run_db(write)
             game.action_seq = seq
+            game.last_t = action.t
             if client_id is not None:
                 game.client_ids.add(client_id)
             game.state = new
@@ -802,8 +812,10 @@ class GameService:
         state, events = new_game(config, [s.name for s in game.seats], game.seed, row.started_at)
         history: list[Event] = list(events)
         for a in action_rows:
-            state, more = apply(state, action_from_dict(dict(a.payload)))
+            action = action_from_dict(dict(a.payload))
+            state, more = apply(state, action)
             history.extend(more)
+            game.last_t = action.t
             if a.client_id:
                 game.client_ids.add(a.client_id)
         game.state = state

@@ -182,6 +182,49 @@ async def test_full_vote_ends_early_and_eliminates(service: GameService, engine:
     assert votes == 6
 
 
+async def test_a_vote_received_before_the_deadline_counts_even_if_applied_after(
+    service: GameService, engine: Engine
+) -> None:
+    """A vote is stamped when the service receives it: a busy game (its lock held, as while
+    the store writes the previous action) does not make an in-time vote late, and the
+    deadline tick that queued behind it does not overtake it."""
+    game_id = await started(
+        service,
+        GameConfig(day_seconds=0.01, vote_seconds=0.3, night_seconds=3600, night_vote_seconds=3600),
+        speed=1.0,
+    )
+    game = service.games[game_id]
+    for _ in range(100):
+        if game.state is not None and game.state.phase.kind is PhaseKind.VOTE:
+            break
+        await asyncio.sleep(0.01)
+    state = game.state
+    assert state is not None and state.phase.kind is PhaseKind.VOTE
+    deadline = state.phase.deadline
+    assert deadline is not None
+    voter, target = state.seats[0], state.seats[1]
+    async with game.lock:  # the store is busy: nothing is applied until it is released
+        vote = asyncio.create_task(service.vote(game_id, voter.index, target.name))
+        await asyncio.sleep(0)  # the vote reaches the service and queues for the lock
+        await asyncio.sleep(max(0.0, (deadline - game.clock.now()).total_seconds()) + 0.2)
+        assert game.clock.now() > deadline and not vote.done()
+    await vote
+    await service.drain(game_id)
+    with Session(engine) as s:
+        rows = s.exec(select(m.Vote).where(m.Vote.game_id == game_id)).all()
+    assert [(v.voter_index, v.target_index) for v in rows] == [(voter.index, target.index)]
+    stamped = rows[0].t if rows[0].t.tzinfo else rows[0].t.replace(tzinfo=deadline.tzinfo)
+    assert stamped < deadline
+    # the deadline then ended the vote (after the vote was counted), not before it
+    for _ in range(100):
+        if game.state is not None and game.state.phase.seq > state.phase.seq:
+            break
+        await asyncio.sleep(0.01)
+    assert game.state is not None and game.state.phase.seq > state.phase.seq
+    # the lone vote decided the day: its target is out
+    assert not game.state.seats[target.index].alive
+
+
 async def test_resume_rebuilds_the_same_game(engine: Engine) -> None:
     """A second service on the same database carries on exactly where the first stopped."""
     scheduler = make_scheduler()
