@@ -352,6 +352,7 @@ class BaselinePolicy:
         "_seconds",
         "_seq",
         "_speak",
+        "_speak_folded",
         "_speak_mode",
         "_speak_off",
         "_speak_topic",
@@ -554,6 +555,7 @@ class BaselinePolicy:
         self._say_errors = 0
         self._speak: Intent | None = None
         self._speak_words = 0  # words in the planned line (its typing time is redrawn often)
+        self._speak_folded = ""  # the planned line, case-folded (valid while _speak is set)
         self._speak_topic: tuple[object, ...] | None = None
         self._speak_mode = "short"
         self._speak_off: str | None = None
@@ -663,6 +665,16 @@ class BaselinePolicy:
             elif target == self.seat or target in self._partners:
                 changed = self._on_accused(s, target, ledger.times, t)
         if s != self.seat and (self._speak is not None or self._speak_off == "skip"):
+            reading = ledger.reading
+            if (
+                self._speak is not None
+                and reading is not None
+                and reading.folded == self._speak_folded
+            ):
+                # someone just said my draft word for word: I say something else instead
+                # (two players typing the very same line would give one of them away)
+                self._restale = True
+                changed = True
             changed = self._on_other_line(t) or changed
         if changed:
             self._dirty = True
@@ -1207,6 +1219,7 @@ class BaselinePolicy:
                     text, opt = composed
                     self._speak = speak = _say_at(speak.at, text)
                     self._speak_words = len(text.split())
+                    self._speak_folded = text.casefold()
                     self._speak_topic = opt[3]
             return speak
         self._restale = False
@@ -1246,6 +1259,7 @@ class BaselinePolicy:
             return None
         self._speak = speak = _say_at(at, text)
         self._speak_words = words
+        self._speak_folded = text.casefold()
         self._speak_topic = opt[3]
         self._hears = mode == "long"
         return speak
@@ -1689,6 +1703,7 @@ class BaselineTable:
             if ledger.reading is None:
                 return
             s, t, target, claimed = event.seat, event.t, ledger.target, ledger.claimed
+            folded = ledger.reading.folded
             for policy in self.policies:
                 # does the line concern this seat (see _on_stage_line)? cheapest test first
                 if policy._hears and policy.seat != s and not policy._gone:
@@ -1697,6 +1712,14 @@ class BaselineTable:
                 if (
                     target is not None
                     and (claimed or target == policy.seat or target in policy._partners)
+                    and not policy._gone
+                ):
+                    policy._on_stage_line(s, t)
+                    continue
+                if (  # it is my planned line, word for word
+                    policy._speak_folded == folded
+                    and policy._speak is not None
+                    and policy.seat != s
                     and not policy._gone
                 ):
                     policy._on_stage_line(s, t)

@@ -12,7 +12,14 @@ from agent.base import Intent, Policy
 from agent.baseline import BaselinePolicy
 from agent.fastsim import EPOCH, SimulationStuck, simulate_fast
 from games import GameConfig
-from games.events import Event, GameOver, PhaseStarted, event_to_dict, visible
+from games.events import (
+    Event,
+    GameOver,
+    MessageAccepted,
+    PhaseStarted,
+    event_to_dict,
+    visible,
+)
 
 ROLES = ("detective", "doctor")
 
@@ -54,6 +61,21 @@ def test_the_default_table_plays_move_for_move_like_separate_baseline_policies()
                 event_to_dict(e) for e in plain.events
             ], (players, roles, seed)
             assert fast == plain
+
+
+def test_no_line_is_ever_said_twice_in_a_game() -> None:
+    """Two players posting the very same line is a tell: a seat whose planned line was just
+    said word for word by someone else says something else instead."""
+    for players, seeds in ((8, range(40)), (12, range(10))):
+        for seed in seeds:
+            result = simulate_fast(GameConfig(), players, seed, keep_events=True)
+            assert result.events is not None
+            said: dict[str, int] = {}
+            for e in result.events:
+                if isinstance(e, MessageAccepted):
+                    folded = e.text.casefold()
+                    assert folded not in said, (seed, e.seat, said[folded], e.text)
+                    said[folded] = e.seat
 
 
 def test_different_seeds_different_games() -> None:
