@@ -1,4 +1,4 @@
-"""The Discord adapter: lobby, booths, stage and den on a Discord server.
+"""The Discord adapter: lobby, stage and booths (the mafia's den relayed into them).
 
 Entry point: :func:`bot.discord.app.run_discord` (``mafiabot run --discord``). The bot only ever
 calls the service port (`bot.service.GameService`) and renders what the service emits, so the

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
+from bot.discord.render import DEN_INTRO
 from bot.discord.rooms import Room
 from bot.service import LiveGame, ServiceError
 from games.errors import RuleError
@@ -120,7 +121,8 @@ class Actions:
 
     async def substitute(self, room: Room, seat: int, user_id: int) -> None:
         """Give ``seat`` to another person: a new booth with the role card and what they need
-        to know; the den if the seat is mafia."""
+        to know. A mafia seat's den posts go to the new booth from now on (the renderer reads
+        who holds the seat), and no longer to the old one."""
         old = room.humans.get(seat)
         await self.bot.service.replace_seat(room.game_id, seat, user_id=str(user_id))
         room.humans[seat] = user_id
@@ -151,16 +153,11 @@ class Actions:
             room,
             seat,
             f"You are taking over a seat in a game in progress. {card}\n"
-            f"Now: {phase.kind.value.replace('_', ' ')} {phase.number}. Type here to talk.",
+            f"Now: {phase.kind.value.replace('_', ' ')} {phase.number}. Type here to talk."
+            + (f"\n\n{DEN_INTRO}" if me.is_mafia else ""),
         )
-        if me.is_mafia:
-            await self.bot.rooms.den(room)
 
     async def _leave_threads(self, room: Room, seat: int, uid: int, *, keep_booth: bool) -> None:
-        try:
-            await self.bot.rooms.leave_den(room, uid)
-        except discord.HTTPException as exc:
-            log.warning("could not remove %s from the den of %s: %s", uid, room.game_id, exc)
         booth = room.booths.get(seat)
         if booth is None or booth.user_id != uid or keep_booth:
             return

@@ -34,7 +34,7 @@ from bot.discord.options import DiscordOptions, load_options
 from bot.discord.outbox import Job, Outbox
 from bot.discord.permissions import is_moderator
 from bot.discord.relay import Relay, RelayMetrics
-from bot.discord.render import Renderer
+from bot.discord.render import DEN_INTRO, Renderer
 from bot.discord.rooms import Room, Rooms
 from bot.discord.survey import Survey
 from bot.discord.views import DYNAMIC_ITEMS
@@ -135,6 +135,7 @@ class MafiaBot(discord.AutoShardedClient):
         self.rooms.sync(room, game)
         for booth in room.booths.values():
             self.relay.booth_opened(room, booth)
+        await self.rooms.retire_den(room)  # a den thread from an older version
         if game.status == "running":
             self.renderer.resumed(room, game)
         self.recovered.append(row.id)
@@ -278,8 +279,6 @@ class MafiaBot(discord.AutoShardedClient):
         if kind == "booth" and seat is not None:
             booth = room.booths.get(seat)
             return booth.thread_id if booth else None
-        if kind == "den":
-            return room.den_id
         if kind == "graveyard":
             return room.graveyard_id
         return None
@@ -287,8 +286,8 @@ class MafiaBot(discord.AutoShardedClient):
     async def thread_gone(
         self, room: Room, kind: str, seat: int | None, thread_id: int | None
     ) -> None:
-        """A booth, the den or the graveyard was deleted: forget it so the next post makes a
-        new one; a new booth gets the role card again."""
+        """A booth or the graveyard was deleted: forget it so the next post makes a new one; a
+        new booth gets the role card again (den posts queued for it follow into the new one)."""
         if thread_id is not None:
             self.rooms.threads.pop(thread_id, None)
             self.relay.queues.pop(thread_id, None)
@@ -298,12 +297,6 @@ class MafiaBot(discord.AutoShardedClient):
                 return
             del room.booths[seat]
             await self.links.delete(room.game_id, "booth", seat)
-        elif kind == "den":
-            if thread_id is not None and room.den_id not in (None, thread_id):
-                return
-            room.den_id = None
-            room.den_members = set()
-            await self.links.delete(room.game_id, "den")
         elif kind == "graveyard":
             room.graveyard_id = None
             await self.links.delete(room.game_id, "graveyard")
@@ -335,9 +328,9 @@ class MafiaBot(discord.AutoShardedClient):
                     partners=partners,
                 )
             )
+            if me.is_mafia:
+                card = f"{card}\n\n{DEN_INTRO}"
             self.renderer.booth(room, seat, f"Your booth was deleted, so here is a new one. {card}")
-        elif kind == "den":
-            self.renderer.den_line(room, "The den was deleted, so here is a new one.")
 
     async def channel_gone(self, room: Room) -> None:
         """The game channel itself was deleted: the game cannot go on. It is ended (the reason

@@ -1,7 +1,7 @@
 """Ordered, never-dropping delivery to Discord, one queue per destination.
 
 Everything the bot posts goes through an :class:`Outbox` under a *key* (the stage of a game,
-its den, one booth...). Jobs under one key are sent strictly one after another, in the order
+one booth, the graveyard...). Jobs under one key are sent strictly one after another, in the order
 they were queued; different keys run concurrently, so a slow or rate-limited booth never holds
 up the stage of another game.
 
@@ -13,6 +13,9 @@ permission) leave the queue, through the fault handler, which reports them.
 Consecutive Game-Manager lines for the same place are merged into one message when they pile
 up (``merge=True``): during a busy vote this turns a burst of "X voted for Y" lines into one
 post instead of eating the channel's rate limit, and costs nothing when the queue is empty.
+Only jobs of the same ``group`` merge: a booth queue carries both the booth's own notes and
+the den's lines, which are sent by different rules (a den line is dropped once the seat has
+changed hands), so a note must never ride along inside a den job.
 
 A worker task exists only while its queue is non-empty, so thousands of idle booths cost no
 tasks at all.
@@ -44,7 +47,9 @@ class Job:
     send: Callable[[str], Awaitable[object]]
     text: str = ""
     merge: bool = False
-    #: for fault reports: which game and which place ("stage", "den", "booth", ...)
+    #: jobs merge only with neighbours of the same group (see the module docstring)
+    group: str = ""
+    #: for fault reports: which game and which place ("stage", "booth", "graveyard", ...)
     game_id: str | None = None
     place: str = ""
     seat: int | None = None
@@ -99,6 +104,7 @@ class Outbox:
                     while (
                         queue
                         and queue[0].merge
+                        and queue[0].group == job.group
                         and len(job.text) + 1 + len(queue[0].text) <= MAX_CONTENT
                     ):
                         nxt = queue.popleft()

@@ -18,9 +18,9 @@ REQUIRED: dict[str, str] = {
     "embed_links": "Embed Links (the lobby and the consent notice)",
     "read_message_history": "Read Message History (to catch up on booths after a restart)",
     "manage_webhooks": "Manage Webhooks (every player speaks through one webhook)",
-    "create_private_threads": "Create Private Threads (booths and the mafia den)",
-    "send_messages_in_threads": "Send Messages in Threads (booths and the den)",
-    "manage_threads": "Manage Threads (to close booths and the den at the end)",
+    "create_private_threads": "Create Private Threads (a private booth per player)",
+    "send_messages_in_threads": "Send Messages in Threads (the booths)",
+    "manage_threads": "Manage Threads (to close the booths at the end)",
     "manage_roles": "Manage Permissions (to keep the stage to the bot during a game)",
     "manage_messages": "Manage Messages (to remove lines typed straight into the stage)",
 }

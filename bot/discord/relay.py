@@ -12,8 +12,9 @@ watermark is the newest line the service stored for that seat, or the newest ref
 (saved with the booth's link); live messages that arrive while a booth catches up wait behind
 the history, and anything seen twice is skipped by id.
 
-Lines typed straight into the stage or the den during a game are removed (they carry the
-account name) and the person is pointed to their booth.
+Lines typed straight into the stage during a game are removed (they carry the account name)
+and the person is pointed to their booth. (There is no den thread: a mafia's night lines are
+relayed from their booth into their partners' booths.)
 """
 
 from __future__ import annotations
@@ -189,12 +190,8 @@ class Relay:
         if queue is not None:
             queue.push(Line.of(message))
             return
-        where = self.bot.rooms.threads.get(cid)
-        if where is not None:
-            room = self.bot.rooms.get(where[0])
-            if room is not None and where[1] == "den" and room.started and not room.ended:
-                await self.stray(room, message, "den")
-            return
+        if cid in self.bot.rooms.threads:
+            return  # an old booth, or the graveyard (the dead may talk there)
         room = self.bot.rooms.for_channel(cid)
         if room is not None and room.started and not room.ended:
             await self.stray(room, message, "stage")

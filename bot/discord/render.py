@@ -10,9 +10,13 @@ Where things go, as in the LLMafia games:
   announcements (posted by the bot itself, which players cannot imitate): game start, phase
   starts with their duration, votes, eliminations with the role, the night's result, the
   winner with every role. The day vote's menu hangs under the "Voting is open" announcement.
-- den (private thread of the human mafia): night talk, the night vote and its menu.
 - booth (private thread per human): role card and partners, phase timers, their own night
   actions and results, notes when a line is refused, the survey at the end.
+- den (the mafia's night talk, the night vote and its menu): there is no den thread, whose
+  member list would tell a human mafia whether a partner is a person or the agent. Each den
+  post goes to the booth of every living human mafia (`Room.den_readers`); a partner's line
+  through the same webhook as on the stage (``thread=`` the booth), so an agent's line and a
+  person's look the same, and never back into the speaker's own booth, where they typed it.
 
 `on_events` is called in order, for every game, from one task of the service, so it must not
 wait on Discord: it only queues jobs on the per-place outbox, which keeps their order.
@@ -28,7 +32,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from bot.discord.outbox import Job
-from bot.discord.rooms import Room, real_deadline
+from bot.discord.rooms import Booth, Room, real_deadline
 from bot.discord.sanitize import clean_manager, relay_chunks
 from bot.discord.survey import survey_message
 from bot.discord.views import night_action_view, night_vote_view, vote_view
@@ -57,8 +61,16 @@ log = logging.getLogger(__name__)
 BOOTH_INTRO = (
     "This is your booth: only you and the Game-Manager can see it. Type here to talk. By day "
     "your lines appear on the stage (the game channel) under your character name; at night, if "
-    "you are mafia, in the den. Nobody sees your account name, and one of the players is an AI."
+    "you are mafia, in your partners' booths (and theirs in yours). Nobody sees your account "
+    "name, and one of the players is an AI."
 )
+DEN_INTRO = (
+    "As mafia, your booth is also your den: what you type here at night reaches your partners, "
+    "and their night lines appear here under their character names."
+)
+#: outbox group of den posts in a booth (they never merge with the booth's own notes)
+DEN = "den"
+ViewFactory = Callable[[], discord.ui.View]
 PHASE_NAMES = {
     "day": "Day {n}: discussion",
     "vote": "Day {n}: vote",
@@ -84,8 +96,6 @@ class Renderer:
                 self.event(room, game, event)
             except Exception:
                 log.exception("could not render %s of game %s", event.kind, game.id)
-        if any(isinstance(e, GameStarted) for e in events) and room.human_mafia():
-            self.put(room, "den", Job(send=self._open_den(room)))
 
     def event(self, room: Room, game: LiveGame, e: Event) -> None:
         if isinstance(e, MessageAccepted):
@@ -100,7 +110,8 @@ class Renderer:
         elif isinstance(e, RoleAssigned):
             room.roles[e.seat] = e.role
             if line is not None:
-                self.booth(room, e.seat, f"{line}\n\n{BOOTH_INTRO}")
+                den = f"\n\n{DEN_INTRO}" if e.team == "mafia" else ""
+                self.booth(room, e.seat, f"{line}\n\n{BOOTH_INTRO}{den}")
         elif isinstance(e, PhaseStarted):
             self.phase(room, game, e, line)
         elif isinstance(e, VoteCast):
@@ -138,17 +149,28 @@ class Renderer:
 
         self.put(room, "stage", Job(send=send, text=text, merge=view is None))
 
-    def den_line(self, room: Room, line: str | None, view: discord.ui.View | None = None) -> None:
-        if line is None or not room.human_mafia(alive_only=False):
+    def den_line(self, room: Room, line: str | None, view: ViewFactory | None = None) -> None:
+        """A Game-Manager post for the den: into the booth of each of its readers (``view``
+        makes a fresh menu for each booth)."""
+        if line is None:
             return
         text = clean_manager(line)
+        for seat, uid in sorted(room.den_readers().items()):
 
-        async def send(merged: str) -> None:
-            den = await self.bot.rooms.den(room)
-            if den is not None:
-                await self.bot.rooms.post(room, den, merged, view=view)
+            async def send(merged: str, seat: int = seat, uid: int = uid) -> None:
+                booth = await self._den_booth(room, seat, uid)
+                if booth is not None:
+                    made = view() if view is not None else None
+                    await self.bot.rooms.post(room, booth.thread_id, merged, view=made)
 
-        self.put(room, "den", Job(send=send, text=text, merge=view is None))
+            self.put(room, "booth", Job(send=send, text=text, merge=view is None, group=DEN), seat)
+
+    async def _den_booth(self, room: Room, seat: int, uid: int) -> Booth | None:
+        """The booth a den post queued for ``uid`` goes to; None when the seat has changed
+        hands since (a removed player gets no more den posts)."""
+        if room.humans.get(seat) != uid:
+            return None
+        return await self.bot.rooms.booth(room, seat, uid)
 
     def line_at(self, room: Room, place: str, line: str | None) -> None:
         if place == "den":
@@ -190,39 +212,37 @@ class Renderer:
             job.on_done.append(after)
         self.put(room, "booth", job, seat)
 
-    def _open_den(self, room: Room) -> Callable[[str], Awaitable[None]]:
-        async def send(_: str) -> None:
-            den = await self.bot.rooms.den(room)
-            if den is None:
-                return
-            mafia = sorted(
-                room.names[s] for s, r in room.roles.items() if get_role(r).team == "mafia"
-            )
-            await self.bot.rooms.post(
-                room,
-                den,
-                "This is the den: only the mafia see it. At night, what you type in your booth "
-                f"appears here. The mafia: {', '.join(mafia)}.",
-            )
-
-        return send
-
     # --- players' lines -----------------------------------------------------------------------
 
     def speech(self, room: Room, e: MessageAccepted) -> None:
-        den = e.place == "den"
-        if den and not room.human_mafia(alive_only=False):
-            return
         self.bot.afk.touch(room.game_id, e.seat)
         metrics = self.bot.metrics
-        for piece in relay_chunks(e.text, self.bot.manager_names()):
+        pieces = relay_chunks(e.text, self.bot.manager_names())
+        if e.place != "den":
+            for piece in pieces:
 
-            async def go(_: str, piece: str = piece) -> None:
-                if metrics is not None:
-                    metrics.sending(room.game_id, e.seat, e.text)
-                await self.bot.rooms.speak(room, e.name, piece, den=den)
+                async def go(_: str, piece: str = piece) -> None:
+                    if metrics is not None:
+                        metrics.sending(room.game_id, e.seat, e.text)
+                    await self.bot.rooms.speak(room, e.name, piece)
 
-            self.put(room, "den" if den else "stage", Job(send=go))
+                self.put(room, "stage", Job(send=go))
+            return
+        # Den talk: the same webhook post into each other reader's booth, whoever spoke.
+        readers = sorted((s, u) for s, u in room.den_readers().items() if s != e.seat)
+        if not readers and metrics is not None:
+            metrics.sending(room.game_id, e.seat, e.text)  # nobody to relay it to
+        for piece in pieces:
+            for seat, uid in readers:
+
+                async def den(_: str, piece: str = piece, seat: int = seat, uid: int = uid) -> None:
+                    if metrics is not None:
+                        metrics.sending(room.game_id, e.seat, e.text)
+                    booth = await self._den_booth(room, seat, uid)
+                    if booth is not None:
+                        await self.bot.rooms.speak(room, e.name, piece, thread_id=booth.thread_id)
+
+                self.put(room, "booth", Job(send=den, group=DEN), seat)
 
     # --- phases -------------------------------------------------------------------------------
 
@@ -236,17 +256,6 @@ class Renderer:
             self.stage_line(room, line)
         ends = real_deadline(game, e.deadline)
         when = f"<t:{ends}:R>"
-        if kind is PhaseKind.NIGHT:
-            self.den_line(room, f"Night {e.number}: talk here until {when}. Type in your booth.")
-        elif kind is PhaseKind.NIGHT_VOTE:
-            victims = [
-                room.names[s] for s in alive if get_role(room.roles.get(s, "")).team != "mafia"
-            ]
-            self.den_line(
-                room,
-                f"Night {e.number}: choose who to kill, until {when}. A split vote kills nobody.",
-                view=night_vote_view(room.game_id, e.seq, victims),
-            )
         label = PHASE_NAMES.get(e.phase, e.phase).format(n=e.number)
         first_night_phase = kind is PhaseKind.NIGHT or (
             kind is PhaseKind.NIGHT_VOTE and e.talk_skipped
@@ -262,9 +271,9 @@ class Renderer:
                 hint = "Vote with the menu under the Game-Manager's message on the stage."
             elif mafia:
                 hint = (
-                    "Type here to talk with your partners in the den."
+                    "Type here to talk with your partners; their lines appear here."
                     if kind is PhaseKind.NIGHT
-                    else "Vote in the den."
+                    else "Vote with the mafia's menu here."
                 )
             else:
                 hint = "Only the mafia talk at night."
@@ -277,6 +286,20 @@ class Renderer:
                     f"Choose who to {role.night_verb} tonight:",
                     view=night_action_view(room.game_id, e.seq, role.night_verb, targets),
                 )
+        # After the booth notes above, so a mafia's booth reads: the phase, then the den.
+        if kind is PhaseKind.NIGHT:
+            self.den_line(room, f"Den, night {e.number}: talk with your partners until {when}.")
+        elif kind is PhaseKind.NIGHT_VOTE:
+            victims = [
+                room.names[s] for s in alive if get_role(room.roles.get(s, "")).team != "mafia"
+            ]
+            seq = e.seq
+            self.den_line(
+                room,
+                f"Den, night {e.number}: choose who to kill, until {when}. A split vote kills "
+                "nobody.",
+                view=lambda: night_vote_view(room.game_id, seq, victims),
+            )
 
     # --- deaths and the end -------------------------------------------------------------------
 
@@ -292,8 +315,6 @@ class Renderer:
             f"You have been eliminated. You can keep watching the stage{grave}; from now on your "
             "lines are not relayed. Thanks for playing!",
         )
-        if get_role(e.role).team == "mafia":
-            self.put(room, "den", Job(send=lambda _: self.bot.rooms.leave_den(room, uid)))
         if room.graveyard:
             self.put(room, "graveyard", Job(send=lambda _: self.bot.rooms.graveyard(room, uid)))
 
@@ -301,8 +322,6 @@ class Renderer:
         room.ended = True
         self.bot.rooms.release_channel(room)
         self.put(room, "stage", Job(send=lambda _: self.bot.finish_stage(room)))
-        if room.den_id is not None or room.human_mafia(alive_only=False):
-            self.put(room, "den", Job(send=lambda _: self._archive(room, room.den_id)))
         if room.graveyard:
             self.put(room, "graveyard", Job(send=lambda _: self._archive(room, room.graveyard_id)))
         names = dict(room.names)
@@ -349,7 +368,9 @@ class Renderer:
                 room.names[s] for s in alive if get_role(room.roles.get(s, "")).team != "mafia"
             ]
             self.den_line(
-                room, "The night vote goes on:", view=night_vote_view(room.game_id, p.seq, victims)
+                room,
+                "The night vote goes on:",
+                view=lambda: night_vote_view(room.game_id, p.seq, victims),
             )
         if p.kind.is_night:
             for seat in alive:

@@ -1,10 +1,16 @@
-"""Where each game lives on Discord: its channel (the stage), webhook, booths, den, graveyard.
+"""Where each game lives on Discord: its channel (the stage), webhook, booths, graveyard.
 
 A :class:`Room` is the adapter's in-memory picture of one game's Discord resources, rebuilt
 from ``platform_links`` after a restart. :class:`Rooms` creates the resources lazily and
-idempotently (``webhook``, ``booth``, ``den``...): a resource that was deleted behind the bot's
-back is simply created again the next time it is needed, and the incident is recorded and
-reported to the game's moderators.
+idempotently (``webhook``, ``booth``...): a resource that was deleted behind the bot's back is
+simply created again the next time it is needed, and the incident is recorded and reported to
+the game's moderators.
+
+There is no shared mafia thread (*den*): its member list would show which partners are
+people, so a human mafia whose partner is the agent would find the agent. The den is relayed
+into the booth of each human mafia instead (see `Renderer.den_line` and `Renderer.speech`).
+A den thread stored by an older version is archived when its game is recovered
+(`Rooms.retire_den`).
 
 Threads are made with raw REST calls by id, not through discord.py's cache, so everything here
 works the same before the gateway is ready (recovery) and for threads the cache never saw.
@@ -64,8 +70,8 @@ class Room:
     lobby_message_id: int | None = None
     webhook: tuple[int, str] | None = None
     webhook_id_hint: int | None = None
-    den_id: int | None = None
-    den_members: set[int] = field(default_factory=set)
+    #: a shared den thread made by an older version (only ever archived now)
+    old_den: int | None = None
     graveyard_id: int | None = None
     booths: dict[int, Booth] = field(default_factory=dict)
     #: people told about faults: the host and whoever bound the channel
@@ -96,6 +102,11 @@ class Room:
             if get_role(self.roles.get(seat, "bystander")).team == "mafia"
             and (seat in self.alive or not alive_only)
         }
+
+    def den_readers(self) -> dict[int, int]:
+        """Seat -> user id of the people who read the den: the living human mafia (a dead
+        or replaced player stops reading it; a substitute starts)."""
+        return self.human_mafia(alive_only=True)
 
     def seat_of(self, user_id: int) -> int | None:
         return next((s for s, u in self.humans.items() if u == user_id), None)
@@ -129,8 +140,6 @@ class Rooms:
             self.by_channel[room.channel_id] = room.game_id
         for booth in room.booths.values():
             self.threads[booth.thread_id] = (room.game_id, "booth", booth.seat)
-        if room.den_id:
-            self.threads[room.den_id] = (room.game_id, "den", None)
         if room.graveyard_id:
             self.threads[room.graveyard_id] = (room.game_id, "graveyard", None)
         return room
@@ -188,8 +197,7 @@ class Rooms:
                     max(tid, int(link.data.get("seen", 0))),
                 )
             elif link.kind == "den":
-                room.den_id = int(link.external_id)
-                room.den_members = {int(u) for u in link.data.get("members", [])}
+                room.old_den = int(link.external_id)
             elif link.kind == "graveyard":
                 room.graveyard_id = int(link.external_id)
             elif link.kind == "room":
@@ -249,14 +257,14 @@ class Rooms:
     def avatar(self, name: str) -> str:
         return avatar_url(name, self.bot.options.avatar_template)
 
-    async def speak(self, room: Room, name: str, text: str, *, den: bool = False) -> None:
-        """Post ``text`` under a character's name: the one path for every player's line."""
-        thread: discord.abc.Snowflake = discord.utils.MISSING
-        if den:
-            den_id = await self.den(room)
-            if den_id is None:
-                return  # no human mafia to read it
-            thread = discord.Object(den_id)
+    async def speak(
+        self, room: Room, name: str, text: str, *, thread_id: int | None = None
+    ) -> None:
+        """Post ``text`` under a character's name: the one path for every player's line, on
+        the stage or (``thread_id``: a booth, for den talk) in a thread of the game channel."""
+        thread: discord.abc.Snowflake = (
+            discord.utils.MISSING if thread_id is None else discord.Object(thread_id)
+        )
         for attempt in range(2):
             hook = await self.webhook(room)
             try:
@@ -338,37 +346,22 @@ class Rooms:
             self.bot.relay.booth_opened(room, booth)
             return booth
 
-    async def den(self, room: Room) -> int | None:
-        """The mafia's private thread, with every living human mafia in it; None when every
-        mafia is an agent (nobody would read it)."""
-        wanted = set(room.human_mafia().values())
-        if room.den_id is None and not wanted:
-            return None
-        async with room.lock:
-            if room.den_id is None:
-                room.den_id = await self._thread(room, f"den · {room.game_id}", wanted)
-                room.den_members = set(wanted)
-                self.threads[room.den_id] = (room.game_id, "den", None)
-                await self._save_den(room)
-            elif wanted - room.den_members:
-                for uid in sorted(wanted - room.den_members):
-                    await self.bot.http.add_user_to_thread(room.den_id, uid)
-                room.den_members |= wanted
-                await self._save_den(room)
-            return room.den_id
-
-    async def _save_den(self, room: Room) -> None:
-        assert room.den_id is not None
-        await self.bot.links.put(
-            room.game_id, "den", room.den_id, data={"members": sorted(map(str, room.den_members))}
-        )
-
-    async def leave_den(self, room: Room, user_id: int) -> None:
-        if room.den_id is None or user_id not in room.den_members:
+    async def retire_den(self, room: Room) -> None:
+        """Close the shared den thread an older version made for this game: say where the den
+        is now, archive and lock it, forget it. Never fails the recovery it runs in."""
+        if room.old_den is None:
             return
-        await self.bot.http.remove_user_from_thread(room.den_id, user_id)
-        room.den_members.discard(user_id)
-        await self._save_den(room)
+        tid, room.old_den = room.old_den, None
+        try:
+            await self.post(
+                room,
+                tid,
+                "The den has moved: at night, your partners' lines now appear in your booth.",
+            )
+            await self.archive(tid)
+        except discord.HTTPException as exc:
+            log.info("could not close the old den of game %s: %s", room.game_id, exc)
+        await self.bot.links.delete(room.game_id, "den")
 
     async def graveyard(self, room: Room, user_id: int) -> int:
         async with room.lock:

@@ -1,2 +1,2 @@
-"""Mafia on Slack: the stage is a channel, each player's booth their DM with the app, the den a
-private channel of the mafia. Entry point: `bot.slack.app.run_slack`."""
+"""Mafia on Slack: the stage is a channel, each player's booth their DM with the app, and the
+mafia's den is relayed into the mafia humans' booths. Entry point: `bot.slack.app.run_slack`."""

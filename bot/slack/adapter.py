@@ -6,8 +6,11 @@
   take exactly the humans' path.
 - A player's *booth* is their direct-message conversation with the app: role card, private
   results, vote and night menus, the survey; and what they type there is what they say.
-- The *den* is a private channel made at the start for the mafia humans and archived at the
-  end; night talk is relayed there the same way.
+- The *den* (the mafia's night talk) has no channel of its own: a channel's member list would
+  show which partners are people, so a human whose only partner is the agent would know it.
+  Each den event goes into the booth of every mafia human the service lets see it
+  (``visible_to``); a line is posted the stage's way (character name and picture) into every
+  such booth but the speaker's own, so an agent's line and a human's look exactly alike.
 
 Robustness: posts go through `bot.slack.poster.Poster` (per-conversation order survives rate
 limits); where each game lives is in `platform_links` (`bot.slack.store`), so after a restart
@@ -68,8 +71,9 @@ log = logging.getLogger(__name__)
 PLATFORM = "slack"
 BOOTH_HELP = (
     "This conversation is your *booth*. Type here to talk: your lines appear in {stage} under "
-    "your character's name (and, at night if you are mafia, in your private den). Vote and "
-    "night menus arrive here. Nobody sees who types what."
+    "your character's name. At night, if you are mafia, what you type goes to your partners "
+    "only, and their lines appear here. Vote and night menus arrive here. Nobody sees who "
+    "types what."
 )
 STAGE_REMINDER = (
     "Psst: messages typed straight into this channel are not part of the game. Speak from "
@@ -223,6 +227,7 @@ class SlackAdapter:
         return None
 
     def game_with_den(self, channel: str | None) -> SlackGame | None:
+        """The open game whose den channel (made by an older version) is ``channel``."""
         for sg in self.games.values():
             if not sg.done and channel is not None and sg.den == channel:
                 return sg
@@ -700,16 +705,7 @@ class SlackAdapter:
         await self.service.replace_seat(sg.id, seat.index, agent_kind=self.agent_kind or "baseline")
         booth = sg.booths.pop(seat.index, None)
         await self.store.drop_booth(sg.id, seat.index)
-        if sg.den is not None and game.state.seats[seat.index].is_mafia:
-            self.poster.submit(
-                sg.den,
-                "conversations.kick",
-                what="remove a player from the den",
-                game_id=sg.id,
-                channel=sg.den,
-                user=target,
-            )
-        if booth is not None:
+        if booth is not None:  # gone from sg.booths: no more den lines reach it either
             self.post(
                 booth.channel,
                 f"The host took you out of game `{sg.id}`; an AI plays "
@@ -736,11 +732,22 @@ class SlackAdapter:
         if isinstance(event, GameStarted):
             await self._set_up(game, sg)
         if isinstance(event, MessageAccepted):
-            channel = sg.den if event.place == "den" else sg.channel
-            if channel is not None:
-                where = "the den" if event.place == "den" else "the game channel"
+            if event.place == "den":
+                for channel in self.den_booths(game, sg, event, skip=event.seat):
+                    self.say_as(
+                        channel,
+                        event.name,
+                        event.text,
+                        game_id=sg.id,
+                        what="pass a mafia line to a partner's booth",
+                    )
+            else:
                 self.say_as(
-                    channel, event.name, event.text, game_id=sg.id, what=f"post a line in {where}"
+                    sg.channel,
+                    event.name,
+                    event.text,
+                    game_id=sg.id,
+                    what="post a line in the game channel",
                 )
             return
         if event.place == "booth":
@@ -750,15 +757,16 @@ class SlackAdapter:
             if text:
                 for seat in sorted(event.visible_to or ()):
                     self.booth_note(sg, seat, to_slack(text))
+        elif event.place == "den":
+            line = manager_line(event)
+            if line:
+                for channel in self.den_booths(game, sg, event):
+                    self.post(channel, to_slack(line), game_id=sg.id, what="write in a mafia booth")
         else:
             line = manager_line(event)
-            channel = sg.den if event.place == "den" else sg.channel
-            if line and channel is not None:
+            if line:
                 self.post(
-                    channel,
-                    to_slack(line),
-                    game_id=sg.id,
-                    what="post in the den" if event.place == "den" else "post in the game channel",
+                    sg.channel, to_slack(line), game_id=sg.id, what="post in the game channel"
                 )
         if isinstance(event, PhaseStarted):
             self._send_menus(game, sg, event)
@@ -769,8 +777,27 @@ class SlackAdapter:
         elif isinstance(event, GameOver):
             self._finish(game, sg, event)
 
+    def den_booths(
+        self, game: LiveGame, sg: SlackGame, event: Event, *, skip: int | None = None
+    ) -> list[str]:
+        """The booths a den event goes to: those of the seats the service lets see it that a
+        human holds right now (a kicked player's booth is gone, a dead mafia is not in
+        ``visible_to``), but ``skip``'s (the speaker already sees what they typed). The
+        service scopes every den event; one it did not is shown to nobody rather than to all."""
+        channels = []
+        for seat in sorted(event.visible_to or ()):
+            if seat == skip or not 0 <= seat < len(game.seats):
+                continue
+            info = game.seats[seat]
+            booth = sg.booths.get(seat)
+            if info.is_agent or not info.user_id or booth is None or booth.user != info.user_id:
+                continue
+            channels.append(booth.channel)
+        return channels
+
     async def _set_up(self, game: LiveGame, sg: SlackGame) -> None:
-        """At the start: close the lobby, open every human's booth, make the mafia's den."""
+        """At the start: close the lobby, open every human's booth (the mafia's den lives in
+        their booths: no channel is made for it)."""
         if sg.set_up:
             return
         sg.set_up = True
@@ -796,67 +823,6 @@ class SlackAdapter:
             booth = Booth(seat.index, seat.user_id, dm, last_ts)
             sg.booths[seat.index] = booth
             await self.store.save_booth(sg.id, booth)
-        state = game.state
-        if state is None:
-            return
-        mafia = [
-            game.seats[s.index].user_id
-            for s in state.seats
-            if s.is_mafia and not game.seats[s.index].is_agent
-        ]
-        users = [u for u in mafia if u]
-        if users:
-            await self._make_den(sg, users)
-
-    async def _make_den(self, sg: SlackGame, users: list[str]) -> None:
-        den: str | None = None
-        for attempt in range(5):
-            name = f"mafia-den-{sg.id}" + (f"-{attempt + 1}" if attempt else "")
-            try:
-                resp = await self.poster.submit(
-                    f"create:{sg.id}",
-                    "conversations.create",
-                    report=False,
-                    name=name,
-                    is_private=True,
-                )
-            except SlackApiError as err:
-                error = str(err.response.get("error"))
-                if error == "name_taken":
-                    continue
-                await self._on_failure(
-                    Failure(
-                        "conversations.create",
-                        None,
-                        error,
-                        str(err.response.get("needed") or ""),
-                        "create the mafia's private channel (the den)",
-                        sg.id,
-                    )
-                )
-                return
-            den = str(resp["channel"]["id"])
-            break
-        if den is None:
-            return
-        sg.den = den
-        await self.store.save_den(sg.id, den)
-        self.poster.submit(
-            den,
-            "conversations.invite",
-            what="invite the mafia to their den",
-            game_id=sg.id,
-            channel=den,
-            users=",".join(users),
-        )
-        self.post(
-            den,
-            "This is the mafia's den. At night, talk from your booth (your direct "
-            "messages with me): your lines appear here under your character names. "
-            "Typing here directly doesn't count.",
-            game_id=sg.id,
-            what="post in the den",
-        )
 
     def _send_menus(self, game: LiveGame, sg: SlackGame, event: PhaseStarted) -> None:
         state = game.state
@@ -981,33 +947,26 @@ class SlackAdapter:
             f"You are out of the game. You can keep watching <#"
             f"{sg.channel}>, but you can no longer talk or vote.",
         )
-        state = game.state
-        if sg.den is not None and state is not None and state.seats[event.seat].is_mafia:
-            self.poster.submit(
-                sg.den,
-                "conversations.kick",
-                what="remove a player from the den",
-                game_id=sg.id,
-                report=False,
-                channel=sg.den,
-                user=seat.user_id,
-            )
 
     def _finish(self, game: LiveGame, sg: SlackGame, event: GameOver) -> None:
         sg.done = True
         self._close_menus(sg, night=True)
         if sg.den is not None:
+            # A den channel made by an older version for a game still running: nothing is
+            # posted there any more; archive it as that version did, as far as the app's
+            # permissions still allow (groups:write is no longer asked for).
             self.post(
                 sg.den,
                 "The game is over; this den is now archived.",
                 game_id=sg.id,
-                what="post in the den",
+                report=False,
             )
             self.poster.submit(
                 sg.den,
                 "conversations.archive",
                 what="archive the den",
                 game_id=sg.id,
+                report=False,
                 channel=sg.den,
             )
         if event.winner is None:
@@ -1117,8 +1076,8 @@ class SlackAdapter:
         return sorted(lines, key=lambda x: _ts(x[0]))
 
     async def on_channel_message(self, user: str, channel: str) -> None:
-        """Someone typed straight into a stage or den: remind them where the game is played."""
-        sg = self.game_in_channel(channel) or self.game_with_den(channel)
+        """Someone typed straight into a stage: remind them where the game is played."""
+        sg = self.game_in_channel(channel)
         if sg is None:
             return
         game = self.live(sg)
@@ -1145,13 +1104,7 @@ class SlackAdapter:
             return
         sg = self.game_with_den(channel)
         if sg is not None:
-            sg.den = None
-            await self.tell_host(
-                sg,
-                f"The mafia's private channel ({channel}) was {how}. The "
-                "game goes on, but the mafia can no longer read their "
-                "night talk; you can `/mafia end` it.",
-            )
+            sg.den = None  # an older version's den channel: nothing is posted there any more
 
 
 def _ts(ts: str) -> tuple[int, int]:

@@ -19,7 +19,6 @@ REQUIRED_SCOPES: dict[str, str] = {
     "groups:history": "noticing messages typed straight into a private game channel",
     "channels:read": "noticing when a public game channel is archived or deleted",
     "groups:read": "noticing when a private game channel is archived or deleted",
-    "groups:write": "creating, inviting to and archiving the mafia's private channel",
     "users:read": "checking who is a workspace admin (export, ending others' games)",
     "files:write": "sending research exports as a file",
 }

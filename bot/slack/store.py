@@ -2,8 +2,9 @@
 
 Rows (platform "slack"): ``stage`` (the game channel; data: team, host, agents), ``lobby``
 (the lobby message ts; data: channel), ``booth`` per human seat (their DM channel; data: user,
-last_ts = the newest DM line already handed to the game), ``den`` (the mafia's private
-channel). All writes go through one thread so they land in the order they were made.
+last_ts = the newest DM line already handed to the game). A ``den`` row (the mafia's private
+channel) is only written by older versions; it is still read, so such a game's den can be
+archived at its end. All writes go through one thread so they land in the order they were made.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class SlackGame:
     host: str | None
     agents: int = 1
     lobby_ts: str | None = None
+    #: a den channel an older version made for this game (now the den lives in the booths)
     den: str | None = None
     booths: dict[int, Booth] = field(default_factory=dict)
     #: ("vote" | "night", channel, ts) of menus still open, closed when their phase ends
@@ -128,13 +130,6 @@ class LinkStore:
                     )
                 ).all():
                     s.delete(row)
-
-        await self.run(work)
-
-    async def save_den(self, game_id: str, channel: str) -> None:
-        def work() -> None:
-            with session_scope(self.engine) as s:
-                self._put(s, game_id, "den", channel)
 
         await self.run(work)
 

@@ -22,7 +22,7 @@ async def test_setup_and_start_name_missing_permissions_in_plain_words(
         text = await table.setup()
         assert "missing permissions" in text
         assert "Manage Webhooks (every player speaks through one webhook)" in text
-        assert "Create Private Threads (booths and the mafia den)" in text
+        assert "Create Private Threads (a private booth per player)" in text
         assert "Manage Permissions" not in text
         lobby = await table.open()
         for person in table.humans:

@@ -1,11 +1,15 @@
-"""Night on Discord: the den, the mafia's vote, detective and doctor acting from their booths,
-vote changes, and the graveyard."""
+"""Night on Discord: the mafia's vote in their booths (there is no den thread), detective and
+doctor acting from their booths, vote changes, and the graveyard."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.bot.discord.harness import Table, bot_stack, component, db_url_in
+from sqlmodel import Session, select
+
+from bot.store.db import make_engine
+from bot.store.models import Message
+from tests.bot.discord.harness import Table, bot_stack, component, custom_ids, db_url_in
 from tests.fakes.discord import FakeDiscord
 
 # With seed 0 and detective+doctor, the agent sits at seat 5 and is a bystander; the five humans
@@ -16,7 +20,8 @@ SEED = 0
 async def test_night_in_the_den_and_the_booths(fake_discord: FakeDiscord, tmp_path: Path) -> None:
     fake = fake_discord
     table = Table.build(fake)
-    async with bot_stack(fake, db_url_in(tmp_path), speed=40.0, test_seed=SEED):
+    url = db_url_in(tmp_path)
+    async with bot_stack(fake, url, speed=40.0, test_seed=SEED) as bot:
         await table.setup()
         await table.answer(await table.slash("mafia config", table.mod, graveyard=True))
         game_id = await table.play(
@@ -31,9 +36,16 @@ async def test_night_in_the_den_and_the_booths(fake_discord: FakeDiscord, tmp_pa
             "bystander",
         ]
         name = {p.id: table.names[p.id] for p in table.humans}
-        den = next(c for c in fake.channels.values() if (c.name or "").startswith("den"))
-        await fake.wait_for_message(den, lambda m: "only the mafia see it" in m["content"])
-        assert set(den.member_ids) == {mafia.id, fake.bot.id}
+        mafia_booth = table.booth(mafia)
+        assert mafia_booth is not None
+        card = await fake.wait_for_message(mafia_booth, lambda m: "Your role" in m["content"])
+        assert "your booth is also your den" in card["content"]
+        # No den thread: every thread is a booth with its one person (and the bot) in it.
+        threads = [c for c in fake.channels.values() if c.is_thread]
+        assert len(threads) == 5
+        for thread in threads:
+            assert (thread.name or "").startswith("booth")
+            assert len(set(thread.member_ids) - {fake.bot.id}) == 1
 
         vote = await table.wait_stage(lambda m: "Voting is open" in m["content"])
         select_id = component(vote, f"mafia:vote:{game_id}:")
@@ -48,10 +60,9 @@ async def test_night_in_the_den_and_the_booths(fake_discord: FakeDiscord, tmp_pa
         )
         await table.wait_stage(lambda m: "Nighttime" in m["content"], within=10)
 
-        # Mafia talk goes to the den, under the character name; bystanders are refused.
+        # The lone human mafia's line is taken (stored for the den) but posted nowhere: nobody
+        # else reads the den, and it is not echoed back; bystanders are refused.
         await table.say(mafia, "who do we take tonight?")
-        said = await table.wait_post("who do we take tonight?")
-        assert said.thread_id == den.id and said.username == name[mafia.id]
         await table.say(detective, "can I talk at night?")
         booth = table.booth(detective)
         assert booth is not None
@@ -84,8 +95,19 @@ async def test_night_in_the_den_and_the_booths(fake_discord: FakeDiscord, tmp_pa
         ).response()
         assert "not playing" in (stranger.content or "")
 
-        # The mafia's vote, in the den.
-        kill_menu = await fake.wait_for_message(den, lambda m: bool(m["components"]), within=10)
+        assert not [e for e in fake.webhook_executions if e.content == "who do we take tonight?"]
+        with Session(make_engine(url)) as session:
+            stored = session.exec(
+                select(Message).where(Message.text == "who do we take tonight?")
+            ).one()
+            assert stored.place == "den"
+
+        # The mafia's vote, from the mafia's booth.
+        kill_menu = await fake.wait_for_message(
+            mafia_booth,
+            lambda m: any(c.startswith("mafia:kill:") for c in custom_ids(m)),
+            within=10,
+        )
         stage = "\n".join(m["content"] for m in fake.messages_in(table.town))
         victim = next(p for p in (b1, b2) if f"{name[p.id]} was voted out" not in stage)
         kill = await (
@@ -96,7 +118,14 @@ async def test_night_in_the_den_and_the_booths(fake_discord: FakeDiscord, tmp_pa
                 user=mafia,
             )
         ).response()
-        assert kill.ephemeral
+        assert kill.ephemeral and f"Your vote: {name[victim.id]}" in (kill.content or "")
+        await fake.wait_for_message(  # the den's vote line, in the booth
+            mafia_booth, lambda m: f"{name[mafia.id]} voted for {name[victim.id]}" in m["content"]
+        )
+        await bot.outbox.drain()
+        assert not any(
+            "only the mafia can talk" in m["content"] for m in fake.messages_in(mafia_booth)
+        )
 
         # Morning: the detective learns the truth, privately.
         result = await fake.wait_for_message(

@@ -8,24 +8,28 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from sqlmodel import Session, select
 
 from bot.store.db import make_engine
 from bot.store.models import Message, PlatformLink
-from tests.bot.discord.harness import Table, bot_stack, component, db_url_in
+from tests.bot.discord.harness import Table, bot_stack, component, custom_ids, db_url_in
 from tests.fakes.discord import FakeDiscord
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-async def spawn_bot(fake: FakeDiscord, db_url: str, log: Path) -> asyncio.subprocess.Process:
+async def spawn_bot(
+    fake: FakeDiscord, db_url: str, log: Path, *, speed: float = 1.0, seed: int | None = None
+) -> asyncio.subprocess.Process:
     config = {
         "api_base": fake.api_base,
         "ws_url": fake.ws_url,
         "token": fake.token,
         "db_url": db_url,
-        "speed": 1.0,
+        "speed": speed,
+        "seed": seed,
     }
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAFIABOT_")}
     proc = await asyncio.create_subprocess_exec(
@@ -128,3 +132,106 @@ async def test_menus_sent_before_a_restart_still_count(
         assert answer.ephemeral and f"Your vote: {target}" in (answer.content or "")
         me = table.names[voter.id]
         await table.wait_stage(lambda m: f"{me} voted for {target}" in m["content"])
+
+
+def has_kill_menu(message: dict[str, Any]) -> bool:
+    return any(c.startswith("mafia:kill:") for c in custom_ids(message))
+
+
+async def test_sigkill_mid_night_the_den_goes_on_between_the_booths(
+    fake_discord: FakeDiscord, tmp_path: Path
+) -> None:
+    """With seed 0, 7 players: the two mafia are people (the agent is a bystander). The bot is
+    killed during the night talk; what the mafia typed meanwhile reaches the partner's booth
+    once, a den thread left by an older version is closed, and the night vote follows."""
+    fake = fake_discord
+    table = Table.build(fake, humans=6)
+    url = db_url_in(tmp_path)
+    proc = await spawn_bot(fake, url, tmp_path / "bot1.log", speed=20.0, seed=0)
+    try:
+        await table.setup()
+        await table.answer(await table.slash("mafia config", table.mod, night_vote_minutes=30.0))
+        game_id = await table.play(day_minutes=0.25, vote_minutes=1.0, night_minutes=2.0)
+        mafia = [p for p in table.humans if table.roles[p.id] == "mafia"]
+        assert len(mafia) == 2, "the seed no longer gives two human mafia"
+        a, b = mafia
+        town = [p for p in table.humans if p not in mafia]
+        booth_a, booth_b = table.booth(a), table.booth(b)
+        assert booth_a is not None and booth_b is not None
+        vote = await table.wait_stage(lambda m: "Voting is open" in m["content"])
+        for voter in (a, b, town[0]):
+            await (
+                await fake.select(
+                    vote, component(vote, "mafia:vote:"), [table.names[town[-1].id]], user=voter
+                )
+            ).response()
+        await fake.wait_for_message(booth_a, lambda m: "Den, night 1" in m["content"], within=10)
+        await table.say(a, "before the crash")
+        await table.wait_post("before the crash")
+    finally:
+        proc.kill()  # SIGKILL: no shutdown code runs
+        await proc.wait()
+
+    # An older version kept a shared den thread; its link must not trip the new bot up.
+    old_den = fake.add_thread(table.town, f"den · {game_id}", private=True, members=[a, b])
+    engine = make_engine(url)
+    with Session(engine) as session:
+        session.add(
+            PlatformLink(
+                game_id=game_id,
+                platform="discord",
+                kind="den",
+                external_id=str(old_den.id),
+                data={"members": [str(a.id), str(b.id)]},
+            )
+        )
+        session.commit()
+    await table.say(a, "typed while down by a")
+    await table.say(b, "typed while down by b")
+
+    async with bot_stack(fake, url) as bot:
+        assert bot.recovered == [game_id]
+        back = await table.wait_stage(lambda m: "back after a restart" in m["content"])
+        assert "Night 1" in back["content"]
+        await table.wait_post("typed while down by a")
+        await table.wait_post("typed while down by b")
+        await table.say(b, "after the restart")
+        await table.wait_post("after the restart")
+        await fake.wait_until(lambda: old_den.archived and old_den.locked, 5.0)
+        assert any("The den has moved" in m["content"] for m in fake.messages_in(old_den))
+
+        menu = await fake.wait_for_message(booth_a, has_kill_menu, within=15)
+        await fake.wait_for_message(booth_b, has_kill_menu, within=5)
+        victim = table.names[town[0].id]
+        answer = await (
+            await fake.select(menu, component(menu, f"mafia:kill:{game_id}:"), [victim], user=a)
+        ).response()
+        assert answer.ephemeral and f"Your vote: {victim}" in (answer.content or "")
+        await fake.wait_for_message(
+            booth_b, lambda m: f"{table.names[a.id]} voted for {victim}" in m["content"]
+        )
+        await bot.outbox.drain()
+
+    where = {
+        text: [e.thread_id for e in fake.webhook_executions if e.content == text]
+        for text in (
+            "before the crash",
+            "typed while down by a",
+            "typed while down by b",
+            "after the restart",
+        )
+    }
+    assert where == {  # once each, in the partner's booth only
+        "before the crash": [booth_b.id],
+        "typed while down by a": [booth_b.id],
+        "typed while down by b": [booth_a.id],
+        "after the restart": [booth_a.id],
+    }
+    assert not [
+        c
+        for c in fake.channels.values()
+        if c.is_thread and c.id != old_den.id and not ((c.name or "").startswith("booth"))
+    ]
+    with Session(engine) as session:
+        kinds = {x.kind for x in session.exec(select(PlatformLink)).all()}
+        assert "den" not in kinds

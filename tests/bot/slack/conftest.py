@@ -18,11 +18,14 @@ from sqlalchemy.engine import Engine
 
 from bot.agents import make_agent_factory
 from bot.consent import record_consent
+from bot.platform_common import agent_seat_positions
 from bot.service import GameService, LiveGame
 from bot.slack.adapter import SlackAdapter
 from bot.slack.app import build_app
 from bot.store.db import make_engine
 from bot.timers import make_scheduler
+from games.config import GameConfig
+from games.engine import assign_roles
 from tests.fakes.slack import FakeChannel, FakeSlack, FakeUser, Message
 
 NAMES = ("alice", "bob", "carol", "dave", "erin", "frank", "grace")
@@ -158,6 +161,79 @@ def seed_where(predicate: Any, start: int = 1) -> int:
         if predicate(seed):
             return seed
     raise AssertionError("no seed fits")
+
+
+# --- the den (night talk relayed between mafia booths) ------------------------------------
+
+#: what a character's line is posted with, on the stage and in a booth alike
+LINE_KEYS = frozenset({"channel", "text", "username", "icon_url", "unfurl_links", "unfurl_media"})
+DEN_CONFIG = GameConfig(mafia=2)
+
+
+def agent_role(seed: int) -> str:
+    """The agent's role in a 5-humans-plus-agent game with 2 mafia and ``seed``."""
+    return assign_roles(DEN_CONFIG, 6, seed)[agent_seat_positions(seed, 5, 1)[0]]
+
+
+async def start(harness: SlackHarness, settings: str) -> tuple[str, list[FakeUser]]:
+    """5 consenting humans and the agent in a started game; every role card delivered."""
+    users = harness.people(5)
+    harness.consent_all(users)
+    game_id = await harness.new_game(users[0], settings)
+    await harness.join_all(users)
+    assert "has started" in await harness.slash(users[0], "start")
+    for u in users:
+        await harness.fake.wait_until(
+            lambda u=u: any("You are" in t for t in harness.dm_texts(u)), what="role card"
+        )
+    return game_id, users
+
+
+def roles_of(harness: SlackHarness, game_id: str, users: list[FakeUser]) -> dict[str, str]:
+    """Each human's role, by Slack user id."""
+    game = harness.live(game_id)
+    assert game.state is not None
+    roles = {}
+    for u in users:
+        seat = game.seat_of_user(u.id)
+        assert seat is not None
+        roles[u.id] = game.state.seats[seat.index].role
+    return roles
+
+
+async def vote_out_a_bystander(
+    harness: SlackHarness, game_id: str, users: list[FakeUser], role: dict[str, str]
+) -> None:
+    """Day 1's vote: the humans vote out one human bystander (4 of 6 votes, whatever the
+    agent does), then wait for the night."""
+    assert harness.service is not None
+    game = harness.live(game_id)
+    bystanders = [u for u in users if role[u.id] != "mafia"]
+    victim, scapegoat = bystanders[0], bystanders[1]
+    await harness.fake.wait_until(
+        lambda: game.state is not None and game.state.phase.kind.value == "vote",
+        within=10,
+        what="the day vote",
+    )
+    for u in users:
+        target = scapegoat if u is victim else victim
+        seat = game.seat_of_user(u.id)
+        assert seat is not None
+        await harness.service.vote(game_id, seat.index, harness.character(game_id, target))
+    await harness.fake.wait_until(
+        lambda: game.state is not None and game.state.phase.kind.value == "night",
+        within=10,
+        what="the night",
+    )
+
+
+def line_posts(harness: SlackHarness, channel: Any) -> list[dict[str, Any]]:
+    """The arguments of every character line posted into ``channel``."""
+    return [
+        c.args
+        for c in harness.fake.calls("chat.postMessage", ok=True)
+        if c.args.get("channel") == channel.id and c.args.get("username")
+    ]
 
 
 @pytest.fixture

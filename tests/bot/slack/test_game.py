@@ -77,17 +77,14 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
     name = {u.id: by_user[u.id].name for u in users}  # type: ignore[union-attr]
     assert len(mafia) == 2 and len(plain) == 2
 
-    # Role cards in every booth; the den holds exactly the mafia humans.
+    # Role cards in every booth; no channel is made for the den (its member list would tell).
     for u in users:
         await fake.wait_until(
             lambda u=u: any(f"You are {name[u.id]}." in t for t in harness.dm_texts(u)),
             what="role card",
         )
-    den_id = await fake.wait_until(lambda: harness.adapter.games[game_id].den, what="den")  # type: ignore[union-attr]
-    den = fake.channel(den_id)
-    assert den.is_private and den.name == f"mafia-den-{game_id}"
-    await fake.wait_until(lambda: len(den.members) == 3, what="den invite")
-    assert sorted(den.members) == sorted([fake.bot.id, *(u.id for u in mafia)])
+    assert not fake.calls("conversations.create") and not fake.calls("conversations.invite")
+    assert not any(c.is_private and not c.is_im for c in fake.workspace.channels.values())
 
     # Day 1: every human talks from their booth.
     for u in users:
@@ -141,14 +138,19 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
         for m in harness.stage()
     )
 
-    # Night: the mafia talk in the den (through their booths), the detective investigates.
+    # Night: the mafia talk from their booths, each line reaching the partner's booth; the
+    # detective investigates.
     await harness.wait_stage(lambda: any("Nighttime" in m.text for m in harness.stage()))
     for u in mafia:
         await fake.message_event(user=u, text=f"{name[u.id]} here, let's pick someone")
-    await fake.wait_until(
-        lambda: {n for n, _ in harness.persona_lines(den)} >= {name[u.id] for u in mafia},
-        what="den talk",
-    )
+    for u, partner in zip(mafia, mafia[::-1], strict=True):
+        await fake.wait_until(
+            lambda u=u, p=partner: (
+                (name[p.id], f"{name[p.id]} here, let's pick someone")
+                in harness.persona_lines(fake.dm(u))
+            ),
+            what="den talk in the partner's booth",
+        )
     await fake.wait_until(
         lambda: any(
             b.get("accessory", {}).get("action_id") == "mafia_act"
@@ -180,13 +182,17 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
         )
         await fake.select(user=u, action_id="mafia_vote", value=agent.name)
 
-    # Mafia 2, detective 1: the mafia win. The den is archived, the stage says who was what.
+    # Mafia 2, detective 1: the mafia win; the stage says who was what.
     await harness.wait_stage(
         lambda: any("Mafia wins!" in m.text for m in harness.stage()), within=15, what="the end"
     )
     assert any(f"{name[mafia[0].id]} IS mafia" in t for t in harness.dm_texts(detective))
     assert any(f"{agent.name} was killed during the night" in m.text for m in harness.stage())
-    await fake.wait_until(lambda: den.is_archived, what="den archived")
+    for u in mafia:  # the den's vote lines reached both mafia booths, and nobody else's
+        assert any(f"voted for {agent.name}" in t for t in harness.dm_texts(u))
+    assert not any("voted for" in t for u in (detective, *plain) for t in harness.dm_texts(u))
+    for u in users:  # no one's own den line came back to them
+        assert not any(n == name[u.id] for n, _ in harness.persona_lines(fake.dm(u)))
 
     # The survey, in every booth: which player was the AI, and three ratings.
     for i, u in enumerate(users):

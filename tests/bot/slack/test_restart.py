@@ -1,12 +1,23 @@
-"""A restart mid-day: a new app and service on the same database pick the game up, relay the
-booth lines typed while they were down (once, in the order typed), and run the timers on."""
+"""Restarts: a new app and service on the same database pick the game up, relay the booth
+lines typed while they were down (once, in the order typed), and run the timers on; by day and
+by night (the den relayed between the mafia's booths, the night vote from a booth)."""
 
 from __future__ import annotations
 
 from sqlmodel import Session, col, select
 
+from bot.store.db import session_scope
 from bot.store.models import Message as StoredMessage
-from tests.bot.slack.conftest import SlackHarness
+from bot.store.models import PlatformLink
+from tests.bot.slack.conftest import (
+    SlackHarness,
+    agent_role,
+    line_posts,
+    roles_of,
+    seed_where,
+    start,
+    vote_out_a_bystander,
+)
 
 
 async def test_restart_relays_outage_lines_once_in_order(harness: SlackHarness) -> None:
@@ -84,3 +95,65 @@ async def test_restart_relays_outage_lines_once_in_order(harness: SlackHarness) 
         within=10,
         what="the vote after the restart",
     )
+
+
+async def test_restart_mid_night_keeps_the_den_in_the_booths(harness: SlackHarness) -> None:
+    fake = harness.fake
+    seed = seed_where(lambda s: agent_role(s) == "bystander")
+    game_id, users = await start(
+        harness, f"day=10 vote=30 night=50 night_vote=600 mafia=2 speed=10 seed={seed}"
+    )
+    role = roles_of(harness, game_id, users)
+    ann, ben = [u for u in users if role[u.id] == "mafia"]
+    town = [u for u in users if role[u.id] != "mafia"]
+    name = {u.id: harness.character(game_id, u) for u in users}
+    agent = next(s for s in harness.live(game_id).seats if s.is_agent)
+    # A game from before the den moved into the booths: its den channel is still on record.
+    old_den = fake.add_channel(f"mafia-den-{game_id}", private=True, members=[ann, ben])
+    with session_scope(harness.engine) as s:  # type: ignore[arg-type]
+        s.add(PlatformLink(game_id=game_id, platform="slack", kind="den", external_id=old_den.id))
+    await vote_out_a_bystander(harness, game_id, users, role)
+
+    await harness.shutdown()  # mid-night; Ann keeps typing in her booth
+    fake.workspace.post(fake.dm(ann), user=ann.id, text="typed while you slept", source="user")
+
+    adapter = await harness.boot()
+    game = harness.live(game_id)
+    assert game.state is not None and game.state.phase.kind.value == "night"
+    assert adapter.games[game_id].den == old_den.id  # read back without trouble
+    await fake.wait_until(
+        lambda: (name[ann.id], "typed while you slept") in harness.persona_lines(fake.dm(ben)),
+        what="the outage line in the partner's booth",
+    )
+    await fake.message_event(user=ben, text="welcome back")
+    await fake.wait_until(
+        lambda: (name[ben.id], "welcome back") in harness.persona_lines(fake.dm(ann)),
+        what="a live den line after the restart",
+    )
+
+    # The resumed timer ends the talk; the night vote menus reach the booths and work there.
+    for u in (ann, ben):
+        await fake.wait_until(
+            lambda u=u: any(
+                "who do the mafia kill" in str(m.blocks) for m in fake.messages_in(fake.dm(u))
+            ),
+            within=15,
+            what="the night vote after the restart",
+        )
+        await fake.select(user=u, action_id="mafia_vote", value=agent.name, channel=fake.dm(u))
+    await harness.wait_stage(
+        lambda: any("Mafia wins!" in m.text for m in harness.stage()), within=15, what="the end"
+    )
+    await adapter.drain()
+    for u, partner in ((ann, ben), (ben, ann)):
+        lines = harness.persona_lines(fake.dm(u))
+        assert all(n == name[partner.id] for n, _ in lines)  # nobody hears themselves
+        assert any(f"{name[u.id]} voted for {agent.name}" in t for t in harness.dm_texts(partner))
+    assert harness.persona_lines(fake.dm(ben)).count((name[ann.id], "typed while you slept")) == 1
+    for u in town:
+        assert not line_posts(harness, fake.dm(u))
+    # The old den heard nothing of this game and is archived at its end, as before.
+    assert [m.text for m in fake.messages_in(old_den) if m.source != "user"] == [
+        "The game is over; this den is now archived."
+    ]
+    await fake.wait_until(lambda: old_den.is_archived, what="the old den archived")

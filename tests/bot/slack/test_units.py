@@ -125,6 +125,7 @@ def test_manifest_grants_what_the_code_needs() -> None:
     manifest = yaml.safe_load((ROOT / "slack_manifest.yaml").read_text())
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == set(REQUIRED_SCOPES)
     assert "chat:write.customize" in REQUIRED_SCOPES
+    assert "groups:write" not in REQUIRED_SCOPES  # no den channel to create any more
     assert tuple(manifest["settings"]["event_subscriptions"]["bot_events"]) == BOT_EVENTS
     assert manifest["settings"]["socket_mode_enabled"] is True
     assert manifest["settings"]["interactivity"]["is_enabled"] is True
