@@ -2,14 +2,14 @@
 
 Kept here so the platforms say the same thing the same way: the lobby roster, the settings a
 host may type (``day=90 vote=30 roles=detective``), the status text, the post-game survey and
-how its answers are stored, where an agent sits at the table, character avatars, and the rule
-that no relayed line may ping a whole channel. Platform syntax (Slack's ``<@U…>``, Discord's
-``<@123>``) is each adapter's business; this module only sees plain text.
+how its answers are stored, character avatars, and the rule that no relayed line may ping a
+whole channel. Platform syntax (Slack's ``<@U…>``, Discord's ``<@123>``) is each adapter's
+business; this module only sees plain text. Where anyone sits is the service's business
+(`bot.service.seating`), not an adapter's.
 """
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,7 +41,6 @@ __all__ = [
     "LobbySettings",
     "SettingsTextError",
     "SurveyAnswer",
-    "agent_seat_positions",
     "apply_settings",
     "avatar_url",
     "config_summary",
@@ -78,17 +77,6 @@ AVATAR_URL_TEMPLATE = "https://api.dicebear.com/9.x/thumbs/png?seed={seed}&size=
 
 def avatar_url(name: str, template: str = AVATAR_URL_TEMPLATE) -> str:
     return template.format(seed=quote(name, safe=""))
-
-
-# --- where agents sit ---------------------------------------------------------------------------
-
-
-def agent_seat_positions(seed: int, humans: int, agents: int) -> list[int]:
-    """Seat indices (in the final table of ``humans + agents``) for the agents, drawn from the
-    game's seed. Seat order is the order the start announcement lists the players in, so agents
-    always joining last would give them away."""
-    total = humans + agents
-    return sorted(random.Random(f"{seed}:agent-seats").sample(range(total), agents))
 
 
 # --- settings a host types ----------------------------------------------------------------------

@@ -174,6 +174,17 @@ class LiveGame:
         return next((s for s in self.seats if s.user_id == user_id), None)
 
 
+def seating(seed: int, players: int) -> list[int]:
+    """The table a game starts with: ``order[i]`` is the lobby seat (in joining order) that
+    takes seat ``i``. Seat order is the order the start announcement, the menus and the
+    transcripts list everyone in, so it must not show who joined when (adapters seat the
+    humans first and the agents last, the host usually first). Drawn from the game's seed:
+    the same seed always gives the same table."""
+    order = list(range(players))
+    random.Random(f"{seed}:seating").shuffle(order)
+    return order
+
+
 def new_game_id() -> str:
     alphabet = "abcdefghjkmnpqrstuvwxyz23456789"
     return "g" + "".join(secrets.choice(alphabet) for _ in range(7))
@@ -406,24 +417,57 @@ class GameService:
             await self._run_db(remove)
 
     async def start(self, game_id: str) -> None:
-        """Deal roles and open day 1. Fails, changing nothing, when the setup is impossible."""
+        """Seat everyone (see `seating`), deal roles and open day 1. Fails, changing nothing,
+        when the setup is impossible.
+
+        The seat rows get their final indices in the same transaction that marks the game
+        running, so a resumed game rebuilds the same table. Names, people, agent flags and
+        personas stay with their seat (the very same `SeatInfo` objects, renumbered): only the
+        indices change, so an adapter re-reads seat numbers from ``game.seats`` after this."""
         game = self._game(game_id)
         async with game.lock:
             if game.status != "lobby":
                 raise ServiceError("This game has already started.")
             t = game.clock.now()
-            state, events = new_game(game.config, [s.name for s in game.seats], game.seed, t)
+            # a fixed deal is role by seat as joined: the caller fixed the table (replays keep
+            # the recorded seat order); otherwise the seed seats everyone
+            order = (
+                list(range(len(game.seats)))
+                if game.config.deal
+                else seating(game.seed, len(game.seats))
+            )
+            seated = [game.seats[i] for i in order]
+            state, events = new_game(game.config, [s.name for s in seated], game.seed, t)
 
             def begin(session: Session) -> None:
                 row = session.get(m.Game, game_id)
                 assert row is not None
                 row.status = "running"
                 row.started_at = t
-                for seat in session.exec(select(m.Seat).where(m.Seat.game_id == game_id)).all():
-                    seat.role = state.seats[seat.index].role
+                rows = {
+                    r.index: r
+                    for r in session.exec(select(m.Seat).where(m.Seat.game_id == game_id)).all()
+                }
+                if sorted(rows) != list(range(len(order))):
+                    raise ServiceError("The seats changed while the game was starting; try again.")
+                # (game_id, index) is unique and checked row by row (SQLite and PostgreSQL
+                # alike): park every seat on a negative index first, then give the final ones
+                for lobby, r in rows.items():
+                    r.index = -1 - lobby
+                session.flush()
+                for index, lobby in enumerate(order):
+                    rows[lobby].index = index
+                    rows[lobby].role = state.seats[index].role
+                session.flush()
                 self._write_events(session, game, None, events, state)
 
             await self._run_db(begin)
+            # Nothing is keyed by a lobby index yet (agents are attached just below; speech ids
+            # are not per seat), so renumbering the same SeatInfo objects is all it takes.
+            assert not game.players and not game.outboxes
+            for index, info in enumerate(seated):
+                info.index = index
+            game.seats = seated
             game.state = state
             game.status = "running"
             self._attach_agents(game)

@@ -5,8 +5,9 @@ Before a person's first game on a server the service refuses their join with
 recorded; how to withdraw). They get it privately with Agree / Decline; the answer and the
 notice's version are stored (`bot.consent.record_consent`) and, on Agree, they are seated.
 
-Starting prepares the Discord side before the service deals the roles, so the role cards have
-somewhere to go: the stage webhook, a booth per human, and the stage locked to the bot.
+Starting prepares the Discord side before the service deals the roles (the stage webhook, the
+stage locked to the bot); the service then seats everyone in a seed-drawn order, and the booths
+(one per human, keyed by seat) are opened from that final table.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from bot.consent import ConsentRequired, record_consent
 from bot.discord.permissions import blocking, describe_missing
 from bot.discord.rooms import Room
 from bot.discord.views import consent_view, lobby_view
-from bot.platform_common import agent_seat_positions
 from bot.service import LiveGame, ServiceError
 from games.config import MIN_PLAYERS, GameConfig
 from games.errors import ConfigError
@@ -317,22 +317,30 @@ class Lobby:
         await interaction.response.defer()
         try:
             await self.seat_agents(game, room)
-            self.bot.rooms.sync(room, game)
             await self.prepare(room)
             await self.bot.service.start(game.id)
         except (ServiceError, ConfigError) as exc:
             await interaction.followup.send(f"Can't start: {exc}", ephemeral=True)
             return
         except discord.HTTPException as exc:
-            await interaction.followup.send(
-                f"Discord refused to set the game up ({exc.text or exc.status}); check my "
-                "permissions with /mafia setup.",
-                ephemeral=True,
-            )
+            await self.refused(interaction, exc)
             return
+        # The service seated everyone anew: seat numbers come from the started game only.
         self.bot.rooms.sync(room, game)
+        try:
+            await self.open_booths(room)
+        except discord.HTTPException as exc:
+            await self.refused(interaction, exc)
         await self.refresh(
             room, game, "The game is on: watch the stage, talk in your booth.", closed=True
+        )
+
+    @staticmethod
+    async def refused(interaction: discord.Interaction[Any], exc: discord.HTTPException) -> None:
+        await interaction.followup.send(
+            f"Discord refused to set the game up ({exc.text or exc.status}); check my "
+            "permissions with /mafia setup.",
+            ephemeral=True,
         )
 
     @staticmethod
@@ -340,37 +348,16 @@ class Lobby:
         return max(0, room.agents - sum(1 for s in game.seats if s.is_agent))
 
     async def seat_agents(self, game: LiveGame, room: Room) -> None:
-        """Put the AI players at seed-drawn places in the seat order (the order the start
-        announcement lists everyone in): always first or always last would give them away.
-        The humans from the first such place on leave and join again around them; names are
-        drawn per seat and only shown at the start."""
-        count = self.agents_to_seat(game, room)
-        if not count:
-            return
-        humans = [s for s in game.seats if not s.is_agent and s.user_id]
-        positions = agent_seat_positions(game.seed, len(humans), count)
-        movers = [s.user_id for s in humans[positions[0] :] if s.user_id]
-        for user in movers:
-            await self.bot.service.leave(game.id, user)
-        queue = list(movers)
-        for index in range(positions[0], len(humans) + count):
-            if index in positions:
-                await self.bot.service.join(
-                    game.id,
-                    None,
-                    is_agent=True,
-                    agent_kind=self.bot.agent_kind,
-                    persona=room.persona,
-                )
-            elif queue:
-                user = queue.pop(0)
-                try:
-                    await self.bot.service.join(game.id, user)
-                except ServiceError as exc:  # withdrew in between
-                    log.info("could not seat %s again: %s", user, exc)
+        """Add the AI players the host asked for. Where they sit is the service's business
+        (it seats everyone at the start), so joining them last gives nothing away."""
+        for _ in range(self.agents_to_seat(game, room)):
+            await self.bot.service.join(
+                game.id, None, is_agent=True, agent_kind=self.bot.agent_kind, persona=room.persona
+            )
 
     async def prepare(self, room: Room) -> None:
-        """Webhook, stage lock, booths: everything the first events need."""
+        """Webhook and stage lock: what the first stage posts need (booths come after the
+        start, once seat numbers are final)."""
         await self.bot.rooms.webhook(room)
         try:
             await self.bot.rooms.lock_stage(room)
@@ -381,5 +368,9 @@ class Lobby:
                 "I could not keep the game channel to myself (I need Manage Permissions there). "
                 "The game runs, but lines typed straight into the channel show who wrote them.",
             )
+
+    async def open_booths(self, room: Room) -> None:
+        """A booth per human, keyed by their seat in the started game (the role cards would
+        open them too; this has them ready at once)."""
         for seat, uid in sorted(room.humans.items()):
             await self.bot.rooms.booth(room, seat, uid)

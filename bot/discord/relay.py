@@ -7,10 +7,10 @@ re-delivery harmless.
 
 Recovery. Discord does not replay messages to a fresh gateway session, so after a restart (or
 a new session after an outage) every booth is read back from its history after the newest
-message already handled (its *watermark*), and those lines are relayed in order, once. The
-watermark is the newest line the service stored for that seat, or the newest refused line
-(saved with the booth's link); live messages that arrive while a booth catches up wait behind
-the history, and anything seen twice is skipped by id.
+message already handled (its *watermark*), and those lines are relayed once, in the order
+they were typed across all booths. The watermark is the newest line the service stored for
+that seat, or the newest refused line (saved with the booth's link); live messages that arrive
+while a booth catches up wait behind the history, and anything seen twice is skipped by id.
 
 Lines typed straight into the stage during a game are removed (they carry the account name)
 and the person is pointed to their booth. (There is no den thread: a mafia's night lines are
@@ -114,8 +114,18 @@ class BoothQueue:
     async def catch_up(self) -> int:
         """Read the booth back from the watermark and queue what was missed; returns how many
         history lines were queued."""
-        if self.buffer is not None:
+        found = await self.read_back()
+        if found is None:
             return 0
+        for line in self.release(found):
+            self.push(line)
+        return len(found)
+
+    async def read_back(self) -> list[Line] | None:
+        """The booth's history after the watermark (None: already catching up). Live lines
+        wait in the buffer until `release`."""
+        if self.buffer is not None:
+            return None
         self.buffer = []
         found: list[Line] = []
         try:
@@ -135,14 +145,19 @@ class BoothQueue:
             log.info("booth %s of game %s is gone", self.thread_id, self.game_id)
         except discord.HTTPException as exc:
             log.warning("could not read booth %s back: %s", self.thread_id, exc)
-        finally:
-            live, self.buffer = self.buffer, None
+        except BaseException:
+            self.buffer = None
+            raise
+        return found
+
+    def release(self, found: list[Line]) -> list[Line]:
+        """Stop buffering: the missed lines and those that arrived meanwhile, each once, oldest
+        first, for the caller to push (before it awaits anything, or live lines overtake)."""
+        live, self.buffer = self.buffer or [], None
         merged = {line.id: line for line in found}
         for line in live:
             merged.setdefault(line.id, line)
-        for line in sorted(merged.values(), key=lambda x: x.id):
-            self.push(line)
-        return len(found)
+        return sorted(merged.values(), key=lambda x: x.id)
 
     async def idle(self) -> None:
         while self.task is not None:
@@ -177,8 +192,23 @@ class Relay:
             and room.started
             and not room.ended
         ]
-        counts = await asyncio.gather(*(q.catch_up() for q in queues))
-        return sum(counts)
+        # Every booth is read back first, then the lines are handed over oldest first across
+        # booths (message ids grow with time), so what different people typed while nobody
+        # listened reaches the service in the order it was typed, not booth by booth.
+        reads = await asyncio.gather(*(q.read_back() for q in queues), return_exceptions=True)
+        pending: list[tuple[Line, BoothQueue]] = []
+        count = 0
+        for queue, read in zip(queues, reads, strict=True):
+            if read is None:
+                continue  # that booth was already catching up
+            if isinstance(read, BaseException):
+                log.error("could not read booth %s back", queue.thread_id, exc_info=read)
+                read = []
+            count += len(read)
+            pending += [(line, queue) for line in queue.release(read)]
+        for line, queue in sorted(pending, key=lambda p: p[0].id):
+            queue.push(line)
+        return count
 
     # --- gateway -------------------------------------------------------------------------------
 

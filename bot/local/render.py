@@ -21,7 +21,10 @@ def format_event(event: Event) -> tuple[str, str] | None:
 
 
 class ConsoleRenderer:
-    """Prints what ``seat`` may see (None: an all-seeing spectator, for simulations)."""
+    """Prints what ``seat`` may see (None: an all-seeing spectator, for simulations).
+
+    ``user_id`` instead follows that person's seat in the game: seat numbers are only final
+    once the service has seated everyone at the start, after this renderer subscribed."""
 
     def __init__(
         self,
@@ -29,17 +32,23 @@ class ConsoleRenderer:
         seat: int | None = None,
         omniscient: bool = False,
         game_id: str | None = None,
+        user_id: str | None = None,
     ) -> None:
         self.console = console
         self.seat = seat
         self.omniscient = omniscient
         self.game_id = game_id
+        self.user_id = user_id
 
     async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None:
         if self.game_id is not None and game.id != self.game_id:
             return
+        seat = self.seat
+        if self.user_id is not None:
+            me = game.seat_of_user(self.user_id)
+            seat = None if me is None else me.index
         for event in events:
-            if not self.omniscient and not visible(event, self.seat):
+            if not self.omniscient and not visible(event, seat):
                 continue
             if self.omniscient and event.place == "booth":
                 continue

@@ -254,7 +254,7 @@ async def run_play(
             me = game.seat_of_user(HUMAN_ID)
             if me is None:
                 raise LookupError(f"Game {game_id} has no terminal player to resume as.")
-            service.subscribe(ConsoleRenderer(console, seat=me.index, game_id=game_id))
+            service.subscribe(ConsoleRenderer(console, game_id=game_id, user_id=HUMAN_ID))
             service.subscribe(Reminders(console, game_id))
             console.print(describe_resume(game))
         else:
@@ -263,7 +263,7 @@ async def run_play(
             me = await service.join(game_id, HUMAN_ID)
             for _ in range(players - 1):
                 await service.join(game_id, None, is_agent=True, agent_kind=agent)
-            service.subscribe(ConsoleRenderer(console, seat=me.index, game_id=game_id))
+            service.subscribe(ConsoleRenderer(console, game_id=game_id, user_id=HUMAN_ID))
             service.subscribe(Reminders(console, game_id))
             console.print(
                 f"You play as [bold]{me.name}[/]. The other {players - 1} players are AI agents "

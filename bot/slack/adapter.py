@@ -37,7 +37,6 @@ from bot.consent import CONSENT_VERSION, ConsentRequired, record_consent
 from bot.platform_common import (
     AVATAR_URL_TEMPLATE,
     SettingsTextError,
-    agent_seat_positions,
     apply_settings,
     avatar_url,
     lobby_text,
@@ -576,39 +575,21 @@ class SlackAdapter:
             game = self.live(sg)
             if game is None or game.status != "lobby":
                 return "This game has already started (or is closed)."
-            humans = [s for s in game.seats if not s.is_agent]
             seated = sum(s.is_agent for s in game.seats)
             wanted = max(0, sg.agents - seated)
             try:
                 game.config.validate(len(game.seats) + wanted)
             except ConfigError as err:
                 return f"Can't start yet: {err}"
-            if wanted:
-                await self._seat_agents(game, humans, wanted)
+            # Joined last, but the service seats everyone in a seed-drawn order at the start;
+            # booths are keyed by the final seats (`_set_up`, on GameStarted).
+            for _ in range(wanted):
+                await self.service.join(sg.id, None, is_agent=True, agent_kind=self.agent_kind)
             try:
                 await self.service.start(sg.id)
             except (ConfigError, ServiceError) as err:
                 return f"Can't start: {err}"
         return f"Game `{sg.id}` has started. Good luck!"
-
-    async def _seat_agents(self, game: LiveGame, humans: Sequence[Any], agents: int) -> None:
-        """Put the agents at seed-drawn places in the seat order: the humans from the first
-        such place on leave and join again around them (names are only shown at the start)."""
-        positions = agent_seat_positions(game.seed, len(humans), agents)
-        first = positions[0]
-        movers = [s.user_id for s in humans[first:]]
-        for user in movers:
-            await self.service.leave(game.id, user)
-        queue = list(movers)
-        for index in range(first, len(humans) + agents):
-            if index in positions:
-                await self.service.join(game.id, None, is_agent=True, agent_kind=self.agent_kind)
-            elif queue:
-                user = queue.pop(0)
-                try:
-                    await self.service.join(game.id, user)
-                except ServiceError as err:  # withdrew meanwhile
-                    log.info("could not re-seat %s: %s", user, err)
 
     async def end_game(self, ctx: Ctx, sg: SlackGame) -> str:
         if not await self.may_manage(sg, ctx.user):

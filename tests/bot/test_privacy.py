@@ -6,7 +6,6 @@ with five consenting humans with distinctive ids, names and lines, and the agent
 
 from __future__ import annotations
 
-import asyncio
 import io
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from bot.timers import make_scheduler
 from bot.transcript import transcript
 from games.config import GameConfig
 from games.state import PhaseKind
+from tests.bot.waiting import until_phase
 
 SERVER = "G0PRIVACY"
 # user id -> the account / display names an adapter would know
@@ -87,16 +87,15 @@ async def play_table(svc: GameService, *, finish: bool = True, server: str = SER
     game_id = await svc.create_game(
         QUICK, platform="discord", server_external_id=server, seed=11, host_user_id=ALICE
     )
-    seat_of = {uid: (await svc.join(game_id, uid)).index for uid in PEOPLE}
-    agent = (await svc.join(game_id, None, is_agent=True, agent_kind="llm")).index
+    for uid in PEOPLE:
+        await svc.join(game_id, uid)
+    await svc.join(game_id, None, is_agent=True, agent_kind="llm")
     await svc.start(game_id)
     game = svc.games[game_id]
-    for _ in range(200):
-        if game.state is not None and game.state.phase.kind is PhaseKind.VOTE:
-            break
-        await asyncio.sleep(0.01)
-    state = game.state
-    assert state is not None and state.phase.kind is PhaseKind.VOTE
+    # seat numbers are final only once started (the service seats everyone by the seed)
+    seat_of = {s.user_id: s.index for s in game.seats if s.user_id is not None}
+    agent = next(s.index for s in game.seats if s.is_agent)
+    state = await until_phase(game, PhaseKind.VOTE, tries=200)
     names = {uid: state.seats[i].name for uid, i in seat_of.items()}
     for uid, lines in LINES.items():
         for line in lines:

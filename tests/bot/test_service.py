@@ -10,13 +10,14 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
-from bot.service import GameService, LiveGame, ServiceError
+from bot.service import GameService, LiveGame, SeatInfo, ServiceError, seating
 from bot.store import models as m
 from bot.timers import make_scheduler
 from games.config import GameConfig
 from games.errors import ConfigError, RuleError
 from games.events import Event, GameOver, PhaseStarted
 from games.state import PhaseKind
+from tests.bot.waiting import until_phase
 
 
 class Recorder:
@@ -155,12 +156,7 @@ async def test_full_vote_ends_early_and_eliminates(service: GameService, engine:
         speed=1.0,
     )
     game = service.games[game_id]
-    for _ in range(100):
-        if game.state is not None and game.state.phase.kind is PhaseKind.VOTE:
-            break
-        await asyncio.sleep(0.01)
-    state = game.state
-    assert state is not None and state.phase.kind is PhaseKind.VOTE
+    state = await until_phase(game, PhaseKind.VOTE, tries=100)
     mafia = next(s for s in state.seats if s.is_mafia)
     for s in state.seats:
         target = mafia.name if s.index != mafia.index else state.seats[(mafia.index + 1) % 6].name
@@ -194,12 +190,7 @@ async def test_a_vote_received_before_the_deadline_counts_even_if_applied_after(
         speed=1.0,
     )
     game = service.games[game_id]
-    for _ in range(100):
-        if game.state is not None and game.state.phase.kind is PhaseKind.VOTE:
-            break
-        await asyncio.sleep(0.01)
-    state = game.state
-    assert state is not None and state.phase.kind is PhaseKind.VOTE
+    state = await until_phase(game, PhaseKind.VOTE, tries=100)
     deadline = state.phase.deadline
     assert deadline is not None
     voter, target = state.seats[0], state.seats[1]
@@ -249,6 +240,126 @@ async def test_resume_rebuilds_the_same_game(engine: Engine) -> None:
     assert game.state is not None and game.state.phase.deadline == before.state.phase.deadline  # type: ignore[union-attr]
     await second.close()
     scheduler.shutdown(wait=False)
+
+
+# --- seating ------------------------------------------------------------------------------
+
+
+async def lobby_humans_then_agents(svc: GameService, seed: int, config: GameConfig = LONG) -> str:
+    """How the chat adapters fill a table: the people first (the host first of all), then two
+    agents added at the start."""
+    game_id = await svc.create_game(config, seed=seed)
+    for i in range(5):
+        await svc.join(game_id, f"user{i}")
+    for persona in ("calm", "chatty"):
+        await svc.join(game_id, None, is_agent=True, agent_kind="baseline", persona=persona)
+    return game_id
+
+
+def who(seats: Sequence[SeatInfo]) -> list[tuple[int, str, str | None, bool, str | None]]:
+    return [(s.index, s.name, s.user_id, s.is_agent, s.persona) for s in seats]
+
+
+def stored_seats(engine: Engine, game_id: str) -> list[m.Seat]:
+    with Session(engine) as s:
+        return list(
+            s.exec(
+                select(m.Seat).where(m.Seat.game_id == game_id).order_by(col(m.Seat.index))
+            ).all()
+        )
+
+
+async def test_start_seats_everyone_by_the_seed_not_by_when_they_joined(
+    service: GameService, engine: Engine
+) -> None:
+    agent_seats: set[int] = set()
+    host_seats: set[int] = set()
+    for seed in range(16):
+        game_id = await lobby_humans_then_agents(service, seed)
+        game = service.games[game_id]
+        lobby = {(s.name, s.user_id, s.is_agent, s.persona) for s in game.seats}
+        await service.start(game_id)
+        state = game.state
+        assert state is not None
+        # the same people and agents, with their names and personas, only renumbered
+        assert {(s.name, s.user_id, s.is_agent, s.persona) for s in game.seats} == lobby
+        assert [s.index for s in game.seats] == list(range(7))
+        assert [s.name for s in game.seats] == [s.name for s in state.seats]
+        # the database holds the final table, roles included
+        rows = stored_seats(engine, game_id)
+        assert [(r.index, r.character_name, r.user_id, r.is_agent, r.persona) for r in rows] == (
+            who(game.seats)
+        )
+        assert [r.role for r in rows] == [s.role for s in state.seats]
+        agent_seats |= {s.index for s in game.seats if s.is_agent}
+        host = game.seat_of_user("user0")
+        assert host is not None
+        host_seats.add(host.index)
+    # agents are not always last, nor the host always first: any seat may be anyone's
+    assert agent_seats == set(range(7))
+    assert len(host_seats) >= 4
+
+
+async def test_the_same_seed_seats_the_same_table(service: GameService) -> None:
+    first, second = [await lobby_humans_then_agents(service, 1234) for _ in range(2)]
+    for game_id in (first, second):
+        await service.start(game_id)
+    one, two = service.games[first], service.games[second]
+    assert who(one.seats) == who(two.seats)
+    assert one.state is not None and two.state is not None
+    assert [s.role for s in one.state.seats] == [s.role for s in two.state.seats]
+    order = seating(1234, 7)
+    assert [s.user_id for s in one.seats] == [
+        f"user{i}" if i < 5 else None for i in order
+    ]  # the service applies `seating` and nothing else
+    assert order != list(range(7))
+
+
+async def test_a_resumed_game_keeps_the_seating(engine: Engine) -> None:
+    scheduler = make_scheduler()
+    scheduler.start()
+    first = GameService(engine, scheduler)
+    game_id = await lobby_humans_then_agents(first, 99)
+    await first.start(game_id)
+    before = first.games[game_id]
+    assert [s.is_agent for s in before.seats][-2:] != [True, True]  # they did not stay last
+    seated = who(before.seats)
+    await first.say(game_id, 0, "hello from seat zero")
+    await first.close()
+
+    second = GameService(engine, scheduler)
+    game = await second.resume(game_id)
+    assert who(game.seats) == seated
+    assert game.state == before.state
+    await second.close()
+    scheduler.shutdown(wait=False)
+
+
+async def test_a_failed_start_keeps_the_lobby_order(service: GameService, engine: Engine) -> None:
+    game_id = await service.create_game(LONG, seed=5)
+    for i in range(4):
+        await service.join(game_id, f"u{i}")
+    lobby = who(service.games[game_id].seats)
+    with pytest.raises(ConfigError):
+        await service.start(game_id)
+    assert who(service.games[game_id].seats) == lobby
+    rows = stored_seats(engine, game_id)
+    assert [(r.index, r.user_id) for r in rows] == [(i, f"u{i}") for i in range(4)]
+
+
+async def test_a_fixed_deal_keeps_the_table_it_was_dealt_for(service: GameService) -> None:
+    """Replays of recorded games fix roles by seat as joined: their table stays as recorded."""
+    deal = ("bystander", "mafia", "bystander", "bystander", "bystander")
+    game_id = await service.create_game(
+        GameConfig(deal=deal, day_seconds=3600, vote_seconds=3600), seed=8
+    )
+    names = ["Ari", "Blake", "Casey", "Drew", "Eden"]
+    for i, name in enumerate(names):
+        await service.join(game_id, f"u{i}", name=name)
+    await service.start(game_id)
+    state = service.games[game_id].state
+    assert state is not None
+    assert [(s.name, s.role) for s in state.seats] == list(zip(names, deal, strict=True))
 
 
 async def test_unfinished_games_lists_running_only(service: GameService) -> None:

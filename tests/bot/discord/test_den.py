@@ -27,8 +27,8 @@ from tests.bot.discord.harness import (
 )
 from tests.fakes.discord import Channel, FakeDiscord, Member, WebhookExecution
 
-# 7 players (6 people and 1 agent), 2 mafia: with seed 5 they are the agent and one person.
-LONE_SEED = 5
+# 7 players (6 people and 1 agent), 2 mafia: with seed 2 they are the agent and one person.
+LONE_SEED = 2
 # 11 players (10 people and 1 agent), 3 mafia: with seed 0, the agent and two people.
 PAIR_SEED = 0
 

@@ -12,9 +12,10 @@ from bot.store.models import Message
 from tests.bot.discord.harness import Table, bot_stack, component, custom_ids, db_url_in
 from tests.fakes.discord import FakeDiscord
 
-# With seed 0 and detective+doctor, the agent sits at seat 5 and is a bystander; the five humans
-# are (in joining order) a bystander, the mafia, the doctor, the detective and a bystander.
-SEED = 0
+# With seed 19 and detective+doctor, the agent (wherever the service seats it) is a bystander;
+# the five humans are (in joining order) a bystander, the mafia, the doctor, the detective and a
+# bystander.
+SEED = 19
 
 
 async def test_night_in_the_den_and_the_booths(fake_discord: FakeDiscord, tmp_path: Path) -> None:

@@ -18,8 +18,7 @@ from sqlalchemy.engine import Engine
 
 from bot.agents import make_agent_factory
 from bot.consent import record_consent
-from bot.platform_common import agent_seat_positions
-from bot.service import GameService, LiveGame
+from bot.service import GameService, LiveGame, seating
 from bot.slack.adapter import SlackAdapter
 from bot.slack.app import build_app
 from bot.store.db import make_engine
@@ -120,7 +119,13 @@ class SlackHarness:
         self, n: int = 5, settings: str = "day=3600 vote=3600 night=3600 night_vote=3600"
     ) -> str:
         """A started game of ``n`` consenting humans and the agent; every role card delivered."""
-        users = self.people(n)
+        game_id, _ = await self.running_game_of(self.people(n), settings)
+        return game_id
+
+    async def running_game_of(
+        self, users: list[FakeUser], settings: str
+    ) -> tuple[str, list[FakeUser]]:
+        """A started game of ``users`` (all consenting) and the agent; role cards delivered."""
         self.consent_all(users)
         game_id = await self.new_game(users[0], settings)
         await self.join_all(users)
@@ -129,7 +134,7 @@ class SlackHarness:
             await self.fake.wait_until(
                 lambda u=u: any("You are" in t for t in self.dm_texts(u)), what="role card"
             )
-        return game_id
+        return game_id, users
 
     def live(self, game_id: str) -> LiveGame:
         assert self.service is not None
@@ -171,22 +176,14 @@ DEN_CONFIG = GameConfig(mafia=2)
 
 
 def agent_role(seed: int) -> str:
-    """The agent's role in a 5-humans-plus-agent game with 2 mafia and ``seed``."""
-    return assign_roles(DEN_CONFIG, 6, seed)[agent_seat_positions(seed, 5, 1)[0]]
+    """The agent's role in a 5-humans-plus-agent game with 2 mafia and ``seed`` (the agent
+    joins last, lobby seat 5; the service seats everyone by the seed)."""
+    return assign_roles(DEN_CONFIG, 6, seed)[seating(seed, 6).index(5)]
 
 
 async def start(harness: SlackHarness, settings: str) -> tuple[str, list[FakeUser]]:
     """5 consenting humans and the agent in a started game; every role card delivered."""
-    users = harness.people(5)
-    harness.consent_all(users)
-    game_id = await harness.new_game(users[0], settings)
-    await harness.join_all(users)
-    assert "has started" in await harness.slash(users[0], "start")
-    for u in users:
-        await harness.fake.wait_until(
-            lambda u=u: any("You are" in t for t in harness.dm_texts(u)), what="role card"
-        )
-    return game_id, users
+    return await harness.running_game_of(harness.people(5), settings)
 
 
 def roles_of(harness: SlackHarness, game_id: str, users: list[FakeUser]) -> dict[str, str]:

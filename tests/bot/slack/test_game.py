@@ -8,7 +8,8 @@ import re
 from sqlmodel import Session, select
 
 from bot.consent import CONSENT_VERSION
-from bot.platform_common import agent_seat_positions, avatar_url
+from bot.platform_common import avatar_url
+from bot.service import seating
 from bot.store.models import Consent, SurveyResponse
 from games.config import GameConfig
 from games.engine import assign_roles
@@ -20,7 +21,7 @@ CONFIG = GameConfig(mafia=2, roles=("detective",))
 def _deal_fits(seed: int) -> bool:
     """The agent is a plain bystander and both mafia and the detective are human."""
     roles = assign_roles(CONFIG, 6, seed)
-    return roles[agent_seat_positions(seed, 5, 1)[0]] == "bystander"
+    return roles[seating(seed, 6).index(5)] == "bystander"  # the agent joins last
 
 
 async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:

@@ -1,4 +1,4 @@
-"""The pieces without Slack traffic: text in and out, settings, survey rows, agent seats,
+"""The pieces without Slack traffic: text in and out, settings, survey rows,
 Slack errors in words, and the manifest against what the code needs."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from bot.platform_common import (
     WORD_JOINER,
     SettingsTextError,
     SurveyAnswer,
-    agent_seat_positions,
     defuse_mass_mentions,
     lobby_text,
     parse_settings,
@@ -82,12 +81,6 @@ def test_lobby_text_lists_people_not_the_agent() -> None:
     text = lobby_text(["<@U1>", "<@U2>"], 1, GameConfig(), host="<@U1>")
     assert "2 joined + 1 AI" in text and "2 more players are needed" in text
     assert "Ready" in lobby_text([f"<@U{i}>" for i in range(4)], 1, GameConfig(), host="x")
-
-
-def test_agent_seats_vary_with_the_seed() -> None:
-    seen = {agent_seat_positions(seed, 5, 1)[0] for seed in range(200)}
-    assert seen == set(range(6))
-    assert agent_seat_positions(3, 5, 2) == agent_seat_positions(3, 5, 2)
 
 
 def test_survey_rows() -> None:
