@@ -468,6 +468,7 @@ class GameService:
             for index, info in enumerate(seated):
                 info.index = index
             game.seats = seated
+            game.last_t = t
             game.state = state
             game.status = "running"
             self._attach_agents(game)
@@ -855,6 +856,7 @@ class GameService:
         assert row.started_at is not None
         state, events = new_game(config, [s.name for s in game.seats], game.seed, row.started_at)
         history: list[Event] = list(events)
+        game.last_t = row.started_at  # nothing is stamped before the game began
         for a in action_rows:
             action = action_from_dict(dict(a.payload))
             state, more = apply(state, action)

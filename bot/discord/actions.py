@@ -156,6 +156,7 @@ class Actions:
             f"Now: {phase.kind.value.replace('_', ' ')} {phase.number}. Type here to talk."
             + (f"\n\n{DEN_INTRO}" if me.is_mafia else ""),
         )
+        self.bot.renderer.seat_menus(room, game, seat)
 
     async def _leave_threads(self, room: Room, seat: int, uid: int, *, keep_booth: bool) -> None:
         booth = room.booths.get(seat)

@@ -51,6 +51,10 @@ class Lobby:
 
     def embed(self, game: LiveGame, room: Room, status: str | None = None) -> discord.Embed:
         humans = [s for s in game.seats if not s.is_agent and s.user_id]
+        if game.state is not None:
+            # once started, seat order is the start announcement's order: listing accounts in
+            # it would pair them with characters (and point at the agent's place)
+            humans.sort(key=lambda s: s.user_id or "")
         agents = max(room.agents, len(game.seats) - len(humans))
         embed = discord.Embed(title=f"Mafia: game {game.id}", colour=discord.Colour.dark_red())
         host = f"Hosted by <@{room.host_id}>.\n" if room.host_id else ""
@@ -330,7 +334,13 @@ class Lobby:
         try:
             await self.open_booths(room)
         except discord.HTTPException as exc:
-            await self.refused(interaction, exc)
+            # the game runs: each booth is tried again when its first post goes out
+            await interaction.followup.send(
+                f"The game has started, but Discord refused to open the booths "
+                f"({exc.text or exc.status}); I'll keep trying as their posts go out. Check my "
+                "permissions with /mafia setup.",
+                ephemeral=True,
+            )
         await self.refresh(
             room, game, "The game is on: watch the stage, talk in your booth.", closed=True
         )

@@ -100,26 +100,19 @@ class BoothQueue:
     async def _run(self) -> None:
         try:
             while self.lines:
-                line = self.lines.popleft()
-                if line.id <= self.seen:
-                    continue
-                self.seen = line.id
-                try:
-                    await self.relay.handle(self, line)
-                except Exception:
-                    log.exception("could not relay a line of game %s", self.game_id)
+                await self.relay_now(self.lines.popleft())
         finally:
             self.task = None
 
-    async def catch_up(self) -> int:
-        """Read the booth back from the watermark and queue what was missed; returns how many
-        history lines were queued."""
-        found = await self.read_back()
-        if found is None:
-            return 0
-        for line in self.release(found):
-            self.push(line)
-        return len(found)
+    async def relay_now(self, line: Line) -> None:
+        """Hand one line over, unless a line at least as new was handled (each line once)."""
+        if line.id <= self.seen:
+            return
+        self.seen = line.id
+        try:
+            await self.relay.handle(self, line)
+        except Exception:
+            log.exception("could not relay a line of game %s", self.game_id)
 
     async def read_back(self) -> list[Line] | None:
         """The booth's history after the watermark (None: already catching up). Live lines
@@ -145,8 +138,11 @@ class BoothQueue:
             log.info("booth %s of game %s is gone", self.thread_id, self.game_id)
         except discord.HTTPException as exc:
             log.warning("could not read booth %s back: %s", self.thread_id, exc)
-        except BaseException:
-            self.buffer = None
+        except Exception as exc:  # a dropped connection, a timeout: relay what was read
+            log.warning("could not read booth %s back: %r", self.thread_id, exc)
+        except BaseException:  # cancelled: the live lines that waited still go through
+            for line in self.release(found):
+                self.push(line)
             raise
         return found
 
@@ -192,23 +188,34 @@ class Relay:
             and room.started
             and not room.ended
         ]
-        # Every booth is read back first, then the lines are handed over oldest first across
-        # booths (message ids grow with time), so what different people typed while nobody
-        # listened reaches the service in the order it was typed, not booth by booth.
+        # Every booth is read back first (live lines wait in each booth's buffer meanwhile),
+        # then the missed lines are handed over one at a time, oldest first across booths
+        # (message ids grow with time), so what different people typed while nobody listened
+        # reaches the service in the order it was typed; then the live lines that waited.
         reads = await asyncio.gather(*(q.read_back() for q in queues), return_exceptions=True)
-        pending: list[tuple[Line, BoothQueue]] = []
-        count = 0
+        taken: list[tuple[BoothQueue, list[Line]]] = []
         for queue, read in zip(queues, reads, strict=True):
             if read is None:
                 continue  # that booth was already catching up
             if isinstance(read, BaseException):
                 log.error("could not read booth %s back", queue.thread_id, exc_info=read)
                 read = []
-            count += len(read)
-            pending += [(line, queue) for line in queue.release(read)]
-        for line, queue in sorted(pending, key=lambda p: p[0].id):
-            queue.push(line)
-        return count
+            taken.append((queue, read))
+        try:
+            for queue, _ in taken:
+                await queue.idle()  # lines on their way before the read began go first
+            missed = sorted(
+                ((line, queue) for queue, read in taken for line in read), key=lambda p: p[0].id
+            )
+            for line, queue in missed:
+                await queue.relay_now(line)
+        finally:
+            # the live lines that waited (and, if this was interrupted, the missed lines not
+            # handed over yet: those already handled are skipped by id)
+            for queue, read in taken:
+                for line in queue.release(read):
+                    queue.push(line)
+        return sum(len(read) for _, read in taken)
 
     # --- gateway -------------------------------------------------------------------------------
 

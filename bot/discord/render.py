@@ -163,7 +163,10 @@ class Renderer:
                     made = view() if view is not None else None
                     await self.bot.rooms.post(room, booth.thread_id, merged, view=made)
 
-            self.put(room, "booth", Job(send=send, text=text, merge=view is None, group=DEN), seat)
+            # (merged only with den posts for the same person: a post queued for a player
+            # who has since been replaced must not carry the substitute's along with it)
+            job = Job(send=send, text=text, merge=view is None, group=f"{DEN}:{uid}")
+            self.put(room, "booth", job, seat)
 
     async def _den_booth(self, room: Room, seat: int, uid: int) -> Booth | None:
         """The booth a den post queued for ``uid`` goes to; None when the seat has changed
@@ -364,30 +367,59 @@ class Renderer:
         view = vote_view(room.game_id, p.seq, names) if p.kind is PhaseKind.VOTE else None
         self.stage_line(room, text, view=view)
         if p.kind is PhaseKind.NIGHT_VOTE:
-            victims = [
-                room.names[s] for s in alive if get_role(room.roles.get(s, "")).team != "mafia"
-            ]
+            victims = self._victims(room)
             self.den_line(
                 room,
                 "The night vote goes on:",
                 view=lambda: night_vote_view(room.game_id, p.seq, victims),
             )
-        if p.kind.is_night:
-            for seat in alive:
-                role = get_role(room.roles.get(seat, "bystander"))
-                if (
-                    seat in room.humans
-                    and role.night_verb
-                    and role.team != "mafia"
-                    and seat not in state.night_actions
-                ):
-                    targets = [room.names[s] for s in alive if s != seat]
-                    self.booth(
-                        room,
-                        seat,
-                        f"Choose who to {role.night_verb} tonight:",
-                        view=night_action_view(room.game_id, p.seq, role.night_verb, targets),
-                    )
+        for seat in alive:
+            self._night_action_menu(room, game, seat)
+
+    def seat_menus(self, room: Room, game: LiveGame, seat: int) -> None:
+        """The menus of the current phase for one seat's booth (a substitute's new booth:
+        the old booth's menus are gone with it)."""
+        state = game.state
+        if state is None or state.over or seat not in room.alive:
+            return
+        p = state.phase
+        if p.kind is PhaseKind.NIGHT_VOTE and get_role(room.roles.get(seat, "")).team == "mafia":
+            victims = self._victims(room)
+            self.booth(
+                room,
+                seat,
+                "The night vote goes on:",
+                view=night_vote_view(room.game_id, p.seq, victims),
+            )
+        self._night_action_menu(room, game, seat)
+
+    @staticmethod
+    def _victims(room: Room) -> list[str]:
+        return [
+            room.names[s]
+            for s in sorted(room.alive)
+            if get_role(room.roles.get(s, "")).team != "mafia"
+        ]
+
+    def _night_action_menu(self, room: Room, game: LiveGame, seat: int) -> None:
+        """A human detective's or doctor's menu, at night, if they have not acted yet."""
+        state = game.state
+        if state is None or not state.phase.kind.is_night:
+            return
+        role = get_role(room.roles.get(seat, "bystander"))
+        if (
+            seat in room.humans
+            and role.night_verb
+            and role.team != "mafia"
+            and seat not in state.night_actions
+        ):
+            targets = [room.names[s] for s in sorted(room.alive) if s != seat]
+            self.booth(
+                room,
+                seat,
+                f"Choose who to {role.night_verb} tonight:",
+                view=night_action_view(room.game_id, state.phase.seq, role.night_verb, targets),
+            )
 
 
 def seconds_left(game: LiveGame) -> float | None:

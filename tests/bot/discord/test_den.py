@@ -253,3 +253,25 @@ async def test_two_human_mafia_hear_each_other_in_their_booths_and_a_substitute_
             await fake.wait_for_message(booth, lambda m: line in m["content"])
         assert not any(line in m["content"] for m in fake.messages_in(table.town))
         only_booths(fake)
+
+        # A substitute arriving during the mafia vote gets the vote menu in the new booth.
+        sub2 = fake.add_member(table.guild, "second substitute")
+        consent = await table.slash("mafia consent", sub2)
+        await consent.response()
+        notice = consent.original
+        assert notice is not None
+        await (
+            await fake.click(notice, component(notice, "mafia:consent:-:yes"), user=sub2)
+        ).response()
+        text = await table.answer(
+            await table.slash("mafia kick", table.mod, member=sub, substitute=sub2)
+        )
+        assert "substitute plays the seat now" in text
+        booth_s2 = await table.wait_booth(sub2)
+        menu_s2 = await fake.wait_for_message(booth_s2, has_kill_menu, within=10)
+        answer = await (
+            await fake.select(
+                menu_s2, component(menu_s2, f"mafia:kill:{game_id}:"), [victim], user=sub2
+            )
+        ).response()
+        assert answer.ephemeral and f"Your vote: {victim}" in (answer.content or "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from sqlmodel import Session, select
@@ -33,6 +34,15 @@ async def test_a_full_game_from_lobby_to_survey(fake_discord: FakeDiscord, tmp_p
         players = {n.strip() for n in everyone.replace(" and ", ", ").split(",")}
         assert len(players) == 6 and human_names < players
         (agent_name,) = players - human_names
+        # The lobby, refreshed at the start, no longer lists accounts in seat order (which is
+        # the announcement's order: lining the two up would pair accounts with characters).
+        await fake.wait_until(
+            lambda: "The game is on" in str(fake.messages[int(lobby["id"])]["embeds"]), 5.0
+        )
+        roster = fake.messages[int(lobby["id"])]["embeds"][0]["fields"][0]["value"]
+        listed = [int(x) for x in re.findall(r"<@(\d+)>", roster)]
+        assert sorted(listed) == sorted(p.id for p in table.humans)
+        assert listed == sorted(listed, key=str)
         # Booths are private threads of one person (and the bot); account names never show.
         for person in table.humans:
             booth = table.booth(person)
