@@ -1217,8 +1217,18 @@ class BaselinePolicy:
                 composed = self._compose(now)
                 if composed is not None:
                     text, opt = composed
-                    self._speak = speak = _say_at(speak.at, text)
-                    self._speak_words = len(text.split())
+                    words = len(text.split())
+                    at = speak.at
+                    if words > self._speak_words:  # a longer line takes longer to type
+                        extra = (words - self._speak_words) * self.timing.seconds_per_word
+                        at += timedelta(0, extra)
+                        if at >= self._deadline:
+                            self._speak = None
+                            self._speak_off = "no-time"
+                            self._hears = False
+                            return None
+                    self._speak = speak = _say_at(at, text)
+                    self._speak_words = words
                     self._speak_folded = text.casefold()
                     self._speak_topic = opt[3]
             return speak

@@ -347,6 +347,29 @@ def test_plan_is_stable_and_a_busy_chat_never_postpones_it() -> None:
         assert again is not None and again.at <= first.at
 
 
+def test_a_draft_someone_else_just_said_is_replaced_and_a_longer_one_is_typed_longer() -> None:
+    spw = BaselineTiming().seconds_per_word
+    longer = 0
+    for seed in range(40):
+        table = Table(seed)
+        table.phase("day", 0, 120)
+        first = table.policy.plan(sec(0))
+        assert first is not None and first.text
+        t = (first.at - T0).total_seconds() / 2
+        table.say(1, first.text.upper(), t)  # word for word (case aside), before mine is out
+        again = table.policy.plan(sec(t))
+        if again is None:
+            continue  # the longer replacement no longer fits before the deadline
+        assert again.text and again.text.casefold() != first.text.casefold()
+        extra = len(again.text.split()) - len(first.text.split())
+        if extra > 0:
+            longer += 1
+            assert (again.at - first.at).total_seconds() == pytest.approx(extra * spw)
+        else:
+            assert again.at == first.at
+    assert longer >= 5
+
+
 def test_after_a_night_kill_lines_refer_to_the_victim() -> None:
     mentions = 0
     for seed in range(40):
