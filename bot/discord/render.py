@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -115,7 +116,7 @@ class Renderer:
         elif isinstance(e, PhaseStarted):
             self.phase(room, game, e, line)
         elif isinstance(e, VoteCast):
-            self.line_at(room, e.place, line)
+            self.line_at(room, e, line)
             self.bot.afk.touch(game.id, e.voter)
         elif isinstance(e, NightActionRecorded | InspectionResult):
             if line is not None:
@@ -129,7 +130,7 @@ class Renderer:
             self.stage_line(room, line)
             self.game_over(room, game, e)
         else:
-            self.line_at(room, e.place, line)
+            self.line_at(room, e, line)
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -149,13 +150,20 @@ class Renderer:
 
         self.put(room, "stage", Job(send=send, text=text, merge=view is None))
 
-    def den_line(self, room: Room, line: str | None, view: ViewFactory | None = None) -> None:
-        """A Game-Manager post for the den: into the booth of each of its readers (``view``
-        makes a fresh menu for each booth)."""
+    def den_line(
+        self,
+        room: Room,
+        line: str | None,
+        view: ViewFactory | None = None,
+        audience: AbstractSet[int] | None = None,
+    ) -> None:
+        """A Game-Manager post for the den: into the booth of each of its readers (the humans
+        among ``audience``, an event's ``visible_to``, when given; ``view`` makes a fresh menu
+        for each booth)."""
         if line is None:
             return
         text = clean_manager(line)
-        for seat, uid in sorted(room.den_readers().items()):
+        for seat, uid in sorted(room.den_readers(audience).items()):
 
             async def send(merged: str, seat: int = seat, uid: int = uid) -> None:
                 booth = await self._den_booth(room, seat, uid)
@@ -175,10 +183,10 @@ class Renderer:
             return None
         return await self.bot.rooms.booth(room, seat, uid)
 
-    def line_at(self, room: Room, place: str, line: str | None) -> None:
-        if place == "den":
-            self.den_line(room, line)
-        elif place == "stage":
+    def line_at(self, room: Room, e: Event, line: str | None) -> None:
+        if e.place == "den":
+            self.den_line(room, line, audience=e.visible_to)
+        elif e.place == "stage":
             self.stage_line(room, line)
 
     def booth(
@@ -232,7 +240,7 @@ class Renderer:
                 self.put(room, "stage", Job(send=go))
             return
         # Den talk: the same webhook post into each other reader's booth, whoever spoke.
-        readers = sorted((s, u) for s, u in room.den_readers().items() if s != e.seat)
+        readers = sorted((s, u) for s, u in room.den_readers(e.visible_to).items() if s != e.seat)
         if not readers and metrics is not None:
             metrics.sending(room.game_id, e.seat, e.text)  # nobody to relay it to
         for piece in pieces:

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -103,10 +104,13 @@ class Room:
             and (seat in self.alive or not alive_only)
         }
 
-    def den_readers(self) -> dict[int, int]:
-        """Seat -> user id of the people who read the den: the living human mafia (a dead
-        or replaced player stops reading it; a substitute starts)."""
-        return self.human_mafia(alive_only=True)
+    def den_readers(self, audience: AbstractSet[int] | None = None) -> dict[int, int]:
+        """Seat -> user id of the people who read the den: the humans among ``audience`` (the
+        seats the engine let see a den event), or else the living human mafia (a dead or
+        replaced player stops reading it; a substitute starts)."""
+        if audience is None:
+            return self.human_mafia(alive_only=True)
+        return {s: u for s, u in self.humans.items() if s in audience}
 
     def seat_of(self, user_id: int) -> int | None:
         return next((s for s, u in self.humans.items() if u == user_id), None)
