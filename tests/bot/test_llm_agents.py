@@ -73,6 +73,10 @@ CONFIG = GameConfig(
     night_vote_seconds=8,
 )
 SPEED = 60.0
+#: for the tests that check every vote is in before its deadline: at SPEED a night vote lasts
+#: 0.13 s of real time, and a loaded 2-core machine can stall the event loop for longer than
+#: the agent's 40 ms margin; at this speed the margin is 80 ms (and the phase twice as long)
+TIMED = 30.0
 #: quick typists, so short phases still hold a few lines
 PLAYER = LLMPlayerSettings(
     seconds_per_word=0.4,
@@ -261,6 +265,7 @@ async def play(
     *,
     on_event: Callable[[Event], None] | None = None,
     limit_s: float = 30.0,
+    speed: float = SPEED,
 ) -> Played:
     refused: list[str] = []
     ports: list[CountingPort] = []
@@ -282,12 +287,12 @@ async def play(
     service = GameService(engine, scheduler, agent)
     recorder = Recorder(on_event)
     service.subscribe(recorder)
-    game_id = await service.create_game(CONFIG, seed=11, speed=SPEED)
+    game_id = await service.create_game(CONFIG, seed=11, speed=speed)
     for name in NAMES:
         await service.join(game_id, None, is_agent=True, name=name)
     await service.start(game_id)
     try:
-        await asyncio.wait_for(service.wait_finished(game_id), limit_s)
+        await asyncio.wait_for(service.wait_finished(game_id), limit_s * SPEED / speed)
         await service.drain(game_id)
         history = await service.history(game_id)
     finally:
@@ -533,7 +538,7 @@ async def test_wire_faults_never_break_the_game(
     factory = llm_player_factory(
         LLMAgentConfig(llm="x:y", player=PLAYER), log, clients=clients_for(provider, server)
     )
-    played = await play(engine, scheduler, factory, on_event=chaos)
+    played = await play(engine, scheduler, factory, on_event=chaos, speed=TIMED)
     assert played.refused == []
     assert played.history[-1]["kind"] == "game_over"
     applied = {r.fault.kind for r in server.requests if r.fault is not None}
@@ -603,7 +608,7 @@ async def test_a_slow_model_still_votes_before_each_deadline(
     factory = llm_player_factory(
         LLMAgentConfig(llm="x:y", player=PLAYER), log, clients=clients_for(provider, server)
     )
-    played = await play(engine, scheduler, factory, on_event=slow_votes)
+    played = await play(engine, scheduler, factory, on_event=slow_votes, speed=TIMED)
     assert played.refused == []
     assert vote_phases
     assert assert_everyone_voted_in_time(played) >= 1
