@@ -12,13 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.discord.render import DEN_INTRO
+from bot.discord.render import seat_card
 from bot.discord.rooms import Room
 from bot.service import LiveGame, ServiceError
 from games.errors import RuleError
-from games.events import RoleAssigned
-from games.narration import role_card
-from games.roles import get_role
 
 if TYPE_CHECKING:
     from bot.discord.app import MafiaBot
@@ -132,29 +129,13 @@ class Actions:
         game = self.bot.service.games[room.game_id]
         state = game.state
         assert state is not None
-        me = state.seats[seat]
-        partners = (
-            tuple(s.name for s in state.seats if s.is_mafia and s.index != seat)
-            if me.is_mafia
-            else ()
-        )
-        card = role_card(
-            RoleAssigned(
-                t=state.phase.started_at,
-                seat=seat,
-                name=me.name,
-                role=me.role,
-                team=get_role(me.role).team,
-                partners=partners,
-            )
-        )
+        card = seat_card(state, seat)
         phase = state.phase
         self.bot.renderer.booth(
             room,
             seat,
             f"You are taking over a seat in a game in progress. {card}\n"
-            f"Now: {phase.kind.value.replace('_', ' ')} {phase.number}. Type here to talk."
-            + (f"\n\n{DEN_INTRO}" if me.is_mafia else ""),
+            f"Now: {phase.kind.value.replace('_', ' ')} {phase.number}. Type here to talk.",
         )
         self.bot.renderer.seat_menus(room, game, seat)
 

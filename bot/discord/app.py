@@ -34,15 +34,12 @@ from bot.discord.options import DiscordOptions, load_options
 from bot.discord.outbox import Job, Outbox
 from bot.discord.permissions import is_moderator
 from bot.discord.relay import Relay, RelayMetrics
-from bot.discord.render import DEN_INTRO, Renderer
+from bot.discord.render import Renderer, seat_card
 from bot.discord.rooms import Room, Rooms
 from bot.discord.survey import Survey
 from bot.discord.views import DYNAMIC_ITEMS
 from bot.service import GameService, LiveGame
 from bot.settings import Settings, SettingsError, load_settings
-from games.events import RoleAssigned
-from games.narration import role_card
-from games.roles import get_role
 
 log = logging.getLogger(__name__)
 
@@ -312,24 +309,7 @@ class MafiaBot(discord.AutoShardedClient):
         )
         game = self.service.games.get(room.game_id)
         if kind == "booth" and seat is not None and game is not None and game.state is not None:
-            me = game.state.seats[seat]
-            partners = (
-                tuple(s.name for s in game.state.seats if s.is_mafia and s.index != seat)
-                if me.is_mafia
-                else ()
-            )
-            card = role_card(
-                RoleAssigned(
-                    t=game.state.phase.started_at,
-                    seat=seat,
-                    name=me.name,
-                    role=me.role,
-                    team=get_role(me.role).team,
-                    partners=partners,
-                )
-            )
-            if me.is_mafia:
-                card = f"{card}\n\n{DEN_INTRO}"
+            card = seat_card(game.state, seat)
             self.renderer.booth(room, seat, f"Your booth was deleted, so here is a new one. {card}")
 
     async def channel_gone(self, room: Room) -> None:

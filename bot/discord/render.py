@@ -50,9 +50,9 @@ from games.events import (
     RoleAssigned,
     VoteCast,
 )
-from games.narration import manager_line
+from games.narration import manager_line, role_card
 from games.roles import get_role
-from games.state import PhaseKind
+from games.state import GameState, PhaseKind
 
 if TYPE_CHECKING:
     from bot.discord.app import MafiaBot
@@ -71,6 +71,28 @@ DEN_INTRO = (
 )
 #: outbox group of den posts in a booth (they never merge with the booth's own notes)
 DEN = "den"
+
+
+def seat_card(state: GameState, seat: int) -> str:
+    """The role card of ``seat`` as the game stands (for a new booth mid-game: a substitute's,
+    or one that replaced a deleted booth), with the den note for the mafia."""
+    me = state.seats[seat]
+    partners = (
+        tuple(s.name for s in state.seats if s.is_mafia and s.index != seat) if me.is_mafia else ()
+    )
+    card = role_card(
+        RoleAssigned(
+            t=state.phase.started_at,
+            seat=seat,
+            name=me.name,
+            role=me.role,
+            team=get_role(me.role).team,
+            partners=partners,
+        )
+    )
+    return f"{card}\n\n{DEN_INTRO}" if me.is_mafia else card
+
+
 ViewFactory = Callable[[], discord.ui.View]
 PHASE_NAMES = {
     "day": "Day {n}: discussion",
@@ -301,9 +323,7 @@ class Renderer:
         if kind is PhaseKind.NIGHT:
             self.den_line(room, f"Den, night {e.number}: talk with your partners until {when}.")
         elif kind is PhaseKind.NIGHT_VOTE:
-            victims = [
-                room.names[s] for s in alive if get_role(room.roles.get(s, "")).team != "mafia"
-            ]
+            victims = self._victims(room)
             seq = e.seq
             self.den_line(
                 room,

@@ -96,20 +96,14 @@ class Room:
     def key(self, place: str, seat: int | None = None) -> str:
         return f"{self.game_id}:{place}" if seat is None else f"{self.game_id}:{place}:{seat}"
 
-    def human_mafia(self, alive_only: bool = True) -> dict[int, int]:
-        return {
-            seat: uid
-            for seat, uid in self.humans.items()
-            if get_role(self.roles.get(seat, "bystander")).team == "mafia"
-            and (seat in self.alive or not alive_only)
-        }
-
     def den_readers(self, audience: AbstractSet[int] | None = None) -> dict[int, int]:
         """Seat -> user id of the people who read the den: the humans among ``audience`` (the
         seats the engine let see a den event), or else the living human mafia (a dead or
         replaced player stops reading it; a substitute starts)."""
         if audience is None:
-            return self.human_mafia(alive_only=True)
+            audience = {
+                s for s in self.alive if get_role(self.roles.get(s, "bystander")).team == "mafia"
+            }
         return {s: u for s, u in self.humans.items() if s in audience}
 
     def seat_of(self, user_id: int) -> int | None:

@@ -88,6 +88,13 @@ def component(message: JSON, prefix: str) -> str:
     return found[0]
 
 
+async def kill_vote(fake: FakeDiscord, menu: JSON, game_id: str, victim: str, user: Member) -> None:
+    """Pick ``victim`` in a mafia kill menu as ``user``; the vote is confirmed privately."""
+    inter = await fake.select(menu, component(menu, f"mafia:kill:{game_id}:"), [victim], user=user)
+    answer = await inter.response()
+    assert answer.ephemeral and f"Your vote: {victim}" in (answer.content or "")
+
+
 @dataclass
 class Table:
     fake: FakeDiscord

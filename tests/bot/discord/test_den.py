@@ -24,6 +24,7 @@ from tests.bot.discord.harness import (
     component,
     custom_ids,
     db_url_in,
+    kill_vote,
 )
 from tests.fakes.discord import Channel, FakeDiscord, Member, WebhookExecution
 
@@ -144,10 +145,7 @@ async def test_a_lone_human_mafia_cannot_tell_that_the_partner_is_the_agent(
         victim = next(
             table.names[p.id] for p in others[:-1] if table.names[p.id] in str(menu["components"])
         )
-        answer = await (
-            await fake.select(menu, component(menu, f"mafia:kill:{game_id}:"), [victim], user=me)
-        ).response()
-        assert answer.ephemeral and f"Your vote: {victim}" in (answer.content or "")
+        await kill_vote(fake, menu, game_id, victim, me)
         await fake.wait_for_message(
             booth, lambda m: f"{table.names[me.id]} voted for {victim}" in m["content"]
         )
@@ -244,10 +242,7 @@ async def test_two_human_mafia_hear_each_other_in_their_booths_and_a_substitute_
         await fake.wait_for_message(booth_s, has_kill_menu, within=5)
         assert not any(has_kill_menu(m) for m in fake.messages_in(booth_b))
         victim = table.names[town[0].id]
-        answer = await (
-            await fake.select(menu_a, component(menu_a, f"mafia:kill:{game_id}:"), [victim], user=a)
-        ).response()
-        assert answer.ephemeral and f"Your vote: {victim}" in (answer.content or "")
+        await kill_vote(fake, menu_a, game_id, victim, a)
         line = f"{table.names[a.id]} voted for {victim}"
         for booth in (booth_a, booth_s):
             await fake.wait_for_message(booth, lambda m: line in m["content"])
@@ -269,9 +264,4 @@ async def test_two_human_mafia_hear_each_other_in_their_booths_and_a_substitute_
         assert "substitute plays the seat now" in text
         booth_s2 = await table.wait_booth(sub2)
         menu_s2 = await fake.wait_for_message(booth_s2, has_kill_menu, within=10)
-        answer = await (
-            await fake.select(
-                menu_s2, component(menu_s2, f"mafia:kill:{game_id}:"), [victim], user=sub2
-            )
-        ).response()
-        assert answer.ephemeral and f"Your vote: {victim}" in (answer.content or "")
+        await kill_vote(fake, menu_s2, game_id, victim, sub2)

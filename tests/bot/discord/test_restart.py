@@ -14,7 +14,14 @@ from sqlmodel import Session, select
 
 from bot.store.db import make_engine
 from bot.store.models import Message, PlatformLink
-from tests.bot.discord.harness import Table, bot_stack, component, custom_ids, db_url_in
+from tests.bot.discord.harness import (
+    Table,
+    bot_stack,
+    component,
+    custom_ids,
+    db_url_in,
+    kill_vote,
+)
 from tests.fakes.discord import FakeDiscord
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -203,10 +210,7 @@ async def test_sigkill_mid_night_the_den_goes_on_between_the_booths(
         menu = await fake.wait_for_message(booth_a, has_kill_menu, within=15)
         await fake.wait_for_message(booth_b, has_kill_menu, within=5)
         victim = table.names[town[0].id]
-        answer = await (
-            await fake.select(menu, component(menu, f"mafia:kill:{game_id}:"), [victim], user=a)
-        ).response()
-        assert answer.ephemeral and f"Your vote: {victim}" in (answer.content or "")
+        await kill_vote(fake, menu, game_id, victim, a)
         await fake.wait_for_message(
             booth_b, lambda m: f"{table.names[a.id]} voted for {victim}" in m["content"]
         )
