@@ -150,9 +150,10 @@ class LLMPlayerSettings:
     fallback_at: float = 0.8
     #: no vote later than this before the deadline (capped at 10% of short phases)
     deadline_margin_s: float = 2.0
-    #: real seconds that margins never go below: an accelerated clock (``--speed``) turns
-    #: the service's real write latency into many game seconds
-    real_margin_s: float = 0.15
+    #: real seconds that margins never go below (still capped at 30% of the phase): an
+    #: accelerated clock (``--speed``) turns the service's real write latency and event-loop
+    #: stalls on a loaded machine into many game seconds
+    real_margin_s: float = 0.3
     #: degrade to the baseline after this many failed calls in a row
     max_failures: int = 3
     #: ... or this many unusable answers in a row

@@ -15,7 +15,7 @@ import asyncio
 import random
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -73,10 +73,13 @@ CONFIG = GameConfig(
     night_vote_seconds=8,
 )
 SPEED = 60.0
-#: for the tests that check every vote is in before its deadline: at SPEED a night vote lasts
-#: 0.13 s of real time, and a loaded 2-core machine can stall the event loop for longer than
-#: the agent's 40 ms margin; at this speed the margin is 80 ms (and the phase twice as long)
+#: for the tests that check every vote is in before its deadline. At SPEED with CONFIG a night
+#: vote lasted 0.13 s of real time and the agent's last-moment margin 40 ms; a loaded 2-core CI
+#: machine stalled the event loop for longer than that (one day vote got no vote at all). Here
+#: the vote phases are three times longer and the clock half as fast: a day vote lasts 1 s of
+#: real time, the fallback votes at 0.7 s, and the margin to the deadline is 0.24-0.3 s.
 TIMED = 30.0
+TIMED_CONFIG = replace(CONFIG, vote_seconds=30, night_vote_seconds=24)
 #: quick typists, so short phases still hold a few lines
 PLAYER = LLMPlayerSettings(
     seconds_per_word=0.4,
@@ -266,6 +269,7 @@ async def play(
     on_event: Callable[[Event], None] | None = None,
     limit_s: float = 30.0,
     speed: float = SPEED,
+    config: GameConfig = CONFIG,
 ) -> Played:
     refused: list[str] = []
     ports: list[CountingPort] = []
@@ -287,7 +291,7 @@ async def play(
     service = GameService(engine, scheduler, agent)
     recorder = Recorder(on_event)
     service.subscribe(recorder)
-    game_id = await service.create_game(CONFIG, seed=11, speed=speed)
+    game_id = await service.create_game(config, seed=11, speed=speed)
     for name in NAMES:
         await service.join(game_id, None, is_agent=True, name=name)
     await service.start(game_id)
@@ -538,7 +542,9 @@ async def test_wire_faults_never_break_the_game(
     factory = llm_player_factory(
         LLMAgentConfig(llm="x:y", player=PLAYER), log, clients=clients_for(provider, server)
     )
-    played = await play(engine, scheduler, factory, on_event=chaos, speed=TIMED)
+    played = await play(
+        engine, scheduler, factory, on_event=chaos, speed=TIMED, config=TIMED_CONFIG
+    )
     assert played.refused == []
     assert played.history[-1]["kind"] == "game_over"
     applied = {r.fault.kind for r in server.requests if r.fault is not None}
@@ -608,7 +614,9 @@ async def test_a_slow_model_still_votes_before_each_deadline(
     factory = llm_player_factory(
         LLMAgentConfig(llm="x:y", player=PLAYER), log, clients=clients_for(provider, server)
     )
-    played = await play(engine, scheduler, factory, on_event=slow_votes, speed=TIMED)
+    played = await play(
+        engine, scheduler, factory, on_event=slow_votes, speed=TIMED, config=TIMED_CONFIG
+    )
     assert played.refused == []
     assert vote_phases
     assert assert_everyone_voted_in_time(played) >= 1
