@@ -645,10 +645,24 @@ class BaselinePolicy:
         reading = self._ledger.reading
         if reading is None:
             return
+        if event.seat == self.seat and reading.folded not in self._said:
+            self._own_line_from_before(event, reading.folded)
         if event.place == "den":
             self._on_den_line(event, reading)
         else:
             self._on_stage_line(event.seat, event.t)
+
+    def _own_line_from_before(self, event: MessageAccepted, folded: str) -> None:
+        """A line of mine that :meth:`done` never reported: said before a restart (the service
+        replays the game to a resumed seat) or, rarely, heard back before its own ``done``.
+        It counts towards this phase's lines (no second greeting), and a draft planned before
+        the replay reached it that repeats it word for word is written again."""
+        self._said.add(folded)
+        self._lines += 1
+        speak = self._speak
+        if speak is not None and self._speak_folded == folded and event.t < speak.at:
+            self._restale = True
+            self._dirty = True
 
     def _on_stage_line(self, s: int, t: datetime) -> None:
         """``s`` said the line the ledger just took. Only a line that accuses me or a
@@ -1583,15 +1597,19 @@ class BaselinePolicy:
     def done(self, intent: Intent, error: str | None) -> None:
         """Record the outcome; on a refusal try something else, never the same thing again."""
         self._dirty = True
+        heard_back = False  # the line came back as an event first, and was counted then
         if intent.kind == "say" and intent.text:
-            self._said.add(intent.text.casefold())
+            folded = intent.text.casefold()
+            heard_back = folded in self._said
+            self._said.add(folded)
         if id(intent) not in self._issued_ids and intent not in self._issued:
             return  # planned in an earlier phase: its phase is gone, and so is its meaning
         if intent.kind == "say":
             if self._speak is not None and self._speak.text == intent.text:
                 self._speak = None
             if error is None:
-                self._lines += 1
+                if not heard_back:
+                    self._lines += 1
                 topic = self._speak_topic
                 if topic is not None:
                     self._topics.add(topic)

@@ -166,6 +166,9 @@ class LiveGame:
     players: dict[int, Player] = field(default_factory=dict)
     outboxes: dict[int, _Outbox] = field(default_factory=dict)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
+    #: after a resume: every event of the game up to the interruption, rebuilt by replaying
+    #: its action log (what a renderer shows a person who comes back to the game)
+    replayed: tuple[Event, ...] = ()
 
     def seat_names(self) -> dict[int, str]:
         return {s.index: s.name for s in self.seats}
@@ -867,6 +870,7 @@ class GameService:
         game.state = state
         game.action_seq = action_rows[-1].seq if action_rows else 0
         game.event_seq = len(history)
+        game.replayed = tuple(history)
         self._attach_agents(game)
         for seat, outbox in game.outboxes.items():
             seen = [e for e in history if visible(e, seat)]

@@ -41,6 +41,9 @@ class ConsoleRenderer:
         self.user_id = user_id
 
     async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None:
+        self.show(game, events)
+
+    def show(self, game: LiveGame, events: Sequence[Event]) -> None:
         if self.game_id is not None and game.id != self.game_id:
             return
         seat = self.seat

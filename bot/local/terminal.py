@@ -254,7 +254,12 @@ async def run_play(
             me = game.seat_of_user(HUMAN_ID)
             if me is None:
                 raise LookupError(f"Game {game_id} has no terminal player to resume as.")
-            service.subscribe(ConsoleRenderer(console, game_id=game_id, user_id=HUMAN_ID))
+            renderer = ConsoleRenderer(console, game_id=game_id, user_id=HUMAN_ID)
+            if game.replayed:
+                # what this seat saw before the interruption: the role card and the talk so far
+                console.print("[dim]Earlier in this game:[/]")
+                renderer.show(game, game.replayed)
+            service.subscribe(renderer)
             service.subscribe(Reminders(console, game_id))
             console.print(describe_resume(game))
         else:

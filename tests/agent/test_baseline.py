@@ -703,3 +703,67 @@ def test_rescoring_one_accuser_gives_the_scores_of_a_full_recount() -> None:
                 seen = (table.policy.suspicion(), table.policy.danger())
                 table.policy._cache.clear()  # (forget the cache: count everything again)
                 assert seen == (table.policy.suspicion(), table.policy.danger())
+
+
+# --- coming back after a restart: the service replays the game to the seat ---------------------
+
+GREETINGS = {t.casefold() for t in templates.TEMPLATES["greet"]}
+
+
+def test_a_replayed_greeting_of_mine_is_not_said_again() -> None:
+    """After a restart the seat is fed the game so far, its own lines among them (no ``done``
+    ever reported those): it must not greet the table a second time."""
+    greeted_again = 0
+    for seed in range(60):
+        table = Table(seed)
+        table.phase("day", 0, 120)
+        table.say(0, "hi all", 3)  # mine, from before the restart
+        table.say(1, "hey", 5)
+        intent = table.policy.plan(sec(20))
+        if intent is not None and intent.text and intent.text.casefold() in GREETINGS:
+            greeted_again += 1
+    assert greeted_again == 0
+
+
+def test_a_draft_made_before_the_replay_reached_my_own_line_is_rewritten() -> None:
+    """The seat plans as soon as the replayed phase starts, before the rest of the replay
+    tells it what it already said: a draft that repeats one of its own earlier lines is
+    replaced by another line."""
+    for seed in range(40):
+        table = Table(seed)
+        table.phase("day", 0, 120)
+        first = table.policy.plan(sec(30))  # (the restart: now is well into the phase)
+        assert first is not None and first.text
+        table.say(0, first.text, 4)  # ... and the replay shows I said exactly that at 0:04
+        again = table.policy.plan(sec(30))
+        assert again is None or (again.text and again.text.casefold() != first.text.casefold())
+
+
+def test_my_line_heard_back_before_done_is_counted_once() -> None:
+    """Live, the event of a line can reach the seat before the port reports it done; the
+    line counts once either way, so the per-phase cap is the same."""
+    counts = []
+    for event_first in (False, True):
+        table = Table(7)
+        table.phase("day", 0, 600)
+        policy = table.policy
+        now, said = 0.0, 0
+        for step in range(60):
+            table.say(1 + step % 5, f"line number {step} from the others", now)
+            now += 1.0
+            intent = policy.plan(sec(now))
+            if intent is None or intent.kind != "say" or not intent.text:
+                continue
+            now = max(now, (intent.at - T0).total_seconds())
+            if event_first:
+                table.say(0, intent.text, now)
+                policy.done(intent, None)
+            else:
+                policy.done(intent, None)
+                table.say(0, intent.text, now)
+            said += 1
+            if said == 3:
+                break
+        assert said == 3
+        counts.append(policy._lines)
+    assert counts == [3, 3]

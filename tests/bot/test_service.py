@@ -15,7 +15,7 @@ from bot.store import models as m
 from bot.timers import make_scheduler
 from games.config import GameConfig
 from games.errors import ConfigError, RuleError
-from games.events import Event, GameOver, PhaseStarted
+from games.events import Event, GameOver, MessageAccepted, PhaseStarted
 from games.state import PhaseKind
 from tests.bot.waiting import until_phase
 
@@ -436,3 +436,46 @@ async def test_lobby_configure_remove_seat_and_platform_resume(service: GameServ
     assert local in await service.unfinished_games(["local"])
     with pytest.raises(ServiceError, match="has started"):
         await service.configure(local, LONG)
+
+
+async def test_resumed_agents_carry_on_the_talk_without_repeating_themselves(
+    engine: Engine,
+) -> None:
+    """A resumed game hands each agent the game so far: nobody greets the table twice or says
+    a line of their own again."""
+    from agent.templates import TEMPLATES
+    from bot.agents import make_agent_factory
+
+    greetings = {t.casefold() for t in TEMPLATES["greet"]}
+    scheduler = make_scheduler()
+    scheduler.start()
+    config = GameConfig(day_seconds=120, vote_seconds=30, night_seconds=30, night_vote_seconds=30)
+    first = GameService(engine, scheduler, make_agent_factory())
+    game_id = await first.create_game(config, seed=3, speed=20.0)
+    for _ in range(7):
+        await first.join(game_id, None, is_agent=True)
+    await first.start(game_id)
+    rec = Recorder()
+    first.subscribe(rec)
+    for _ in range(500):  # stop once most of the table has spoken
+        if len({e.seat for e in rec.events if isinstance(e, MessageAccepted)}) >= 5:
+            break
+        await asyncio.sleep(0.01)
+    await first.close()
+
+    second = GameService(engine, scheduler, make_agent_factory())
+    game = await second.resume(game_id)
+    before = [e for e in game.replayed if isinstance(e, MessageAccepted)]
+    assert len({e.seat for e in before}) >= 5
+    after = Recorder()
+    second.subscribe(after)
+    await until_phase(game, PhaseKind.VOTE, tries=1000)
+    await second.close()
+    scheduler.shutdown(wait=False)
+
+    day = before + [e for e in after.events if isinstance(e, MessageAccepted)]
+    assert len(day) > len(before) + 3  # the talk went on
+    lines = [(e.seat, e.text.casefold()) for e in day]
+    assert len(set(lines)) == len(lines), "a seat said a line of its own again"
+    greeted = [seat for seat, text in lines if text in greetings]
+    assert len(set(greeted)) == len(greeted), "a seat greeted the table twice"
