@@ -1537,7 +1537,9 @@ class BaselinePolicy:
         tally = self._tally_now
         if not tally or (self._mafia and any(s in self._partners for s in tally)):
             return None
-        text = ", ".join(f"{self._names[s]} {n}" for s, n in tally.most_common(3))
+        # a player counting the votes calls their own "me" ("Drew 2" from Drew reads oddly)
+        names, me = self._names, self.seat
+        text = ", ".join(f"{'me' if s == me else names[s]} {n}" for s, n in tally.most_common(3))
         return (1.0, "tally", {"tally": text}, None)
 
     def _opt_late(self) -> _Option | None:

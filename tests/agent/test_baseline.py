@@ -423,6 +423,23 @@ def test_vote_phase_lines_can_quote_the_tally() -> None:
     assert tallies >= 2
 
 
+def test_a_tally_calls_the_speaker_me_not_by_name() -> None:
+    mine = 0
+    for seed in range(200):
+        table = Table(seed)
+        table.phase("vote", 0, 45)
+        table.vote(2, 0, 1)
+        table.vote(3, 0, 2)
+        table.vote(5, 6, 3)
+        intent = table.policy.plan(sec(3))
+        if intent is None or intent.kind != "say" or not intent.text:
+            continue
+        assert not re.search(r"\bAri \d", intent.text), intent.text
+        if re.search(r"\bme 2\b", intent.text):
+            mine += 1
+    assert mine >= 1
+
+
 def test_bystander_votes_for_whoever_keeps_accusing_it() -> None:
     for seed in range(20):
         table = Table(seed)
