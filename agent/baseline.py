@@ -340,6 +340,7 @@ class BaselinePolicy:
         "_partners",
         "_partners_alive",
         "_place",
+        "_promised",
         "_rescore",
         "_restale",
         "_reveal",
@@ -571,6 +572,8 @@ class BaselinePolicy:
         self._voted: int | None = _NO_VOTE
         self._change_to: int | None = None
         self._change_at: datetime | None = None
+        #: whom I said on the stage I would vote for, before voting (I keep my word)
+        self._promised: int | None = None
         self._changed = False
         self._vote_errors = 0
         self._vote_banned: set[int] = set()
@@ -981,6 +984,13 @@ class BaselinePolicy:
         self._target_votes, self._target_banned = votes, banned
         return target
 
+    def _day_choice(self) -> int | None:
+        """The day vote I am about to cast: the one I announced, while it is still allowed."""
+        promised = self._promised
+        if promised is not None and promised in self._alive and promised not in self._vote_banned:
+            return promised
+        return self._day_target()
+
     def _compute_day_target(self) -> int | None:
         base = self._my_scores()
         tally = self._tally_now
@@ -1089,7 +1099,7 @@ class BaselinePolicy:
                 at = self._vote_at = self._in_window(self.timing.vote_window)
             if self._kind is _NIGHT_VOTE_K:
                 return self._vote_intent(at, self._night_target())
-            return self._vote_intent(at, self._day_target())
+            return self._vote_intent(at, self._day_choice())
         if self._change_to is not None and self._change_at is not None:
             return self._vote_intent(self._change_at, self._change_to)
         return None
@@ -1526,12 +1536,12 @@ class BaselinePolicy:
 
     def _opt_vote_state(self) -> _Option | None:
         if self._voted == _NO_VOTE:
-            target = self._day_target()
+            target = self._day_choice()
         else:
             target = self._change_to if self._change_to is not None else self._voted
         if target is None or target not in self._others_set:
             return None
-        return (3.0, "vote_state", {"x": self._names[target]}, None)
+        return (3.0, "vote_state", {"x": self._names[target]}, ("vote_state", target))
 
     def _opt_tally(self) -> _Option | None:
         tally = self._tally_now
@@ -1617,6 +1627,8 @@ class BaselinePolicy:
                     self._topics.add(topic)
                     if topic[0] == "defend":
                         self._accused_me.clear()
+                    elif topic[0] == "vote_state" and self._voted == _NO_VOTE:
+                        self._promised = cast(int, topic[1])
                 self._speak_topic = None
             else:
                 self._say_errors += 1
@@ -1645,6 +1657,10 @@ class BaselinePolicy:
             was_change = self._voted != _NO_VOTE
             self._voted = target
             self._vote_at = None
+            topic = self._speak_topic
+            if self._speak is not None and topic is not None and topic[0] == "vote_state":
+                if topic[1] != target:  # my draft names someone I did not vote for
+                    self._restale = True
             if was_change or (self._change_to is not None and self._change_to == target):
                 self._changed = True
                 self._change_to = None

@@ -52,7 +52,14 @@ async def test_anthropic_wire_format(fake_anthropic: FakeAnthropicServer) -> Non
     assert headers["Content-Type"] == "application/json"
     body = json.loads(raw)
     assert set(body) == {
-        "id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage"
+        "id",
+        "type",
+        "role",
+        "model",
+        "content",
+        "stop_reason",
+        "stop_sequence",
+        "usage",
     }
     assert body["type"] == "message"
     assert body["role"] == "assistant"
