@@ -1659,8 +1659,8 @@ class BaselinePolicy:
             self._vote_at = None
             topic = self._speak_topic
             if self._speak is not None and topic is not None and topic[0] == "vote_state":
-                if topic[1] != target:  # my draft names someone I did not vote for
-                    self._restale = True
+                # a draft naming someone I did not vote for is written again
+                self._restale = self._restale or topic[1] != target
             if was_change or (self._change_to is not None and self._change_to == target):
                 self._changed = True
                 self._change_to = None
