@@ -126,6 +126,54 @@ class Reminders:
         return run
 
 
+def cue(state: GameState | None, seat: int, phase_seq: int) -> str | None:
+    """What the person at ``seat`` can do in the phase that just started (the terminal's
+    counterpart of the menus on Discord and Slack), or None when there is nothing to do."""
+    if state is None or state.over or state.phase.seq != phase_seq:
+        return None
+    me = state.seats[seat]
+    if not me.alive:
+        return None
+    kind = state.phase.kind
+    if kind is PhaseKind.VOTE:
+        names = ", ".join(s.name for s in state.seats if s.alive and s.index != seat)
+        return f"Your vote: /vote NAME (one of {names}) or /abstain; you can change it."
+    if kind is PhaseKind.NIGHT_VOTE and me.is_mafia:
+        names = ", ".join(s.name for s in state.seats if s.alive and not s.is_mafia)
+        return f"Tonight's kill: /vote NAME (one of {names})."
+    role = get_role(me.role)
+    if (
+        kind.is_night
+        and role.night_verb
+        and role.team != "mafia"
+        and seat not in state.night_actions
+    ):
+        return f"Tonight you may {role.night_verb} someone: /act NAME."
+    return None
+
+
+class Cues:
+    """Prints :func:`cue` for the person's seat whenever a phase starts."""
+
+    def __init__(self, console: Console, game_id: str, user_id: str) -> None:
+        self.console = console
+        self.game_id = game_id
+        self.user_id = user_id
+
+    async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None:
+        me = game.seat_of_user(self.user_id)
+        if game.id != self.game_id or me is None:
+            return
+        for event in events:
+            if isinstance(event, PhaseStarted):
+                self.show(game, me.index, event.seq)
+
+    def show(self, game: LiveGame, seat: int, phase_seq: int) -> None:
+        line = cue(game.state, seat, phase_seq)
+        if line is not None:
+            self.console.print(f"[cyan]{escape(line)}[/]", highlight=False)
+
+
 async def handle_line(service: GameService, game: LiveGame, seat: int, line: str) -> str | None:
     """Carry out one typed line; returns a message for the player, or None."""
     line = line.strip()
@@ -261,7 +309,11 @@ async def run_play(
                 renderer.show(game, game.replayed)
             service.subscribe(renderer)
             service.subscribe(Reminders(console, game_id))
+            cues = Cues(console, game_id, HUMAN_ID)
+            service.subscribe(cues)
             console.print(describe_resume(game))
+            if game.state is not None:
+                cues.show(game, me.index, game.state.phase.seq)
         else:
             game_id = await service.create_game(config, seed=seed, server_external_id="terminal")
             console.print(f"Game {game_id}")
@@ -270,6 +322,7 @@ async def run_play(
                 await service.join(game_id, None, is_agent=True, agent_kind=agent)
             service.subscribe(ConsoleRenderer(console, game_id=game_id, user_id=HUMAN_ID))
             service.subscribe(Reminders(console, game_id))
+            service.subscribe(Cues(console, game_id, HUMAN_ID))
             console.print(
                 f"You play as [bold]{me.name}[/]. The other {players - 1} players are AI agents "
                 "playing like people. Type /help for commands."

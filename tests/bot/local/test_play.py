@@ -114,6 +114,12 @@ async def test_play_talk_who_vote_abstain_quit_then_resume(tmp_path: Path) -> No
 
         # the vote opens after the day's 6 seconds: abstain, then change to a vote
         opened = await term.expect(r"Game-Manager: Voting is open", after=said, within=40)
+        # the terminal's counterpart of a vote menu: how, and for whom
+        hint = await term.expect(
+            r"^Your vote: /vote NAME \(one of (.+)\) or /abstain", after=opened
+        )
+        choices = re.search(r"one of (.+)\) or", term.lines[hint]).group(1)  # type: ignore[union-attr]
+        assert sorted(choices.split(", ")) == sorted(others)
         term.type("/abstain")
         await term.expect(rf"Game-Manager: {me} abstains\.", after=opened)
         term.type(f"/vote {others[1]}")
