@@ -308,6 +308,7 @@ class BaselinePolicy:
         "_deadline",
         "_den_heard",
         "_dirty",
+        "_doctor_in_play",
         "_facts_alive",
         "_facts_partners",
         "_first_prop",
@@ -439,6 +440,7 @@ class BaselinePolicy:
         self._yesterday_votes: dict[int, int | None] = {}
         self._night_victim: tuple[int, str] | None = None
         self._night_none = False
+        self._doctor_in_play = False
         self._last_protect: int | None = None
         self._night_act_target: int | None = None
         # --- the current phase
@@ -500,6 +502,7 @@ class BaselinePolicy:
     def _on_game_started(self, event: GameStarted) -> None:
         self._version += 1
         self._names = tuple(event.players)
+        self._doctor_in_play = "doctor" in event.extra_roles
         self._alive = set(range(len(self._names)))
         self._noise = {i: self._rng.random() * 0.25 for i in self._alive}
         self._resolve_partners()
@@ -1474,7 +1477,10 @@ class BaselinePolicy:
         return self._pick(opts)
 
     def _opt_night_none(self) -> _Option | None:
-        return (4.0, "night_none", {}, ("night", self._day))
+        topic = ("night", self._day)
+        if self._doctor_in_play:
+            return self._pick([(4.0, "night_none", {}, topic), (2.0, "night_saved", {}, topic)])
+        return (4.0, "night_none", {}, topic)
 
     def _opt_elim(self) -> _Option | None:
         if self._last_day_elim is None:

@@ -153,11 +153,16 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
         "they killed {v} right after {v} went after {x}. fishy",
     ),
     "night_none": (
-        "nobody died? doc must've saved someone",
         "no kill last night, nice",
         "quiet night huh",
         "nobody died, lucky us",
         "wait nobody died?",
+    ),
+    # (only when a doctor is in play: a "doc" in a game without one is a bluff nobody makes)
+    "night_saved": (
+        "nobody died? doc must've saved someone",
+        "no kill? nice save doc",
+        "doc came through last night",
     ),
     "elim_bystander": (
         "{v} was a bystander... {voters} voted for that",

@@ -56,12 +56,15 @@ class Table:
         role: str = "bystander",
         partners: tuple[str, ...] = (),
         timing: BaselineTiming | None = None,
+        extra_roles: tuple[str, ...] = (),
     ) -> None:
         self.policy = BaselinePolicy(seat, NAMES[seat], random.Random(seed), timing=timing)
         self.seat = seat
         self.seq = 0
         mafia_count = 1 + len(partners) if role == "mafia" else 2
-        self.feed(GameStarted(t=T0, players=NAMES, mafia_count=mafia_count, extra_roles=()))
+        self.feed(
+            GameStarted(t=T0, players=NAMES, mafia_count=mafia_count, extra_roles=extra_roles)
+        )
         team = "mafia" if role == "mafia" else "bystanders"
         self.feed(
             RoleAssigned(
@@ -415,6 +418,23 @@ def test_after_a_night_kill_lines_refer_to_the_victim() -> None:
         assert intent is not None and intent.text
         mentions += "Drew" in intent.text
     assert mentions >= 15
+
+
+def test_after_a_night_without_a_kill_only_a_game_with_a_doctor_credits_the_doctor() -> None:
+    doc = re.compile(r"\bdoc(tor)?\b", re.IGNORECASE)
+    credited = {}
+    for roles in ((), ("doctor",)):
+        credited[roles] = 0
+        for seed in range(80):
+            table = Table(seed, extra_roles=roles)
+            table.phase("night_vote", 0, 30)
+            table.feed(NightResult(t=sec(20), victim=None, victim_name=None))
+            table.phase("day", 20, 120, number=2)
+            intent = table.policy.plan(sec(20))
+            assert intent is not None and intent.text
+            credited[roles] += bool(doc.search(intent.text))
+    assert credited[()] == 0
+    assert credited[("doctor",)] >= 5
 
 
 def test_after_a_day_vote_lines_name_the_eliminated_and_the_voters() -> None:
