@@ -806,8 +806,13 @@ class GameService:
 
     # --- recovery -----------------------------------------------------------------------------
 
-    async def resume(self, game_id: str) -> LiveGame:
-        """Load a game from the database and carry on where it stopped."""
+    async def resume(self, game_id: str, *, paused: bool = False) -> LiveGame:
+        """Load a game from the database and carry on where it stopped.
+
+        A real-time game keeps to the wall clock: the time it was down counts, as it does for
+        people waiting in a channel. ``paused``: the time away does not count and the phase
+        goes on with the time it had left (a terminal game waits for its one person; an
+        accelerated simulation always does this)."""
         if game_id in self.games:
             return self.games[game_id]
 
@@ -836,7 +841,7 @@ class GameService:
             raise ServiceError(f"Game {game_id} is {row.status}; there is nothing to resume.")
         # Real-time games keep the wall clock (downtime counts); accelerated simulations carry
         # on from the last recorded moment, so the remaining phase time is preserved.
-        start = None if row.clock_speed == 1.0 else (last_t or row.started_at)
+        start = None if row.clock_speed == 1.0 and not paused else (last_t or row.started_at)
         clock = GameClock(row.clock_speed, start)
         game = LiveGame(
             id=game_id,

@@ -298,7 +298,7 @@ async def run_play(
         if resume is not None:
             game_id = await pick_resume(service, resume)
             console.print(f"Game {game_id}")
-            game = await service.resume(game_id)
+            game = await service.resume(game_id, paused=True)
             me = game.seat_of_user(HUMAN_ID)
             if me is None:
                 raise LookupError(f"Game {game_id} has no terminal player to resume as.")

@@ -137,6 +137,7 @@ async def test_play_talk_who_vote_abstain_quit_then_resume(tmp_path: Path) -> No
             term.proc.kill()
             await term.proc.wait()
     before = term.lines
+    await asyncio.sleep(6)  # away for a while: a terminal game waits for its player
 
     # back in the game: the role card and the talk so far are shown again, then the game goes on
     again = await Terminal.start("--resume", "--db", db)
@@ -146,6 +147,9 @@ async def test_play_talk_who_vote_abstain_quit_then_resume(tmp_path: Path) -> No
         await again.expect(rf"^Game {game_id}$")
         earlier = await again.expect(r"^Earlier in this game:$")
         resumed = await again.expect(rf"^Resumed game {game_id}: ", after=earlier)
+        # the vote goes on with the time it had left when we quit (about 59 of its 60 s)
+        left = re.search(r": vote-1, (\d+) game seconds left", again.lines[resumed])
+        assert left is not None and int(left.group(1)) >= 56, again.lines[resumed]
         shown = again.lines[earlier + 1 : resumed]
         assert any(f"Game-Manager: You are {me}. Your role: {role}" in s for s in shown)
         assert any(s.endswith(f"{me}: hello table, who do we like?") for s in shown)
