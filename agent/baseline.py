@@ -53,6 +53,8 @@ BASELINE_NAME = "baseline"
 # timedelta(seconds=s) without the slower keyword parsing.
 
 _NO_VOTE = -2  # "has not voted this phase" (None would be an abstention)
+#: a partner's night vote this long after mine was cast knowing mine (agents react in ms)
+_DELIBERATE_S = 2.0
 _EMPTY: Mapping[int, int] = {}  # read-only stand-in for "no record"
 _NOTHING_HEARD: frozenset[str] = frozenset()  # a town seat's record of the den
 _NEVER = datetime.max.replace(tzinfo=UTC)
@@ -327,6 +329,7 @@ class BaselinePolicy:
         "_lines",
         "_lines_cap",
         "_mafia",
+        "_my_vote_t",
         "_names",
         "_night",
         "_night_act_target",
@@ -575,6 +578,7 @@ class BaselinePolicy:
         self._voted: int | None = _NO_VOTE
         self._change_to: int | None = None
         self._change_at: datetime | None = None
+        self._my_vote_t: datetime | None = None
         #: whom I said on the stage I would vote for, before voting (I keep my word)
         self._promised: int | None = None
         self._changed = False
@@ -772,11 +776,12 @@ class BaselinePolicy:
         self._votes_now[voter] = target
         self._votes_seen += 1
         if voter == self.seat:
+            self._my_vote_t = event.t
             return
         if self._voted == _NO_VOTE:
             self._dirty = True  # the tally moves the choice
         elif event.night:
-            self._maybe_follow_partner(event.t)
+            self._maybe_follow_partner(event.t, voter, target)
         else:
             self._maybe_bandwagon(event.t)
 
@@ -1013,18 +1018,15 @@ class BaselinePolicy:
         return best
 
     def _night_target(self) -> int | None:
-        """The kill. Follow the lowest-seat mafia that already voted, else the den's first
-        proposal, else the most dangerous bystander; so partners converge without ties."""
+        """The kill. Follow the partner who voted first, else the den's first proposal, else
+        the most dangerous bystander; so partners (people among them) converge without ties."""
         cands = set(self._others_now) - self._vote_banned
         if not cands:
             return None
-        led = [
-            (voter, t)
-            for voter, t in self._votes_now.items()
-            if voter in self._partners and voter < self.seat and t in cands
-        ]
-        if led:
-            return min(led)[1]
+        partners = self._partners
+        for voter, t in self._votes_now.items():  # (in the order the votes were first cast)
+            if voter in partners and t in cands:
+                return t
         if self._first_prop in cands:
             return self._first_prop
         danger = self._scores("danger")
@@ -1148,12 +1150,22 @@ class BaselinePolicy:
             return
         self._schedule_change(leader, t)
 
-    def _maybe_follow_partner(self, t: datetime) -> None:
-        """At night, align with the lowest-seat partner once, so the kill is not a tie."""
+    def _maybe_follow_partner(self, t: datetime, voter: int, target: int | None) -> None:
+        """At night, a partner voted after me for someone else: go along once, so the kill is
+        not a tie. A partner who voted well after my vote saw it and chose otherwise on
+        purpose (a person, most likely: agents follow the first vote), so I follow them;
+        two votes cast at almost the same moment are settled by seat, the higher seat follows."""
         if self._voted == _NO_VOTE or self._changed or self._change_to is not None:
             return
-        target = self._night_target()
-        if target is not None and target != self._voted:
+        if voter not in self._partners or target is None or target == self._voted:
+            return
+        if target not in self._others_set or target in self._partners:
+            return
+        if target in self._vote_banned:
+            return
+        mine = self._my_vote_t
+        deliberate = mine is None or (t - mine).total_seconds() >= _DELIBERATE_S
+        if deliberate or voter < self.seat:
             self._schedule_change(target, t)
 
     # ---- night actions ------------------------------------------------------------------------

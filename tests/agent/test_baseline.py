@@ -540,6 +540,80 @@ def test_mafia_follow_the_first_proposal_in_the_den() -> None:
         assert intent is not None and intent.target == "Gray"
 
 
+def _night_vote(table: Table, voter: int, target: int, at: float) -> None:
+    table.feed(
+        VoteCast(
+            t=sec(at),
+            voter=voter,
+            voter_name=NAMES[voter],
+            target=target,
+            target_name=NAMES[target],
+            changed=False,
+            night=True,
+            phase_seq=table.seq,
+        )
+    )
+
+
+def _next_vote(table: Table, at: float) -> Intent | None:
+    """The seat's next vote intent from ``at`` on (its lines said and done on the way)."""
+    intent = table.policy.plan(sec(at))
+    while intent is not None and intent.kind != "vote":
+        table.policy.done(intent, None)
+        intent = table.policy.plan(intent.at)
+    return intent
+
+
+def _my_night_vote(table: Table, at: float) -> int:
+    """Plan, cast and confirm this seat's night vote; the seat voted for."""
+    intent = _next_vote(table, at)
+    assert intent is not None and intent.target is not None
+    mine = NAMES.index(intent.target)
+    t = (intent.at - T0).total_seconds()
+    _night_vote(table, table.seat, mine, t)
+    table.policy.done(intent, None)
+    return mine
+
+
+def test_a_partner_voting_otherwise_well_after_me_is_followed_whatever_the_seats() -> None:
+    """A human partner does not know the agents' rule (follow the first vote): when they vote
+    for someone else seconds later, the agent goes along, so the kill is not a tie."""
+    for seed in range(20):
+        table = Table(seed, seat=0, role="mafia", partners=("Blake",))
+        table.phase("night_vote", 0, 60)
+        mine = _my_night_vote(table, 0)
+        theirs = next(s for s in range(2, 8) if s != mine)
+        voted_at = (table.policy._my_vote_t - T0).total_seconds()  # type: ignore[operator]
+        _night_vote(table, 1, theirs, voted_at + 5)
+        change = _next_vote(table, voted_at + 5)
+        assert change is not None and change.kind == "vote" and change.target == NAMES[theirs]
+
+
+def test_two_votes_at_the_same_moment_are_settled_by_seat_not_swapped() -> None:
+    for seat, partner, follows in ((0, 1, False), (1, 0, True)):
+        for seed in range(10):
+            table = Table(seed, seat=seat, role="mafia", partners=(NAMES[partner],))
+            table.phase("night_vote", 0, 60)
+            mine = _my_night_vote(table, 0)
+            theirs = next(s for s in range(2, 8) if s != mine)
+            voted_at = (table.policy._my_vote_t - T0).total_seconds()  # type: ignore[operator]
+            _night_vote(table, partner, theirs, voted_at + 0.3)
+            change = _next_vote(table, voted_at + 0.3)
+            changed = change is not None and change.kind == "vote"
+            assert changed is follows
+            if follows:
+                assert change is not None and change.target == NAMES[theirs]
+
+
+def test_an_agent_that_has_not_voted_follows_any_partner_who_has() -> None:
+    for seed in range(10):
+        table = Table(seed, seat=0, role="mafia", partners=("Blake",))
+        table.phase("night_vote", 0, 60)
+        _night_vote(table, 1, 6, 1)  # the higher seat voted first
+        intent = _next_vote(table, 1)
+        assert intent is not None and intent.target == "Gray"
+
+
 def test_refusals_lead_to_another_choice_never_a_loop() -> None:
     table = Table(3)
     table.phase("vote", 0, 45)
