@@ -309,6 +309,7 @@ class BaselinePolicy:
         "_day_noise",
         "_deadline",
         "_den_heard",
+        "_detective_in_play",
         "_dirty",
         "_doctor_in_play",
         "_facts_alive",
@@ -326,6 +327,7 @@ class BaselinePolicy:
         "_last_vote_intent",
         "_late_at",
         "_ledger",
+        "_liars",
         "_lines",
         "_lines_cap",
         "_mafia",
@@ -414,6 +416,8 @@ class BaselinePolicy:
         self._partner_names: tuple[str, ...] = ()
         self._partners: frozenset[int] = frozenset()
         self._revealed: dict[int, str] = {}
+        #: who claimed a detective result that a reveal proved false
+        self._liars: set[int] = set()
         self._over = False
         self._gone = False
         self._noise: dict[int, float] = {}
@@ -444,6 +448,7 @@ class BaselinePolicy:
         self._night_victim: tuple[int, str] | None = None
         self._night_none = False
         self._doctor_in_play = False
+        self._detective_in_play = False
         self._last_protect: int | None = None
         self._night_act_target: int | None = None
         # --- the current phase
@@ -506,6 +511,7 @@ class BaselinePolicy:
         self._version += 1
         self._names = tuple(event.players)
         self._doctor_in_play = "doctor" in event.extra_roles
+        self._detective_in_play = "detective" in event.extra_roles
         self._alive = set(range(len(self._names)))
         self._noise = {i: self._rng.random() * 0.25 for i in self._alive}
         self._resolve_partners()
@@ -791,6 +797,9 @@ class BaselinePolicy:
         self._gone = event.seat == self.seat
         self._phase_facts()
         self._revealed[event.seat] = event.role
+        for claimer, (target, kind) in self._ledger.claims.items():
+            if target == event.seat and (event.role == "mafia") != (kind == "mafia"):
+                self._liars.add(claimer)  # the reveal proved their "detective result" false
         if event.cause == "vote":
             votes = self._yesterday_votes
             voters = tuple(v for v, t in sorted(votes.items()) if t == event.seat)
@@ -932,9 +941,20 @@ class BaselinePolicy:
         for s, bonus in self._activity(everyone).items():
             if s in score:
                 score[s] += bonus
+        roles_shown = self._revealed
         for claimer, (target, kind) in self._ledger.claims.items():
             if target == self.seat and kind == "mafia" and claimer in score:
                 score[claimer] += 4.0  # a false claim against me: they are lying
+                continue
+            shown = roles_shown.get(target)
+            if (
+                not self._detective_in_play
+                or claimer in self._liars
+                or (shown is not None and (shown == "mafia") != (kind == "mafia"))
+            ):
+                # a detective claim in a game without one, or one the reveal proved wrong
+                if claimer in score:
+                    score[claimer] += 4.0
                 continue
             if claimer in score:
                 score[claimer] -= 0.5

@@ -909,3 +909,35 @@ def test_my_line_heard_back_before_done_is_counted_once() -> None:
         assert said == 3
         counts.append(policy._lines)
     assert counts == [3, 3]
+
+
+# --- detective claims: believed only when they can be true ---------------------------------------
+
+
+def _vote_after_claim(seed: int, roles: tuple[str, ...], reveal: str | None = None) -> str | None:
+    """Seat 0 (town) hears Drew claim "detective: Casey is mafia" and then votes. With
+    ``reveal``, Finley was eliminated first and shown to be that role... after Drew had also
+    claimed Finley was mafia."""
+    table = Table(seed, extra_roles=roles)
+    table.phase("day", 0, 120)
+    if reveal is not None:
+        table.say(3, "i'm the detective and Finley is mafia. trust me", 2)
+        table.feed(PlayerEliminated(t=sec(3), seat=5, name="Finley", role=reveal, cause="vote"))
+    table.say(3, "detective here. Casey is mafia, vote them", 4)
+    table.phase("vote", 120, 60)
+    intent = _vote_intent(table, sec(120))
+    return None if intent is None else intent.target
+
+
+def test_a_detective_claim_in_a_game_without_a_detective_is_a_lie() -> None:
+    believed = [_vote_after_claim(seed, ("detective",)) for seed in range(20)]
+    assert believed.count("Casey") >= 15  # a detective is in play: the claim counts
+    lied = [_vote_after_claim(seed, ()) for seed in range(20)]
+    assert lied.count("Casey") == 0
+    assert lied.count("Drew") >= 15  # the liar is the suspect
+
+
+def test_a_claimer_proved_wrong_by_a_reveal_is_not_believed_again() -> None:
+    caught = [_vote_after_claim(seed, ("detective",), reveal="bystander") for seed in range(20)]
+    assert caught.count("Casey") == 0
+    assert caught.count("Drew") >= 15
