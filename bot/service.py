@@ -887,15 +887,20 @@ class GameService:
             self._arm_deadline(game)
         return game
 
-    async def unfinished_games(self, platforms: Sequence[str] | None = None) -> list[str]:
-        """Running games, newest first (only those on ``platforms`` when given)."""
+    async def unfinished_games(
+        self, platforms: Sequence[str] | None = None, servers: Sequence[str] | None = None
+    ) -> list[str]:
+        """Running games, newest first (only those on ``platforms``, and of the servers with
+        the external ids ``servers``, when given)."""
 
         def query(session: Session) -> list[str]:
             stmt = select(m.Game.id).where(col(m.Game.status).in_(["running"]))
+            if platforms is not None or servers is not None:
+                stmt = stmt.join(m.Server, col(m.Game.server_id) == col(m.Server.id))
             if platforms is not None:
-                stmt = stmt.join(m.Server, col(m.Game.server_id) == col(m.Server.id)).where(
-                    col(m.Server.platform).in_(list(platforms))
-                )
+                stmt = stmt.where(col(m.Server.platform).in_(list(platforms)))
+            if servers is not None:
+                stmt = stmt.where(col(m.Server.external_id).in_(list(servers)))
             return list(session.exec(stmt.order_by(col(m.Game.created_at).desc())).all())
 
         return await self._run_db(query)

@@ -19,14 +19,29 @@ from bot.store.models import Game
 from bot.transcript import transcript
 from games.config import GameConfig
 
+#: the local "servers" games are created on: one per command, so each resumes its own games
+TERMINAL, SIMULATION = "terminal", "simulate"
+_COMMAND = {TERMINAL: "play", SIMULATION: "simulate"}
 
-async def pick_resume(service: GameService, resume: str) -> str:
-    if resume != "last":
-        return resume
-    unfinished = await service.unfinished_games()
-    if not unfinished:
-        raise LookupError("There is no unfinished game to resume.")
-    return unfinished[0]
+
+async def pick_resume(service: GameService, resume: str, origin: str = SIMULATION) -> str:
+    """The game ``--resume`` means: the id given, or ("last") the newest unfinished game that
+    this command (``origin``) started. A game the other command started is pointed there."""
+    other = TERMINAL if origin == SIMULATION else SIMULATION
+    mine = await service.unfinished_games(["local"], servers=[origin])
+    theirs = await service.unfinished_games(["local"], servers=[other])
+    elsewhere = f"mafiabot {_COMMAND[other]} --resume"
+    if resume == "last":
+        if mine:
+            return mine[0]
+        hint = f" (there is one to continue with: {elsewhere} {theirs[0]})" if theirs else ""
+        raise LookupError(f"There is no unfinished game to resume{hint}.")
+    if resume not in mine and resume in theirs:
+        raise LookupError(
+            f"Game {resume} was started with mafiabot {_COMMAND[other]}; "
+            f"continue it with: {elsewhere} {resume}"
+        )
+    return resume
 
 
 def describe_resume(game: LiveGame) -> str:
@@ -66,7 +81,7 @@ async def run_simulation(
             out.print(describe_resume(game), highlight=False)
         else:
             game_id = await service.create_game(
-                config, seed=seed, speed=speed, server_external_id="simulate"
+                config, seed=seed, speed=speed, server_external_id=SIMULATION
             )
             out.print(f"Game {game_id}", highlight=False)
             for _ in range(players):

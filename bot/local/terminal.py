@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from bot.local.render import ConsoleRenderer
-from bot.local.simulate import describe_resume, pick_resume
+from bot.local.simulate import TERMINAL, describe_resume, pick_resume
 from bot.runtime import running_service
 from bot.service import GameService, LiveGame, ServiceError
 from bot.settings import Settings
@@ -296,7 +296,7 @@ async def run_play(
         agent = "baseline"
     async with running_service(settings, db_url, agent) as service:
         if resume is not None:
-            game_id = await pick_resume(service, resume)
+            game_id = await pick_resume(service, resume, TERMINAL)
             console.print(f"Game {game_id}")
             game = await service.resume(game_id, paused=True)
             me = game.seat_of_user(HUMAN_ID)
@@ -315,7 +315,7 @@ async def run_play(
             if game.state is not None:
                 cues.show(game, me.index, game.state.phase.seq)
         else:
-            game_id = await service.create_game(config, seed=seed, server_external_id="terminal")
+            game_id = await service.create_game(config, seed=seed, server_external_id=TERMINAL)
             console.print(f"Game {game_id}")
             me = await service.join(game_id, HUMAN_ID)
             for _ in range(players - 1):

@@ -118,3 +118,34 @@ async def test_replay_command_compares_the_agent_with_the_humans(tmp_path: Path)
     assert result["lines"]["replayed"] > 0 and result["votes"]["replayed"] > 0
     assert result["measures"]["messages"]["agent"] > 0  # our agent spoke in the LLM's seat
     assert result["measures"]["messages"]["human"] == result["lines"]["replayed"]
+
+
+async def test_resume_picks_a_game_of_its_own_command(tmp_path: Path) -> None:
+    """`simulate --resume` never takes over the terminal game someone paused with /quit (it
+    would play on without them), and points to `play --resume` instead; and vice versa."""
+    from bot.service import GameService
+    from bot.store.migrate import upgrade
+    from bot.timers import make_scheduler
+    from games.config import GameConfig
+
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    upgrade(db)
+    engine = make_engine(db)
+    scheduler = make_scheduler()
+    scheduler.start()
+    svc = GameService(engine, scheduler)
+    long = GameConfig(day_seconds=3600, vote_seconds=60, night_seconds=60, night_vote_seconds=60)
+    paused = await svc.create_game(long, seed=1, server_external_id="terminal")
+    await svc.join(paused, "local:you")
+    for i in range(4):
+        await svc.join(paused, f"u{i}")
+    await svc.start(paused)
+    await svc.close()
+    scheduler.shutdown(wait=False)
+
+    code, _, err = await run_cli("simulate", "--resume", "--db", db)
+    assert code == 2
+    assert f"mafiabot play --resume {paused}" in " ".join(err.split())
+    code, _, err = await run_cli("simulate", "--resume", paused, "--db", db)
+    assert code == 2
+    assert "was started with mafiabot play" in " ".join(err.split())
