@@ -1526,9 +1526,10 @@ class BaselinePolicy:
             return (2.5, "elim_mafia", {"v": name}, topic)
         others = self._others_set
         shown = [self._names[s] for s in voters if s in others]
-        if shown:
-            return (2.5, "elim_bystander", {"v": name, "voters": display_list(shown)}, topic)
-        return (2.0, "elim_bystander_plain", {"v": name}, topic)
+        if shown and self.seat not in voters:  # (who voted for it too blames nobody)
+            slots = {"v": name, "voters": display_list(shown), "r": role}
+            return (2.5, "elim_bystander", slots, topic)
+        return (2.0, "elim_bystander_plain", {"v": name, "r": role}, topic)
 
     def _opt_day_count(self) -> _Option | None:
         slots = {"n": str(self._day), "alive": str(len(self._alive))}
@@ -1547,18 +1548,20 @@ class BaselinePolicy:
         opts: list[_Option] = [(2.5 if score >= 1.0 else 1.2, "accuse", {"x": x}, None)]
         revealed = self._revealed.get
         voted = self._voted_by.get(top)
+        mine = self._voted_by.get(self.seat, _EMPTY)  # (who voted a bystander out blames nobody)
         if voted:
             for victim in voted:
                 if revealed(victim, "mafia") != "mafia":
-                    if victim not in self._partners:
-                        opts.append((2.5, "accuse_vote", {"x": x, "v": names[victim]}, None))
+                    if victim not in self._partners and victim not in mine:
+                        slots = {"x": x, "v": names[victim], "r": revealed(victim, "bystander")}
+                        opts.append((2.5, "accuse_vote", slots, None))
                     break
         accused = ledger.accused_by.get(top)
         if accused:
             for victim in accused:
                 if revealed(victim, "mafia") != "mafia":
-                    if victim != self.seat and victim not in self._partners:
-                        slots = {"x": x, "v": names[victim]}
+                    if victim != self.seat and victim not in self._partners and victim not in mine:
+                        slots = {"x": x, "v": names[victim], "r": revealed(victim, "bystander")}
                         opts.append((2.0, "accuse_accused", slots, None))
                     break
         # ("accuse_loud" is never offered: its test, _activity([top]) >= 0.2, compares the

@@ -93,15 +93,15 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
         "i don't buy {x} at all. sus",
     ),
     "accuse_vote": (
-        "{x} voted {v} and {v} was a bystander. sus",
-        "{x} pushed {v} out and {v} was a bystander. that's shady",
-        "{x} was on {v} yesterday and we lost a bystander. sus",
+        "{x} voted {v} and {v} was a {r}. sus",
+        "{x} pushed {v} out and {v} was a {r}. that's shady",
+        "{x} was on {v} yesterday and we lost a {r}. sus",
         "{x} voting {v} yesterday looks really bad now",
         "remember {x} voted {v}. fishy",
     ),
     "accuse_accused": (
-        "{x} was all over {v} and {v} turned out a bystander. sus",
-        "{x} kept pointing at {v}, who was a bystander. shady",
+        "{x} was all over {v} and {v} turned out a {r}. sus",
+        "{x} kept pointing at {v}, who was a {r}. shady",
         "{x} went after {v} hard and {v} wasn't mafia. weird",
     ),
     "accuse_loud": (
@@ -165,13 +165,13 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
         "doc came through last night",
     ),
     "elim_bystander": (
-        "{v} was a bystander... {voters} voted for that",
+        "{v} was a {r}... {voters} voted for that",
         "we got {v} wrong. {voters} pushed it",
         "{v} was innocent. {voters}, explain?",
-        "so {v} was a bystander. {voters} voted {v}. hmm",
+        "so {v} was a {r}. {voters} voted {v}. hmm",
     ),
     "elim_bystander_plain": (
-        "{v} was a bystander. we messed up",
+        "{v} was a {r}. we messed up",
         "ugh, {v} was innocent",
         "well {v} wasn't mafia",
         "damn, wrong call on {v}",

@@ -459,6 +459,36 @@ def test_after_a_day_vote_lines_name_the_eliminated_and_the_voters() -> None:
     assert both >= 5
 
 
+def _day_two_line(seed: int, role: str, voters: tuple[int, ...]) -> str:
+    """Seat 0's first line on day 2, after Finley (``role``) was voted out by ``voters``."""
+    table = Table(seed)
+    table.phase("vote", 0, 45)
+    for voter in voters:
+        table.vote(voter, 5, 5 + voter)
+    table.feed(PhaseEnded(t=sec(20), phase="vote", number=1, seq=table.seq, reason="x"))
+    table.feed(PlayerEliminated(t=sec(20), seat=5, name="Finley", role=role, cause="vote"))
+    table.phase("night", 20, 45)
+    table.phase("night_vote", 65, 30)
+    table.feed(NightResult(t=sec(95), victim=None, victim_name=None))
+    table.phase("day", 95, 120, number=2)
+    intent = table.policy.plan(sec(95))
+    assert intent is not None and intent.text
+    return intent.text
+
+
+def test_a_revealed_doctor_is_called_a_doctor_not_a_bystander() -> None:
+    lines = [_day_two_line(seed, "doctor", (2, 3, 4)) for seed in range(80)]
+    assert not any("bystander" in line for line in lines)
+    assert sum("doctor" in line for line in lines) >= 5
+
+
+def test_who_voted_a_bystander_out_too_does_not_blame_the_others() -> None:
+    for seed in range(80):
+        line = _day_two_line(seed, "bystander", (0, 2, 3))
+        if "Finley" in line:
+            assert "Casey" not in line and "Drew" not in line, line
+
+
 def test_vote_phase_lines_can_quote_the_tally() -> None:
     tallies = 0
     for seed in range(60):
@@ -791,6 +821,7 @@ def test_the_lexicon_reads_every_line_as_its_patterns_do() -> None:
         template = rng.choice(TEMPLATES[rng.choice(keys)])
         slots = {k: rng.choice(names) for k in ("x", "a", "v", "p")} | {
             "role": rng.choice(("mafia", "detective", "bystander")),
+            "r": rng.choice(("doctor", "detective", "bystander")),
             "n": "2",
             "alive": "6",
         }
