@@ -1631,7 +1631,10 @@ class BaselinePolicy:
             mafia = self._partners | {self.seat}
             hit = [b for b in self._ledger.accused_by.get(target, _EMPTY) if b in mafia]
             if hit:
-                slots = {"x": x, "p": names[hit[0]]}
+                # the one under suspicion is "me" when it is the speaker ("X is onto Drew",
+                # said by Drew, reads oddly)
+                p = "me" if hit[0] == self.seat else names[hit[0]]
+                slots = {"x": x, "p": p}
                 proposals.append((3.0, "den_propose_reason", slots, topic))
             return proposals
         if first is not None and first in self._alive and not settled:

@@ -644,6 +644,22 @@ def test_an_agent_that_has_not_voted_follows_any_partner_who_has() -> None:
         assert intent is not None and intent.target == "Gray"
 
 
+def test_in_the_den_a_mafia_speaks_of_itself_as_me() -> None:
+    about_me = 0
+    for seed in range(60):
+        table = Table(seed, seat=0, role="mafia", partners=("Blake",))
+        table.phase("day", 0, 120)
+        table.say(2, "Ari is sus", 3)
+        table.say(2, "pretty sure Ari is mafia", 9)
+        table.phase("night", 120, 60)
+        intent = table.policy.plan(sec(120))
+        if intent is None or intent.kind != "say" or not intent.text:
+            continue
+        assert not re.search(r"\bAri\b", intent.text), intent.text
+        about_me += bool(re.search(r"\bme\b", intent.text))
+    assert about_me >= 3
+
+
 def test_refusals_lead_to_another_choice_never_a_loop() -> None:
     table = Table(3)
     table.phase("vote", 0, 45)
