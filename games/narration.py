@@ -78,7 +78,7 @@ def manager_line(event: Event) -> str | None:
             if event.talk_skipped:
                 return (
                     f"Now it's Nighttime for {d}, only mafia can act. There is only one mafia "
-                    "member left, so no need for discussion - cutting straight to voting!"
+                    "member alive, so no need for discussion - cutting straight to voting!"
                 )
             return f"Mafia, vote now on who to kill tonight ({d})."
         return None

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from agent.decisions import DecisionSummary
-from bot.local.render import ConsoleRenderer
+from bot.local.render import PHASE_NAMES, ConsoleRenderer
 from bot.runtime import database_url, running_service
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
@@ -52,9 +52,8 @@ def describe_resume(game: LiveGame) -> str:
         return f"Game {game.id} had already ended."
     assert state.phase.deadline is not None
     left = max(0.0, (state.phase.deadline - game.clock.now()).total_seconds())
-    return (
-        f"Resumed game {game.id}: {state.phase.label}, {left:.0f} game seconds left in this phase."
-    )
+    phase = PHASE_NAMES[state.phase.kind].format(n=state.phase.number)
+    return f"Resumed game {game.id} in {phase}, {left:.0f} game seconds left in this phase."
 
 
 async def run_simulation(

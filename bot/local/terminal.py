@@ -17,7 +17,7 @@ from datetime import timedelta
 from rich.console import Console
 from rich.markup import escape
 
-from bot.local.render import ConsoleRenderer
+from bot.local.render import PHASE_NAMES, ConsoleRenderer
 from bot.local.simulate import TERMINAL, describe_resume, pick_resume
 from bot.runtime import running_service
 from bot.service import GameService, LiveGame, ServiceError
@@ -39,14 +39,6 @@ Type a line to talk. Commands:
   /who           players, what is known about them, and the time left
   /help          this help
   /quit          leave; the game is saved, continue with: mafiabot play --resume"""
-
-PHASE_NAMES = {
-    PhaseKind.DAY: "Day {n}: discussion",
-    PhaseKind.VOTE: "Day {n}: vote",
-    PhaseKind.NIGHT: "Night {n}",
-    PhaseKind.NIGHT_VOTE: "Night {n}: mafia vote",
-    PhaseKind.OVER: "Game over",
-}
 
 
 def seconds_left(game: LiveGame) -> float | None:
@@ -135,6 +127,10 @@ def cue(state: GameState | None, seat: int, phase_seq: int) -> str | None:
     if not me.alive:
         return None
     kind = state.phase.kind
+    if kind.is_vote and seat in state.votes:  # (after a resume: the vote is still there)
+        voted = state.votes[seat]
+        shown = "abstain" if voted is None else state.seats[voted].name
+        return f"Your vote stands: {shown}. /vote NAME changes it until the deadline."
     if kind is PhaseKind.VOTE:
         names = ", ".join(s.name for s in state.seats if s.alive and s.index != seat)
         return f"Your vote: /vote NAME (one of {names}) or /abstain; you can change it."

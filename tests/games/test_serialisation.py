@@ -237,7 +237,7 @@ def _started(phase: str, seconds: float, skipped: bool = False, number: int = 1)
         (
             _started("night_vote", 60, skipped=True),
             "Now it's Nighttime for 1 minute, only mafia can act. There is only one mafia member "
-            "left, so no need for discussion - cutting straight to voting!",
+            "alive, so no need for discussion - cutting straight to voting!",
         ),
         (
             VoteResolved(

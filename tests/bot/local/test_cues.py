@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.local.terminal import cue
-from games import PhaseKind
-from tests.games.helpers import NAMES, make_game, to_phase
+from games import PhaseKind, apply
+from tests.games.helpers import NAMES, at, make_game, to_phase
 
 TABLE = "M M Det Doc B B B"  # Ari, Blake mafia; Casey detective; Drew doctor; Eden.. bystanders
 
@@ -35,3 +35,13 @@ def test_nothing_for_the_dead_or_for_a_phase_already_over() -> None:
     state = to_phase(make_game("M M Det Doc B B xB"), PhaseKind.VOTE)
     assert cue(state, 6, state.phase.seq) is None
     assert cue(state, 4, state.phase.seq - 1) is None
+
+
+def test_a_vote_already_cast_is_recalled_not_asked_again() -> None:
+    from games import Vote
+
+    state = to_phase(make_game(TABLE), PhaseKind.VOTE)
+    state, _ = apply(state, Vote(4, 6, at(state)))
+    assert cue(state, 4, state.phase.seq) == (
+        "Your vote stands: Gray. /vote NAME changes it until the deadline."
+    )

@@ -146,9 +146,9 @@ async def test_play_talk_who_vote_abstain_quit_then_resume(tmp_path: Path) -> No
         again.type("/quit")
         await again.expect(rf"^Game {game_id}$")
         earlier = await again.expect(r"^Earlier in this game:$")
-        resumed = await again.expect(rf"^Resumed game {game_id}: ", after=earlier)
+        resumed = await again.expect(rf"^Resumed game {game_id} in ", after=earlier)
         # the vote goes on with the time it had left when we quit (about 59 of its 60 s)
-        left = re.search(r": vote-1, (\d+) game seconds left", again.lines[resumed])
+        left = re.search(r" in Day 1: vote, (\d+) game seconds left", again.lines[resumed])
         assert left is not None and int(left.group(1)) >= 56, again.lines[resumed]
         shown = again.lines[earlier + 1 : resumed]
         assert any(f"Game-Manager: You are {me}. Your role: {role}" in s for s in shown)
@@ -158,6 +158,8 @@ async def test_play_talk_who_vote_abstain_quit_then_resume(tmp_path: Path) -> No
         talk_before = [s for s in before if LINE.match(s)]
         talk_shown = [s for s in shown if LINE.match(s)]
         assert talk_shown[: len(talk_before)] == talk_before
+        # the vote we cast before leaving still stands, and we are told so
+        await again.expect(rf"^Your vote stands: {others[1]}\. ", after=resumed)
         await again.expect(r"^Alive \(\d\): ", after=resumed)
         assert await again.exit_code() == 0
     finally:
