@@ -52,7 +52,7 @@ from games.events import (
 )
 from games.names import CHARACTER_NAMES, pick_names, resolve_name
 from games.narration import MANAGER, manager_line
-from games.state import GameState
+from games.state import GameState, PhaseKind
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -489,7 +489,15 @@ class GameService:
     async def vote(self, game_id: str, seat: int, target: str | None) -> None:
         """Vote by character name (None abstains)."""
         game, state = self._running(game_id)
-        index = None if target is None else resolve_name(target, self._others(state, seat))
+        index = None
+        if target is not None:
+            night = state.phase.kind is PhaseKind.NIGHT_VOTE
+            choices = [
+                s.name
+                for s in state.seats
+                if s.alive and s.index != seat and not (night and s.is_mafia)
+            ]
+            index = resolve_name(target, self._others(state, seat), choices)
         await self._act(game, lambda t: A.Vote(seat, index, t), None)
 
     async def night_act(self, game_id: str, seat: int, target: str) -> None:

@@ -416,10 +416,10 @@ def _vote_complete(state: GameState) -> bool:
 def _night_act(state: GameState, action: NightAct) -> Result:
     seat = _seat(state, action.seat)
     role = get_role(seat.role)
-    if role.night_verb is None:
-        raise RuleError("Your role has no night action.")
     if not seat.alive:
         raise RuleError("You have been eliminated and can no longer act.")
+    if role.night_verb is None:
+        raise RuleError("Your role has no night action.")
     kind = state.phase.kind
     if kind is not _NIGHT and kind is not _NIGHT_VOTE:
         raise RuleError(f"You can only {role.night_verb} at night.")

@@ -37,16 +37,18 @@ def normalize_name(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def resolve_name(query: str, names: Mapping[int, str]) -> int:
+def resolve_name(query: str, names: Mapping[int, str], suggest: Iterable[str] | None = None) -> int:
     """The seat whose name is ``query`` (whole name, any case, surrounding @ or quotes ignored).
 
-    Raises :class:`RuleError` with the list of valid names when nothing or several match.
+    Raises :class:`RuleError` with the list of valid names when nothing or several match
+    (``suggest``, when given: ``names`` may hold names that resolve only to be refused, like
+    one's own or the dead's, which the list should not offer).
     """
     wanted = normalize_name(query.strip().strip("@\"'`.,!?*"))
     hits = [i for i, n in names.items() if normalize_name(n) == wanted]
     if len(hits) == 1:
         return hits[0]
-    listing = ", ".join(sorted(names.values()))
+    listing = ", ".join(sorted(names.values() if suggest is None else suggest))
     if not wanted:
         raise RuleError(f"Say who: one of {listing}.")
     raise RuleError(f"No player called {query.strip()!r} here. Choose one of: {listing}.")

@@ -181,7 +181,6 @@ async def handle_line(service: GameService, game: LiveGame, seat: int, line: str
     command, _, arg = line[1:].partition(" ")
     command = command.lower()
     arg = arg.strip()
-    state: GameState | None = game.state
     if command in ("help", "h", "?"):
         return HELP
     if command == "who":
@@ -198,10 +197,7 @@ async def handle_line(service: GameService, game: LiveGame, seat: int, line: str
         if not arg:
             return f"Usage: /{command} NAME"
         await service.night_act(game.id, seat, arg)
-        if state is not None:
-            verb = get_role(state.seats[seat].role).night_verb or "act on"
-            return f"Noted: you {verb} {arg} tonight."
-        return None
+        return None  # (the Game-Manager confirms it in private, with the name as spelled)
     return f"Unknown command /{command}. Type /help."
 
 

@@ -92,7 +92,7 @@ def test_detective_may_change_target_and_the_last_counts() -> None:
         (PhaseKind.DAY, DOC, 0, "only protect at night"),
         (PhaseKind.NIGHT, 2, 0, "Your role has no night action"),
         (PhaseKind.NIGHT, 0, 2, "Your role has no night action"),
-        (PhaseKind.NIGHT, 3, 2, "Your role has no night action"),  # dead bystander
+        (PhaseKind.NIGHT, 3, 2, "You have been eliminated"),  # a dead bystander: dead first
         (PhaseKind.NIGHT, DOC, 4, "Eden has already been eliminated"),
     ],
 )

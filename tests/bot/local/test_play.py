@@ -108,7 +108,11 @@ async def test_play_talk_who_vote_abstain_quit_then_resume(tmp_path: Path) -> No
         assert "Traceback" not in term.text()
         assert not any(f"{me} voted for" in line for line in term.lines)
         term.type("/vote Nobodyhere")
-        await term.expect(r"^No player called 'Nobodyhere' here\. Choose one of: ", after=refused)
+        unknown = await term.expect(
+            r"^No player called 'Nobodyhere' here\. Choose one of: ", after=refused
+        )
+        offered = term.lines[unknown].split("Choose one of: ")[1].rstrip(".").split(", ")
+        assert sorted(offered) == sorted(others)  # not me: a vote for oneself is refused
         term.type("/dance")
         await term.expect(r"Unknown command /dance\. Type /help\.", after=refused)
 
