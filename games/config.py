@@ -91,8 +91,8 @@ class GameConfig:
             value = getattr(self, name)
             if not (0 < value <= MAX_PHASE_SECONDS):
                 raise ConfigError(
-                    f"{name.replace('_', ' ')} must be between 0 and {MAX_PHASE_SECONDS:.0f}; "
-                    f"got {value}."
+                    f"{name.replace('_', ' ')} must be more than 0 and at most "
+                    f"{MAX_PHASE_SECONDS:.0f} (a day); got {value:g}."
                 )
         for name in ("tie_rule", "night_tie_rule"):
             if getattr(self, name) not in TIE_RULES:

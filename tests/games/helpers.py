@@ -118,4 +118,3 @@ def assert_rejected(state: GameState, action: Action, match: str) -> RuleError:
         apply(state, action)
     assert state == before
     return info.value
-

@@ -150,10 +150,10 @@ SIX = list(NAMES[:6])
         (GameConfig(), ["Ari", " Ari ", "Casey", "Drew", "Eden"], "names must be unique"),
         (GameConfig(), ["ÉDEN", "éden", "Casey", "Drew", "Ari"], "names must be unique"),
         (GameConfig(), ["Ari", "  ", "Casey", "Drew", "Eden"], "non-empty name"),
-        (GameConfig(day_seconds=0), SIX, "day seconds must be between 0 and 86400; got 0"),
-        (GameConfig(vote_seconds=-5), SIX, "vote seconds must be between"),
-        (GameConfig(night_seconds=86401), SIX, "night seconds must be between"),
-        (GameConfig(night_vote_seconds=0), SIX, "night vote seconds must be between"),
+        (GameConfig(day_seconds=0), SIX, "day seconds must be more than 0 and at most 86400"),
+        (GameConfig(vote_seconds=-5), SIX, "vote seconds must be more than 0"),
+        (GameConfig(night_seconds=86401), SIX, "night seconds must be more than 0"),
+        (GameConfig(night_vote_seconds=0), SIX, "night vote seconds must be more than 0"),
         (GameConfig(tie_rule="coin"), SIX, "tie rule must be one of none, random; got 'coin'"),  # type: ignore[arg-type]
         (GameConfig(night_tie_rule="x"), SIX, "night tie rule must be one of"),  # type: ignore[arg-type]
         (GameConfig(max_message_chars=0), SIX, "max message chars must be between"),
