@@ -781,6 +781,9 @@ class BaselinePolicy:
             tally[target] = tally.get(target, 0) + 1
         self._votes_now[voter] = target
         self._votes_seen += 1
+        topic = self._speak_topic
+        if self._speak is not None and topic is not None and topic[0] == "tally":
+            self._restale = self._dirty = True  # my drafted count is out of date
         if voter == self.seat:
             self._my_vote_t = event.t
             return
@@ -1538,14 +1541,17 @@ class BaselinePolicy:
     def _opt_accuse(self) -> _Option | None:
         """Point at the top suspect (town) or the deflection target (mafia), with a reason
         when the record gives one."""
-        top = self._day_target()
+        mine_now = self._voted
+        # once I voted, the one I voted for is the one I point at
+        top = mine_now if mine_now in self._others_set else self._day_target()
         if top is None:
             return None
         names = self._names
         ledger = self._ledger
         x = names[top]
         score = self._my_scores().get(top, 0.0)
-        opts: list[_Option] = [(2.5 if score >= 1.0 else 1.2, "accuse", {"x": x}, None)]
+        about: tuple[object, ...] = ("vote_state", top)  # (a line naming whom I vote out)
+        opts: list[_Option] = [(2.5 if score >= 1.0 else 1.2, "accuse", {"x": x}, about)]
         revealed = self._revealed.get
         voted = self._voted_by.get(top)
         mine = self._voted_by.get(self.seat, _EMPTY)  # (who voted a bystander out blames nobody)
@@ -1554,7 +1560,7 @@ class BaselinePolicy:
                 if revealed(victim, "mafia") != "mafia":
                     if victim not in self._partners and victim not in mine:
                         slots = {"x": x, "v": names[victim], "r": revealed(victim, "bystander")}
-                        opts.append((2.5, "accuse_vote", slots, None))
+                        opts.append((2.5, "accuse_vote", slots, about))
                     break
         accused = ledger.accused_by.get(top)
         if accused:
@@ -1562,7 +1568,7 @@ class BaselinePolicy:
                 if revealed(victim, "mafia") != "mafia":
                     if victim != self.seat and victim not in self._partners and victim not in mine:
                         slots = {"x": x, "v": names[victim], "r": revealed(victim, "bystander")}
-                        opts.append((2.0, "accuse_accused", slots, None))
+                        opts.append((2.0, "accuse_accused", slots, about))
                     break
         # ("accuse_loud" is never offered: its test, _activity([top]) >= 0.2, compares the
         # player with itself and so never holds. Meant was "louder than the table"; turning
@@ -1572,7 +1578,7 @@ class BaselinePolicy:
             others = self._others_set
             agree = [a for a in on_top if a in others]
             if agree:
-                opts.append((1.5, "agree", {"x": x, "a": names[agree[-1]]}, None))
+                opts.append((1.5, "agree", {"x": x, "a": names[agree[-1]]}, about))
         return self._pick(opts)
 
     def _opt_vote_state(self) -> _Option | None:
@@ -1591,7 +1597,7 @@ class BaselinePolicy:
         # a player counting the votes calls their own "me" ("Drew 2" from Drew reads oddly)
         names, me = self._names, self.seat
         text = ", ".join(f"{'me' if s == me else names[s]} {n}" for s, n in tally.most_common(3))
-        return (1.0, "tally", {"tally": text}, None)
+        return (1.0, "tally", {"tally": text}, ("tally",))
 
     def _opt_late(self) -> _Option | None:
         return (0.8, "late", {}, None)

@@ -250,6 +250,42 @@ def test_who_says_whom_they_vote_for_votes_for_them(played: list[FastResult]) ->
     assert contradicted / claims < 0.04, (contradicted, claims)  # (it was 14%)
 
 
+def test_counts_and_accusations_in_a_vote_are_up_to_date(played: list[FastResult]) -> None:
+    """A tally line gives the count at the moment it is said (not when it was drafted), and
+    a player who has voted accuses the one they voted for."""
+
+    def patterns(key: str, slot: str, body: str) -> list[re.Pattern[str]]:
+        return [
+            re.compile("^" + re.escape(t).replace(re.escape("{" + slot + "}"), body) + "$")
+            for t in templates.TEMPLATES[key]
+        ]
+
+    tallies = patterns("tally", "tally", r"(?P<t>\w+ \d+(?:, \w+ \d+)*)")
+    accusations = patterns("accuse", "x", r"(?P<x>\w+)")
+    counted = stale = accused = elsewhere = 0
+    for result in played:
+        voting, votes = False, {}
+        for e in result.events or ():
+            if isinstance(e, PhaseStarted):
+                voting, votes = e.phase == "vote", {}
+            elif voting and isinstance(e, VoteCast):
+                votes[e.voter_name] = e.target_name
+            elif voting and isinstance(e, MessageAccepted):
+                now = Counter(v for v in votes.values() if v is not None)
+                for p in tallies:
+                    if (m := p.match(e.text)) is not None:
+                        said = (part.rsplit(" ", 1) for part in m["t"].split(", "))
+                        counted += 1
+                        stale += any(now[e.name if n == "me" else n] != int(c) for n, c in said)
+                if votes.get(e.name) is not None:
+                    for p in accusations:
+                        if (m := p.match(e.text)) is not None:
+                            accused += 1
+                            elsewhere += m["x"] != votes[e.name]
+    assert counted >= 10 and accused >= 100
+    assert stale == 0 and elsewhere == 0, (stale, counted, elsewhere, accused)
+
+
 def test_day_talk_mentions_the_night_victim(played: list[FastResult]) -> None:
     kills = mentioned = 0
     for result in played:
