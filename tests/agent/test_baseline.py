@@ -109,7 +109,7 @@ class Table:
             )
         )
 
-    def vote(self, voter: int, target: int, at: float) -> None:
+    def vote(self, voter: int, target: int, at: float, night: bool = False) -> None:
         self.feed(
             VoteCast(
                 t=sec(at),
@@ -118,7 +118,7 @@ class Table:
                 target=target,
                 target_name=NAMES[target],
                 changed=False,
-                night=False,
+                night=night,
                 phase_seq=self.seq,
             )
         )
@@ -525,36 +525,29 @@ def test_who_voted_a_bystander_out_too_does_not_blame_the_others() -> None:
             assert "Casey" not in line and "Drew" not in line, line
 
 
-def test_vote_phase_lines_can_quote_the_tally() -> None:
-    tallies = 0
-    for seed in range(60):
+def _vote_phase_lines(twice_voted: int, seeds: int) -> list[str]:
+    """Seat 0's first line in a vote where ``twice_voted`` has two votes and Gray one."""
+    lines = []
+    for seed in range(seeds):
         table = Table(seed)
         table.phase("vote", 0, 45)
-        table.vote(2, 4, 1)
-        table.vote(3, 4, 2)
+        table.vote(2, twice_voted, 1)
+        table.vote(3, twice_voted, 2)
         table.vote(5, 6, 3)
         intent = table.policy.plan(sec(3))
-        assert intent is not None
-        if intent.kind == "say" and intent.text and "Eden 2" in intent.text:
-            tallies += 1
-    assert tallies >= 2
+        if intent is not None and intent.kind == "say" and intent.text:
+            lines.append(intent.text)
+    return lines
+
+
+def test_vote_phase_lines_can_quote_the_tally() -> None:
+    assert sum("Eden 2" in line for line in _vote_phase_lines(4, 60)) >= 2
 
 
 def test_a_tally_calls_the_speaker_me_not_by_name() -> None:
-    mine = 0
-    for seed in range(200):
-        table = Table(seed)
-        table.phase("vote", 0, 45)
-        table.vote(2, 0, 1)
-        table.vote(3, 0, 2)
-        table.vote(5, 6, 3)
-        intent = table.policy.plan(sec(3))
-        if intent is None or intent.kind != "say" or not intent.text:
-            continue
-        assert not re.search(r"\bAri \d", intent.text), intent.text
-        if re.search(r"\bme 2\b", intent.text):
-            mine += 1
-    assert mine >= 1
+    lines = _vote_phase_lines(0, 200)
+    assert not any(re.search(r"\bAri \d", line) for line in lines)
+    assert any(re.search(r"\bme 2\b", line) for line in lines)
 
 
 def test_bystander_votes_for_whoever_keeps_accusing_it() -> None:
@@ -606,21 +599,6 @@ def test_mafia_follow_the_first_proposal_in_the_den() -> None:
         assert intent is not None and intent.target == "Gray"
 
 
-def _night_vote(table: Table, voter: int, target: int, at: float) -> None:
-    table.feed(
-        VoteCast(
-            t=sec(at),
-            voter=voter,
-            voter_name=NAMES[voter],
-            target=target,
-            target_name=NAMES[target],
-            changed=False,
-            night=True,
-            phase_seq=table.seq,
-        )
-    )
-
-
 def _next_vote(table: Table, at: float) -> Intent | None:
     """The seat's next vote intent from ``at`` on (its lines said and done on the way)."""
     intent = table.policy.plan(sec(at))
@@ -636,7 +614,7 @@ def _my_night_vote(table: Table, at: float) -> int:
     assert intent is not None and intent.target is not None
     mine = NAMES.index(intent.target)
     t = (intent.at - T0).total_seconds()
-    _night_vote(table, table.seat, mine, t)
+    table.vote(table.seat, mine, t, night=True)
     table.policy.done(intent, None)
     return mine
 
@@ -650,7 +628,7 @@ def test_a_partner_voting_otherwise_well_after_me_is_followed_whatever_the_seats
         mine = _my_night_vote(table, 0)
         theirs = next(s for s in range(2, 8) if s != mine)
         voted_at = (table.policy._my_vote_t - T0).total_seconds()  # type: ignore[operator]
-        _night_vote(table, 1, theirs, voted_at + 5)
+        table.vote(1, theirs, voted_at + 5, night=True)
         change = _next_vote(table, voted_at + 5)
         assert change is not None and change.kind == "vote" and change.target == NAMES[theirs]
 
@@ -663,7 +641,7 @@ def test_two_votes_at_the_same_moment_are_settled_by_seat_not_swapped() -> None:
             mine = _my_night_vote(table, 0)
             theirs = next(s for s in range(2, 8) if s != mine)
             voted_at = (table.policy._my_vote_t - T0).total_seconds()  # type: ignore[operator]
-            _night_vote(table, partner, theirs, voted_at + 0.3)
+            table.vote(partner, theirs, voted_at + 0.3, night=True)
             change = _next_vote(table, voted_at + 0.3)
             changed = change is not None and change.kind == "vote"
             assert changed is follows
@@ -675,7 +653,7 @@ def test_an_agent_that_has_not_voted_follows_any_partner_who_has() -> None:
     for seed in range(10):
         table = Table(seed, seat=0, role="mafia", partners=("Blake",))
         table.phase("night_vote", 0, 60)
-        _night_vote(table, 1, 6, 1)  # the higher seat voted first
+        table.vote(1, 6, 1, night=True)  # the higher seat voted first
         intent = _next_vote(table, 1)
         assert intent is not None and intent.target == "Gray"
 
