@@ -52,7 +52,7 @@ from games.events import (
 )
 from games.names import CHARACTER_NAMES, pick_names, resolve_name
 from games.narration import MANAGER, manager_line
-from games.state import GameState, PhaseKind
+from games.state import GameState
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -491,12 +491,9 @@ class GameService:
         game, state = self._running(game_id)
         index = None
         if target is not None:
-            night = state.phase.kind is PhaseKind.NIGHT_VOTE
-            choices = [
-                s.name
-                for s in state.seats
-                if s.alive and s.index != seat and not (night and s.is_mafia)
-            ]
+            # (outside a vote the engine refuses anyway; a bad name still lists the living)
+            seats = state.vote_targets(seat) or [i for i in state.alive() if i != seat]
+            choices = [state.seats[i].name for i in seats]
             index = resolve_name(target, self._others(state, seat), choices)
         await self._act(game, lambda t: A.Vote(seat, index, t), None)
 

@@ -50,4 +50,3 @@ def transcript(
                 {"t": data["t"], "phase": phase, "place": place, "speaker": MANAGER, "text": line}
             )
     return out
-

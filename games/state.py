@@ -128,6 +128,19 @@ class GameState:
             return self.alive_mafia()
         return frozenset()
 
+    def vote_targets(self, voter: int) -> list[int]:
+        """The seats ``voter`` may vote for in the current vote, in seat order: living others
+        by day, living non-mafia at night (empty outside a vote)."""
+        kind = self.phase.kind
+        if kind is not _VOTE and kind is not _NIGHT_VOTE:
+            return []
+        night = kind is _NIGHT_VOTE
+        return [
+            s.index
+            for s in self.seats
+            if s.alive and s.index != voter and not (night and s.is_mafia)
+        ]
+
     def name_of(self, index: int | None) -> str | None:
         return None if index is None else self.seats[index].name
 

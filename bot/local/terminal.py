@@ -131,11 +131,10 @@ def cue(state: GameState | None, seat: int, phase_seq: int) -> str | None:
         voted = state.votes[seat]
         shown = "abstain" if voted is None else state.seats[voted].name
         return f"Your vote stands: {shown}. /vote NAME changes it until the deadline."
+    names = ", ".join(state.seats[i].name for i in state.vote_targets(seat))
     if kind is PhaseKind.VOTE:
-        names = ", ".join(s.name for s in state.seats if s.alive and s.index != seat)
         return f"Your vote: /vote NAME (one of {names}) or /abstain; you can change it."
     if kind is PhaseKind.NIGHT_VOTE and me.is_mafia:
-        names = ", ".join(s.name for s in state.seats if s.alive and not s.is_mafia)
         return f"Tonight's kill: /vote NAME (one of {names})."
     role = get_role(me.role)
     if (

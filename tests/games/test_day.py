@@ -274,3 +274,12 @@ def test_day_phase_started_events_carry_deadlines() -> None:
     assert (started.phase, started.number, started.seq) == ("vote", 1, 2)
     assert started.deadline == state.phase.deadline + timedelta(seconds=20)  # type: ignore[operator]
     assert new.phase.deadline == started.deadline and started.seconds == 20
+
+
+def test_vote_targets_are_the_living_others_by_day_and_the_living_town_at_night() -> None:
+    state = to_phase(make_game("M M B B xB B"), PhaseKind.VOTE)
+    assert state.vote_targets(2) == [0, 1, 3, 5]
+    assert state.vote_targets(0) == [1, 2, 3, 5]
+    night = to_phase(state, PhaseKind.NIGHT_VOTE)
+    assert night.vote_targets(0) == [2, 3, 5]
+    assert to_phase(state, PhaseKind.DAY, 2).vote_targets(2) == []
