@@ -28,7 +28,12 @@ async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, s
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), 180)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 180)
+    except TimeoutError:
+        proc.kill()  # a hung command must not outlive its test
+        await proc.wait()
+        raise
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 
