@@ -344,6 +344,32 @@ def report(
         raise typer.Exit(2) from None
 
 
+@app.command()
+def likeness(
+    db: Db = None,
+    people: Annotated[
+        Path | None,
+        typer.Option(help="Human games (LLMafia folders). Default: the shared LLMafia games."),
+    ] = None,
+    people_games: Annotated[
+        list[str] | None, typer.Option(help="Only these of them (repeat or comma-separate).")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+) -> None:
+    """How much each kind of player's table talk looks like people's (rate, timing, text)."""
+    from bot.research.likeness import render, run_likeness
+    from bot.research.paths import llmafia_games_dir
+    from bot.runtime import database_url
+
+    url = database_url(_settings(), db)
+    try:
+        table = run_likeness(url, people or llmafia_games_dir(), people_games)
+    except (FileNotFoundError, LookupError) as e:
+        err.print(str(e), markup=False)
+        raise typer.Exit(2) from None
+    sys.stdout.write((json.dumps(table) if json_out else render(table)) + "\n")
+
+
 @db_app.command("upgrade")
 def db_upgrade(db: Db = None) -> None:
     """Create or migrate the database schema to the latest version."""
