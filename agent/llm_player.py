@@ -54,7 +54,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from agent.base import Clock, Intent, Policy, SeatPort, TimerHandle, Timers
-from agent.baseline import BaselinePolicy, BaselineTiming
+from agent.baseline import BaselinePolicy, BaselineTiming, SeatRecord
 from agent.decisions import DecisionKind, DecisionLog, DecisionRecord, flush_log
 from agent.driver import PolicyPlayer
 from agent.knowledge import SeatKnowledge
@@ -262,9 +262,14 @@ class LLMPlayer:
         self.game_id = game_id
         self.prompts = prompts or load_prompts()
         self.knowledge = SeatKnowledge(seat, name)
+        # the heuristic scores need only the record, not a whole policy: that is built (and
+        # shown the game so far) only if the seat degrades to the baseline
+        seed = rng.random()
+        self.record = SeatRecord(seat, random.Random(seed))
         self.fallback = fallback or BaselinePolicy(
-            seat, name, random.Random(rng.random()), persona=persona, timing=QUIET_BASELINE
+            seat, name, random.Random(seed), persona=persona, timing=QUIET_BASELINE
         )
+        self._seen: list[Event] = []  # what the fallback is shown if the seat degrades
         self._closed = False
         self._degraded: PolicyPlayer | None = None
         self._last_event: Event | None = None
@@ -284,12 +289,10 @@ class LLMPlayer:
         self.mind = mind
         self.reflector: Reflector | None = None
         if mind is not None:
-            fallback_policy = self.fallback
+            record = self.record
 
             def heuristic() -> dict[int, float]:
-                if self.knowledge.is_mafia:
-                    return fallback_policy.danger()
-                return fallback_policy.suspicion()
+                return record.danger() if self.knowledge.is_mafia else record.suspicion()
 
             self.reflector = Reflector(
                 mind, self.prompts, self, self.settings.window, heuristic=heuristic
@@ -321,9 +324,13 @@ class LLMPlayer:
         if self._closed or not self.knowledge.observe(event):
             return
         try:
-            self.fallback.observe(event)
-        except Exception:  # the helper must never take the LLM seat down with it
-            log.exception("seat %s: the fallback policy failed to observe %s", self.seat, event)
+            self.record.observe(event)
+            if self._degraded is None:
+                self._seen.append(event)
+            else:
+                self.fallback.observe(event)
+        except Exception:  # the helpers must never take the LLM seat down with them
+            log.exception("seat %s: the baseline's record failed to observe %s", self.seat, event)
         if self.mind is not None:
             try:
                 self.mind.observe(event)
@@ -862,12 +869,12 @@ class LLMPlayer:
             if self.seat in legal and self.rng.random() < 0.4:
                 return legal[self.seat]
             others = [s for s in seats if s != self.seat] or seats
-            trust = self.fallback.suspicion()
+            trust = self.record.suspicion()
             return legal[min(others, key=lambda s: (trust.get(s, 0.0), self.rng.random()))]
         if kind == "night_action" and k.role == "detective":
             fresh = [s for s in seats if legal[s] not in k.inspections] or seats
             seats = fresh
-        scores = self.fallback.danger() if k.is_mafia else self.fallback.suspicion()
+        scores = self.record.danger() if k.is_mafia else self.record.suspicion()
         best = max(seats, key=lambda s: (scores.get(s, float("-inf")), self.rng.random()))
         return legal[best]
 
@@ -907,6 +914,9 @@ class LLMPlayer:
         log.warning("seat %s: degrading to the baseline agent: %s", self.seat, why)
         self._note(f"degraded to the baseline: {why}", fallback=True)
         self._stand_down("the seat degraded to the baseline")
+        for event in self._seen:  # the game so far, as a restarted seat is shown it
+            self.fallback.observe(event)
+        self._seen.clear()
         self._degraded = PolicyPlayer(_Observed(self.fallback), self.port, self.clock, self.timers)
         if self._last_event is not None:
             # the policy has seen everything already; this only makes the driver plan now

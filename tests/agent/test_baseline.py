@@ -1002,3 +1002,24 @@ def test_a_claimer_proved_wrong_by_a_reveal_is_not_believed_again() -> None:
     caught = [_vote_after_claim(seed, ("detective",), reveal="bystander") for seed in range(20)]
     assert caught.count("Casey") == 0
     assert caught.count("Drew") >= 15
+
+
+def test_the_seat_record_scores_as_the_policy_does() -> None:
+    """The LLM agent's SeatRecord gives the policy's very scores, without a policy."""
+    from agent.baseline import SeatRecord
+
+    checked = 0
+    for seed in range(6):
+        result = simulate_fast(GameConfig(roles=("detective", "doctor")), 8, seed, keep_events=True)
+        assert result.events is not None
+        for seat in range(8):
+            policy = BaselinePolicy(seat, "x", random.Random(seed))
+            record = SeatRecord(seat, random.Random(seed))
+            for event in result.events:
+                policy.observe(event)
+                record.observe(event)
+                if isinstance(event, PhaseStarted) and seat in record.alive:
+                    assert record.suspicion() == policy.suspicion()
+                    assert record.danger() == policy.danger()
+                    checked += 1
+    assert checked > 100

@@ -17,14 +17,30 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
 from agent.base import Intent
-from agent.templates import PREFIXES, SUFFIXES, TEMPLATES, Lexicon, Reading, lexicon
+from agent.baseline.common import (
+    _DAY_K,
+    _NEVER,
+    _NIGHT_K,
+    _NIGHT_VOTE,
+    _NIGHT_VOTE_K,
+    _NO_VOTE,
+    _OVER_K,
+    _PHASE_KINDS,
+    _VOTE,
+    _VOTE_K,
+    say_at,
+)
+from agent.baseline.ledger import Room, TableLedger
+from agent.baseline.scores import activity, danger, suspicion
+from agent.baseline.speech import compose
+from agent.baseline.timing import DEFAULT_TIMING, BaselineTiming, chattiness
+from agent.templates import Reading
 from games.events import (
     Event,
     GameOver,
@@ -39,245 +55,17 @@ from games.events import (
     RoleAssigned,
     VoteCast,
 )
-from games.names import display_list
 from games.roles import get_role
 from games.state import PhaseKind
 
-__all__ = ["BASELINE_NAME", "BaselinePolicy", "BaselineTable", "BaselineTiming", "TableLedger"]
+__all__ = ["BASELINE_NAME", "BaselinePolicy", "BaselineTable"]
 
 #: how evaluations and logs name this policy
 BASELINE_NAME = "baseline"
 
-# Speed notes (a simulation runs this code millions of times): random.uniform(a, b) is
-# written out as a + (b - a) * random(), the same draw without the call; timedelta(0, s) is
-# timedelta(seconds=s) without the slower keyword parsing.
-
-_NO_VOTE = -2  # "has not voted this phase" (None would be an abstention)
 #: a partner's night vote this long after mine was cast knowing mine (agents react in ms)
 _DELIBERATE_S = 2.0
-_EMPTY: Mapping[int, int] = {}  # read-only stand-in for "no record"
 _NOTHING_HEARD: frozenset[str] = frozenset()  # a town seat's record of the den
-_NEVER = datetime.max.replace(tzinfo=UTC)
-#: the small changes that make a used line new
-_VARIANTS = tuple((p, s) for p in PREFIXES for s in SUFFIXES if p or s)
-
-_object_new = object.__new__
-_object_setattr = object.__setattr__
-
-
-def _plain_frozen(cls: type) -> bool:
-    """A frozen dataclass whose instances are nothing but their fields in a __dict__."""
-    params = getattr(cls, "__dataclass_params__", None)
-    return (
-        params is not None
-        and params.frozen
-        and not hasattr(cls, "__post_init__")
-        and not hasattr(cls, "__slots__")
-        and [f.name for f in fields(cls)] == ["at", "kind", "text", "target"]
-    )
-
-
-if _plain_frozen(Intent):
-
-    def _say_at(at: datetime, text: str | None) -> Intent:
-        """``Intent(at, "say", text=text)``, built without the frozen dataclass's __init__
-        (one object.__setattr__ per field): a simulation plans a few hundred lines a game.
-        The result is the same value: equal, same hash, still frozen."""
-        intent: Intent = _object_new(Intent)
-        _object_setattr(intent, "__dict__", {"at": at, "kind": "say", "text": text, "target": None})
-        return intent
-
-else:  # pragma: no cover - Intent changed shape: build it the ordinary way
-
-    def _say_at(at: datetime, text: str | None) -> Intent:
-        return Intent(at, "say", text=text)
-
-
-@dataclass(frozen=True)
-class BaselineTiming:
-    """Timing knobs, all in game seconds (so ``--speed`` scales them for free)."""
-
-    #: wait after the last message (or the phase start) while below one's share of the chat
-    short_delay: tuple[float, float] = (3.0, 12.0)
-    #: wait after the last message while above one's share
-    long_delay: tuple[float, float] = (15.0, 45.0)
-    #: typing time per word of the line
-    seconds_per_word: float = 0.35
-    #: most lines per phase on the stage by day, in the vote, and in the den at night
-    day_cap: int = 5
-    vote_cap: int = 2
-    den_cap: int = 2
-    #: chance to stay silent for a while when already above one's share
-    skip_when_loud: float = 0.35
-    #: when to vote / act, as fractions of the phase
-    vote_window: tuple[float, float] = (0.08, 0.6)
-    act_window: tuple[float, float] = (0.15, 0.7)
-    #: never act later than this before the deadline (capped at 10% of short phases)
-    margin: float = 3.0
-    #: how long a change of mind takes
-    change_delay: tuple[float, float] = (2.0, 6.0)
-
-
-def _chattiness(persona: str | None) -> float:
-    """The baseline can't act a persona out; it only borrows its temperament."""
-    if not persona:
-        return 1.0
-    text = persona.casefold()
-    if any(w in text for w in ("quiet", "shy", "reserved", "terse", "laconic", "calm")):
-        return 0.65
-    if any(w in text for w in ("chatty", "talkative", "loud", "outgoing", "energetic")):
-        return 1.4
-    return 1.0
-
-
-#: a line worth saying: (weight, template key, its slots, the topic it settles, if any).
-#: A plain tuple: one is built for every option considered
-_Option = tuple[float, str, Mapping[str, str], tuple[object, ...] | None]
-
-
-class _Room:
-    """The chat of one room (the stage, or the den) in the current phase."""
-
-    __slots__ = ("last_t", "msgs", "total")
-
-    def __init__(self, start: datetime) -> None:
-        #: lines per seat, lines in all, and when the last one came (the phase start if none)
-        self.msgs: dict[int, int] = {}
-        self.total = 0
-        self.last_t = start
-
-
-class TableLedger:
-    """What the seats at one table hear, recorded once for all of them.
-
-    A :class:`BaselinePolicy` keeps the public record of the talk here: the lines said, who
-    talks how much, who accused whom, detective claims, and the current phase's chat. By
-    default every policy has a ledger of its own and feeds it the events it sees. A simulation
-    that runs every seat of a game in one process may give all of them one ledger and
-    :meth:`take` each event into it, once and in order, before handing the event to any policy
-    (:func:`agent.fastsim.simulate_fast` does): the record is then read, not rebuilt, eight
-    times over. That changes nothing a seat decides, because a seat that is still playing has
-    heard every stage line so far, a living mafia every den line, and a town seat never looks
-    at the den's record; what differs between seats (scores, plans, reactions) stays in each
-    policy.
-    """
-
-    __slots__ = (
-        "accused_by",
-        "alive",
-        "claimed",
-        "claims",
-        "den",
-        "den_heard",
-        "heard",
-        "lex",
-        "phase_accusers",
-        "reading",
-        "readings",
-        "seq",
-        "stage",
-        "talk",
-        "talk_seen",
-        "target",
-        "times",
-    )
-
-    def __init__(self) -> None:
-        self.lex: Lexicon | None = None
-        self.readings: Mapping[str, Reading] = {}  # the lexicon's memo, read without a call
-        self.alive: set[int] = set()
-        self.seq = 0
-        self.stage = _Room(datetime.min)
-        self.den = _Room(datetime.min)
-        #: every line heard (case-folded), on the stage and in the den: never say one again
-        self.heard: set[str] = set()
-        self.den_heard: set[str] = set()
-        #: stage lines per seat over the game, and as of the start of the current day
-        #: ("quiet" and "loud" are judged on history)
-        self.talk: dict[int, int] = {}
-        self.talk_seen: dict[int, int] = {}
-        #: accuser -> accused -> times (indexed by the actor: every question asked of it is
-        #: "what did this player do"); the current phase's accusers of each player
-        self.accused_by: dict[int, dict[int, int]] = {}
-        self.phase_accusers: dict[int, list[int]] = {}
-        self.claims: dict[int, tuple[int, str]] = {}  # claimer -> (target, "mafia"/"clean")
-        #: the last line taken, for its listeners: how it reads (None when it was not read),
-        #: whom it accused or made a claim about, and the speaker's accusations of them so far
-        self.reading: Reading | None = None
-        self.target: int | None = None
-        self.claimed = False  # (a detective claim about ``target``, not an accusation)
-        self.times = 0
-
-    def take(self, event: Event) -> None:
-        """Record one event (events that carry no talk are ignored)."""
-        # (isinstance, not type() and a cast: typing.cast is a Python call)
-        if isinstance(event, MessageAccepted):
-            self._message(event)
-        elif isinstance(event, PhaseStarted):
-            self.seq = event.seq
-            self.stage = _Room(event.t)
-            self.den = _Room(event.t)
-            self.phase_accusers = {}
-            if event.phase == _DAY:
-                self.talk_seen = dict(self.talk)
-        elif isinstance(event, PlayerEliminated):
-            self.alive.discard(event.seat)
-        elif isinstance(event, GameStarted):
-            players = tuple(event.players)
-            self.lex = lexicon(players)
-            self.readings = self.lex.readings
-            self.alive = set(range(len(players)))
-
-    def _message(self, event: MessageAccepted) -> None:
-        self.reading = None
-        self.target = None
-        self.claimed = False
-        if event.phase_seq != self.seq:
-            return
-        s = event.seat
-        den = event.place == "den"
-        room = self.den if den else self.stage
-        msgs = room.msgs
-        msgs[s] = msgs.get(s, 0) + 1
-        room.total += 1
-        room.last_t = event.t
-        lex = self.lex
-        if lex is None:
-            return
-        text = event.text
-        reading = self.readings.get(text)
-        if reading is None:
-            reading = lex.read(text)
-        self.reading = reading
-        if den:
-            self.den_heard.add(reading.folded)
-            return
-        self.heard.add(reading.folded)
-        talk = self.talk
-        talk[s] = talk.get(s, 0) + 1
-        if not reading.pointed:
-            return
-        alive = self.alive
-        for n in reading.named:
-            if n != s and n in alive:
-                break
-        else:
-            return
-        self.target = n
-        if reading.claim is not None:
-            self.claims[s] = (n, reading.claim)
-            self.claimed = True
-            return
-        counts = self.accused_by.get(s)
-        if counts is None:
-            counts = self.accused_by[s] = {}
-        times = self.times = counts.get(n, 0) + 1
-        counts[n] = times
-        accusers = self.phase_accusers.get(n)
-        if accusers is None:
-            self.phase_accusers[n] = [s]
-        else:
-            accusers.append(s)
 
 
 class BaselinePolicy:
@@ -404,9 +192,9 @@ class BaselinePolicy:
         self.seat = seat
         self.character = name
         self.persona = persona
-        self.timing = timing or _TIMING
+        self.timing = timing or DEFAULT_TIMING
         self._rng = rng
-        self._chatty = _chattiness(persona)
+        self._chatty = chattiness(persona)
         # --- what the seat knows about the game
         self._ledger = ledger if ledger is not None else TableLedger()
         self._own_ledger = ledger is None
@@ -479,7 +267,7 @@ class BaselinePolicy:
         self._tally_now: Counter[int] = Counter()
         #: the chat of the room I talk in this phase (the ledger's; my own empty one when
         #: I hear nothing, a town seat at night)
-        self._chat = _Room(self._start)
+        self._chat = Room(self._start)
         self._reset_phase()
         self._acted = False
         self._act_at: datetime | None = None
@@ -618,7 +406,7 @@ class BaselinePolicy:
             cap = timing.vote_cap
             self._late_at = t + timedelta(0, 0.5 * event.seconds)
         else:
-            self._chat = self._ledger.den if self._mafia else _Room(t)
+            self._chat = self._ledger.den if self._mafia else Room(t)
             cap = timing.den_cap
             self._late_at = _NEVER if t.tzinfo is UTC else datetime.max.replace(tzinfo=t.tzinfo)
         self._lines_cap = max(1, round(cap * self._chatty))
@@ -724,7 +512,7 @@ class BaselinePolicy:
                 self._restale = True
                 at = t + self._wait("short", self._speak_words)
                 if at < speak.at:
-                    self._speak = _say_at(at, speak.text)
+                    self._speak = say_at(at, speak.text)
             elif self._speak_off == "skip":
                 self._speak_off = None
                 self._hears = False
@@ -760,7 +548,7 @@ class BaselinePolicy:
         self._speak_mode = "short"
         self._hears = False
         if at < speak.at:
-            self._speak = _say_at(at, speak.text)
+            self._speak = say_at(at, speak.text)
             return True
         return False
 
@@ -858,20 +646,7 @@ class BaselinePolicy:
         return out
 
     def _compute_activity(self, cands: tuple[int, ...] | list[int]) -> dict[int, float]:
-        if not cands:
-            return {}
-        talk = self._ledger.talk_seen.get
-        mean = sum([talk(s, 0) for s in cands]) / len(cands)
-        out: dict[int, float] = {}
-        if mean < 2:
-            return out
-        for s in cands:
-            n = talk(s, 0)
-            if n < 0.4 * mean:
-                out[s] = 0.3
-            elif n > 2.0 * mean:
-                out[s] = 0.2
-        return out
+        return activity(self._ledger.talk_seen, cands)
 
     def suspicion(self) -> dict[int, float]:
         """Town's view: how likely each living other player is mafia (higher = more)."""
@@ -911,93 +686,22 @@ class BaselinePolicy:
     def _suspicion(self, only: list[int] | None = None) -> dict[int, float]:
         """Scores of the living others (or of ``only`` among them)."""
         everyone = self._others_now
-        cands = everyone if only is None else only
-        noise = self._noise.get
-        day_noise = self._day_noise.get
-        score: dict[int, float] = {}
-        me = self.seat
-        town = not self._mafia
-        revealed = self._revealed.get
-        accused_by = self._ledger.accused_by.get
-        voted_by = self._voted_by.get
-        for a in cands:
-            # (summed in a local, term by term in the same order: the same floats)
-            v = noise(a, 0.0) + day_noise(a, 0.0)
-            accused = accused_by(a)
-            if accused:
-                for b, n in accused.items():
-                    k = n if n < 2 else 2  # (min(n, 2))
-                    if b == me and town:
-                        v += 0.9 * k
-                    role = revealed(b)
-                    if role is not None:
-                        v += -0.6 * k if role == "mafia" else 0.6 * k
-            voted = voted_by(a)
-            if voted:
-                for target, n in voted.items():
-                    role = revealed(target)
-                    if role is not None:
-                        v += -0.8 * n if role == "mafia" else 0.8 * n
-                    if target == me:
-                        v += 0.4 * n
-            score[a] = v
-        for s, bonus in self._activity(everyone).items():
-            if s in score:
-                score[s] += bonus
-        roles_shown = self._revealed
-        for claimer, (target, kind) in self._ledger.claims.items():
-            if target == self.seat and kind == "mafia" and claimer in score:
-                score[claimer] += 4.0  # a false claim against me: they are lying
-                continue
-            shown = roles_shown.get(target)
-            if (
-                not self._detective_in_play
-                or claimer in self._liars
-                or (shown is not None and (shown == "mafia") != (kind == "mafia"))
-            ):
-                # a detective claim in a game without one, or one the reveal proved wrong
-                if claimer in score:
-                    score[claimer] += 4.0
-                continue
-            if claimer in score:
-                score[claimer] -= 0.5
-            if target in score:
-                score[target] += 2.5 if kind == "mafia" else -1.0
-        for target, is_mafia in self._inspections.items():
-            if target in score:
-                score[target] += 100.0 if is_mafia else -100.0
-        return score
+        return suspicion(
+            self._ledger, everyone if only is None else only, me=self.seat,
+            town=not self._mafia, bonus=self._activity(everyone), noise=self._noise,
+            day_noise=self._day_noise, revealed=self._revealed, voted_by=self._voted_by,
+            liars=self._liars, inspections=self._inspections,
+            detective_in_play=self._detective_in_play,
+        )  # fmt: skip
 
     def _danger(self, only: list[int] | None = None) -> dict[int, float]:
         """Threats to the mafia among the living others (or among ``only`` of them)."""
         everyone = self._others_now
-        cands = everyone if only is None else only
-        mafia = self._partners | {self.seat}
-        noise = self._noise.get
-        day_noise = self._day_noise.get
-        score: dict[int, float] = {}
-        accused_by = self._ledger.accused_by.get
-        voted_by = self._voted_by.get
-        for a in cands:
-            v = noise(a, 0.0) + day_noise(a, 0.0)
-            accused = accused_by(a)
-            if accused:
-                for b, n in accused.items():
-                    if b in mafia:
-                        v += 0.9 * (n if n < 2 else 2)
-            voted = voted_by(a)
-            if voted:
-                for target, n in voted.items():
-                    if target in mafia:
-                        v += 0.7 * n
-            score[a] = v
-        for s, bonus in self._activity(everyone).items():
-            if s in score:
-                score[s] += bonus
-        for claimer in self._ledger.claims:
-            if claimer in score:
-                score[claimer] += 5.0
-        return score
+        return danger(
+            self._ledger, everyone if only is None else only, mafia=self._partners | {self.seat},
+            bonus=self._activity(everyone), noise=self._noise, day_noise=self._day_noise,
+            voted_by=self._voted_by,
+        )  # fmt: skip
 
     def _day_target(self) -> int | None:
         """Whom to vote out by day. Mafia: never a partner, prefer a forming bandwagon."""
@@ -1276,7 +980,7 @@ class BaselinePolicy:
         if speak is not None:
             if self._restale:
                 self._restale = False
-                composed = self._compose(now)
+                composed = compose(self, now)
                 if composed is not None:
                     text, opt = composed
                     words = len(text.split())
@@ -1289,7 +993,7 @@ class BaselinePolicy:
                             self._speak_off = "no-time"
                             self._hears = False
                             return None
-                    self._speak = speak = _say_at(at, text)
+                    self._speak = speak = say_at(at, text)
                     self._speak_words = words
                     self._speak_folded = text.casefold()
                     self._speak_topic = opt[3]
@@ -1318,7 +1022,7 @@ class BaselinePolicy:
         if base + timedelta(0, pause) >= deadline:
             self._speak_off = "no-time"
             return None
-        composed = self._compose(now)
+        composed = compose(self, now)
         if composed is None:
             self._speak_off = "no-text"
             return None
@@ -1329,7 +1033,7 @@ class BaselinePolicy:
         if at >= deadline:
             self._speak_off = "no-time"
             return None
-        self._speak = speak = _say_at(at, text)
+        self._speak = speak = say_at(at, text)
         self._speak_words = words
         self._speak_folded = text.casefold()
         self._speak_topic = opt[3]
@@ -1337,322 +1041,6 @@ class BaselinePolicy:
         return speak
 
     # ---- what to say --------------------------------------------------------------------------
-
-    def _compose(self, now: datetime) -> tuple[str, _Option] | None:
-        """Pick a situation by weight, then build and render only that one (cheap)."""
-        if self._night:
-            ready: list[_Option] = self._den_options()
-            while ready:
-                opt = ready.pop(self._weighted_index([o[0] for o in ready]))
-                text = self._fresh(opt[1], opt[2])
-                if text is not None:
-                    return text, opt
-            return None
-        weights, builders = self._stage_choices(now)
-        while weights:
-            index = self._weighted_index(weights)
-            del weights[index]
-            built = builders.pop(index)(self)
-            if built is None:
-                continue
-            text = self._fresh(built[1], built[2])
-            if text is not None:
-                return text, built
-        return None
-
-    def _weighted_index(self, weights: list[float]) -> int:
-        pick = self._rng.random() * sum(weights)
-        for index, w in enumerate(weights):
-            pick -= w
-            if pick <= 0:
-                return index
-        return len(weights) - 1
-
-    def _fresh(self, key: str, slots: Mapping[str, str]) -> str | None:
-        """A rendering of ``key`` this seat has never said nor heard."""
-        mine, heard, den = self._said, self._ledger.heard, self._den_heard
-        templates = TEMPLATES[key]
-        n = len(templates)
-        draw = self._rng.random
-        first = int(draw() * n)  # (a uniform index, like randrange(n), at a fraction of the cost)
-        for k in range(n):
-            text = templates[(first + k) % n].format_map(slots)
-            folded = text.casefold()
-            if folded not in heard and folded not in mine and folded not in den:
-                return text
-        # all said: the same line with a small change, one of the unused changes at random
-        # (drawn one at a time: the first new one of a shuffled list, without the shuffle)
-        base = templates[int(draw() * n)].format_map(slots)
-        variants = list(_VARIANTS)
-        while variants:
-            p, s = variants.pop(int(draw() * len(variants)))
-            text = f"{p}{base}{s}"
-            folded = text.casefold()
-            if folded not in heard and folded not in mine and folded not in den:
-                return text
-        return None
-
-    def _stage_choices(self, now: datetime) -> tuple[list[float], list[_Builder]]:
-        """The situations worth a line now: weights, and for each the function that builds
-        its line from this policy (only the one picked is built)."""
-        day = self._day
-        kind = self._kind
-        weights: list[float] = []
-        builders: list[_Builder] = []
-        w = weights.append
-        b = builders.append
-        if self._accused_me:
-            w(6.0)
-            b(_DEFEND)
-        if self._role == "detective":
-            if self._reveal is not None and self._reveal in self._alive:
-                w(8.0)
-                b(_REVEAL)
-            if kind is _VOTE_K and self._votes_now:
-                w(6.0)
-                b(_DET_CLEAN)
-        if day == 1 and kind is _DAY_K:
-            if self._lines == 0:
-                w(6.0)
-                b(_GREET)
-            w(1.5)
-            b(_OPEN)
-        alive = len(self._alive)
-        total = self._chat.total
-        # news is news early in the day; two minutes later "rip X" sounds like a bot
-        if day > 1 and kind is _DAY_K and total < 1.5 * alive:
-            topics = self._topics
-            if ("night", day) not in topics:
-                if self._night_victim is not None:
-                    w(5.0)
-                    b(_NIGHT_KILL)
-                elif self._night_none:
-                    w(4.0)
-                    b(_NIGHT_NONE)
-            elim = self._last_day_elim
-            if elim is not None and day == elim[3] + 1 and ("elim", day) not in topics:
-                w(2.5)
-                b(_ELIM)
-            if ("day", day) not in topics:
-                w(0.8)
-                b(_DAY_COUNT)
-        w(3.0)
-        b(_ACCUSE)
-        if kind is _VOTE_K:
-            w(3.0)
-            b(_VOTE_STATE)
-            if self._votes_now:
-                w(1.0)
-                b(_TALLY)
-        if now >= self._late_at:  # (half the vote, or 70% of the discussion, is gone)
-            w(0.8)
-            b(_LATE)
-        if total >= alive:
-            w(1.2)
-            b(_QUIET)
-        weights += _TAIL_WEIGHTS
-        builders += _TAIL_BUILDERS
-        return weights, builders
-
-    def _pick(self, options: list[_Option]) -> _Option | None:
-        if not options:
-            return None
-        return options[self._weighted_index([o[0] for o in options])]
-
-    def _opt_defend(self) -> _Option | None:
-        accusers = [a for a in self._accused_me if a in self._alive]
-        if not accusers:
-            return None
-        a = accusers[-1]
-        topic: tuple[object, ...] = ("defend", a, self._seq, len(accusers))
-        opts: list[_Option] = [(3.0, "defend", {}, topic)]
-        if a in self._others_set:
-            name = self._names[a]
-            opts.append((3.0, "defend_back", {"a": name}, topic))
-            opts.append((1.5, "accuse_me", {"x": name}, topic))
-        return self._pick(opts)
-
-    def _opt_reveal(self) -> _Option | None:
-        found = self._reveal
-        if found is None or found not in self._alive or ("det", found) in self._topics:
-            return None
-        return (8.0, "det_mafia", {"x": self._names[found]}, ("det", found))
-
-    def _opt_det_clean(self) -> _Option | None:
-        """Save a player I know is clean from a forming lynch; a coin toss, once a day."""
-        tally = self._tally_now
-        for s, n in tally.most_common(1):
-            gate = ("det-clean", s, self._day)
-            if self._inspections.get(s) is False and n >= 2 and gate not in self._topics:
-                if gate not in self._gates:
-                    self._gates[gate] = self._rng.random() < 0.5
-                if self._gates[gate]:
-                    return (6.0, "det_clean", {"x": self._names[s]}, gate)
-        return None
-
-    def _opt_greet(self) -> _Option | None:
-        return (6.0, "greet", {}, ("greet",))
-
-    def _opt_open(self) -> _Option | None:
-        return (1.5, "open", {}, None)
-
-    def _opt_night_kill(self) -> _Option | None:
-        if self._night_victim is None:
-            return None
-        v, role = self._night_victim
-        topic = ("night", self._day)
-        name = self._names[v]
-        opts: list[_Option] = [(5.0, "night_kill", {"v": name, "role": role}, topic)]
-        accused_by = self._ledger.accused_by.get(v, _EMPTY)
-        others = self._others_set
-        accused = [(n, b) for b, n in accused_by.items() if b in others]
-        if accused:
-            x = self._names[max(accused)[1]]
-            opts.append((2.0, "night_kill_reason", {"v": name, "x": x}, topic))
-        return self._pick(opts)
-
-    def _opt_night_none(self) -> _Option | None:
-        topic = ("night", self._day)
-        if self._doctor_in_play:
-            return self._pick([(4.0, "night_none", {}, topic), (2.0, "night_saved", {}, topic)])
-        return (4.0, "night_none", {}, topic)
-
-    def _opt_elim(self) -> _Option | None:
-        if self._last_day_elim is None:
-            return None
-        v, role, voters, _d = self._last_day_elim
-        if self._mafia and v in self._partners:
-            return None
-        topic = ("elim", self._day)
-        name = self._names[v]
-        if role == "mafia":
-            return (2.5, "elim_mafia", {"v": name}, topic)
-        others = self._others_set
-        shown = [self._names[s] for s in voters if s in others]
-        if shown and self.seat not in voters:  # (who voted for it too blames nobody)
-            slots = {"v": name, "voters": display_list(shown), "r": role}
-            return (2.5, "elim_bystander", slots, topic)
-        return (2.0, "elim_bystander_plain", {"v": name, "r": role}, topic)
-
-    def _opt_day_count(self) -> _Option | None:
-        slots = {"n": str(self._day), "alive": str(len(self._alive))}
-        return (0.8, "day_count", slots, ("day", self._day))
-
-    def _opt_accuse(self) -> _Option | None:
-        """Point at the top suspect (town) or the deflection target (mafia), with a reason
-        when the record gives one."""
-        mine_now = self._voted
-        # once I voted, the one I voted for is the one I point at
-        top = mine_now if mine_now in self._others_set else self._day_target()
-        if top is None:
-            return None
-        names = self._names
-        ledger = self._ledger
-        x = names[top]
-        score = self._my_scores().get(top, 0.0)
-        about: tuple[object, ...] = ("vote_state", top)  # (a line naming whom I vote out)
-        opts: list[_Option] = [(2.5 if score >= 1.0 else 1.2, "accuse", {"x": x}, about)]
-        revealed = self._revealed.get
-        voted = self._voted_by.get(top)
-        mine = self._voted_by.get(self.seat, _EMPTY)  # (who voted a bystander out blames nobody)
-        if voted:
-            for victim in voted:
-                if revealed(victim, "mafia") != "mafia":
-                    if victim not in self._partners and victim not in mine:
-                        slots = {"x": x, "v": names[victim], "r": revealed(victim, "bystander")}
-                        opts.append((2.5, "accuse_vote", slots, about))
-                    break
-        accused = ledger.accused_by.get(top)
-        if accused:
-            for victim in accused:
-                if revealed(victim, "mafia") != "mafia":
-                    if victim != self.seat and victim not in self._partners and victim not in mine:
-                        slots = {"x": x, "v": names[victim], "r": revealed(victim, "bystander")}
-                        opts.append((2.0, "accuse_accused", slots, about))
-                    break
-        # ("accuse_loud" is never offered: its test, _activity([top]) >= 0.2, compares the
-        # player with itself and so never holds. Meant was "louder than the table"; turning
-        # that on would change how the baseline plays, so it stays off until done on purpose)
-        on_top = ledger.phase_accusers.get(top)
-        if on_top:
-            others = self._others_set
-            agree = [a for a in on_top if a in others]
-            if agree:
-                opts.append((1.5, "agree", {"x": x, "a": names[agree[-1]]}, about))
-        return self._pick(opts)
-
-    def _opt_vote_state(self) -> _Option | None:
-        if self._voted == _NO_VOTE:
-            target = self._day_choice()
-        else:
-            target = self._change_to if self._change_to is not None else self._voted
-        if target is None or target not in self._others_set:
-            return None
-        return (3.0, "vote_state", {"x": self._names[target]}, ("vote_state", target))
-
-    def _opt_tally(self) -> _Option | None:
-        tally = self._tally_now
-        if not tally or (self._mafia and any(s in self._partners for s in tally)):
-            return None
-        # a player counting the votes calls their own "me" ("Drew 2" from Drew reads oddly)
-        names, me = self._names, self.seat
-        text = ", ".join(f"{'me' if s == me else names[s]} {n}" for s, n in tally.most_common(3))
-        return (1.0, "tally", {"tally": text}, ("tally",))
-
-    def _opt_late(self) -> _Option | None:
-        return (0.8, "late", {}, None)
-
-    def _opt_quiet(self) -> _Option | None:
-        said = self._chat.msgs
-        quiet = [s for s in self._others_now if s not in said]
-        if not quiet:
-            return None
-        pick = quiet[int(self._rng.random() * len(quiet))]
-        return (1.2, "quiet", {"x": self._names[pick]}, None)
-
-    def _opt_ask(self) -> _Option | None:
-        pool = self._others_now
-        if not pool:
-            return None
-        pick = pool[int(self._rng.random() * len(pool))]
-        return (1.0, "ask", {"x": self._names[pick]}, None)
-
-    def _opt_filler(self) -> _Option | None:
-        return (0.4, "filler", {}, None)
-
-    def _den_options(self) -> list[_Option]:
-        """Night talk: propose a kill if nobody has, agree with the first proposal if a partner
-        made it, otherwise plan tomorrow or chat."""
-        names = self._names
-        day = self._day
-        target = self._night_target()
-        first = self._first_prop
-        settled = ("den-agree", day) in self._topics or ("den-prop", day) in self._topics
-        if first is None and target is not None:
-            topic = ("den-prop", day)
-            x = names[target]
-            proposals: list[_Option] = [(5.0, "den_propose", {"x": x}, topic)]
-            if target in self._ledger.claims:
-                proposals.append((6.0, "den_propose_claim", {"x": x}, topic))
-            mafia = self._partners | {self.seat}
-            hit = [b for b in self._ledger.accused_by.get(target, _EMPTY) if b in mafia]
-            if hit:
-                # the one under suspicion is "me" when it is the speaker ("X is onto Drew",
-                # said by Drew, reads oddly)
-                p = "me" if hit[0] == self.seat else names[hit[0]]
-                slots = {"x": x, "p": p}
-                proposals.append((3.0, "den_propose_reason", slots, topic))
-            return proposals
-        if first is not None and first in self._alive and not settled:
-            return [(6.0, "den_agree", {"x": names[first]}, ("den-agree", day))]
-        night = ("den", day)
-        opts: list[_Option] = [(0.8, "den_small", {}, night)]
-        danger = self._scores("danger")
-        later = [s for s in danger if s != target]
-        if later:
-            push = min(later, key=lambda s: danger[s])  # pin it on someone unthreatening
-            opts.append((1.2, "den_plan", {"x": names[push]}, night))
-        return opts
 
     # ==== feedback =============================================================================
 
@@ -1747,29 +1135,6 @@ class BaselinePolicy:
             self._act_errors = 3
 
 
-_TIMING = BaselineTiming()
-
-#: builds one kind of line for a policy (None: nothing to say of that kind now)
-_Builder = Callable[[BaselinePolicy], _Option | None]
-_DEFEND: _Builder = BaselinePolicy._opt_defend
-_REVEAL: _Builder = BaselinePolicy._opt_reveal
-_DET_CLEAN: _Builder = BaselinePolicy._opt_det_clean
-_GREET: _Builder = BaselinePolicy._opt_greet
-_OPEN: _Builder = BaselinePolicy._opt_open
-_NIGHT_KILL: _Builder = BaselinePolicy._opt_night_kill
-_NIGHT_NONE: _Builder = BaselinePolicy._opt_night_none
-_ELIM: _Builder = BaselinePolicy._opt_elim
-_DAY_COUNT: _Builder = BaselinePolicy._opt_day_count
-_ACCUSE: _Builder = BaselinePolicy._opt_accuse
-_VOTE_STATE: _Builder = BaselinePolicy._opt_vote_state
-_TALLY: _Builder = BaselinePolicy._opt_tally
-_LATE: _Builder = BaselinePolicy._opt_late
-_QUIET: _Builder = BaselinePolicy._opt_quiet
-#: always on offer, last: a question to someone, a filler
-_TAIL_WEIGHTS = (1.0, 0.4)
-_TAIL_BUILDERS: tuple[_Builder, ...] = (BaselinePolicy._opt_ask, BaselinePolicy._opt_filler)
-
-
 class BaselineTable:
     """Every seat of one game played by a :class:`BaselinePolicy`, all in one process.
 
@@ -1847,18 +1212,6 @@ class BaselineTable:
                 best, who = intent, i
         return best, who
 
-
-#: PhaseKind by value, without the enum's (slow) call; and its members as plain globals,
-#: because in Python 3.11 ``PhaseKind.DAY`` costs several times a global lookup
-_PHASE_KINDS: dict[str, PhaseKind] = {k.value: k for k in PhaseKind}
-_DAY_K = PhaseKind.DAY
-_VOTE_K = PhaseKind.VOTE
-_NIGHT_K = PhaseKind.NIGHT
-_NIGHT_VOTE_K = PhaseKind.NIGHT_VOTE
-_OVER_K = PhaseKind.OVER
-_DAY = PhaseKind.DAY.value
-_VOTE = PhaseKind.VOTE.value
-_NIGHT_VOTE = PhaseKind.NIGHT_VOTE.value
 
 _Handler = Callable[["BaselinePolicy", Event], None]
 

@@ -1,0 +1,157 @@
+"""The table ledger: what the seats at one table hear, recorded once for all of them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from agent.baseline.common import _DAY
+from agent.templates import Lexicon, Reading, lexicon
+from games.events import Event, GameStarted, MessageAccepted, PhaseStarted, PlayerEliminated
+
+__all__ = ["Room", "TableLedger"]
+
+
+class Room:
+    """The chat of one room (the stage, or the den) in the current phase."""
+
+    __slots__ = ("last_t", "msgs", "total")
+
+    def __init__(self, start: datetime) -> None:
+        #: lines per seat, lines in all, and when the last one came (the phase start if none)
+        self.msgs: dict[int, int] = {}
+        self.total = 0
+        self.last_t = start
+
+
+class TableLedger:
+    """What the seats at one table hear, recorded once for all of them.
+
+    A :class:`BaselinePolicy` keeps the public record of the talk here: the lines said, who
+    talks how much, who accused whom, detective claims, and the current phase's chat. By
+    default every policy has a ledger of its own and feeds it the events it sees. A simulation
+    that runs every seat of a game in one process may give all of them one ledger and
+    :meth:`take` each event into it, once and in order, before handing the event to any policy
+    (:func:`agent.fastsim.simulate_fast` does): the record is then read, not rebuilt, eight
+    times over. That changes nothing a seat decides, because a seat that is still playing has
+    heard every stage line so far, a living mafia every den line, and a town seat never looks
+    at the den's record; what differs between seats (scores, plans, reactions) stays in each
+    policy.
+    """
+
+    __slots__ = (
+        "accused_by",
+        "alive",
+        "claimed",
+        "claims",
+        "den",
+        "den_heard",
+        "heard",
+        "lex",
+        "phase_accusers",
+        "reading",
+        "readings",
+        "seq",
+        "stage",
+        "talk",
+        "talk_seen",
+        "target",
+        "times",
+    )
+
+    def __init__(self) -> None:
+        self.lex: Lexicon | None = None
+        self.readings: Mapping[str, Reading] = {}  # the lexicon's memo, read without a call
+        self.alive: set[int] = set()
+        self.seq = 0
+        self.stage = Room(datetime.min)
+        self.den = Room(datetime.min)
+        #: every line heard (case-folded), on the stage and in the den: never say one again
+        self.heard: set[str] = set()
+        self.den_heard: set[str] = set()
+        #: stage lines per seat over the game, and as of the start of the current day
+        #: ("quiet" and "loud" are judged on history)
+        self.talk: dict[int, int] = {}
+        self.talk_seen: dict[int, int] = {}
+        #: accuser -> accused -> times (indexed by the actor: every question asked of it is
+        #: "what did this player do"); the current phase's accusers of each player
+        self.accused_by: dict[int, dict[int, int]] = {}
+        self.phase_accusers: dict[int, list[int]] = {}
+        self.claims: dict[int, tuple[int, str]] = {}  # claimer -> (target, "mafia"/"clean")
+        #: the last line taken, for its listeners: how it reads (None when it was not read),
+        #: whom it accused or made a claim about, and the speaker's accusations of them so far
+        self.reading: Reading | None = None
+        self.target: int | None = None
+        self.claimed = False  # (a detective claim about ``target``, not an accusation)
+        self.times = 0
+
+    def take(self, event: Event) -> None:
+        """Record one event (events that carry no talk are ignored)."""
+        # (isinstance, not type() and a cast: typing.cast is a Python call)
+        if isinstance(event, MessageAccepted):
+            self._message(event)
+        elif isinstance(event, PhaseStarted):
+            self.seq = event.seq
+            self.stage = Room(event.t)
+            self.den = Room(event.t)
+            self.phase_accusers = {}
+            if event.phase == _DAY:
+                self.talk_seen = dict(self.talk)
+        elif isinstance(event, PlayerEliminated):
+            self.alive.discard(event.seat)
+        elif isinstance(event, GameStarted):
+            players = tuple(event.players)
+            self.lex = lexicon(players)
+            self.readings = self.lex.readings
+            self.alive = set(range(len(players)))
+
+    def _message(self, event: MessageAccepted) -> None:
+        self.reading = None
+        self.target = None
+        self.claimed = False
+        if event.phase_seq != self.seq:
+            return
+        s = event.seat
+        den = event.place == "den"
+        room = self.den if den else self.stage
+        msgs = room.msgs
+        msgs[s] = msgs.get(s, 0) + 1
+        room.total += 1
+        room.last_t = event.t
+        lex = self.lex
+        if lex is None:
+            return
+        text = event.text
+        reading = self.readings.get(text)
+        if reading is None:
+            reading = lex.read(text)
+        self.reading = reading
+        if den:
+            self.den_heard.add(reading.folded)
+            return
+        self.heard.add(reading.folded)
+        talk = self.talk
+        talk[s] = talk.get(s, 0) + 1
+        if not reading.pointed:
+            return
+        alive = self.alive
+        for n in reading.named:
+            if n != s and n in alive:
+                break
+        else:
+            return
+        self.target = n
+        if reading.claim is not None:
+            self.claims[s] = (n, reading.claim)
+            self.claimed = True
+            return
+        counts = self.accused_by.get(s)
+        if counts is None:
+            counts = self.accused_by[s] = {}
+        times = self.times = counts.get(n, 0) + 1
+        counts[n] = times
+        accusers = self.phase_accusers.get(n)
+        if accusers is None:
+            self.phase_accusers[n] = [s]
+        else:
+            accusers.append(s)
