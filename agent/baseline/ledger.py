@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Set
 from datetime import datetime
 
 from agent.baseline.common import _DAY
 from agent.templates import Lexicon, Reading, lexicon
 from games.events import Event, GameStarted, MessageAccepted, PhaseStarted, PlayerEliminated
 
-__all__ = ["Room", "TableLedger"]
+__all__ = ["Room", "TableLedger", "addressed"]
 
 
 class Room:
@@ -41,7 +42,9 @@ class TableLedger:
 
     __slots__ = (
         "accused_by",
+        "addressee",
         "alive",
+        "asked",
         "claimed",
         "claims",
         "den",
@@ -51,6 +54,7 @@ class TableLedger:
         "phase_accusers",
         "reading",
         "readings",
+        "seat_of",
         "seq",
         "stage",
         "talk",
@@ -84,6 +88,11 @@ class TableLedger:
         self.target: int | None = None
         self.claimed = False  # (a detective claim about ``target``, not an accusation)
         self.times = 0
+        #: the last stage line was a question put to this player by name ("rowan why do you
+        #: think quinn is mafia?"), and its text: it accuses nobody, it asks for an answer
+        self.addressee: int | None = None
+        self.asked = ""
+        self.seat_of: dict[str, int] = {}
 
     def take(self, event: Event) -> None:
         """Record one event (events that carry no talk are ignored)."""
@@ -104,11 +113,13 @@ class TableLedger:
             self.lex = lexicon(players)
             self.readings = self.lex.readings
             self.alive = set(range(len(players)))
+            self.seat_of = {n.casefold(): i for i, n in enumerate(players)}
 
     def _message(self, event: MessageAccepted) -> None:
         self.reading = None
         self.target = None
         self.claimed = False
+        self.addressee = None
         if event.phase_seq != self.seq:
             return
         s = event.seat
@@ -132,6 +143,11 @@ class TableLedger:
         self.heard.add(reading.folded)
         talk = self.talk
         talk[s] = talk.get(s, 0) + 1
+        if reading.named and self.seat_of:
+            asked = self.addressee = addressed(text, s, self.seat_of, self.alive)
+            if asked is not None:
+                self.asked = text
+                return  # a question put to someone accuses nobody, not even its addressee
         if not reading.pointed:
             return
         alive = self.alive
@@ -155,3 +171,59 @@ class TableLedger:
             self.phase_accusers[n] = [s]
         else:
             accusers.append(s)
+
+
+_WORDS = re.compile(r"[\w']+")
+#: after a name, these make the line a question put to that player ("drew why...")
+_ASKING = frozenset(
+    [
+        "why",
+        "who",
+        "what",
+        "whats",
+        "how",
+        "hows",
+        "do",
+        "did",
+        "does",
+        "can",
+        "could",
+        "would",
+        "where",
+        "when",
+        "which",
+        "wdym",
+        "thoughts",
+        "u",
+        "you",
+        "your",
+        "ur",
+    ]
+)
+_YOU = frozenset(["you", "u", "your", "ur"])
+
+
+def addressed(text: str, speaker: int, seat_of: Mapping[str, int], alive: Set[int]) -> int | None:
+    """The living player a question is put to by name, first or last ("rowan why do you think
+    quinn is mafia?", "what do you think rowan?"), or None: not a question, or not to anyone.
+    "drew is mafia?" asks nobody anything: it is an accusation put as a question."""
+    words = _WORDS.findall(text.casefold())
+    if len(words) < 2:
+        return None
+    who = seat_of.get(words[0])
+    if who is not None:
+        rest = words[1:]
+        if rest[0] not in _ASKING and _YOU.isdisjoint(rest):
+            return None
+    else:
+        who = seat_of.get(words[-1])
+        if who is None:
+            return None
+        rest = words[:-1]
+        if rest[0] not in _ASKING and _YOU.isdisjoint(rest):
+            return None
+    if who == speaker or who not in alive:
+        return None
+    if "?" not in text and rest[0] not in _ASKING:
+        return None
+    return who

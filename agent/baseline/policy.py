@@ -39,7 +39,17 @@ from agent.baseline.common import (
 from agent.baseline.ledger import Room, TableLedger
 from agent.baseline.scores import activity, danger, suspicion
 from agent.baseline.speech import compose
-from agent.baseline.timing import DEFAULT_TIMING, BaselineTiming, chattiness
+from agent.baseline.timing import (
+    ANSWER_S,
+    DEFAULT_TIMING,
+    FIRST_LINE_S,
+    OWN_GAP_S,
+    VOTE_S,
+    BaselineTiming,
+    chattiness,
+    draw,
+    poisson,
+)
 from agent.templates import Reading
 from games.events import (
     Event,
@@ -62,6 +72,12 @@ __all__ = ["BASELINE_NAME", "BaselinePolicy", "BaselineTable"]
 
 #: how evaluations and logs name this policy
 BASELINE_NAME = "baseline"
+
+
+def _normal(rng: Callable[[], float]) -> float:
+    """A standard normal draw (Box-Muller) from ``rng``'s uniform draws."""
+    return math.sqrt(-2.0 * math.log(1.0 - rng())) * math.cos(2.0 * math.pi * rng())
+
 
 #: a partner's night vote this long after mine was cast knowing mine (agents react in ms)
 _DELIBERATE_S = 2.0
@@ -86,7 +102,11 @@ class BaselinePolicy:
         "_acted",
         "_activity_memo",
         "_alive",
+        "_answer_at",
+        "_answer_from",
+        "_asked",
         "_best",
+        "_budget",
         "_cache",
         "_change_at",
         "_change_to",
@@ -100,6 +120,7 @@ class BaselinePolicy:
         "_detective_in_play",
         "_dirty",
         "_doctor_in_play",
+        "_extra",
         "_facts_alive",
         "_facts_partners",
         "_first_prop",
@@ -121,11 +142,13 @@ class BaselinePolicy:
         "_mafia",
         "_my_vote_t",
         "_names",
+        "_next_at",
         "_night",
         "_night_act_target",
         "_night_none",
         "_night_victim",
         "_noise",
+        "_noise_rng",
         "_others_now",
         "_others_set",
         "_over",
@@ -194,6 +217,9 @@ class BaselinePolicy:
         self.persona = persona
         self.timing = timing or DEFAULT_TIMING
         self._rng = rng
+        #: the small noise on scores comes from a generator of its own, so what else the
+        #: seat draws (timing, words) never changes its reads (a SeatRecord draws the same)
+        self._noise_rng = random.Random(rng.random())
         self._chatty = chattiness(persona)
         # --- what the seat knows about the game
         self._ledger = ledger if ledger is not None else TableLedger()
@@ -301,7 +327,7 @@ class BaselinePolicy:
         self._doctor_in_play = "doctor" in event.extra_roles
         self._detective_in_play = "detective" in event.extra_roles
         self._alive = set(range(len(self._names)))
-        self._noise = {i: self._rng.random() * 0.25 for i in self._alive}
+        self._noise = {i: self._noise_rng.random() * 0.25 for i in self._alive}
         self._resolve_partners()
         self._phase_facts()
         self._dirty = True
@@ -353,6 +379,14 @@ class BaselinePolicy:
 
     def _reset_phase(self) -> None:
         self._lines = 0
+        #: by day: lines this seat means to say this phase, and when the next one is due (a
+        #: draw from people's timing); a question put to me by name, to answer by then
+        self._budget = 0
+        self._next_at: datetime | None = None
+        self._answer_from: int | None = None
+        self._answer_at: datetime | None = None
+        self._asked = ""
+        self._extra = 0  # answers and defences said beyond the budget
         self._say_errors = 0
         self._speak: Intent | None = None
         self._speak_words = 0  # words in the planned line (its typing time is redrawn often)
@@ -387,6 +421,8 @@ class BaselinePolicy:
         new_night = kind is _NIGHT_K or (kind is _NIGHT_VOTE_K and old is not _NIGHT_K)
         keep_prop = kind is _NIGHT_VOTE_K and old is _NIGHT_K
         first_prop = self._first_prop
+        # a question put to me just before the vote is still answered in it
+        asked = (self._answer_from, self._answer_at, self._asked) if kind is _VOTE_K else None
         self._kind = kind
         self._seq = event.seq
         t = self._start = event.t
@@ -415,8 +451,14 @@ class BaselinePolicy:
         if kind is _DAY_K:
             self._version += 1
             self._day = event.number
-            rng = self._rng
+            rng = self._noise_rng
             self._day_noise = {i: rng.random() * 0.15 for i in self._alive}
+        if kind is _DAY_K or kind is _VOTE_K:
+            self._plan_day_talk(t, event.seconds, kind is _VOTE_K)
+        if asked is not None and asked[0] is not None and asked[1] is not None:
+            latest = t + timedelta(0, self.timing.answer_until * event.seconds)
+            if asked[1] < latest:
+                self._answer_from, self._answer_at, self._asked = asked
         if new_night:
             self._acted = False
             self._act_at = None
@@ -482,6 +524,9 @@ class BaselinePolicy:
                 changed = True
             elif target == self.seat or target in self._partners:
                 changed = self._on_accused(s, target, ledger.times, t)
+        if ledger.addressee == self.seat and s != self.seat:
+            self._asked_by(s, t)
+            changed = True
         if s != self.seat and (self._speak is not None or self._speak_off == "skip"):
             reading = ledger.reading
             if (
@@ -507,6 +552,11 @@ class BaselinePolicy:
         if target == self.seat and s != self.seat:
             self._accused_me.append(s)
             changed = True
+            if self._place == "stage":
+                if self._answer_from is None and self._extra < 2:
+                    self._asked_by(s, t)  # a defence comes as fast as an answer
+                    self._answer_from = None
+                return changed
             speak = self._speak
             if speak is not None:
                 self._restale = True
@@ -816,7 +866,7 @@ class BaselinePolicy:
         if self._voted == _NO_VOTE:
             at = self._vote_at
             if at is None:
-                at = self._vote_at = self._in_window(self.timing.vote_window)
+                at = self._vote_at = self._first_vote_time()
             return at
         if self._change_to is not None and self._change_at is not None:
             return self._change_at
@@ -828,13 +878,23 @@ class BaselinePolicy:
         if self._voted == _NO_VOTE:
             at = self._vote_at
             if at is None:
-                at = self._vote_at = self._in_window(self.timing.vote_window)
+                at = self._vote_at = self._first_vote_time()
             if self._kind is _NIGHT_VOTE_K:
                 return self._vote_intent(at, self._night_target())
             return self._vote_intent(at, self._day_choice())
         if self._change_to is not None and self._change_at is not None:
             return self._vote_intent(self._change_at, self._change_to)
         return None
+
+    def _first_vote_time(self) -> datetime:
+        """By day, as long into the vote as people took (their votes had no deadline: the
+        draw is scaled to a vote of a minute and kept inside this one); at night, in the
+        vote window."""
+        if self._kind is not _VOTE_K:
+            return self._in_window(self.timing.vote_window)
+        latest = self._seconds - self._margin()
+        offset = draw(VOTE_S, self._rng.random()) * self._seconds / 60.0
+        return self._start + timedelta(0, max(0.0, min(offset, latest)))
 
     def _vote_intent(self, at: datetime, target: int | None) -> Intent:
         last = self._last_vote_intent
@@ -975,7 +1035,110 @@ class BaselinePolicy:
         cheap to add as floats and costly to build)."""
         return timedelta(0, self._pause(mode) + self._typing(words))
 
+    def _plan_day_talk(self, start: datetime, seconds: float, vote: bool) -> None:
+        """How much this seat will say this phase and when it starts, drawn like people.
+
+        A discussion: a count around ``day_rate`` per minute (log-normal spread), the first
+        line after people's first-line delay (scaled to the discussion's length). A vote: now
+        and then one early word; otherwise silence until the result, as people fall silent
+        once they have voted."""
+        timing, rng = self.timing, self._rng.random
+        if vote:
+            self._budget = 1 if rng() < timing.vote_talk * self._chatty else 0
+            early = max(seconds * timing.vote_talk_window, 1.0)
+            self._next_at = start + timedelta(0, 1.0 + (early - 1.0) * rng())
+            return
+        scale = min(1.0, seconds / timing.people_day_s)
+        spread = timing.rate_spread
+        mood = math.exp(spread * _normal(rng) - spread * spread / 2)  # (mean 1)
+        mean = timing.day_rate * self._chatty * mood * seconds / 60.0
+        self._budget = poisson(mean, self._rng)
+        self._next_at = start + timedelta(0, draw(FIRST_LINE_S, rng()) * scale)
+
+    def _after_own_line(self, t: datetime) -> None:
+        """The next line is due one of people's own-message gaps after this one."""
+        scale = min(1.0, self._seconds / self.timing.people_day_s) if not self._voting else 1.0
+        self._next_at = t + timedelta(0, draw(OWN_GAP_S, self._rng.random()) * max(scale, 0.5))
+
+    def _asked_by(self, s: int, t: datetime) -> None:
+        """``s`` put a question to me by name: answer within a person's latency, unless the
+        vote is well under way (the lull before its result)."""
+        at = t + timedelta(0, draw(ANSWER_S, self._rng.random()))
+        if self._kind is _VOTE_K and at >= self._start + timedelta(
+            0, self.timing.answer_until * self._seconds
+        ):
+            return
+        self._answer_from = s
+        self._asked = self._ledger.asked
+        self._answer_at = at
+        speak = self._speak
+        if speak is not None:
+            self._restale = True  # whatever I was typing, the answer comes first
+            if at < speak.at:
+                self._speak = say_at(at, speak.text)
+        elif self._speak_off is not None and self._speak_off != "refused":
+            self._speak_off = None
+        self._dirty = True
+
+    def _plan_stage(self, now: datetime) -> Intent | None:
+        """Day talk on people's timing (see :meth:`_plan_day_talk`); answers come first."""
+        speak = self._speak
+        if speak is not None:
+            return self._redraft(now, speak)
+        self._restale = False
+        if self._speak_off is not None:
+            return None
+        answering = self._answer_from is not None or (
+            self._accused_me and self._extra < 2 and self._answer_at is not None
+        )
+        if not answering and (self._lines >= self._budget or self._lines >= self._lines_cap):
+            return None
+        due = self._answer_at if answering else self._next_at
+        if due is None:
+            return None
+        composed = compose(self, now)
+        if composed is None:
+            self._speak_off = "no-text"
+            return None
+        text, opt = composed
+        words = len(text.split())
+        # nobody types a line in no time: at least half a person's typing of it from now
+        at = max(due, now + timedelta(0, 0.5 * words * self.timing.seconds_per_word))
+        if at >= self._deadline - timedelta(0, 1.0):
+            self._speak_off = "no-time"
+            return None
+        self._speak = speak = say_at(at, text)
+        self._speak_words = words
+        self._speak_folded = text.casefold()
+        self._speak_topic = opt[3]
+        self._hears = False
+        return speak
+
+    def _redraft(self, now: datetime, speak: Intent) -> Intent | None:
+        if self._restale:
+            self._restale = False
+            composed = compose(self, now)
+            if composed is not None:
+                text, opt = composed
+                words = len(text.split())
+                at = speak.at
+                if words > self._speak_words:  # a longer line takes longer to type
+                    extra = (words - self._speak_words) * self.timing.seconds_per_word
+                    at += timedelta(0, extra)
+                    if at >= self._deadline:
+                        self._speak = None
+                        self._speak_off = "no-time"
+                        self._hears = False
+                        return None
+                self._speak = speak = say_at(at, text)
+                self._speak_words = words
+                self._speak_folded = text.casefold()
+                self._speak_topic = opt[3]
+        return speak
+
     def _plan_speak(self, now: datetime) -> Intent | None:
+        if self._place == "stage":
+            return self._plan_stage(now)
         speak = self._speak
         if speak is not None:
             if self._restale:
@@ -1060,6 +1223,11 @@ class BaselinePolicy:
             if error is None:
                 if not heard_back:
                     self._lines += 1
+                if self._place == "stage":
+                    if self._answer_at is not None and intent.at >= self._answer_at:
+                        self._extra += 1  # the answer (or defence) is said
+                        self._answer_from = self._answer_at = None
+                    self._after_own_line(intent.at)
                 topic = self._speak_topic
                 if topic is not None:
                     self._topics.add(topic)
@@ -1164,6 +1332,7 @@ class BaselineTable:
             if ledger.reading is None:
                 return
             s, t, target, claimed = event.seat, event.t, ledger.target, ledger.claimed
+            addressee = ledger.addressee
             folded = ledger.reading.folded
             for policy in self.policies:
                 # does the line concern this seat (see _on_stage_line)? cheapest test first
@@ -1171,8 +1340,13 @@ class BaselineTable:
                     policy._on_stage_line(s, t)
                     continue
                 if (
-                    target is not None
-                    and (claimed or target == policy.seat or target in policy._partners)
+                    (target is not None or addressee is not None)
+                    and (
+                        claimed
+                        or target == policy.seat
+                        or target in policy._partners
+                        or addressee == policy.seat
+                    )
                     and not policy._gone
                 ):
                     policy._on_stage_line(s, t)

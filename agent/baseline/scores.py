@@ -160,13 +160,13 @@ def danger(
 class SeatRecord:
     """What one seat needs for :func:`suspicion` and :func:`danger`, kept from the events it
     sees (others are ignored), without a whole policy: the table ledger, day votes, revealed
-    roles, its own inspections. The noise that breaks ties is drawn as the baseline policy
-    draws it, from ``rng``."""
+    roles, its own inspections. The noise that breaks ties is drawn as a baseline policy given
+    the same ``rng`` draws it."""
 
     def __init__(self, seat: int, rng: random.Random) -> None:
         self.seat = seat
         self.ledger = TableLedger()
-        self._rng = rng
+        self._rng = random.Random(rng.random())  # (as the policy's noise generator)
         self.names: tuple[str, ...] = ()
         self.alive: set[int] = set()
         self.partners: frozenset[int] = frozenset()
@@ -214,8 +214,6 @@ class SeatRecord:
                     self.liars.add(claimer)
         elif isinstance(event, InspectionResult) and event.seat == self.seat:
             self.inspections[event.target] = event.is_mafia
-            if event.is_mafia and event.target in self.alive:
-                self._rng.random()  # (the policy's draw on revealing: its noise stays in step)
 
     def _others(self) -> list[int]:
         return [s for s in sorted(self.alive) if s != self.seat and s not in self.partners]

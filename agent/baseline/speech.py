@@ -7,20 +7,145 @@ weight and renders only that one, never a line this seat said or heard before.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
+from importlib import resources
 from typing import TYPE_CHECKING
 
 from agent.baseline.common import _DAY_K, _EMPTY, _NO_VOTE, _VOTE_K, Option
-from agent.templates import PREFIXES, SUFFIXES, TEMPLATES
+from agent.templates import PREFIXES, SUFFIXES, TEMPLATES, Reading
 from games.names import display_list
 
 if TYPE_CHECKING:
     from agent.baseline.policy import BaselinePolicy
 
-__all__ = ["compose"]
+__all__ = ["ANSWERS", "BANK", "compose", "humanize"]
 
 _Option = Option
+_GREETING = timedelta(0, 30.0)
+_I = re.compile(r"\bi\b")
+_SUS = re.compile(r"\bsus\b")
+#: "sus" as people say it (each is one of the words the lexicon reads as accusing)
+_SUS_SAID = ("sus", "suspicious", "mafia", "weird", "the mafia", "suspicius")
+_OPENERS = ("ok ", "hm ", "hmm ", "so ", "well ", "tbh ", "honestly ", "ngl ", "guys ",
+            "wait ", "yeah ", "ok so ", "lol ", "i mean ", "like ")  # fmt: skip
+_CLOSERS = (" tbh", " lol", " imo", " ngl", " honestly", "..", " haha", " i think",
+            " lmao", " tho", " fr", "!", " though", " guys")  # fmt: skip
+_NO_READING = Reading((), False, False, None, "")
+_DENY = re.compile(r"\b(are you|r u|you|u) (the |a )?mafia|confess|defen[cs]e|save yourself")
+
+#: answers to a question put to this seat by name, by what it asks
+ANSWERS: dict[str, tuple[str, ...]] = {
+    "answer_why": (
+        "i dont know {x} just feels off", "{x} has been dodging everything",
+        "just a vibe from {x} tbh",
+        "{x} was weird earlier", "cause {x} keeps changing the subject", "{x} is too quiet",
+        "gut feeling about {x}", "{x} voted weird", "dunno, {x} seems off",
+        "the way {x} talks", "{x} keeps pushing random people", "{x} hasnt said anything real",
+        "{a} because {x} is acting weird", "{a} {x} just seems off to me", "{a} {x} dodged my q",
+    ),
+    "answer_deny": (
+        "no lol", "nope", "no im not", "im not mafia", "not me i swear", "lol no",
+        "nah im town", "why would i be", "no?? why", "definitely not", "no, bystander",
+        "haha no", "nope just a bystander", "{a} no lol", "{a} im not", "no {a}, im town",
+        "{a} why would i be mafia", "{a} nope", "{a} are YOU mafia?", "lol {a} no",
+    ),
+    "answer_who": (
+        "{x} probably", "prob {x}", "{x} tbh", "im thinking {x}", "{x} maybe", "kinda {x}",
+        "{x} i guess", "{x} for now", "leaning {x}", "{a} i think {x}", "{x} {a}, you?",
+    ),
+    "answer_quiet": (
+        "just reading", "im here", "nothing to add yet", "just watching", "im listening",
+        "here, reading", "still here lol", "{a} im here lol", "{a} just reading",
+    ),
+    "answer_any": (
+        "no idea honestly", "not sure yet", "hmm good question", "i dont know yet", "nothing much",
+        "just watching for now", "i have nothing to say", "same as everyone i guess", "dunno",
+        "no idea tbh", "hmm not sure", "still thinking", "{a} not sure yet", "{a} not sure",
+        "{a} hmm no idea", "{a} good question", "idk {a}, you?", "{a} nothing yet",
+    ),
+}  # fmt: skip
+
+
+#: more lines for the hand-written situations, in the people's register
+MORE: dict[str, tuple[str, ...]] = {
+    "defend": (
+        "wait what", "huh? why me", "bro i literally did nothing", "im a bystander lol",
+        "not me guys", "ok thats random", "i swear im not", "come on", "wrong person",
+        "nope not me", "why is everyone on me", "im just a normal bystander", "lol what",
+        "i didnt even say anything", "seriously?", "ok but its not me", "no no no",
+    ),
+    "defend_back": (
+        "{a} why me lol", "{a} thats so random", "{a} you came out of nowhere, sus",
+        "{a} deflecting much? sus", "{a} what did i do to you", "{a} nope, look at yourself",
+        "{a} i could say the same about you", "{a} thats exactly what mafia would say",
+        "{a} ur pushing me way too hard, sus", "{a} no. why are you so sure",
+    ),
+    "filler": (
+        "hmm", "true", "fair", "ok ok", "wait", "hmmm ok", "right", "good point", "yeah true",
+        "i dont know man", "lmao", "makes sense", "not sure", "lets see", "ok then", "i see",
+        "ya", "yep", "same", "ok fair", "hm", "wow", "damn", "oh ok", "sure",
+        "this is hard lol", "no clue", "ok wait", "honestly no idea", "thats fair",
+    ),
+    "open": (
+        "ok so who is it", "any ideas?", "no clue yet", "everyone says hi, classic",
+        "lets find them", "who seems off so far", "so who do we suspect", "quiet start",
+        "anyone have a feeling?", "ok lets think", "so... who", "anyone acting weird?",
+        "lets just talk a bit first", "hard to tell yet", "good luck guys",
+    ),
+    "late": (
+        "we need to vote soon", "time is almost up", "ok lets pick", "decide guys",
+        "who are we voting", "running out of time", "lets go with someone", "clock guys",
+        "vote soon pls", "so who is it then",
+    ),
+    "quiet": (
+        "{x} you there?", "{x} is so quiet", "{x} hasnt said much", "{x} say something",
+        "where is {x}", "{x}?", "{x} whats your take", "{x} too quiet, sus",
+    ),
+    "ask": (
+        "{x} who do you think?", "{x} thoughts?", "{x} what do you think", "{x} any ideas?",
+        "{x} who do you suspect", "{x} who are you voting", "what do you think {x}?",
+        "{x} why so quiet?", "{x} anything?", "{x} are you mafia?",
+    ),
+    "accuse": (
+        "{x} is sus ngl", "{x} kinda sus", "{x} is weird", "i dont trust {x}, sus",
+        "{x} is acting sus", "{x} for sure, mafia", "its {x} guys, vote", "{x} is so sus",
+        "lets vote {x}", "{x} seems sus to me", "i think its {x}, sus", "{x}... sus",
+        "something off with {x}", "vote {x} i think", "{x} is lying",
+    ),
+    "vote_state": (
+        "voted {x}", "{x}", "vote {x}", "going {x}", "{x} from me", "i voted {x}",
+    ),
+    "agree": (
+        "{x} yeah agree with {a}, sus", "{a} is right, {x} is sus", "{x} yes, vote with {a}",
+        "{x}, agree {a}. sus", "same as {a}, {x} sus",
+    ),
+}  # fmt: skip
+
+
+def _people_lines() -> dict[str, tuple[str, ...]]:
+    """People's lines from the LLMafia games (MIT; see the file's attribution)."""
+    raw = resources.files("agent.baseline").joinpath("people_lines.json").read_text("utf-8")
+    return {k: tuple(v) for k, v in json.loads(raw)["lines"].items()}
+
+
+def _bank() -> dict[str, tuple[str, ...]]:
+    people = _people_lines()
+    # people's own lines count twice: they are what people say
+    bank = {
+        k: (*v, *MORE.get(k, ()), *people.get(k, ()), *people.get(k, ()))
+        for k, v in TEMPLATES.items()
+    }
+    bank.update({k: (*v, *v) for k, v in people.items() if k not in bank})
+    bank.update(ANSWERS)
+    return bank
+
+
+#: every line the baseline can say, by situation: the hand-written templates, people's lines
+#: and the answers above
+BANK: dict[str, tuple[str, ...]] = _bank()
 #: the small changes that make a used line new
 _VARIANTS = tuple((p, s) for p in PREFIXES for s in SUFFIXES if p or s)
 
@@ -43,8 +168,16 @@ def compose(p: BaselinePolicy, now: datetime) -> tuple[str, _Option] | None:
         if built is None:
             continue
         text = fresh(p, built[1], built[2])
-        if text is not None:
+        if text is None:
+            continue
+        # typed as a person types it, and still never a line said or heard before
+        if not p.timing.typed:
             return text, built
+        for _ in range(3):
+            typed = humanize(text, p)
+            folded = typed.casefold()
+            if folded not in p._said and folded not in p._ledger.heard:
+                return typed, built
     return None
 
 
@@ -60,7 +193,7 @@ def weighted_index(p: BaselinePolicy, weights: list[float]) -> int:
 def fresh(p: BaselinePolicy, key: str, slots: Mapping[str, str]) -> str | None:
     """A rendering of ``key`` this seat has never said nor heard."""
     mine, heard, den = p._said, p._ledger.heard, p._den_heard
-    templates = TEMPLATES[key]
+    templates = BANK[key]
     n = len(templates)
     draw = p._rng.random
     first = int(draw() * n)  # (a uniform index, like randrange(n), at a fraction of the cost)
@@ -101,8 +234,12 @@ def stage_choices(p: BaselinePolicy, now: datetime) -> tuple[list[float], list[_
         if kind is _VOTE_K and p._votes_now:
             w(6.0)
             b(_DET_CLEAN)
-    if day == 1 and kind is _DAY_K:
-        if p._lines == 0:
+    if p._answer_from is not None:
+        w(40.0)
+        b(_ANSWER)
+    # a greeting fits a day's first half minute, "first impressions" its first third
+    if day == 1 and kind is _DAY_K and now < p._start + timedelta(0, p._seconds / 3):
+        if p._lines == 0 and now < p._start + _GREETING:
             w(6.0)
             b(_GREET)
         w(1.5)
@@ -110,7 +247,12 @@ def stage_choices(p: BaselinePolicy, now: datetime) -> tuple[list[float], list[_
     alive = len(p._alive)
     total = p._chat.total
     # news is news early in the day; two minutes later "rip X" sounds like a bot
-    if day > 1 and kind is _DAY_K and total < 1.5 * alive:
+    if (
+        day > 1
+        and kind is _DAY_K
+        and total < 1.5 * alive
+        and now < p._start + timedelta(0, p._seconds / 2)
+    ):
         topics = p._topics
         if ("night", day) not in topics:
             if p._night_victim is not None:
@@ -328,6 +470,71 @@ def opt_filler(p: BaselinePolicy) -> _Option | None:
     return (0.4, "filler", {}, None)
 
 
+def opt_answer(p: BaselinePolicy) -> _Option | None:
+    """An answer to the question put to me by name, by what it asks."""
+    asker = p._answer_from
+    if asker is None:
+        return None
+    asked = p._asked.casefold()
+    topic: tuple[object, ...] = ("answer", asker, p._seq, p._lines)
+    a = p._names[asker]
+    others = [
+        n for n in p._ledger.readings.get(p._asked, _NO_READING).named
+        if n != p.seat and n != asker and n in p._others_set
+    ]  # fmt: skip
+    if _DENY.search(asked):
+        return (1.0, "answer_deny", {"a": a}, topic)
+    if "why" in asked and others:
+        return (1.0, "answer_why", {"x": p._names[others[0]], "a": a}, topic)
+    if "who" in asked or "suspect" in asked or "vote" in asked:
+        top = p._day_choice()
+        if top is not None and top in p._others_set:
+            return (1.0, "answer_who", {"x": p._names[top], "a": a}, topic)
+    if "quiet" in asked or "there" in asked or "here" in asked:
+        return (1.0, "answer_quiet", {"a": a}, topic)
+    return (1.0, "answer_any", {"a": a}, topic)
+
+
+def humanize(text: str, p: BaselinePolicy) -> str:
+    """A person's typing: half the lines all lowercase, the rest with a capital and "I";
+    few commas, no full stop; the odd "ok" or "lol" around a line; "sus" said other ways;
+    now and then two letters of a longer word swapped (never in a name: the table must
+    still read it, nor around a name that opens or closes a line: "drew what do you
+    think?" must stay a question put to drew)."""
+    rng = p._rng.random
+    timing = p.timing
+    names = p._ledger.seat_of
+    lower = rng() < timing.lowercase
+    text = text.lower() if lower else _I.sub("I", text[:1].upper() + text[1:])
+    if rng() < 0.7:
+        text = text.replace(",", "")
+    if text.endswith(".") and not text.endswith(".."):
+        text = text[:-1]
+    if rng() < 0.5:
+        text = text.replace(". ", " ")
+    if rng() < 0.5:
+        text = _SUS.sub(lambda _m: _SUS_SAID[int(rng() * len(_SUS_SAID))], text)
+    words = text.split(" ")
+    if rng() < timing.wrap and words[0].casefold().strip(",") not in names:
+        text = _OPENERS[int(rng() * len(_OPENERS))] + text
+    if text.endswith("?"):
+        if rng() < 0.2:
+            text = text[:-1] + " ?"
+    elif rng() < timing.wrap and words[-1].casefold().strip("?!.,") not in names:
+        text = text + _CLOSERS[int(rng() * len(_CLOSERS))]
+    if rng() < timing.typo:
+        words = text.split(" ")
+        spots = [i for i, w in enumerate(words) if len(w) >= 4 and w.isalpha()
+                 and w.casefold() not in names]  # fmt: skip
+        if spots:
+            i = spots[int(rng() * len(spots))]
+            w = words[i]
+            j = 1 + int(rng() * (len(w) - 2))
+            words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
+            text = " ".join(words)
+    return text
+
+
 def den_options(p: BaselinePolicy) -> list[_Option]:
     """Night talk: propose a kill if nobody has, agree with the first proposal if a partner
     made it, otherwise plan tomorrow or chat."""
@@ -379,6 +586,7 @@ _VOTE_STATE: _Builder = opt_vote_state
 _TALLY: _Builder = opt_tally
 _LATE: _Builder = opt_late
 _QUIET: _Builder = opt_quiet
+_ANSWER: _Builder = opt_answer
 #: always on offer, last: a question to someone, a filler
 _TAIL_WEIGHTS = (1.0, 0.4)
 _TAIL_BUILDERS: tuple[_Builder, ...] = (opt_ask, opt_filler)

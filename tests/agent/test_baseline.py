@@ -39,6 +39,13 @@ from games.events import (
 from games.names import names_in_text
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+#: lines as written (no typing noise), so tests can match them against the templates
+PLAIN = BaselineTiming(typed=False)
+#: a seat that always has something to say by day and in a vote (its lines' content is what
+#: these tests look at; when it speaks is people's timing, tested apart)
+TALKATIVE = BaselineTiming(
+    typed=False, day_rate=30.0, rate_spread=0.0, vote_talk=1.0, people_day_s=1000.0
+)
 NAMES = ("Ari", "Blake", "Casey", "Drew", "Eden", "Finley", "Gray", "Harley")
 
 
@@ -58,7 +65,9 @@ class Table:
         timing: BaselineTiming | None = None,
         extra_roles: tuple[str, ...] = (),
     ) -> None:
-        self.policy = BaselinePolicy(seat, NAMES[seat], random.Random(seed), timing=timing)
+        self.policy = BaselinePolicy(
+            seat, NAMES[seat], random.Random(seed), timing=timing or TALKATIVE
+        )
         self.seat = seat
         self.seq = 0
         mafia_count = 1 + len(partners) if role == "mafia" else 2
@@ -129,7 +138,11 @@ def games(
 ) -> list[FastResult]:
     config = GameConfig(roles=roles)
     seeds = range(start, start + count)
-    return [simulate_fast(config, players, s, keep_events=True) for s in seeds]
+
+    def plain(seat: int, name: str, rng: random.Random) -> BaselinePolicy:
+        return BaselinePolicy(seat, name, rng, timing=PLAIN)
+
+    return [simulate_fast(config, players, s, plain, keep_events=True) for s in seeds]
 
 
 @pytest.fixture(scope="module")
@@ -245,8 +258,11 @@ def test_who_says_whom_they_vote_for_votes_for_them(played: list[FastResult]) ->
                         said.append((e.name, m["x"]))
                         break
             elif voting and isinstance(e, VoteCast):
-                final[e.voter_name] = e.target_name
-    assert claims > 300
+                # the vote cast as announced; a later switch onto a bandwagon is a change of
+                # mind, not a broken word
+                final.setdefault(e.voter_name, e.target_name)
+    # (people seldom talk once the vote is on, and neither does the baseline: fewer claims)
+    assert claims > 50
     assert contradicted / claims < 0.04, (contradicted, claims)  # (it was 14%)
 
 
@@ -282,7 +298,7 @@ def test_counts_and_accusations_in_a_vote_are_up_to_date(played: list[FastResult
                         if (m := p.match(e.text)) is not None:
                             accused += 1
                             elsewhere += m["x"] != votes[e.name]
-    assert counted >= 10 and accused >= 100
+    assert counted >= 2 and accused >= 5  # (little talk in a vote, as with people)
     assert stale == 0 and elsewhere == 0, (stale, counted, elsewhere, accused)
 
 
@@ -346,23 +362,30 @@ def _first_line_delay(table: Table, last_message_at: float) -> float | None:
     return (intent.at - sec(last_message_at)).total_seconds()
 
 
-def test_speaks_sooner_below_its_share_and_later_or_not_at_all_above() -> None:
+def _den(seed: int, timing: BaselineTiming | None = None) -> Table:
+    den = BaselineTiming(typed=False, den_cap=5)
+    table = Table(seed, role="mafia", partners=("Blake",), timing=timing or den)
+    table.phase("night", 0, 120)
+    return table
+
+
+def test_in_the_den_speaks_sooner_below_its_share_and_later_or_not_at_all_above() -> None:
+    """At night the mafia talk as the LLMafia scheduler does: sooner while below a fair share
+    of the den's lines, later (or not at all) above it. (By day, see the people's timing.)"""
     below: list[float] = []
     above: list[float] = []
     silent = 0
     for seed in range(80):
-        quiet = Table(seed)
-        quiet.phase("day", 0, 120)
-        for i in range(1, 7):  # six others spoke, this seat not yet: share 0 < 1/8
-            quiet.say(i, f"hmm {i}", i)
-        delay = _first_line_delay(quiet, 6)
+        quiet = _den(seed)
+        for i in range(3):  # the partner spoke three times, this seat not yet: share 0 < 1/2
+            quiet.say(1, f"hmm {i}", i + 1, place="den")
+        delay = _first_line_delay(quiet, 3)
         assert delay is not None
         below.append(delay)
 
-        loud = Table(seed)
-        loud.phase("day", 0, 120)
-        for i, seat in enumerate((0, 0, 1, 0)):  # this seat said 3 of 4: share 0.75 > 1/8
-            loud.say(seat, f"line {i}", i + 1)
+        loud = _den(seed)
+        for i, seat in enumerate((0, 0, 1, 0)):  # this seat said 3 of 4: share 0.75 > 1/2
+            loud.say(seat, f"line {i}", i + 1, place="den")
         delay = _first_line_delay(loud, 4)
         if delay is None:
             silent += 1
@@ -375,11 +398,10 @@ def test_speaks_sooner_below_its_share_and_later_or_not_at_all_above() -> None:
 
 
 def test_typing_time_grows_with_the_line() -> None:
-    timing = BaselineTiming(short_delay=(5.0, 5.0), seconds_per_word=1.0)
+    timing = BaselineTiming(short_delay=(5.0, 5.0), seconds_per_word=1.0, typed=False)
     seen: dict[int, list[float]] = defaultdict(list)
     for seed in range(60):
-        table = Table(seed, timing=timing)
-        table.phase("day", 0, 120)
+        table = _den(seed, timing)
         intent = table.policy.plan(sec(0))
         assert intent is not None and intent.text is not None
         seen[len(intent.text.split())].append((intent.at - sec(0)).total_seconds() - 5.0)
