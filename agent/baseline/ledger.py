@@ -194,10 +194,8 @@ _ASKING = frozenset(
         "which",
         "wdym",
         "thoughts",
-        "u",
-        "you",
-        "your",
-        "ur",
+        "are",
+        "r",
     ]
 )
 _YOU = frozenset(["you", "u", "your", "ur"])

@@ -1104,6 +1104,12 @@ class BaselinePolicy:
         words = len(text.split())
         # nobody types a line in no time: at least half a person's typing of it from now
         at = max(due, now + timedelta(0, 0.5 * words * self.timing.seconds_per_word))
+        if self._kind is _VOTE_K and not answering:
+            # a word early in the vote, or none: then the lull before its result
+            early = self.timing.vote_talk_window * self._seconds + 2.0
+            if at > self._start + timedelta(0, early):
+                self._speak_off = "no-time"
+                return None
         if at >= self._deadline - timedelta(0, 1.0):
             self._speak_off = "no-time"
             return None

@@ -44,13 +44,13 @@ ANSWERS: dict[str, tuple[str, ...]] = {
         "{x} was weird earlier", "cause {x} keeps changing the subject", "{x} is too quiet",
         "gut feeling about {x}", "{x} voted weird", "dunno, {x} seems off",
         "the way {x} talks", "{x} keeps pushing random people", "{x} hasnt said anything real",
-        "{a} because {x} is acting weird", "{a} {x} just seems off to me", "{a} {x} dodged my q",
+        "because {x} is acting weird", "{x} just seems off to me", "{x} dodged my q",
     ),
     "answer_deny": (
         "no lol", "nope", "no im not", "im not mafia", "not me i swear", "lol no",
         "nah im town", "why would i be", "no?? why", "definitely not", "no, bystander",
         "haha no", "nope just a bystander", "{a} no lol", "{a} im not", "no {a}, im town",
-        "{a} why would i be mafia", "{a} nope", "{a} are YOU mafia?", "lol {a} no",
+        "{a} nope", "{a} are YOU mafia?", "lol {a} no",
     ),
     "answer_who": (
         "{x} probably", "prob {x}", "{x} tbh", "im thinking {x}", "{x} maybe", "kinda {x}",
@@ -161,6 +161,8 @@ def compose(p: BaselinePolicy, now: datetime) -> tuple[str, _Option] | None:
                 return text, opt
         return None
     weights, builders = stage_choices(p, now)
+    if p._answer_from is not None:  # a question put to me comes first, if it can be answered
+        weights, builders = [1.0], [_ANSWER]
     while weights:
         index = weighted_index(p, weights)
         del weights[index]
@@ -234,9 +236,6 @@ def stage_choices(p: BaselinePolicy, now: datetime) -> tuple[list[float], list[_
         if kind is _VOTE_K and p._votes_now:
             w(6.0)
             b(_DET_CLEAN)
-    if p._answer_from is not None:
-        w(40.0)
-        b(_ANSWER)
     # a greeting fits a day's first half minute, "first impressions" its first third
     if day == 1 and kind is _DAY_K and now < p._start + timedelta(0, p._seconds / 3):
         if p._lines == 0 and now < p._start + _GREETING:

@@ -8,6 +8,7 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import FrozenInstanceError
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -1045,3 +1046,115 @@ def test_the_seat_record_scores_as_the_policy_does() -> None:
                     assert record.danger() == policy.danger()
                     checked += 1
     assert checked > 100
+
+
+# --- people's timing and manners ---------------------------------------------------------------
+
+QUESTION = "ari why do you think drew is mafia?"  # to Ari (seat 0), about Drew (seat 3)
+
+
+def test_a_question_put_by_name_is_answered_within_a_persons_latency() -> None:
+    """Asked by name, the seat answers the question (here: why Drew), not as if accused, and
+    within a person's answer latency, even when it meant to say nothing more this day."""
+    from agent.baseline.speech import BANK
+    from agent.baseline.timing import ANSWER_S
+
+    silent = BaselineTiming(typed=False, day_rate=0.0)  # nothing to say of its own
+    why = {t.format(x="Drew", a="Blake") for t in BANK["answer_why"]}
+    delays = []
+    for seed in range(40):
+        table = Table(seed, timing=silent)
+        table.phase("day", 0, 120)
+        assert table.policy.plan(sec(0)) is None
+        table.say(1, QUESTION, 30)
+        intent = table.policy.plan(sec(30))
+        assert intent is not None and intent.kind == "say" and intent.text in why, intent
+        delays.append((intent.at - sec(30)).total_seconds())
+    assert max(delays) <= ANSWER_S[-1] + 1e-9
+    assert statistics.median(delays) <= 15.0  # people answer in about 8 s
+
+
+def test_a_question_naming_two_players_accuses_neither() -> None:
+    """ "ari why do you think drew is mafia?" asks Ari something: it is no accusation of Ari
+    (who would defend itself, "me?? no") nor of Drew."""
+    for seat, role, partners in ((0, "bystander", ()), (3, "mafia", ("Drew",))):
+        asked, quiet = (
+            Table(5, seat=seat, role=role, partners=partners),
+            Table(5, seat=seat, role=role, partners=partners),
+        )
+        for table in (asked, quiet):
+            table.phase("day", 0, 120)
+        asked.say(1, QUESTION, 30)
+        quiet.say(1, "hmm ok", 30)
+        ledger = asked.policy._ledger
+        assert ledger.accused_by.get(1) is None and ledger.phase_accusers == {}
+        assert asked.policy.suspicion() == quiet.policy.suspicion()
+        assert asked.policy.danger() == quiet.policy.danger()
+    table = Table(5)
+    table.phase("day", 0, 120)
+    table.say(1, "drew is mafia?", 30)  # a question to nobody: an accusation of Drew
+    assert table.policy._ledger.accused_by == {1: {3: 1}}
+
+
+def test_greetings_and_first_impressions_only_early_in_the_day() -> None:
+    from agent.baseline.speech import BANK
+
+    early = {*BANK["greet"], *BANK["open"]}
+    for seed in range(60):
+        table = Table(seed)
+        table.phase("day", 0, 120)
+        table.say(2, "hi", 1)
+        table.say(3, "hello", 2)
+        late = table.policy.plan(sec(60))  # half the day gone: no "first impressions anyone?"
+        assert late is not None and late.text not in early, late.text
+
+
+def test_silent_in_the_vote_once_it_is_under_way() -> None:
+    """The lull before the result: a question late in the vote gets no answer, and a seat
+    says nothing new after the vote's first fifth."""
+    timing = BaselineTiming(typed=False)
+    answered = 0
+    for seed in range(40):
+        table = Table(seed, timing=timing)
+        table.phase("vote", 0, 45)
+        table.say(1, "ari who do you suspect?", 2)  # early: answered, soon
+        intent = table.policy.plan(sec(2))
+        if intent is not None and intent.kind == "say":
+            answered += 1
+            assert (intent.at - sec(0)).total_seconds() <= 0.25 * 45
+        late = Table(seed, timing=timing)
+        late.phase("vote", 0, 45)
+        late.say(1, "ari who do you suspect?", 20)
+        again = late.policy.plan(sec(20))
+        assert again is None or again.kind == "vote", again
+    assert answered >= 20
+
+
+def test_whole_games_keep_peoples_timing() -> None:
+    """Over whole games by day: own-message gaps close to people's (KS), and most days end in
+    a lull (no line in the 30 s before the vote's result), as with people (71%)."""
+    from agent.baseline.timing import OWN_GAP_S, draw
+    from bot.research.likeness import days_from_events, figures, ks_distance
+
+    days = []
+    for seed in range(30):
+        result = simulate_fast(GameConfig(), 8, 700 + seed, keep_events=True)
+        assert result.events is not None
+        days += days_from_events(result.events, "baseline")
+    people = [draw(OWN_GAP_S, (i + 0.5) / 400) for i in range(400)]
+    f = figures(days, "baseline")
+    gaps = [b.t - a.t for d in days for a, b in _own_pairs(d)]
+    ks = ks_distance(gaps, people)
+    assert ks is not None and ks <= 0.15
+    assert 0.55 <= f["lull"] <= 0.85
+    assert 0.8 <= f["rate"] <= 1.3
+
+
+def _own_pairs(day: Any) -> list[tuple[Any, Any]]:
+    last: dict[str, Any] = {}
+    out = []
+    for x in day.lines:
+        if x.speaker in last:
+            out.append((last[x.speaker], x))
+        last[x.speaker] = x
+    return out
