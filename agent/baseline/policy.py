@@ -1121,6 +1121,8 @@ class BaselinePolicy:
         return speak
 
     def _redraft(self, now: datetime, speak: Intent) -> Intent | None:
+        """The planned line, written again if it went stale (someone said it, the count
+        moved): same moment, later by the typing of any extra words."""
         if self._restale:
             self._restale = False
             composed = compose(self, now)
@@ -1147,26 +1149,7 @@ class BaselinePolicy:
             return self._plan_stage(now)
         speak = self._speak
         if speak is not None:
-            if self._restale:
-                self._restale = False
-                composed = compose(self, now)
-                if composed is not None:
-                    text, opt = composed
-                    words = len(text.split())
-                    at = speak.at
-                    if words > self._speak_words:  # a longer line takes longer to type
-                        extra = (words - self._speak_words) * self.timing.seconds_per_word
-                        at += timedelta(0, extra)
-                        if at >= self._deadline:
-                            self._speak = None
-                            self._speak_off = "no-time"
-                            self._hears = False
-                            return None
-                    self._speak = speak = say_at(at, text)
-                    self._speak_words = words
-                    self._speak_folded = text.casefold()
-                    self._speak_topic = opt[3]
-            return speak
+            return self._redraft(now, speak)
         self._restale = False
         if self._speak_off is not None or self._lines >= self._lines_cap:
             return None
