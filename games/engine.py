@@ -36,6 +36,7 @@ from games.events import (
 from games.names import normalize_name, resolve_name
 from games.roles import NightContext, Team, get_role
 from games.state import GameState, Phase, PhaseKind, SeatState
+from games.text import one_line
 
 # In Python 3.11 ``PhaseKind.DAY`` read off the class costs several times a module global:
 # the hot paths below use these aliases instead.
@@ -176,7 +177,7 @@ def _say(state: GameState, action: Say) -> Result:
     seat = _seat(state, action.seat)
     if not seat.alive:
         raise RuleError("You have been eliminated: the dead can watch but not speak.")
-    text = clean_text(action.text)
+    text = clean_text(one_line(action.text))
     if not text:
         raise RuleError("Your message is empty; nothing was sent.")
     limit = state.config.max_message_chars
