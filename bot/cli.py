@@ -305,7 +305,7 @@ def import_llmafia_command(
     try:
         run_import(url, path, Console())
     except (FileNotFoundError, ValueError) as e:
-        err.print(f"[red]{e}[/]")
+        err.print(str(e), markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 
@@ -343,7 +343,7 @@ def report(
     try:
         run_report(url, games, out, json_file, Console(), embeddings=embeddings, force=force)
     except (LookupError, ValueError) as e:
-        err.print(str(e), markup=False)
+        err.print(str(e), markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 
@@ -433,7 +433,7 @@ def export_command(
             force=force,
         )
     except (LookupError, ValueError) as e:
-        err.print(str(e), markup=False)
+        err.print(str(e), markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 
