@@ -91,8 +91,8 @@ class BaselineTiming:
     #: the people's tables were measured on discussions this long: shorter ones scale them
     people_day_s: float = 165.0
     #: chance to say something early in a day's vote (a vote, a count), and how early
-    vote_talk: float = 0.2
-    vote_talk_window: float = 0.2
+    vote_talk: float = 0.3
+    vote_talk_window: float = 0.25
     #: answer a question put by name unless the vote is this far gone (the lull before the
     #: result: people stop talking once they have voted)
     answer_until: float = 0.25

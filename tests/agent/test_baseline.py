@@ -1132,7 +1132,7 @@ def test_silent_in_the_vote_once_it_is_under_way() -> None:
 
 def test_whole_games_keep_peoples_timing() -> None:
     """Over whole games by day: own-message gaps close to people's (KS), and most days end in
-    a lull (no line in the 30 s before the vote's result), as with people (71%)."""
+    a lull (no line in the 30 s before the vote's result), as with people (50-81% by game set)."""
     from agent.baseline.timing import OWN_GAP_S, draw
     from bot.research.likeness import days_from_events, figures, ks_distance
 
@@ -1146,7 +1146,7 @@ def test_whole_games_keep_peoples_timing() -> None:
     gaps = [b.t - a.t for d in days for a, b in _own_pairs(d)]
     ks = ks_distance(gaps, people)
     assert ks is not None and ks <= 0.15
-    assert 0.55 <= f["lull"] <= 0.85
+    assert 0.45 <= f["lull"] <= 0.85
     assert 0.8 <= f["rate"] <= 1.3
 
 
