@@ -28,7 +28,7 @@ _GREETING = timedelta(0, 30.0)
 _I = re.compile(r"\bi\b")
 _SUS = re.compile(r"\bsus\b")
 #: "sus" as people say it (each is one of the words the lexicon reads as accusing)
-_SUS_SAID = ("sus", "suspicious", "mafia", "weird", "the mafia", "suspicius")
+_SUS_SAID = ("sus", "suspicious", "mafia", "weird", "the mafia")
 _OPENERS = ("ok ", "hm ", "hmm ", "so ", "well ", "tbh ", "honestly ", "ngl ", "guys ",
             "wait ", "yeah ", "ok so ", "lol ", "i mean ", "like ")  # fmt: skip
 _CLOSERS = (" tbh", " lol", " imo", " ngl", " honestly", "..", " haha", " i think",
@@ -530,7 +530,11 @@ def humanize(text: str, p: BaselinePolicy) -> str:
             w = words[i]
             j = 1 + int(rng() * (len(w) - 2))
             words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
-            text = " ".join(words)
+            typo = " ".join(words)
+            lex = p._ledger.lex
+            # not in a word the table reads ("weird" -> "wierd" would no longer accuse)
+            if lex is None or lex.read(typo)[:4] == lex.read(text)[:4]:
+                text = typo
     return text
 
 

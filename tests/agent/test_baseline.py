@@ -1158,3 +1158,26 @@ def _own_pairs(day: Any) -> list[tuple[Any, Any]]:
             out.append((last[x.speaker], x))
         last[x.speaker] = x
     return out
+
+
+def test_typing_like_a_person_keeps_names_and_questions_readable() -> None:
+    """Case, commas, little words and typos change how a line looks, never whom it names,
+    whether it accuses, or whom a question is put to."""
+    from agent.baseline.ledger import addressed
+    from agent.baseline.speech import humanize
+    from agent.templates import read_line
+
+    table = Table(1, timing=BaselineTiming(typo=0.5, wrap=0.5))
+    seat_of = {n.casefold(): i for i, n in enumerate(NAMES)}
+    lines = ("Drew what do you think?", "i think Casey is sus, honestly", "what about you Eden?")
+    changed = 0
+    for line in lines:
+        before = read_line(line, NAMES)
+        asked = addressed(line, 0, seat_of, set(range(8)))
+        for _ in range(200):
+            typed = humanize(line, table.policy)
+            changed += typed != line
+            after = read_line(typed, NAMES)
+            assert after.named == before.named and after.accuses == before.accuses, typed
+            assert addressed(typed, 0, seat_of, set(range(8))) == asked, typed
+    assert changed > 300
