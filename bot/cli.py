@@ -367,7 +367,7 @@ def likeness(
     url = database_url(_settings(), db)
     try:
         table = run_likeness(url, people or llmafia_games_dir(), people_games)
-    except (FileNotFoundError, LookupError) as e:
+    except (FileNotFoundError, LookupError, ValueError) as e:  # (a bad game folder too)
         err.print(str(e), markup=False)
         raise typer.Exit(2) from None
     sys.stdout.write((json.dumps(table) if json_out else render(table)) + "\n")

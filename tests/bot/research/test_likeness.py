@@ -198,3 +198,10 @@ def test_the_command(tmp_path: Path) -> None:
                              text=True, timeout=300)  # fmt: skip
     assert missing.returncode == 2 and "no human games" in missing.stderr
     assert missing.stdout == ""
+    (tmp_path / "file.txt").write_text("x")
+    bad = subprocess.run([*run, "--people", str(tmp_path / "file.txt")], capture_output=True,
+                         text=True, timeout=300)  # fmt: skip
+    assert bad.returncode == 2 and "is a file" in bad.stderr and bad.stdout == ""
+    unknown = subprocess.run([*run, "--people-games", "9999"], capture_output=True, text=True,
+                             timeout=300)  # fmt: skip
+    assert unknown.returncode == 2 and "no human game 9999" in unknown.stderr
