@@ -505,10 +505,23 @@ class BaselinePolicy:
         the replay reached it that repeats it word for word is written again."""
         self._said.add(folded)
         self._lines += 1
+        if self._place == "stage":
+            self._spoke(event.t)
         speak = self._speak
-        if speak is not None and self._speak_folded == folded and event.t < speak.at:
-            self._restale = True
+        if speak is not None and self._speak_folded == folded:
+            if event.t < speak.at:  # the same words again, later: written anew
+                self._restale = True
+            else:  # this very line (planned again from the replay before it came)
+                self._speak = None
             self._dirty = True
+
+    def _spoke(self, t: datetime) -> None:
+        """A line of mine was said on the stage at ``t``: a pending answer is given, and the
+        next line is due one of people's gaps later."""
+        if self._answer_at is not None and t >= self._answer_at:
+            self._extra += 1
+            self._answer_from = self._answer_at = None
+        self._after_own_line(t)
 
     def _on_stage_line(self, s: int, t: datetime) -> None:
         """``s`` said the line the ledger just took. Only a line that accuses me or a
@@ -1212,11 +1225,8 @@ class BaselinePolicy:
             if error is None:
                 if not heard_back:
                     self._lines += 1
-                if self._place == "stage":
-                    if self._answer_at is not None and intent.at >= self._answer_at:
-                        self._extra += 1  # the answer (or defence) is said
-                        self._answer_from = self._answer_at = None
-                    self._after_own_line(intent.at)
+                    if self._place == "stage":
+                        self._spoke(intent.at)
                 topic = self._speak_topic
                 if topic is not None:
                     self._topics.add(topic)

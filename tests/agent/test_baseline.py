@@ -1181,3 +1181,18 @@ def test_typing_like_a_person_keeps_names_and_questions_readable() -> None:
             assert after.named == before.named and after.accuses == before.accuses, typed
             assert addressed(typed, 0, seat_of, set(range(8))) == asked, typed
     assert changed > 300
+
+
+def test_an_answer_said_before_a_restart_is_not_said_again() -> None:
+    """Resumed, the seat is shown the question and then its own answer to it: the answer it
+    plans again from the question (the same words, due the same moment) is that very line."""
+    for seed in range(20):
+        table = Table(seed)
+        table.phase("day", 0, 120)
+        table.say(1, "ari are you mafia?", 30)
+        answer = table.policy.plan(sec(30))
+        assert answer is not None and answer.text
+        at = (answer.at - T0).total_seconds()
+        table.say(0, answer.text, at)  # the replay reaches the line said before the restart
+        again = table.policy.plan(sec(at))
+        assert again is None or again.text != answer.text
