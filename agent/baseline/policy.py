@@ -107,6 +107,7 @@ class BaselinePolicy:
         "_asked",
         "_best",
         "_budget",
+        "_budget_used",
         "_cache",
         "_change_at",
         "_change_to",
@@ -382,6 +383,7 @@ class BaselinePolicy:
         #: by day: lines this seat means to say this phase, and when the next one is due (a
         #: draw from people's timing); a question put to me by name, to answer by then
         self._budget = 0
+        self._budget_used = 0  # (lines of this seat it planned itself: not a predecessor's)
         self._next_at: datetime | None = None
         self._answer_from: int | None = None
         self._answer_at: datetime | None = None
@@ -500,9 +502,11 @@ class BaselinePolicy:
 
     def _own_line_from_before(self, event: MessageAccepted, folded: str) -> None:
         """A line of mine that :meth:`done` never reported: said before a restart (the service
-        replays the game to a resumed seat) or, rarely, heard back before its own ``done``.
-        It counts towards this phase's lines (no second greeting), and a draft planned before
-        the replay reached it that repeats it word for word is written again."""
+        replays the game to a resumed seat), by whoever had the seat before me (a person who
+        left), or heard back before its own ``done``. It counts towards this phase's lines (no
+        second greeting); towards the lines I meant to say only when it is my own draft; and a
+        draft planned before the replay reached it that repeats it word for word is written
+        again."""
         self._said.add(folded)
         self._lines += 1
         if self._place == "stage":
@@ -513,6 +517,7 @@ class BaselinePolicy:
                 self._restale = True
             else:  # this very line (planned again from the replay before it came)
                 self._speak = None
+                self._budget_used += 1
             self._dirty = True
 
     def _spoke(self, t: datetime) -> None:
@@ -1066,6 +1071,8 @@ class BaselinePolicy:
         mood = math.exp(spread * _normal(rng) - spread * spread / 2)  # (mean 1)
         mean = timing.day_rate * self._chatty * mood * seconds / 60.0
         self._budget = poisson(mean, self._rng)
+        if self._budget == 0 and rng() >= timing.silent_day:
+            self._budget = 1  # people seldom say nothing at all in a day
         self._next_at = start + timedelta(0, draw(FIRST_LINE_S, rng()) * scale)
 
     def _after_own_line(self, t: datetime) -> None:
@@ -1104,7 +1111,7 @@ class BaselinePolicy:
         answering = self._answer_from is not None or (
             self._accused_me and self._extra < 2 and self._answer_at is not None
         )
-        if not answering and (self._lines >= self._budget or self._lines >= self._lines_cap):
+        if not answering and (self._budget_used >= self._budget or self._lines >= self._lines_cap):
             return None
         due = self._answer_at if answering else self._next_at
         if due is None:
@@ -1225,6 +1232,7 @@ class BaselinePolicy:
             if error is None:
                 if not heard_back:
                     self._lines += 1
+                    self._budget_used += 1
                     if self._place == "stage":
                         self._spoke(intent.at)
                 topic = self._speak_topic

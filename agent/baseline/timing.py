@@ -85,13 +85,15 @@ class BaselineTiming:
     #: how long a change of mind takes
     change_delay: tuple[float, float] = (2.0, 6.0)
     #: by day: lines per player per minute of discussion, on average (people's timing above)
-    day_rate: float = 1.1
+    day_rate: float = 0.95
     #: how much one player's rate on one day varies (log-normal sigma; people's is wide)
     rate_spread: float = 0.6
+    #: share of days a player says nothing of their own (people: 8%)
+    silent_day: float = 0.08
     #: the people's tables were measured on discussions this long: shorter ones scale them
     people_day_s: float = 165.0
     #: chance to say something early in a day's vote (a vote, a count), and how early
-    vote_talk: float = 0.3
+    vote_talk: float = 0.2
     vote_talk_window: float = 0.25
     #: answer a question put by name unless the vote is this far gone (the lull before the
     #: result: people stop talking once they have voted)

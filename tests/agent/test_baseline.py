@@ -299,7 +299,7 @@ def test_counts_and_accusations_in_a_vote_are_up_to_date(played: list[FastResult
                         if (m := p.match(e.text)) is not None:
                             accused += 1
                             elsewhere += m["x"] != votes[e.name]
-    assert counted >= 2 and accused >= 5  # (little talk in a vote, as with people)
+    assert counted >= 1 and accused >= 5  # (little talk in a vote, as with people)
     assert stale == 0 and elsewhere == 0, (stale, counted, elsewhere, accused)
 
 
@@ -1059,7 +1059,7 @@ def test_a_question_put_by_name_is_answered_within_a_persons_latency() -> None:
     from agent.baseline.speech import BANK
     from agent.baseline.timing import ANSWER_S
 
-    silent = BaselineTiming(typed=False, day_rate=0.0)  # nothing to say of its own
+    silent = BaselineTiming(typed=False, day_rate=0.0, silent_day=1.0)  # nothing of its own
     why = {t.format(x="Drew", a="Blake") for t in BANK["answer_why"]}
     delays = []
     for seed in range(40):
