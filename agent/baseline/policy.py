@@ -34,6 +34,7 @@ from agent.baseline.common import (
     _PHASE_KINDS,
     _VOTE,
     _VOTE_K,
+    Option,
     say_at,
 )
 from agent.baseline.ledger import Room, TableLedger
@@ -1133,11 +1134,16 @@ class BaselinePolicy:
         if at >= self._deadline - timedelta(0, 1.0):
             self._speak_off = "no-time"
             return None
+        speak = self._draft(at, text, opt)
+        self._hears = False
+        return speak
+
+    def _draft(self, at: datetime, text: str, opt: Option) -> Intent:
+        """Plan ``text`` for ``at`` (the line of situation ``opt``)."""
         self._speak = speak = say_at(at, text)
-        self._speak_words = words
+        self._speak_words = len(text.split())
         self._speak_folded = text.casefold()
         self._speak_topic = opt[3]
-        self._hears = False
         return speak
 
     def _redraft(self, now: datetime, speak: Intent) -> Intent | None:
@@ -1158,10 +1164,7 @@ class BaselinePolicy:
                         self._speak_off = "no-time"
                         self._hears = False
                         return None
-                self._speak = speak = say_at(at, text)
-                self._speak_words = words
-                self._speak_folded = text.casefold()
-                self._speak_topic = opt[3]
+                speak = self._draft(at, text, opt)
         return speak
 
     def _plan_speak(self, now: datetime) -> Intent | None:
@@ -1205,10 +1208,7 @@ class BaselinePolicy:
         if at >= deadline:
             self._speak_off = "no-time"
             return None
-        self._speak = speak = say_at(at, text)
-        self._speak_words = words
-        self._speak_folded = text.casefold()
-        self._speak_topic = opt[3]
+        speak = self._draft(at, text, opt)
         self._hears = mode == "long"
         return speak
 
