@@ -13,8 +13,8 @@ from sqlmodel import Session, col, select
 from bot.clock import GameClock, utcnow
 from bot.service import GameService, LiveGame, grace
 from bot.store import models as m
-from bot.transcript import transcript
 from bot.timers import make_scheduler
+from bot.transcript import transcript
 from games import actions as A
 from games.config import GameConfig
 from games.errors import RuleError
