@@ -4,7 +4,6 @@ the platform's moment (``at``) and id (``platform_id``) on say, vote and night_a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 
 import pytest
@@ -31,16 +30,6 @@ LONG = GameConfig(
     day_seconds=3600, vote_seconds=3600, night_seconds=3600, night_vote_seconds=3600,
     deal=DEAL, roles=ROLES,
 )  # fmt: skip
-
-
-@pytest.fixture
-async def service(engine: Engine) -> AsyncIterator[GameService]:
-    scheduler = make_scheduler()
-    scheduler.start()
-    svc = GameService(engine, scheduler)
-    yield svc
-    await svc.close()
-    scheduler.shutdown(wait=False)
 
 
 async def started(svc: GameService, config: GameConfig = LONG) -> LiveGame:
@@ -77,6 +66,18 @@ async def to_night_vote(svc: GameService, game: LiveGame) -> None:
     assert game.state is not None and game.state.phase.kind is PhaseKind.NIGHT_VOTE
 
 
+async def before_the_last_pick(svc: GameService) -> LiveGame:
+    """Night 1's vote: the detective and doctor have acted, Ari picked Gray; Blake's pick
+    will end the night."""
+    game = await started(svc)
+    await to_night_vote(svc, game)
+    names = game.seat_names()
+    await svc.night_act(game.id, 2, names[4])
+    await svc.night_act(game.id, 3, names[5])
+    await svc.vote(game.id, 0, names[6])
+    return game
+
+
 def stored_messages(engine: Engine, game_id: str, text: str) -> list[m.Message]:
     with Session(engine) as s:
         return list(
@@ -93,14 +94,10 @@ async def test_a_den_line_overtaken_by_the_last_kill_vote_stays_in_the_den(
     """A mafia types in the night and, a few milliseconds later, makes the night's last pick;
     the pick reaches the service first and ends the night. The line is placed by the moment
     it was typed: in the den, for the partners, never on the stage."""
-    game = await started(service)
     rec = Recorder()
     service.subscribe(rec)
-    await to_night_vote(service, game)
+    game = await before_the_last_pick(service)
     names = game.seat_names()
-    await service.night_act(game.id, 2, names[4])  # the detective
-    await service.night_act(game.id, 3, names[5])  # the doctor
-    await service.vote(game.id, 0, names[6])
     assert game.state is not None
     night_seq = game.state.phase.seq
     typed = utcnow() - timedelta(milliseconds=20)  # Blake types the line ...
@@ -127,12 +124,8 @@ async def test_a_den_line_overtaken_by_the_last_kill_vote_stays_in_the_den(
 async def test_a_bystanders_night_line_overtaken_by_the_dawn_is_refused_with_a_note(
     service: GameService, engine: Engine
 ) -> None:
-    game = await started(service)
-    await to_night_vote(service, game)
+    game = await before_the_last_pick(service)
     names = game.seat_names()
-    await service.night_act(game.id, 2, names[4])
-    await service.night_act(game.id, 3, names[5])
-    await service.vote(game.id, 0, names[6])
     typed = utcnow() - timedelta(milliseconds=20)  # Eden, asleep, types anyway
     await service.vote(game.id, 1, names[6])
     assert game.state is not None and game.state.phase.kind is PhaseKind.DAY
@@ -337,12 +330,8 @@ async def test_a_line_and_the_last_pick_in_the_same_millisecond_keep_the_line_in
 ) -> None:
     """Which came first is unknowable: a den line must never reach the stage, and a sleeping
     bystander's line is refused rather than posted."""
-    game = await started(service)
-    await to_night_vote(service, game)
+    game = await before_the_last_pick(service)
     names = game.seat_names()
-    await service.night_act(game.id, 2, names[4])
-    await service.night_act(game.id, 3, names[5])
-    await service.vote(game.id, 0, names[6])
     same = utcnow()
     await service.vote(game.id, 1, names[6], at=same)
     assert game.state is not None and game.state.phase.kind is PhaseKind.DAY

@@ -4,7 +4,6 @@ survey is the one every platform asks (`bot.survey`), one line per question."""
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,7 +17,6 @@ from bot.local import terminal
 from bot.local.terminal import Keyboard, Typed, ask_survey, handle_line
 from bot.service import GameService, LiveGame
 from bot.store import models as m
-from bot.timers import make_scheduler
 from games.config import GameConfig
 
 
@@ -34,16 +32,6 @@ class Scripted(Keyboard):
             return None
         line = self.lines.pop(0)
         return None if line is None else (line, utcnow())
-
-
-@pytest.fixture
-async def service(engine: Engine) -> AsyncIterator[GameService]:
-    scheduler = make_scheduler()
-    scheduler.start()
-    svc = GameService(engine, scheduler)
-    yield svc
-    await svc.close()
-    scheduler.shutdown(wait=False)
 
 
 async def lobby(svc: GameService, humans: int) -> LiveGame:
