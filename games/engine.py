@@ -336,7 +336,7 @@ def _vote(state: GameState, action: Vote) -> Result:
     )
     events: list[Event] = [cast]
     if _vote_complete(new):
-        new, more = _end_phase(new, action.t, "all_voted")
+        new, more = _end_phase(new, action.t, "all_voted", action.applied)
         events.extend(more)
     return new, events
 
@@ -482,7 +482,7 @@ def _night_act(state: GameState, action: NightAct) -> Result:
         )
     ]
     if kind is _NIGHT_VOTE and _vote_complete(new):
-        new, more = _end_phase(new, action.t, "all_voted")
+        new, more = _end_phase(new, action.t, "all_voted", action.applied)
         events.extend(more)
     return new, events
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -342,3 +343,36 @@ async def test_a_line_and_the_last_pick_in_the_same_millisecond_keep_the_line_in
     # and a click on the night's menu in that instant is not taken as a day action
     with pytest.raises(RuleError, match="Too late"):
         await service.vote(game.id, 0, names[5], at=same)
+
+
+async def test_a_line_said_while_the_last_pick_is_being_applied_stays_in_the_den(
+    service: GameService, engine: Engine
+) -> None:
+    """An agent (no platform moment) speaks in the den while the night's last pick is being
+    stored: it spoke in the night, and its line is placed there."""
+    game = await before_the_last_pick(service)
+    names = game.seat_names()
+    writing = asyncio.Event()
+    write = service._run_db
+
+    async def slow_write(fn: Any) -> Any:  # the pick holds the game while it is written
+        writing.set()
+        return await write(fn)
+
+    service._run_db = slow_write  # type: ignore[method-assign]
+    pick = asyncio.create_task(service.vote(game.id, 1, names[6]))
+    await writing.wait()
+    assert game.state is not None and game.state.phase.kind is PhaseKind.NIGHT_VOTE
+    said = asyncio.create_task(service.say(game.id, 0, "while it is written"))
+    refused = asyncio.create_task(service.say(game.id, 4, "me too"))
+    await asyncio.sleep(0)  # both have been received (and wait for the game)
+    await pick
+    service._run_db = write  # type: ignore[method-assign]
+    assert game.state.phase.kind is PhaseKind.DAY
+    assert await said
+    with pytest.raises(RuleError, match="at night"):
+        await refused
+    assert [r.place for r in stored_messages(engine, game.id, "while it is written")] == ["den"]
+    # said after the dawn was applied: a day line
+    assert await service.say(game.id, 0, "good morning")
+    assert [r.place for r in stored_messages(engine, game.id, "good morning")] == ["stage"]
