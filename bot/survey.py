@@ -66,8 +66,6 @@ RATING_LABELS: dict[int, str] = {
     4: "4 - mostly",
     5: "5 - completely",
 }
-#: ``survey_responses.source`` of the platforms that ask the survey
-SOURCES = ("discord", "slack", "local")
 
 
 class SurveyError(ValueError):
