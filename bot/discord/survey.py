@@ -28,13 +28,7 @@ QUESTIONS = {
     key: (q.key, f"{q.text} (1-5)")
     for key, q in (("sim", survey.SIMILARITY), ("time", survey.TIMING), ("rel", survey.RELEVANCE))
 }
-SCALE = [
-    ("1 - not at all", "1"),
-    ("2", "2"),
-    ("3", "3"),
-    ("4", "4"),
-    ("5 - completely", "5"),
-]
+SCALE = [(label, str(n)) for n, label in survey.RATING_LABELS.items()]
 FIELDS = ("guessed_name", "similarity", "timing", "relevance")
 
 
