@@ -302,9 +302,10 @@ def action_moment(
 
     The moment is ``at`` (the platform's wall-clock moment, in game time), or ``received``
     without one (an agent, in-process: the moment it called), trusted within bounds: never in
-    the future, never more than :func:`grace` before the current phase was applied (nor
-    before the phase before it began), never before the same seat's previous action on the
-    same channel (``source``: (seat, "line") or (seat, "click")). A platform delivers a
+    the future, never more than :func:`grace` before the current phase was applied (one made
+    before the phase before began is left to the engine, which refuses it), never before the
+    same seat's previous action on the same channel (``source``: (seat, "line") or (seat,
+    "click")) unless that would carry it over a phase change. A platform delivers a
     person's lines in the order they were typed, and their clicks in the order they were
     made, but a click can overtake a line typed just before it: that line keeps its earlier
     moment. The engine then judges the action against the phase current at that moment: an
@@ -316,11 +317,18 @@ def action_moment(
     prior = state.prior
     if at is None and prior is not None and seen == prior.phase.seq and made > prior.until:
         made = prior.until
-    floor = state.opened_at() - grace(game)
-    began = state.phase.started_at if prior is None else prior.phase.started_at
-    made = max(made, floor, began)
+    if prior is None:
+        made = max(made, state.phase.started_at)
+    elif made >= prior.phase.started_at:
+        made = max(made, state.opened_at() - grace(game))
+    # else: made before the phase before began: which phase that was is not known any more,
+    # and the engine refuses it (a line, with a note to its writer) rather than misplace it
     previous = game.seat_t.get(source) if source is not None else None
-    return made if previous is None or made >= previous else previous
+    if previous is None or made >= previous:
+        return made
+    if prior is not None and made <= prior.until < previous:
+        return made  # never lifted across a phase change: a night line stays a night line
+    return previous
 
 
 def _after_applied(action: A.Vote | A.NightAct, state: GameState, last: datetime | None) -> Action:

@@ -262,7 +262,7 @@ async def test_a_replayed_vote_does_not_undo_a_later_change_also_after_a_restart
     await first.close()
 
     second = GameService(engine, scheduler)
-    again = await second.resume(game.id)
+    again = await second.resume(game.id, paused=True)  # (its clock was moved ahead above)
     for replayed in ("slack:action:U4:1.1", "slack:action:U4:1.2"):
         assert not await second.vote(game.id, 4, kai, platform_id=replayed)
     assert again.state is not None and again.state.votes == {4: 1}
@@ -376,3 +376,32 @@ async def test_a_line_said_while_the_last_pick_is_being_applied_stays_in_the_den
     # said after the dawn was applied: a day line
     assert await service.say(game.id, 0, "good morning")
     assert [r.place for r in stored_messages(engine, game.id, "good morning")] == ["stage"]
+
+
+async def test_a_line_older_than_the_phase_before_is_refused_not_placed_in_the_wrong_phase(
+    service: GameService, engine: Engine
+) -> None:
+    """A night line relayed late (the platform was down through the dawn and the day's
+    discussion) can't be placed any more: its writer is told, nothing reaches the stage."""
+    game = await before_the_last_pick(service)
+    typed = game.clock.now()  # (game time: the test's jumps move the wall-clock mapping)
+    await service.vote(game.id, 1, game.seat_names()[6])  # dawn
+    await close_phase(service, game)  # the day's discussion ends: the vote opens
+    assert game.state is not None and game.state.phase.kind is PhaseKind.VOTE
+    with pytest.raises(RuleError, match="too long ago"):
+        await service.say(game.id, 0, "kill drew next", at=wall(game, typed))
+    assert stored_messages(engine, game.id, "kill drew next") == []
+
+
+async def test_a_night_line_delivered_after_the_same_persons_day_line_stays_a_night_line(
+    service: GameService, engine: Engine
+) -> None:
+    """Lines normally arrive in the order typed; if a platform ever delivers a night line
+    after a later day line, the 'never before the previous line' bound does not carry it
+    over the dawn."""
+    game = await before_the_last_pick(service)
+    typed_at_night = utcnow() - timedelta(milliseconds=20)
+    await service.vote(game.id, 1, game.seat_names()[6])  # dawn
+    assert await service.say(game.id, 0, "morning all")
+    assert await service.say(game.id, 0, "gray was easy", at=typed_at_night)
+    assert [r.place for r in stored_messages(engine, game.id, "gray was easy")] == ["den"]
