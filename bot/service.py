@@ -289,6 +289,10 @@ def grace(game: LiveGame) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+#: the smallest step between two stamps
+_INSTANT = timedelta(microseconds=1)
+
+
 def action_moment(
     game: LiveGame,
     state: GameState,
@@ -315,8 +319,11 @@ def action_moment(
         raise ValueError("at must be timezone-aware")
     made = received if at is None else min(received, game.clock.from_wall(at))
     prior = state.prior
-    if at is None and prior is not None and seen == prior.phase.seq and made > prior.until:
-        made = prior.until
+    if at is None and prior is not None:  # an agent acted in the phase it saw
+        if seen == prior.phase.seq and made > prior.until:
+            made = prior.until
+        elif seen == state.phase.seq and made <= prior.until:
+            made = prior.until + _INSTANT
     if prior is None:
         made = max(made, state.phase.started_at)
     elif made >= prior.phase.started_at:
@@ -351,6 +358,19 @@ def _applied_now(action: A.Vote | A.NightAct | A.Tick, now: datetime) -> Action:
     that phase, and is placed there (`games.state.PriorPhase.until`)."""
     applied = max(now, action.t, action.applied or action.t)
     return action if applied == action.t else dataclasses.replace(action, applied=applied)
+
+
+def _latest_moment(last_event: datetime | None, actions: Sequence[m.Action]) -> datetime | None:
+    """The last recorded moment of a game: its last event, or later when the last close or
+    vote was applied after its stamp (a resumed clock must not start before that, or the
+    first vote after the restart would be judged to precede the phase it is in)."""
+    latest = last_event
+    for row in actions[-3:]:  # (the last few: only a phase change carries 'applied')
+        raw = row.payload.get("applied")
+        if raw:
+            applied = datetime.fromisoformat(raw)
+            latest = applied if latest is None or applied > latest else latest
+    return latest
 
 
 def _note_applied(game: LiveGame, action: Action, platform_id: str | None) -> None:
@@ -1360,6 +1380,7 @@ class GameService:
         config = GameConfig.from_dict(dict(row.config))
         # Real-time games keep the wall clock (downtime counts); accelerated simulations carry
         # on from the last recorded moment, so the remaining phase time is preserved.
+        last_t = _latest_moment(last_t, action_rows)
         start = None if row.clock_speed == 1.0 and not paused else (last_t or row.started_at)
         clock = GameClock(row.clock_speed, start)
         game = LiveGame(

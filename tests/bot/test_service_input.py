@@ -405,3 +405,36 @@ async def test_a_night_line_delivered_after_the_same_persons_day_line_stays_a_ni
     assert await service.say(game.id, 0, "morning all")
     assert await service.say(game.id, 0, "gray was easy", at=typed_at_night)
     assert [r.place for r in stored_messages(engine, game.id, "gray was easy")] == ["den"]
+
+
+async def test_right_after_a_restart_a_vote_is_judged_in_the_phase_it_was_made_in(
+    engine: Engine,
+) -> None:
+    """A fast game resumes its clock from its last recorded moment, which includes when the
+    last close was applied (a grace after the deadline it is stamped at): the first clicks
+    after the restart are in the vote, not before it."""
+    scheduler = make_scheduler()
+    scheduler.start()
+    first = GameService(engine, scheduler)
+    config = GameConfig(
+        day_seconds=4, vote_seconds=3600, night_seconds=3600, night_vote_seconds=3600,
+        deal=DEAL, roles=ROLES,
+    )  # fmt: skip
+    game_id = await first.create_game(config, seed=3, speed=20.0)
+    for i in range(len(DEAL)):
+        await first.join(game_id, f"user{i}")
+    await first.start(game_id)
+    game = first.games[game_id]
+    await until_phase(game, PhaseKind.VOTE)
+    assert game.state is not None and game.state.prior is not None
+    assert game.state.prior.until > game.state.phase.started_at  # closed a grace late
+    await first.close()
+
+    second = GameService(engine, scheduler)
+    again = await second.resume(game_id)
+    names = again.seat_names()
+    assert await second.vote(game_id, 4, names[0], at=utcnow())  # a platform's click
+    assert await second.vote(game_id, 5, names[0])  # an agent's
+    assert again.state is not None and again.state.votes == {4: 0, 5: 0}
+    await second.close()
+    scheduler.shutdown(wait=False)
