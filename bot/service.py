@@ -314,20 +314,24 @@ def action_moment(
     made, but a click can overtake a line typed just before it: that line keeps its earlier
     moment. The engine then judges the action against the phase current at that moment: an
     agent's action made while the phase change was being stored (it still saw the phase
-    before) is stamped no later than that change, and so belongs to the phase before."""
+    before) is stamped just before that change, and so belongs to the phase before."""
     if at is not None and at.tzinfo is None:
         raise ValueError("at must be timezone-aware")
     made = received if at is None else min(received, game.clock.from_wall(at))
     prior = state.prior
     if at is None and prior is not None:  # an agent acted in the phase it saw
-        if seen == prior.phase.seq and made > prior.until:
+        if seen == prior.phase.seq and made >= prior.until:
+            made = prior.until - _INSTANT
+        elif seen == state.phase.seq and made < prior.until:
             made = prior.until
-        elif seen == state.phase.seq and made <= prior.until:
-            made = prior.until + _INSTANT
     if prior is None:
         made = max(made, state.phase.started_at)
     elif made >= prior.phase.started_at:
         made = max(made, state.opened_at() - grace(game))
+        if at is not None and made == prior.until and prior.phase.kind.is_night:
+            # a platform's moment (to the millisecond) in the very instant of the dawn: which
+            # came first is unknowable, and a night line must never reach the stage
+            made -= _INSTANT
     # else: made before the phase before began: which phase that was is not known any more,
     # and the engine refuses it (a line, with a note to its writer) rather than misplace it
     previous = game.seat_t.get(source) if source is not None else None

@@ -326,7 +326,7 @@ async def test_the_same_click_delivered_twice_at_once_is_applied_once(
     assert len(votes) == 1
 
 
-async def test_a_line_and_the_last_pick_in_the_same_millisecond_keep_the_line_in_the_den(
+async def test_a_line_and_the_last_pick_in_the_same_instant_keep_the_line_in_the_den(
     service: GameService, engine: Engine
 ) -> None:
     """Which came first is unknowable: a den line must never reach the stage, and a sleeping
