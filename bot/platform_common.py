@@ -29,6 +29,7 @@ from games.state import PhaseKind
 
 __all__ = [
     "AVATAR_URL_TEMPLATE",
+    "COMMENTS_QUESTION",
     "MASS_MENTIONS",
     "RATING_LABELS",
     "RATING_QUESTIONS",
@@ -281,6 +282,7 @@ def status_text(game: LiveGame, seat: int | None) -> str:
 
 SURVEY_INTRO = survey.INTRO
 SURVEY_GUESS_QUESTION = survey.GUESS.text
+COMMENTS_QUESTION = survey.COMMENTS.text
 #: (SurveyResponse field, question), all answered on 1-5
 RATING_QUESTIONS: tuple[tuple[str, str], ...] = tuple((q.key, q.text) for q in survey.RATINGS)
 RATING_LABELS = survey.RATING_LABELS

@@ -228,8 +228,8 @@ class LiveGame:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     action_seq: int = 0
     event_seq: int = 0
-    #: the latest stamp applied (an action made without a platform moment is stamped no
-    #: earlier)
+    #: the latest stamp (or applied time) so far: a vote is stamped no earlier while that is
+    #: before the deadline (`_after_applied`)
     last_t: datetime | None = None
     #: each seat's latest stamp per channel, (seat, "line" | "click") -> stamp: a seat's lines
     #: are never stamped before its previous line, nor its clicks before its previous click
@@ -289,36 +289,57 @@ def grace(game: LiveGame) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+#: the smallest step between two stamps
+_INSTANT = timedelta(microseconds=1)
+
+
 def action_moment(
     game: LiveGame,
     state: GameState,
     received: datetime,
     at: datetime | None,
     source: tuple[int, str] | None,
+    seen: int | None = None,
 ) -> datetime:
-    """The game-time stamp of an action the service received at ``received`` (game time).
+    """The game-time stamp of an action the service received at ``received`` (game time,
+    read before waiting for the game's lock, when the phase numbered ``seen`` was current).
 
-    Without ``at`` it is ``received`` (never before the latest stamp applied). With ``at``
-    (the platform's wall-clock moment) it is that moment in game time, trusted within bounds:
-    never in the future, never more than :func:`grace` before the current phase was applied
-    (nor before the phase before it began), never before the same seat's previous action on
-    the same channel (``source``: (seat, "line") or (seat, "click")). A platform delivers a
+    The moment is ``at`` (the platform's wall-clock moment, in game time), or ``received``
+    without one (an agent, in-process: the moment it called), trusted within bounds: never in
+    the future, never more than :func:`grace` before the current phase was applied (one made
+    before the phase before began is left to the engine, which refuses it), never before the
+    same seat's previous action on the same channel (``source``: (seat, "line") or (seat,
+    "click")) unless that would carry it over a phase change. A platform delivers a
     person's lines in the order they were typed, and their clicks in the order they were
     made, but a click can overtake a line typed just before it: that line keeps its earlier
-    moment. The engine then judges the action against the phase current at that moment."""
-    if at is None:
-        last = game.last_t
-        return received if last is None or received >= last else last
-    if at.tzinfo is None:
+    moment. The engine then judges the action against the phase current at that moment: an
+    agent's action made while the phase change was being stored (it still saw the phase
+    before) is stamped just before that change, and so belongs to the phase before."""
+    if at is not None and at.tzinfo is None:
         raise ValueError("at must be timezone-aware")
-    ago = (utcnow() - at).total_seconds() * game.clock.speed
-    made = min(received, received - timedelta(seconds=max(0.0, ago)))
+    made = received if at is None else min(received, game.clock.from_wall(at))
     prior = state.prior
-    floor = state.opened_at() - grace(game)
-    began = state.phase.started_at if prior is None else prior.phase.started_at
-    made = max(made, floor, began)
+    if at is None and prior is not None:  # an agent acted in the phase it saw
+        if seen == prior.phase.seq and made >= prior.until:
+            made = prior.until - _INSTANT
+        elif seen == state.phase.seq and made < prior.until:
+            made = prior.until
+    if prior is None:
+        made = max(made, state.phase.started_at)
+    elif made >= prior.phase.started_at:
+        made = max(made, state.opened_at() - grace(game))
+        if at is not None and made == prior.until and prior.phase.kind.is_night:
+            # a platform's moment (to the millisecond) in the very instant of the dawn: which
+            # came first is unknowable, and a night line must never reach the stage
+            made -= _INSTANT
+    # else: made before the phase before began: which phase that was is not known any more,
+    # and the engine refuses it (a line, with a note to its writer) rather than misplace it
     previous = game.seat_t.get(source) if source is not None else None
-    return made if previous is None or made >= previous else previous
+    if previous is None or made >= previous:
+        return made
+    if prior is not None and made <= prior.until < previous:
+        return made  # never lifted across a phase change: a night line stays a night line
+    return previous
 
 
 def _after_applied(action: A.Vote | A.NightAct, state: GameState, last: datetime | None) -> Action:
@@ -327,18 +348,42 @@ def _after_applied(action: A.Vote | A.NightAct, state: GameState, last: datetime
     a line already placed in it (the shift is the time the vote was on its way)."""
     deadline = state.phase.deadline
     t = action.t
-    if last is None or t >= last or t < state.opened_at():
+    if last is None or t >= last or t <= state.opened_at():  # (the engine judges those)
         return action
     if deadline is not None and last >= deadline:
         return action
     return dataclasses.replace(action, t=last)
 
 
+def _applied_now(action: A.Vote | A.NightAct | A.Tick, now: datetime) -> Action:
+    """Note on an action that can end the phase when it is applied, if later than its stamp.
+    A phase is current, for what people type, until its end has been applied: a line typed
+    while the last vote was on its way (or the deadline's close was pending) was typed in
+    that phase, and is placed there (`games.state.PriorPhase.until`)."""
+    applied = max(now, action.t, action.applied or action.t)
+    return action if applied == action.t else dataclasses.replace(action, applied=applied)
+
+
+def _latest_moment(last_event: datetime | None, actions: Sequence[m.Action]) -> datetime | None:
+    """The last recorded moment of a game: its last event, or later when the last close or
+    vote was applied after its stamp (a resumed clock must not start before that, or the
+    first vote after the restart would be judged to precede the phase it is in)."""
+    latest = last_event
+    for row in actions[-3:]:  # (the last few: only a phase change carries 'applied')
+        raw = row.payload.get("applied")
+        if raw:
+            applied = datetime.fromisoformat(raw)
+            latest = applied if latest is None or applied > latest else latest
+    return latest
+
+
 def _note_applied(game: LiveGame, action: Action, platform_id: str | None) -> None:
     """Remember what bounds the next stamps, and the platform id (see :func:`action_moment`)."""
     t = action.t
-    if game.last_t is None or t > game.last_t:
-        game.last_t = t
+    applied = action.applied if isinstance(action, A.Vote | A.NightAct | A.Tick) else None
+    latest = t if applied is None or applied < t else applied
+    if game.last_t is None or latest > game.last_t:
+        game.last_t = latest
     seat = getattr(action, "seat", None)
     if seat is not None:
         source = (seat, "line" if isinstance(action, A.Say) else "click")
@@ -810,16 +855,19 @@ class GameService:
         nothing (the same vote twice), so replaying an old click can never undo a later one.
         """
         received = game.clock.now()
+        seen = None if game.state is None else game.state.phase.seq
         async with game.lock:
             if platform_id is not None and platform_id in game.client_ids:
                 return False
             state = game.state
             if state is None:
                 raise ServiceError("The game hasn't started yet.")
-            t = action_moment(game, state, received, at, source)
+            t = action_moment(game, state, received, at, source, seen)
             action = make(t)
             if isinstance(action, A.Vote | A.NightAct):
                 action = _after_applied(action, state, game.last_t)
+            if isinstance(action, A.Vote | A.NightAct | A.Tick):
+                action = _applied_now(action, game.clock.now())
             if state.over and not isinstance(action, A.Tick):
                 raise RuleError("The game is over.")
             new, events = apply(state, action)  # RuleError: nothing stored, nothing changes
@@ -1336,6 +1384,7 @@ class GameService:
         config = GameConfig.from_dict(dict(row.config))
         # Real-time games keep the wall clock (downtime counts); accelerated simulations carry
         # on from the last recorded moment, so the remaining phase time is preserved.
+        last_t = _latest_moment(last_t, action_rows)
         start = None if row.clock_speed == 1.0 and not paused else (last_t or row.started_at)
         clock = GameClock(row.clock_speed, start)
         game = LiveGame(

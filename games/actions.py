@@ -26,6 +26,10 @@ class Vote:
     seat: int
     target: int | None
     t: datetime
+    #: when the service applied it, if later than ``t`` (see :class:`Tick`): a vote that ends
+    #: the phase ends it at ``t``, but what was typed before ``applied`` was typed while its
+    #: writer still saw the old phase
+    applied: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class NightAct:
     seat: int
     target: int
     t: datetime
+    applied: datetime | None = None  # as for Vote
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,8 @@ def action_to_dict(action: Action) -> dict[str, Any]:
     """Plain JSON-able form (time as ISO-8601) for the action log."""
     out: dict[str, Any] = {"kind": action_kind(action)}
     for key, value in vars(action).items():
+        if key == "applied" and value is None:
+            continue  # (not applied late: the log stays as it was before the field existed)
         out[key] = value.isoformat() if isinstance(value, datetime) else value
     return out
 

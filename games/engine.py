@@ -282,8 +282,8 @@ def _message(
 def _too_late(state: GameState, t: datetime) -> None:
     """A vote or night action stamped at or after the deadline is refused: the phase is over,
     even if the timer that ends it has not been applied yet. So is one made before the
-    current phase began: it was meant for a phase that has ended (a day-vote click that
-    arrives in the night must not become a kill vote)."""
+    current phase was applied: it was meant for a phase that has ended (a day-vote click
+    that arrives in the night must not become a kill vote)."""
     deadline = state.phase.deadline
     if (deadline is not None and t >= deadline) or t < state.opened_at():
         raise RuleError("Too late: time is up for this phase.")
@@ -333,7 +333,7 @@ def _vote(state: GameState, action: Vote) -> Result:
     )
     events: list[Event] = [cast]
     if _vote_complete(new):
-        new, more = _end_phase(new, action.t, "all_voted")
+        new, more = _end_phase(new, action.t, "all_voted", action.applied)
         events.extend(more)
     return new, events
 
@@ -479,7 +479,7 @@ def _night_act(state: GameState, action: NightAct) -> Result:
         )
     ]
     if kind is _NIGHT_VOTE and _vote_complete(new):
-        new, more = _end_phase(new, action.t, "all_voted")
+        new, more = _end_phase(new, action.t, "all_voted", action.applied)
         events.extend(more)
     return new, events
 

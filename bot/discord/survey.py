@@ -28,25 +28,16 @@ QUESTIONS = {
     key: (q.key, f"{q.text} (1-5)")
     for key, q in (("sim", survey.SIMILARITY), ("time", survey.TIMING), ("rel", survey.RELEVANCE))
 }
-SCALE = [
-    ("1 - not at all", "1"),
-    ("2", "2"),
-    ("3", "3"),
-    ("4", "4"),
-    ("5 - completely", "5"),
-]
+SCALE = [(label, str(n)) for n, label in survey.RATING_LABELS.items()]
 FIELDS = ("guessed_name", "similarity", "timing", "relevance")
 
 
 def survey_message(
     game_id: str, seat: int, names: dict[int, str], agents: set[int]
 ) -> tuple[str, discord.ui.View]:
-    text = (
-        "The game is over. One of the players was an AI agent; a few questions for the "
-        "research behind this game (each answer is saved as soon as you pick it):\n"
-        "1. Which player do you think was the AI?\n"
-        "2-4. How did its messages feel: human-like, well-timed, relevant? (1 = not at all, "
-        "5 = completely)"
+    asked = [q.text for q in survey.REQUIRED]
+    text = f"{survey.INTRO} Each answer is saved as soon as you pick it:\n" + "\n".join(
+        f"{i}. {q}" for i, q in enumerate(asked, 1)
     )
     view = discord.ui.View(timeout=None)
     others = [n for s, n in sorted(names.items()) if s != seat]

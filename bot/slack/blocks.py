@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.platform_common import (
+    COMMENTS_QUESTION,
     RATING_LABELS,
     RATING_QUESTIONS,
     SURVEY_GUESS_QUESTION,
@@ -197,7 +198,7 @@ def survey_modal(game_id: str, choices: Sequence[str]) -> Block:
             "type": "input",
             "block_id": "comments",
             "optional": True,
-            "label": plain("Anything else? (optional)"),
+            "label": plain(COMMENTS_QUESTION),
             "element": {"type": "plain_text_input", "action_id": "comments", "multiline": True},
         }
     )

@@ -271,7 +271,7 @@ class GameLease(SQLModel, table=True):
     expires_at: datetime = _ts()
 
 
-SURVEY_SOURCES = ("llmafia", "discord", "slack")
+SURVEY_SOURCES = ("llmafia", "discord", "slack", "local")
 SURVEY_SCALES = ("1-5", "0-100")
 
 

@@ -4,7 +4,7 @@ accepted action, refusals that change nothing, deadlines, idempotent resends and
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -26,16 +26,6 @@ class Recorder:
 
     async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None:
         self.events.extend(events)
-
-
-@pytest.fixture
-async def service(engine: Engine) -> AsyncIterator[GameService]:
-    scheduler = make_scheduler()
-    scheduler.start()
-    svc = GameService(engine, scheduler)
-    yield svc
-    await svc.close()
-    scheduler.shutdown(wait=False)
 
 
 LONG = GameConfig(day_seconds=3600, vote_seconds=3600, night_seconds=3600, night_vote_seconds=3600)

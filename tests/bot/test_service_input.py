@@ -3,8 +3,9 @@ the platform's moment (``at``) and id (``platform_id``) on say, vote and night_a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -14,6 +15,7 @@ from bot.clock import GameClock, utcnow
 from bot.service import GameService, LiveGame, grace
 from bot.store import models as m
 from bot.timers import make_scheduler
+from bot.transcript import transcript
 from games import actions as A
 from games.config import GameConfig
 from games.errors import RuleError
@@ -29,16 +31,6 @@ LONG = GameConfig(
     day_seconds=3600, vote_seconds=3600, night_seconds=3600, night_vote_seconds=3600,
     deal=DEAL, roles=ROLES,
 )  # fmt: skip
-
-
-@pytest.fixture
-async def service(engine: Engine) -> AsyncIterator[GameService]:
-    scheduler = make_scheduler()
-    scheduler.start()
-    svc = GameService(engine, scheduler)
-    yield svc
-    await svc.close()
-    scheduler.shutdown(wait=False)
 
 
 async def started(svc: GameService, config: GameConfig = LONG) -> LiveGame:
@@ -75,6 +67,18 @@ async def to_night_vote(svc: GameService, game: LiveGame) -> None:
     assert game.state is not None and game.state.phase.kind is PhaseKind.NIGHT_VOTE
 
 
+async def before_the_last_pick(svc: GameService) -> LiveGame:
+    """Night 1's vote: the detective and doctor have acted, Ari picked Gray; Blake's pick
+    will end the night."""
+    game = await started(svc)
+    await to_night_vote(svc, game)
+    names = game.seat_names()
+    await svc.night_act(game.id, 2, names[4])
+    await svc.night_act(game.id, 3, names[5])
+    await svc.vote(game.id, 0, names[6])
+    return game
+
+
 def stored_messages(engine: Engine, game_id: str, text: str) -> list[m.Message]:
     with Session(engine) as s:
         return list(
@@ -91,14 +95,10 @@ async def test_a_den_line_overtaken_by_the_last_kill_vote_stays_in_the_den(
     """A mafia types in the night and, a few milliseconds later, makes the night's last pick;
     the pick reaches the service first and ends the night. The line is placed by the moment
     it was typed: in the den, for the partners, never on the stage."""
-    game = await started(service)
     rec = Recorder()
     service.subscribe(rec)
-    await to_night_vote(service, game)
+    game = await before_the_last_pick(service)
     names = game.seat_names()
-    await service.night_act(game.id, 2, names[4])  # the detective
-    await service.night_act(game.id, 3, names[5])  # the doctor
-    await service.vote(game.id, 0, names[6])
     assert game.state is not None
     night_seq = game.state.phase.seq
     typed = utcnow() - timedelta(milliseconds=20)  # Blake types the line ...
@@ -113,18 +113,20 @@ async def test_a_den_line_overtaken_by_the_last_kill_vote_stays_in_the_den(
     assert line.place == "den" and line.visible_to == frozenset({0, 1})
     assert line.phase_seq == night_seq and line.t < game.state.phase.started_at
     (row,) = stored_messages(engine, game.id, "we got gray, act surprised")
-    assert row.place == "den"
+    assert row.place == "den" and row.phase_seq == night_seq
+    # logged after the dawn, the transcript still files it under the night it was typed in,
+    # and its stamp sorts it before the dawn (exports order lines by time)
+    entries = transcript(await service.history(game.id))
+    (entry,) = [e for e in entries if e.get("text") == "we got gray, act surprised"]
+    assert entry["phase"] == "night_vote-1" and entry["place"] == "den"
+    assert row.t < game.state.phase.started_at
 
 
 async def test_a_bystanders_night_line_overtaken_by_the_dawn_is_refused_with_a_note(
     service: GameService, engine: Engine
 ) -> None:
-    game = await started(service)
-    await to_night_vote(service, game)
+    game = await before_the_last_pick(service)
     names = game.seat_names()
-    await service.night_act(game.id, 2, names[4])
-    await service.night_act(game.id, 3, names[5])
-    await service.vote(game.id, 0, names[6])
     typed = utcnow() - timedelta(milliseconds=20)  # Eden, asleep, types anyway
     await service.vote(game.id, 1, names[6])
     assert game.state is not None and game.state.phase.kind is PhaseKind.DAY
@@ -260,7 +262,7 @@ async def test_a_replayed_vote_does_not_undo_a_later_change_also_after_a_restart
     await first.close()
 
     second = GameService(engine, scheduler)
-    again = await second.resume(game.id)
+    again = await second.resume(game.id, paused=True)  # (its clock was moved ahead above)
     for replayed in ("slack:action:U4:1.1", "slack:action:U4:1.2"):
         assert not await second.vote(game.id, 4, kai, platform_id=replayed)
     assert again.state is not None and again.state.votes == {4: 1}
@@ -304,3 +306,135 @@ async def test_each_acting_seat_is_offered_its_choices_and_names_resolve_against
     # a name outside the choices is refused with the choices listed
     with pytest.raises(RuleError, match="Choose one of"):
         await service.vote(game.id, 4, "Nobody")
+
+
+# --- races ------------------------------------------------------------------------------------
+
+
+async def test_the_same_click_delivered_twice_at_once_is_applied_once(
+    service: GameService, engine: Engine
+) -> None:
+    game = await started(service)
+    await close_phase(service, game)
+    name = game.seats[0].name
+    results = await asyncio.gather(
+        *(service.vote(game.id, 4, name, platform_id="discord:ix:77") for _ in range(3))
+    )
+    assert sorted(results) == [False, False, True]
+    with Session(engine) as s:
+        votes = s.exec(select(m.Vote).where(m.Vote.game_id == game.id)).all()
+    assert len(votes) == 1
+
+
+async def test_a_line_and_the_last_pick_in_the_same_instant_keep_the_line_in_the_den(
+    service: GameService, engine: Engine
+) -> None:
+    """Which came first is unknowable: a den line must never reach the stage, and a sleeping
+    bystander's line is refused rather than posted."""
+    game = await before_the_last_pick(service)
+    names = game.seat_names()
+    same = utcnow()
+    await service.vote(game.id, 1, names[6], at=same)
+    assert game.state is not None and game.state.phase.kind is PhaseKind.DAY
+    assert await service.say(game.id, 1, "same instant", at=same)
+    with pytest.raises(RuleError, match="at night"):
+        await service.say(game.id, 4, "same instant too", at=same)
+    assert [r.place for r in stored_messages(engine, game.id, "same instant")] == ["den"]
+    # and a click on the night's menu in that instant is not taken as a day action
+    with pytest.raises(RuleError, match="Too late"):
+        await service.vote(game.id, 0, names[5], at=same)
+
+
+async def test_a_line_said_while_the_last_pick_is_being_applied_stays_in_the_den(
+    service: GameService, engine: Engine
+) -> None:
+    """An agent (no platform moment) speaks in the den while the night's last pick is being
+    stored: it spoke in the night, and its line is placed there."""
+    game = await before_the_last_pick(service)
+    names = game.seat_names()
+    writing = asyncio.Event()
+    write = service._run_db
+
+    async def slow_write(fn: Any) -> Any:  # the pick holds the game while it is written
+        writing.set()
+        return await write(fn)
+
+    service._run_db = slow_write  # type: ignore[method-assign]
+    pick = asyncio.create_task(service.vote(game.id, 1, names[6]))
+    await writing.wait()
+    assert game.state is not None and game.state.phase.kind is PhaseKind.NIGHT_VOTE
+    said = asyncio.create_task(service.say(game.id, 0, "while it is written"))
+    refused = asyncio.create_task(service.say(game.id, 4, "me too"))
+    await asyncio.sleep(0)  # both have been received (and wait for the game)
+    await pick
+    service._run_db = write  # type: ignore[method-assign]
+    assert game.state.phase.kind is PhaseKind.DAY
+    assert await said
+    with pytest.raises(RuleError, match="at night"):
+        await refused
+    assert [r.place for r in stored_messages(engine, game.id, "while it is written")] == ["den"]
+    # said after the dawn was applied: a day line
+    assert await service.say(game.id, 0, "good morning")
+    assert [r.place for r in stored_messages(engine, game.id, "good morning")] == ["stage"]
+
+
+async def test_a_line_older_than_the_phase_before_is_refused_not_placed_in_the_wrong_phase(
+    service: GameService, engine: Engine
+) -> None:
+    """A night line relayed late (the platform was down through the dawn and the day's
+    discussion) can't be placed any more: its writer is told, nothing reaches the stage."""
+    game = await before_the_last_pick(service)
+    typed = game.clock.now()  # (game time: the test's jumps move the wall-clock mapping)
+    await service.vote(game.id, 1, game.seat_names()[6])  # dawn
+    await close_phase(service, game)  # the day's discussion ends: the vote opens
+    assert game.state is not None and game.state.phase.kind is PhaseKind.VOTE
+    with pytest.raises(RuleError, match="too long ago"):
+        await service.say(game.id, 0, "kill drew next", at=wall(game, typed))
+    assert stored_messages(engine, game.id, "kill drew next") == []
+
+
+async def test_a_night_line_delivered_after_the_same_persons_day_line_stays_a_night_line(
+    service: GameService, engine: Engine
+) -> None:
+    """Lines normally arrive in the order typed; if a platform ever delivers a night line
+    after a later day line, the 'never before the previous line' bound does not carry it
+    over the dawn."""
+    game = await before_the_last_pick(service)
+    typed_at_night = utcnow() - timedelta(milliseconds=20)
+    await service.vote(game.id, 1, game.seat_names()[6])  # dawn
+    assert await service.say(game.id, 0, "morning all")
+    assert await service.say(game.id, 0, "gray was easy", at=typed_at_night)
+    assert [r.place for r in stored_messages(engine, game.id, "gray was easy")] == ["den"]
+
+
+async def test_right_after_a_restart_a_vote_is_judged_in_the_phase_it_was_made_in(
+    engine: Engine,
+) -> None:
+    """A fast game resumes its clock from its last recorded moment, which includes when the
+    last close was applied (a grace after the deadline it is stamped at): the first clicks
+    after the restart are in the vote, not before it."""
+    scheduler = make_scheduler()
+    scheduler.start()
+    first = GameService(engine, scheduler)
+    config = GameConfig(
+        day_seconds=4, vote_seconds=3600, night_seconds=3600, night_vote_seconds=3600,
+        deal=DEAL, roles=ROLES,
+    )  # fmt: skip
+    game_id = await first.create_game(config, seed=3, speed=20.0)
+    for i in range(len(DEAL)):
+        await first.join(game_id, f"user{i}")
+    await first.start(game_id)
+    game = first.games[game_id]
+    await until_phase(game, PhaseKind.VOTE)
+    assert game.state is not None and game.state.prior is not None
+    assert game.state.prior.until > game.state.phase.started_at  # closed a grace late
+    await first.close()
+
+    second = GameService(engine, scheduler)
+    again = await second.resume(game_id)
+    names = again.seat_names()
+    assert await second.vote(game_id, 4, names[0], at=utcnow())  # a platform's click
+    assert await second.vote(game_id, 5, names[0])  # an agent's
+    assert again.state is not None and again.state.votes == {4: 0, 5: 0}
+    await second.close()
+    scheduler.shutdown(wait=False)

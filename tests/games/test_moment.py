@@ -52,8 +52,23 @@ def test_a_bystanders_line_typed_at_night_is_refused_after_the_dawn(seat: int) -
     if not day.seats[seat].alive:
         return
     # typed after the dawn, the same line is a day line
-    line = one(apply(day, Say(seat, "anyone up?", pick))[1], MessageAccepted)
+    line = one(apply(day, Say(seat, "anyone up?", pick + MS))[1], MessageAccepted)
     assert line.place == "stage" and line.phase_seq == day.phase.seq
+
+
+def test_a_line_stamped_in_the_instant_of_the_change_is_in_the_new_phase() -> None:
+    """The engine is exact: the change was applied at ``until``, what is stamped then is in
+    the new phase (the service breaks a platform's millisecond ties toward the night)."""
+    _, day, pick = night_ended_by_the_last_kill_vote()
+    assert one(apply(day, Say(4, "morning", pick))[1], MessageAccepted).place == "stage"
+    vote = to_phase(make_game(TABLE), PhaseKind.VOTE)
+    dusk = vote.phase.started_at + timedelta(seconds=5)
+    night, _ = cast(vote, dict.fromkeys(range(6), 6) | {6: 0}, seconds=5)
+    assert night.phase.kind is PhaseKind.NIGHT and night.phase.started_at == dusk
+    line = one(apply(night, Say(0, "same ms", dusk))[1], MessageAccepted)
+    assert (line.place, line.phase_seq) == ("den", night.phase.seq)
+    assert_rejected(night, Say(4, "same ms", dusk), "only the mafia")
+    assert apply(night, NightAct(3, 4, dusk))[0].night_actions == {3: 4}
 
 
 def test_a_day_line_typed_before_the_vote_closed_stays_on_that_days_stage() -> None:
@@ -79,7 +94,7 @@ def test_a_line_typed_while_the_close_was_on_its_way_is_placed_in_the_old_phase(
     typed = deadline + timedelta(seconds=1)  # after the deadline, before the close
     assert one(apply(day, Say(0, "still night here", typed))[1], MessageAccepted).place == "den"
     assert_rejected(day, Say(4, "morning?", typed), "typed that line at night")
-    assert one(apply(day, Say(4, "morning!", applied))[1], MessageAccepted).place == "stage"
+    assert one(apply(day, Say(4, "morning!", applied + MS))[1], MessageAccepted).place == "stage"
     # a vote made after the deadline never counts, in either phase
     assert_rejected(day, Vote(4, 0, typed), "Too late")
 
