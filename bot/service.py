@@ -147,7 +147,7 @@ class GameListener(Protocol):
 
 class AlertSink(Protocol):
     """Where a problem a person must act on goes (the game's host): called once per problem,
-    with one line of text."""
+    with one line of text (without the game's id: ``game`` says which)."""
 
     async def on_alert(self, game: LiveGame, message: str) -> None: ...
 
@@ -351,7 +351,7 @@ class GameService:
         self._alert_sinks.append(sink)
 
     def _alert(self, game: LiveGame, message: str) -> None:
-        alert_log.error("%s", message)
+        alert_log.error("Game %s: %s", game.id, message)
         for sink in self._alert_sinks:
             self._background(sink.on_alert(game, message), "alert")
 
@@ -913,9 +913,9 @@ class GameService:
             game.alerted = True
             self._alert(
                 game,
-                f"Game {game.id}: the phase should have ended {lasting:.0f} s ago, but the "
-                f"database refuses to store it ({reason}). I keep retrying; the game goes on "
-                "by itself as soon as the database accepts writes again.",
+                f"the phase should have ended {lasting:.0f} s ago, but the database refuses "
+                f"to store it ({reason}). I keep retrying; the game goes on by itself as soon "
+                "as the database accepts writes again.",
             )
 
     @staticmethod

@@ -13,7 +13,6 @@ import json
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -30,6 +29,7 @@ from bot.timers import Backoff, make_scheduler
 from games.config import GameConfig
 from games.events import Event, PhaseStarted, event_to_dict
 from games.state import PhaseKind
+from tests.bot.db_faults import Faults, action, game_end
 
 #: a deadline write failing this long (real seconds) is reported
 ALERT_AFTER = 0.4
@@ -66,64 +66,6 @@ class Watch:
 
     def phases(self) -> list[str]:
         return [e.phase for e in self.events if isinstance(e, PhaseStarted)]
-
-
-@dataclass
-class Rule:
-    table: str
-    match: Callable[[dict[str, Any]], bool]
-    message: str
-    times: float  # how many statements to refuse (inf: until lifted)
-    hits: int = 0
-
-
-@dataclass
-class Faults:
-    """Refuses chosen writes with the driver's own OperationalError."""
-
-    engine: Engine
-    rules: list[Rule] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        sa.event.listen(self.engine, "before_cursor_execute", self._check)
-
-    def refuse(
-        self,
-        table: str,
-        match: Callable[[dict[str, Any]], bool] = lambda p: True,
-        *,
-        message: str = "database is locked",
-        times: float = 1,
-    ) -> Rule:
-        rule = Rule(table, match, message, times)
-        self.rules.append(rule)
-        return rule
-
-    def lift(self) -> None:
-        for rule in self.rules:
-            rule.times = 0
-
-    def _check(
-        self, conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool
-    ) -> None:
-        words = statement.split(None, 3)
-        if len(words) < 3 or words[0] not in ("INSERT", "UPDATE"):
-            return
-        table = words[2] if words[0] == "INSERT" else words[1]
-        rows = getattr(context, "compiled_parameters", None) or [{}]
-        for rule in self.rules:
-            if rule.times > 0 and rule.table == table and any(rule.match(p) for p in rows):
-                rule.times -= 1
-                rule.hits += 1
-                raise conn.dialect.loaded_dbapi.OperationalError(rule.message)
-
-
-def action(kind: str) -> Callable[[dict[str, Any]], bool]:
-    return lambda p: p.get("kind") == kind
-
-
-def game_end(p: dict[str, Any]) -> bool:
-    return p.get("status") in ("finished", "aborted")
 
 
 @pytest.fixture
@@ -242,7 +184,7 @@ async def test_a_lasting_outage_is_reported_once_and_the_game_goes_on(
     assert await service.say(game.id, 0, "anyone there?", client_id="c1")
     await service.drain(game.id)
     assert len(watch.alerts) == 1
-    assert game.id in watch.alerts[0] and "keep retrying" in watch.alerts[0]
+    assert "keep retrying" in watch.alerts[0] and "database" in watch.alerts[0]
     assert [a.kind for a in rows(fast_engine, m.Action, game.id)] == ["tick", "say"]
 
 
