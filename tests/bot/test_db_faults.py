@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +34,7 @@ from games.events import Event, PhaseStarted, event_to_dict
 from games.state import PhaseKind
 from tests.bot.db_faults import Faults, action, game_end
 
+ROOT = Path(__file__).resolve().parents[2]
 #: a deadline write failing this long (real seconds) is reported
 ALERT_AFTER = 0.4
 #: phase lengths: the first day ends at once, everything after waits for the test
@@ -286,3 +290,52 @@ def assert_stored_as_shown(engine: Engine, game: LiveGame, watch: Watch) -> None
         (r.action_seq, r.place, r.seat_index, r.text) for r in rows(engine, m.Message, game.id)
     ]
     assert len(speech) == len(set(speech))
+
+
+# --- the terminal ---------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_the_cli_prints_a_lasting_failure_once_on_one_line(tmp_path: Path) -> None:
+    """``mafiabot simulate`` while another program holds the SQLite file's write lock for
+    longer than the alert threshold: one ``mafiabot: Game ...`` line on stderr, and the game
+    still ends once the lock is released."""
+    db = tmp_path / "sim.db"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "simulate", "--players", "5", "--seed", "2",
+        "--speed", "50", "--day-seconds", "100", "--vote-seconds", "20",
+        "--night-seconds", "20", "--night-vote-seconds", "20",
+        "--db", f"sqlite:///{db}", "--json",
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "MAFIABOT_DATA_DIR": str(tmp_path)},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    lines: list[str] = []
+
+    async def read_until(pred: Callable[[str], bool]) -> None:
+        assert proc.stderr is not None
+        while True:
+            raw = await proc.stderr.readline()
+            assert raw, "simulate ended early:\n" + "\n".join(lines[-30:])
+            lines.append(raw.decode().rstrip("\n"))
+            if pred(lines[-1]):
+                return
+
+    try:
+        async with asyncio.timeout(120):
+            await read_until(lambda line: line.startswith("[") and "Game-Manager" in line)
+            with held_lock(f"sqlite:///{db}"):
+                await read_until(lambda line: line.startswith("mafiabot: Game"))
+            out, rest = await proc.communicate()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    lines.extend(rest.decode().splitlines())
+    assert proc.returncode == 0, "\n".join(lines[-30:])
+    alerts = [line for line in lines if line.startswith("mafiabot: ")]
+    assert len(alerts) == 1, alerts
+    assert "database is locked" in alerts[0] and "keep retrying" in alerts[0]
+    assert json.loads(out)["winner"] in ("mafia", "bystanders")
