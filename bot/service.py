@@ -109,6 +109,8 @@ class GameMoved(ServiceError):
 
 def db_reason(exc: BaseException) -> str:
     """The database's own words for a failure, one short line (no statement, no parameters)."""
+    if isinstance(exc, StoreUnavailable):
+        return exc.reason
     orig = getattr(exc, "orig", None) or exc
     text = str(orig).strip().splitlines()
     return (text[0] if text else type(orig).__name__)[:160]
@@ -902,7 +904,7 @@ class GameService:
             game.failing_since = now
         delay = self.tick_backoff.delay(game.tick_failures)
         game.tick_failures += 1
-        reason = failed.reason if isinstance(failed, StoreUnavailable) else db_reason(failed)
+        reason = db_reason(failed)
         log.warning(
             "game %s: the deadline could not be stored (attempt %d: %s); retrying in %.1f s",
             game.id, game.tick_failures, reason, delay,
