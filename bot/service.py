@@ -1269,6 +1269,8 @@ class GameService:
             try:
                 await self.resume(game_id)
                 resumed.append(game_id)
+            except GameHeld as held:  # another process runs it: not ours to resume
+                log.info("%s", held)
             except Exception:
                 log.exception("could not resume game %s", game_id)
         return resumed
@@ -1288,6 +1290,8 @@ class GameService:
         """Stop everything; the games this service held are released for the next process."""
         if self._keeper is not None:
             self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
         for game in self.games.values():
             if game.deadline_handle is not None:
                 game.deadline_handle.cancel()
