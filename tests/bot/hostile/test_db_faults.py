@@ -34,7 +34,7 @@ from games.events import Event, PhaseStarted, event_to_dict
 from games.state import PhaseKind
 from tests.bot.db_faults import Faults, action, game_end
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 #: a deadline write failing this long (real seconds) is reported
 ALERT_AFTER = 0.4
 #: phase lengths: the first day ends at once, everything after waits for the test
@@ -181,11 +181,11 @@ async def test_a_lasting_outage_is_reported_once_and_the_game_goes_on(
         # a player's line meanwhile: refused with one clear line, nothing half-applied
         before = game.state
         with pytest.raises(StoreUnavailable, match="could not be saved just now"):
-            await service.say(game.id, 0, "anyone there?", client_id="c1")
+            await service.say(game.id, 0, "anyone there?", platform_id="c1")
         assert game.state is before and game.action_seq == 0 and "c1" not in game.client_ids
     await watch.until(lambda: "vote" in watch.phases())
     # the line sent again once the database is back is stored once
-    assert await service.say(game.id, 0, "anyone there?", client_id="c1")
+    assert await service.say(game.id, 0, "anyone there?", platform_id="c1")
     await service.drain(game.id)
     assert len(watch.alerts) == 1
     assert "keep retrying" in watch.alerts[0] and "database" in watch.alerts[0]
