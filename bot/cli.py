@@ -186,7 +186,7 @@ def _run_game(main: Coroutine[Any, Any, T]) -> T:
     except ConfigError as e:
         err.print(f"[red]Can't set up this game:[/] {e}")
     except (LookupError, ServiceError, LLMConfigError) as e:
-        err.print(f"[red]{e}[/]", soft_wrap=True)  # one line, however narrow the terminal
+        err.print(str(e), style="red", markup=False, soft_wrap=True)  # one line, as it is
     raise typer.Exit(2)
 
 
