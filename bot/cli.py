@@ -44,6 +44,13 @@ def _logging(settings: Settings) -> None:
     )
     for noisy in ("apscheduler", "httpx", "sqlalchemy", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # what a person must act on (a database refusing a game's writes): one plain line each
+    alerts = logging.getLogger("bot.service.alerts")
+    if not alerts.handlers:
+        line = logging.StreamHandler(sys.stderr)
+        line.setFormatter(logging.Formatter("mafiabot: %(message)s"))
+        alerts.addHandler(line)
+        alerts.propagate = False
 
 
 Players = Annotated[int, typer.Option("--players", "-n", help="Seats at the table (5-30).")]
@@ -179,7 +186,7 @@ def _run_game(main: Coroutine[Any, Any, T]) -> T:
     except ConfigError as e:
         err.print(f"[red]Can't set up this game:[/] {e}")
     except (LookupError, ServiceError, LLMConfigError) as e:
-        err.print(f"[red]{e}[/]")
+        err.print(str(e), style="red", markup=False, soft_wrap=True)  # one line, as it is
     raise typer.Exit(2)
 
 

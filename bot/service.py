@@ -109,6 +109,8 @@ class GameMoved(ServiceError):
 
 def db_reason(exc: BaseException) -> str:
     """The database's own words for a failure, one short line (no statement, no parameters)."""
+    if isinstance(exc, StoreUnavailable):
+        return exc.reason
     orig = getattr(exc, "orig", None) or exc
     text = str(orig).strip().splitlines()
     return (text[0] if text else type(orig).__name__)[:160]
@@ -147,7 +149,7 @@ class GameListener(Protocol):
 
 class AlertSink(Protocol):
     """Where a problem a person must act on goes (the game's host): called once per problem,
-    with one line of text."""
+    with one line of text (without the game's id: ``game`` says which)."""
 
     async def on_alert(self, game: LiveGame, message: str) -> None: ...
 
@@ -481,7 +483,7 @@ class GameService:
         self._alert_sinks.append(sink)
 
     def _alert(self, game: LiveGame, message: str) -> None:
-        alert_log.error("%s", message)
+        alert_log.error("Game %s: %s", game.id, message)
         for sink in self._alert_sinks:
             self._background(sink.on_alert(game, message), "alert")
 
@@ -1081,7 +1083,7 @@ class GameService:
             game.failing_since = now
         delay = self.tick_backoff.delay(game.tick_failures)
         game.tick_failures += 1
-        reason = failed.reason if isinstance(failed, StoreUnavailable) else db_reason(failed)
+        reason = db_reason(failed)
         log.warning(
             "game %s: the deadline could not be stored (attempt %d: %s); retrying in %.1f s",
             game.id, game.tick_failures, reason, delay,
@@ -1092,9 +1094,9 @@ class GameService:
             game.alerted = True
             self._alert(
                 game,
-                f"Game {game.id}: the phase should have ended {lasting:.0f} s ago, but the "
-                f"database refuses to store it ({reason}). I keep retrying; the game goes on "
-                "by itself as soon as the database accepts writes again.",
+                f"the phase should have ended {lasting:.0f} s ago, but the database refuses "
+                f"to store it ({reason}). I keep retrying; the game goes on by itself as soon "
+                "as the database accepts writes again.",
             )
 
     @staticmethod
@@ -1445,6 +1447,8 @@ class GameService:
             try:
                 await self.resume(game_id)
                 resumed.append(game_id)
+            except GameHeld as held:  # another process runs it: not ours to resume
+                log.info("%s", held)
             except Exception:
                 log.exception("could not resume game %s", game_id)
         return resumed
@@ -1464,6 +1468,8 @@ class GameService:
         """Stop everything; the games this service held are released for the next process."""
         if self._keeper is not None:
             self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
         for game in self.games.values():
             if game.deadline_handle is not None:
                 game.deadline_handle.cancel()

@@ -93,6 +93,7 @@ class MafiaBot(discord.AutoShardedClient):
         self.caught_up = asyncio.Event()
         self._background: set[asyncio.Task[None]] = set()
         service.subscribe(self.renderer)
+        service.add_alert_sink(self)
 
     # --- start-up ------------------------------------------------------------------------------
 
@@ -246,6 +247,13 @@ class MafiaBot(discord.AutoShardedClient):
         self.relay.forget(room.game_id)
 
     # --- faults ----------------------------------------------------------------------------------
+
+    async def on_alert(self, game: LiveGame, message: str) -> None:
+        """A problem the service reports (the database refusing a game's writes): the host and
+        the moderator who bound the channel get it by DM."""
+        room = self.rooms.get(game.id)
+        if room is not None:
+            await self.rooms.report(room, f"alert:{message}", message)
 
     async def on_fault(self, job: Job, exc: BaseException) -> None:
         room = self.rooms.get(job.game_id) if job.game_id else None

@@ -27,7 +27,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.platform_common import AVATAR_URL_TEMPLATE
-from bot.service import GameService
+from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from bot.slack import inbound
 from bot.slack.adapter import SlackAdapter
@@ -89,6 +89,19 @@ def check_settings(settings: Settings, *, http_port: int | None) -> None:
         )
 
 
+class HostAlerts:
+    """Problems the service reports (the database refusing a game's writes), as a DM to the
+    game's host."""
+
+    def __init__(self, adapter: SlackAdapter) -> None:
+        self.adapter = adapter
+
+    async def on_alert(self, game: LiveGame, message: str) -> None:
+        sg = self.adapter.games.get(game.id)
+        if sg is not None:
+            await self.adapter.tell_host(sg, message)
+
+
 class SlackRunner:
     """The Slack side of a process: adapter + Bolt app + one transport.
 
@@ -118,6 +131,7 @@ class SlackRunner:
             allow_test_options=allow_test_options,
             avatar_template=avatar_template,
         )
+        service.add_alert_sink(HostAlerts(self.adapter))
         secret = settings.slack_signing_secret
         self.app = build_app(self.adapter, secret.get_secret_value() if secret else None)
 

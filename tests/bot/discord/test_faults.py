@@ -8,6 +8,8 @@ from sqlmodel import Session, select
 
 from bot.store.db import make_engine
 from bot.store.models import Game, PlatformLink
+from bot.timers import Backoff
+from tests.bot.db_faults import Faults, action
 from tests.bot.discord.harness import Table, bot_stack, db_url_in
 from tests.fakes.discord import FakeDiscord
 
@@ -150,3 +152,25 @@ def table_dms(table: Table, fake: FakeDiscord) -> list[str]:
         if ch.type == 1 and ch.recipient_ids == [table.mod.id]:
             return [m["content"] for m in fake.messages_in(ch)]
     return []
+
+
+async def test_a_lasting_database_failure_at_a_deadline_reaches_the_host_once(
+    fake_discord: FakeDiscord, tmp_path: Path
+) -> None:
+    table = Table.build(fake_discord)
+    async with bot_stack(fake_discord, db_url_in(tmp_path), speed=600.0) as bot:
+        bot.service.alert_after = 0.2
+        bot.service.tick_backoff = Backoff(first=0.02, cap=0.1)
+        faults = Faults(bot.service.engine)
+        faults.refuse("actions", action("tick"), times=float("inf"))
+        game_id = await table.play(day_minutes=1.0)
+
+        def told() -> list[str]:
+            return [d for d in table_dms(table, fake_discord) if "database refuses" in d]
+
+        [note] = await fake_discord.wait_until(told, 10.0)
+        assert game_id in note and "keep retrying" in note
+        faults.lift()
+        await table.wait_stage(lambda m: "Voting is open" in m["content"])
+        await bot.outbox.drain()
+        assert len(told()) == 1

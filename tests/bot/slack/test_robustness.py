@@ -6,7 +6,11 @@ from __future__ import annotations
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from sqlmodel import Session, col, select
 
+from bot.slack.app import HostAlerts
 from bot.store.models import Message as StoredMessage
+from bot.timers import Backoff
+from games.state import PhaseKind
+from tests.bot.db_faults import Faults, action
 from tests.bot.slack.conftest import SlackHarness
 
 
@@ -138,3 +142,35 @@ async def test_forged_requests_are_rejected_and_do_nothing(harness: SlackHarness
     good = await fake.slash(user=users[0], channel=harness.channel, text="new")
     assert good.status == 200
     await fake.wait_until(lambda: harness.stage(), what="the lobby")
+
+
+async def test_a_lasting_database_failure_at_a_deadline_reaches_the_host_once(
+    harness: SlackHarness,
+) -> None:
+    assert harness.service is not None and harness.adapter is not None
+    assert harness.engine is not None
+    harness.service.add_alert_sink(HostAlerts(harness.adapter))  # as SlackRunner does
+    harness.service.alert_after = 0.2
+    harness.service.tick_backoff = Backoff(first=0.02, cap=0.1)
+    faults = Faults(harness.engine)
+    faults.refuse("actions", action("tick"), times=float("inf"))
+    users = harness.people(5)
+    game_id, _ = await harness.running_game_of(
+        users, "day=30 vote=3600 night=3600 night_vote=3600 speed=100"
+    )
+    host = users[0]
+
+    def told() -> list[str]:
+        return [t for t in harness.dm_texts(host) if "database refuses" in t]
+
+    await harness.fake.wait_until(told, what="the host is told")
+    assert game_id in told()[0]
+    faults.lift()
+
+    def voting() -> bool:
+        state = harness.live(game_id).state
+        return state is not None and state.phase.kind is PhaseKind.VOTE
+
+    await harness.fake.wait_until(voting, what="the vote opens")
+    await harness.adapter.drain()
+    assert len(told()) == 1

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,7 +32,9 @@ from bot.timers import Backoff, make_scheduler
 from games.config import GameConfig
 from games.events import Event, PhaseStarted, event_to_dict
 from games.state import PhaseKind
+from tests.bot.db_faults import Faults, action, game_end
 
+ROOT = Path(__file__).resolve().parents[3]
 #: a deadline write failing this long (real seconds) is reported
 ALERT_AFTER = 0.4
 #: phase lengths: the first day ends at once, everything after waits for the test
@@ -66,64 +70,6 @@ class Watch:
 
     def phases(self) -> list[str]:
         return [e.phase for e in self.events if isinstance(e, PhaseStarted)]
-
-
-@dataclass
-class Rule:
-    table: str
-    match: Callable[[dict[str, Any]], bool]
-    message: str
-    times: float  # how many statements to refuse (inf: until lifted)
-    hits: int = 0
-
-
-@dataclass
-class Faults:
-    """Refuses chosen writes with the driver's own OperationalError."""
-
-    engine: Engine
-    rules: list[Rule] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        sa.event.listen(self.engine, "before_cursor_execute", self._check)
-
-    def refuse(
-        self,
-        table: str,
-        match: Callable[[dict[str, Any]], bool] = lambda p: True,
-        *,
-        message: str = "database is locked",
-        times: float = 1,
-    ) -> Rule:
-        rule = Rule(table, match, message, times)
-        self.rules.append(rule)
-        return rule
-
-    def lift(self) -> None:
-        for rule in self.rules:
-            rule.times = 0
-
-    def _check(
-        self, conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool
-    ) -> None:
-        words = statement.split(None, 3)
-        if len(words) < 3 or words[0] not in ("INSERT", "UPDATE"):
-            return
-        table = words[2] if words[0] == "INSERT" else words[1]
-        rows = getattr(context, "compiled_parameters", None) or [{}]
-        for rule in self.rules:
-            if rule.times > 0 and rule.table == table and any(rule.match(p) for p in rows):
-                rule.times -= 1
-                rule.hits += 1
-                raise conn.dialect.loaded_dbapi.OperationalError(rule.message)
-
-
-def action(kind: str) -> Callable[[dict[str, Any]], bool]:
-    return lambda p: p.get("kind") == kind
-
-
-def game_end(p: dict[str, Any]) -> bool:
-    return p.get("status") in ("finished", "aborted")
 
 
 @pytest.fixture
@@ -235,14 +181,14 @@ async def test_a_lasting_outage_is_reported_once_and_the_game_goes_on(
         # a player's line meanwhile: refused with one clear line, nothing half-applied
         before = game.state
         with pytest.raises(StoreUnavailable, match="could not be saved just now"):
-            await service.say(game.id, 0, "anyone there?", client_id="c1")
+            await service.say(game.id, 0, "anyone there?", platform_id="c1")
         assert game.state is before and game.action_seq == 0 and "c1" not in game.client_ids
     await watch.until(lambda: "vote" in watch.phases())
     # the line sent again once the database is back is stored once
-    assert await service.say(game.id, 0, "anyone there?", client_id="c1")
+    assert await service.say(game.id, 0, "anyone there?", platform_id="c1")
     await service.drain(game.id)
     assert len(watch.alerts) == 1
-    assert game.id in watch.alerts[0] and "keep retrying" in watch.alerts[0]
+    assert "keep retrying" in watch.alerts[0] and "database" in watch.alerts[0]
     assert [a.kind for a in rows(fast_engine, m.Action, game.id)] == ["tick", "say"]
 
 
@@ -344,3 +290,52 @@ def assert_stored_as_shown(engine: Engine, game: LiveGame, watch: Watch) -> None
         (r.action_seq, r.place, r.seat_index, r.text) for r in rows(engine, m.Message, game.id)
     ]
     assert len(speech) == len(set(speech))
+
+
+# --- the terminal ---------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_the_cli_prints_a_lasting_failure_once_on_one_line(tmp_path: Path) -> None:
+    """``mafiabot simulate`` while another program holds the SQLite file's write lock for
+    longer than the alert threshold: one ``mafiabot: Game ...`` line on stderr, and the game
+    still ends once the lock is released."""
+    db = tmp_path / "sim.db"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "simulate", "--players", "5", "--seed", "2",
+        "--speed", "50", "--day-seconds", "100", "--vote-seconds", "20",
+        "--night-seconds", "20", "--night-vote-seconds", "20",
+        "--db", f"sqlite:///{db}", "--json",
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "MAFIABOT_DATA_DIR": str(tmp_path)},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    lines: list[str] = []
+
+    async def read_until(pred: Callable[[str], bool]) -> None:
+        assert proc.stderr is not None
+        while True:
+            raw = await proc.stderr.readline()
+            assert raw, "simulate ended early:\n" + "\n".join(lines[-30:])
+            lines.append(raw.decode().rstrip("\n"))
+            if pred(lines[-1]):
+                return
+
+    try:
+        async with asyncio.timeout(120):
+            await read_until(lambda line: line.startswith("[") and "Game-Manager" in line)
+            with held_lock(f"sqlite:///{db}"):
+                await read_until(lambda line: line.startswith("mafiabot: Game"))
+            out, rest = await proc.communicate()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    lines.extend(rest.decode().splitlines())
+    assert proc.returncode == 0, "\n".join(lines[-30:])
+    alerts = [line for line in lines if line.startswith("mafiabot: ")]
+    assert len(alerts) == 1, alerts
+    assert "database is locked" in alerts[0] and "keep retrying" in alerts[0]
+    assert json.loads(out)["winner"] in ("mafia", "bystanders")

@@ -1,0 +1,68 @@
+"""Making the database refuse chosen writes, the way the driver itself would refuse them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+
+@dataclass
+class Rule:
+    table: str
+    match: Callable[[dict[str, Any]], bool]
+    message: str
+    times: float  # how many statements to refuse (inf: until lifted)
+    hits: int = 0
+
+
+@dataclass
+class Faults:
+    """Refuses chosen writes with the driver's own OperationalError."""
+
+    engine: Engine
+    rules: list[Rule] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        sa.event.listen(self.engine, "before_cursor_execute", self._check)
+
+    def refuse(
+        self,
+        table: str,
+        match: Callable[[dict[str, Any]], bool] = lambda p: True,
+        *,
+        message: str = "database is locked",
+        times: float = 1,
+    ) -> Rule:
+        rule = Rule(table, match, message, times)
+        self.rules.append(rule)
+        return rule
+
+    def lift(self) -> None:
+        for rule in self.rules:
+            rule.times = 0
+
+    def _check(
+        self, conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool
+    ) -> None:
+        words = statement.split(None, 3)
+        if len(words) < 3 or words[0] not in ("INSERT", "UPDATE"):
+            return
+        table = words[2] if words[0] == "INSERT" else words[1]
+        rows = getattr(context, "compiled_parameters", None) or [{}]
+        for rule in self.rules:
+            if rule.times > 0 and rule.table == table and any(rule.match(p) for p in rows):
+                rule.times -= 1
+                rule.hits += 1
+                raise conn.dialect.loaded_dbapi.OperationalError(rule.message)
+
+
+def action(kind: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda p: p.get("kind") == kind
+
+
+def game_end(p: dict[str, Any]) -> bool:
+    return p.get("status") in ("finished", "aborted")
