@@ -240,5 +240,5 @@ def test_generator_lists_own_recent_lines_only() -> None:
         k.observe(e)
     req = generator_request(BOOK, k, "p", t, PromptWindow(own_lines=8))
     user = req.messages[0][1]
-    assert "- my own line 11" in user and "- my own line 4" in user
-    assert "- my own line 3" not in user
+    assert '- "my own line 11"' in user and '- "my own line 4"' in user
+    assert '- "my own line 3"' not in user
