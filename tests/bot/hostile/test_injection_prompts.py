@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +124,7 @@ class Model:
     def __init__(self) -> None:
         self.seen: set[int] = set()
         self.in_memory: set[int] = set()
-        self.done = asyncio.Event()
+        self.changed = asyncio.Event()
 
     def __call__(self, req: dict[str, Any]) -> str:
         prompt = prompt_of(req)
@@ -133,13 +133,21 @@ class Model:
         memory = prompt.split("Key moments from earlier", 1)
         if len(memory) == 2:
             self.in_memory |= {int(m.group()[2:4]) for m in MARKER.finditer(memory[1])}
-        if len(self.seen) == len(LINES) and self.in_memory:
-            self.done.set()
+        self.changed.set()
         kind = kind_of(req)
         if kind == "scheduler":
             return "<wait>"
         options = options_of(req)
         return options[0] if options else "nothing to add"
+
+    async def until(self, done: Callable[[], bool], within_s: float = 60) -> None:
+        """Wait (on the requests, not a clock) until ``done()``; on timeout the checks after
+        the game say what was missing."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(within_s):
+                while not done():
+                    self.changed.clear()
+                    await self.changed.wait()
 
 
 @pytest.fixture
@@ -176,13 +184,17 @@ async def test_injection_lines_reach_prompts_only_as_the_players_speech(
         await until_phase(game, PhaseKind.DAY)
         me = game.seat_of_user("U0PERSON")
         assert me is not None
-        for line in LINES:
-            await service.say(game_id, me.index, line)
+        # a few at a time, each batch seen in a prompt before the next (the chat window holds
+        # about 20 such lines)
+        for start in range(0, len(LINES), 6):
+            batch = range(start + 1, min(start + 6, len(LINES)) + 1)
+            for n in batch:
+                await service.say(game_id, me.index, LINES[n - 1])
+            await model.until(lambda batch=batch: set(batch) <= model.seen)  # type: ignore[misc]
         # plain talk after them pushes them out of the chat window into the agents' memory
         for i in range(32):
             await service.say(game_id, me.index, f"just chatting, filler line {i}")
-        with contextlib.suppress(TimeoutError):  # the checks below say what was missing
-            await asyncio.wait_for(model.done.wait(), 150)
+        await model.until(lambda: bool(model.in_memory))
         await service.end(game_id)
         await service.drain(game_id)
     finally:
