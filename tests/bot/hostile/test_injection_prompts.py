@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,16 +150,8 @@ class Model:
                     await self.changed.wait()
 
 
-@pytest.fixture
-async def scheduler() -> AsyncIterator[Any]:
-    sched = make_scheduler()
-    sched.start()
-    yield sched
-    sched.shutdown(wait=False)
-
-
 async def test_injection_lines_reach_prompts_only_as_the_players_speech(
-    engine: Engine, scheduler: Any, fake_anthropic: FakeAnthropicServer, tmp_path: Path
+    engine: Engine, fake_anthropic: FakeAnthropicServer, tmp_path: Path
 ) -> None:
     model = Model()
     fake_anthropic.responder = model
@@ -173,6 +165,8 @@ async def test_injection_lines_reach_prompts_only_as_the_players_speech(
         LLMClients(client, client),
         AgentLearning(embedder=HashingEmbedder(), memory_root=tmp_path / "memory"),
     )
+    scheduler = make_scheduler()
+    scheduler.start()
     service = GameService(engine, scheduler, factory)
     try:
         game_id = await service.create_game(CONFIG, seed=3, speed=10.0)
@@ -200,6 +194,7 @@ async def test_injection_lines_reach_prompts_only_as_the_players_speech(
     finally:
         await service.close()
         await factory.aclose()
+        scheduler.shutdown(wait=False)
 
     checked = 0
     for n, rec in enumerate(fake_anthropic.requests):
