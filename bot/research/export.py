@@ -96,9 +96,9 @@ _ENDED = ("finished", "aborted")
 _FAMILY = {"day": "day", "vote": "day", "night": "night", "night_vote": "night"}
 _VOTE_LINE = re.compile(r"^.+ (?:voted for|changed their vote to) .+$|^.+ abstains\.$")
 # Event payload keys: seat indices (dropped), single names, lists of names, (name, x) pairs.
-_INDEX_KEYS = {"seat", "voter", "target", "victim", "chosen", "visible_to"}
+_INDEX_KEYS = {"seat", "voter", "target", "targets", "victim", "chosen", "visible_to"}
 _NAME_KEYS = {"name", "voter_name", "target_name", "victim_name", "chosen_name"}
-_NAME_LIST_KEYS = {"players", "partners", "abstained", "tied"}
+_NAME_LIST_KEYS = {"players", "partners", "abstained", "tied", "target_names"}
 _PAIR_KEYS = {"tally", "roles"}
 _TEXT_KEYS = {"text", "reason"}
 # Private events of a withheld seat (their own night choice, what they learned) are left out.
