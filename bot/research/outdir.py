@@ -67,17 +67,23 @@ class OutputFolder:
     def claim(cls, root: Path, kind: Kind, *, force: bool, option: str = "--out") -> OutputFolder:
         """Check ``root`` (see the module doc) and open a staging folder in it."""
         old = cls.check(root, kind, force=force, option=option)
+        try:
+            Path(root).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"{option}: cannot create the folder {root} ({_why(e)})") from None
         staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=root))
         return cls(Path(root), kind, old, staging)
 
     @staticmethod
     def check(root: Path, kind: Kind, *, force: bool, option: str = "--out") -> list[str]:
         """Raise OutputError unless ``root`` may take a new output of ``kind``; returns the
-        files of the earlier output to replace. Creates ``root`` when it is missing."""
+        files of the earlier output to replace. Changes nothing."""
         root = Path(root)
         if root.exists() and not root.is_dir():
             raise OutputError(f"{option} {root} is a file, not a folder")
         _writable_dir(root, option)
+        if not root.exists():
+            return []
         entries = [p for p in root.iterdir() if not p.name.startswith(_STAGING)]
         old: list[str] = []
         if entries:
@@ -139,16 +145,19 @@ class OutputFolder:
 
 
 def _writable_dir(folder: Path, option: str) -> None:
-    """``folder`` exists (made if missing) and a file can be created in it."""
+    """``folder`` can take new files: it exists and is writable, or it can be made (its
+    nearest existing ancestor is a writable folder). Nothing is created here."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OutputError(f"{option}: cannot create the folder {folder} ({existing} is a file)")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"{option}: cannot create the folder {folder} ({_why(e)})") from None
-    try:
-        with tempfile.TemporaryFile(dir=folder):
+        with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as e:
-        raise OutputError(f"{option}: cannot write in {folder} ({_why(e)})") from None
+        what = "write in" if existing == folder else "create the folder"
+        raise OutputError(f"{option}: cannot {what} {folder} ({_why(e)})") from None
 
 
 def _why(e: OSError) -> str:

@@ -187,4 +187,6 @@ def test_bad_identities_files_are_one_line(db: str, tmp_path: Path) -> None:
     bad.write_text("[1, 2]")
     code, _, err = export(db, out, "--identities", str(bad))
     assert "expected a JSON object" in one_line_refusal(code, err)
-    assert not out.exists() or not any(out.iterdir())
+    code, _, err = export(db, out, "--game", "nope")  # an unknown game: also nothing made
+    assert code == 2 and "no game" in err
+    assert not out.exists()
