@@ -106,20 +106,31 @@ class OutputFolder:
 
     def commit(self) -> list[Path]:
         """Swap the staged files in for the earlier output; returns the new files' paths."""
+        try:
+            return self._commit()
+        finally:
+            self.abandon()  # whatever was not moved into place
+
+    def _commit(self) -> list[Path]:
         new = sorted(
             p.relative_to(self.staging).as_posix() for p in self.staging.rglob("*") if p.is_file()
         )
         old = set(self.old_files)
-        clash = [rel for rel in new if rel not in old and (self.root / rel).exists()]
-        if clash:
-            self.abandon()
-            raise OutputError(
-                f"{self.root / clash[0]} was not written by an earlier {self.kind}; not "
-                "overwriting it (nothing was changed)"
-            )
+        for rel in new:  # checked before anything changes
+            try:
+                inside(self.root, rel)  # a sub-folder replaced by a link out of the folder
+            except UnsafePath as e:
+                raise OutputError(f"{e} (nothing was changed)") from None
+            if rel not in old and (self.root / rel).exists():
+                raise OutputError(
+                    f"{self.root / rel} was not written by an earlier {self.kind}; not "
+                    "overwriting it (nothing was changed)"
+                )
         self._write_marker(sorted(old | set(new)))
         for rel in self.old_files:
-            path = inside(self.root, rel)
+            path = self.root / rel
+            if not path.parent.resolve().is_relative_to(self.root.resolve()):
+                continue  # its folder is now a link out of the output folder: leave it
             if path.is_file() or path.is_symlink():
                 path.unlink()
         _remove_empty_parents(self.root, self.old_files)
@@ -130,7 +141,6 @@ class OutputFolder:
             os.replace(self.staging / rel, target)
             written.append(target)
         self._write_marker(new)
-        shutil.rmtree(self.staging, ignore_errors=True)
         return written
 
     def abandon(self) -> None:

@@ -114,6 +114,26 @@ def test_force_never_overwrites_a_users_file_at_a_bundle_path(db: str, tmp_path:
     assert snapshot(out) == before
 
 
+def test_a_bundle_folder_replaced_by_a_link_is_not_written_through(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    assert export(db, out, "--format", "csv")[0] == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / "llmafia").symlink_to(elsewhere, target_is_directory=True)  # where it would write
+    before = snapshot(out)
+    code, _, err = export(db, out, "--force", "--format", "csv,llmafia")
+    assert "outside" in one_line_refusal(code, err)
+    assert list(elsewhere.iterdir()) == [] and snapshot(out) == before
+    # a folder of the earlier bundle itself turned into a link: not a bundle any more
+    for f in (out / "csv").iterdir():
+        f.unlink()
+    (out / "csv").rmdir()
+    (out / "csv").symlink_to(elsewhere, target_is_directory=True)
+    code, _, err = export(db, out, "--force", "--format", "csv")
+    assert "no earlier export" in one_line_refusal(code, err)
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_a_forged_marker_cannot_delete_outside_the_folder(db: str, tmp_path: Path) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
