@@ -32,6 +32,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from agent.prompting import speech
 from agent.templates import read_line
 from games.events import (
     Event,
@@ -74,6 +75,9 @@ SCORES: Mapping[str, float] = {
 ABOUT_ME = 0.5
 #: longest text kept per observation (a wall of text is cut, not allowed to dominate)
 MAX_TEXT = 400
+#: a quoted line (agent.prompting.speech) short enough for every prompt that shows memory
+#: uncut (they cut at 160 characters with the time stamp), so its closing quote stays
+MAX_SPEECH = 145
 
 _CLAIM = re.compile(
     r"\b(?:i'?m|i\s+am|im|as\s+the|claiming|claim|i\s+was)\s+(?:the\s+|a\s+|an\s+)?"
@@ -169,7 +173,7 @@ def read_event(
         reading = read_line(event.text, names)
         about_me = ABOUT_ME if seat in reading.named and event.seat != seat else 0.0
         where = "(mafia chat) " if event.place == "den" else ""
-        text = f"{where}{event.name}: {event.text}"
+        text = f"{where}{event.name}: {speech(event.text, MAX_SPEECH - len(where + event.name))}"
         if reading.claim is not None:
             tag = "result"
         elif claims_role(event.text) is not None:

@@ -56,6 +56,7 @@ from agent.knowledge import SeatKnowledge
 from agent.memory.embeddings import Embedder
 from agent.memory.informative import InformativeIndex, Observation, read_event
 from agent.memory.store import KIND_REFLECTION, MemoryItem, SeatMemory
+from agent.prompting import speech
 from agent.suspicion import SuspicionTracker
 from games.events import (
     Event,
@@ -210,7 +211,7 @@ class SeatMind:
             if event.voter == self.seat:
                 self._act(f"voted for {event.target_name or 'nobody'}")
         elif isinstance(event, MessageAccepted) and event.seat == self.seat:
-            self._act(f"said: {event.text}")
+            self._act(f"said: {speech(event.text)}")
         elif isinstance(event, NightActionRecorded) and event.seat == self.seat:
             self._act(f"chose to {event.verb} {event.target_name}")
         base = event_source_key(event)

@@ -178,7 +178,13 @@ def import_llmafia(engine: Engine, path: Path) -> ImportReport:
     if not folders:
         raise FileNotFoundError(f"no LLMafia game folders (with config.json) under {path}")
     report = ImportReport()
+    root = Path(path).resolve()
     for folder in folders:
+        if not folder.resolve().is_relative_to(root):
+            report.skipped.append(
+                SkippedGame(folder, f"{folder}: a link to a folder outside {path}")
+            )
+            continue
         try:
             report.imported.append(import_game(engine, read_game(folder)))
         except sa.exc.SQLAlchemyError:

@@ -67,17 +67,23 @@ class OutputFolder:
     def claim(cls, root: Path, kind: Kind, *, force: bool, option: str = "--out") -> OutputFolder:
         """Check ``root`` (see the module doc) and open a staging folder in it."""
         old = cls.check(root, kind, force=force, option=option)
+        try:
+            Path(root).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"{option}: cannot create the folder {root} ({_why(e)})") from None
         staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=root))
         return cls(Path(root), kind, old, staging)
 
     @staticmethod
     def check(root: Path, kind: Kind, *, force: bool, option: str = "--out") -> list[str]:
         """Raise OutputError unless ``root`` may take a new output of ``kind``; returns the
-        files of the earlier output to replace. Creates ``root`` when it is missing."""
+        files of the earlier output to replace. Changes nothing."""
         root = Path(root)
         if root.exists() and not root.is_dir():
             raise OutputError(f"{option} {root} is a file, not a folder")
         _writable_dir(root, option)
+        if not root.exists():
+            return []
         entries = [p for p in root.iterdir() if not p.name.startswith(_STAGING)]
         old: list[str] = []
         if entries:
@@ -100,20 +106,31 @@ class OutputFolder:
 
     def commit(self) -> list[Path]:
         """Swap the staged files in for the earlier output; returns the new files' paths."""
+        try:
+            return self._commit()
+        finally:
+            self.abandon()  # whatever was not moved into place
+
+    def _commit(self) -> list[Path]:
         new = sorted(
             p.relative_to(self.staging).as_posix() for p in self.staging.rglob("*") if p.is_file()
         )
         old = set(self.old_files)
-        clash = [rel for rel in new if rel not in old and (self.root / rel).exists()]
-        if clash:
-            self.abandon()
-            raise OutputError(
-                f"{self.root / clash[0]} was not written by an earlier {self.kind}; not "
-                "overwriting it (nothing was changed)"
-            )
+        for rel in new:  # checked before anything changes
+            try:
+                inside(self.root, rel)  # a sub-folder replaced by a link out of the folder
+            except UnsafePath as e:
+                raise OutputError(f"{e} (nothing was changed)") from None
+            if rel not in old and (self.root / rel).exists():
+                raise OutputError(
+                    f"{self.root / rel} was not written by an earlier {self.kind}; not "
+                    "overwriting it (nothing was changed)"
+                )
         self._write_marker(sorted(old | set(new)))
         for rel in self.old_files:
-            path = inside(self.root, rel)
+            path = self.root / rel
+            if not path.parent.resolve().is_relative_to(self.root.resolve()):
+                continue  # its folder is now a link out of the output folder: leave it
             if path.is_file() or path.is_symlink():
                 path.unlink()
         _remove_empty_parents(self.root, self.old_files)
@@ -124,7 +141,6 @@ class OutputFolder:
             os.replace(self.staging / rel, target)
             written.append(target)
         self._write_marker(new)
-        shutil.rmtree(self.staging, ignore_errors=True)
         return written
 
     def abandon(self) -> None:
@@ -139,16 +155,19 @@ class OutputFolder:
 
 
 def _writable_dir(folder: Path, option: str) -> None:
-    """``folder`` exists (made if missing) and a file can be created in it."""
+    """``folder`` can take new files: it exists and is writable, or it can be made (its
+    nearest existing ancestor is a writable folder). Nothing is created here."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OutputError(f"{option}: cannot create the folder {folder} ({existing} is a file)")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"{option}: cannot create the folder {folder} ({_why(e)})") from None
-    try:
-        with tempfile.TemporaryFile(dir=folder):
+        with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as e:
-        raise OutputError(f"{option}: cannot write in {folder} ({_why(e)})") from None
+        what = "write in" if existing == folder else "create the folder"
+        raise OutputError(f"{option}: cannot {what} {folder} ({_why(e)})") from None
 
 
 def _why(e: OSError) -> str:

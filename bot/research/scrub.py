@@ -18,6 +18,7 @@ survive a player who calls themselves that.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 
@@ -102,16 +103,48 @@ def redact_lines(
     min_bare: int = MIN_BARE_LINE,
 ) -> str:
     """Replace each (speaker, line) in ``text``: "speaker: line" becomes "speaker: placeholder";
-    lines of at least ``min_bare`` characters are replaced wherever they appear."""
+    lines of at least ``min_bare`` characters are replaced wherever they appear.
+
+    Agent prompts quote a player's words as one JSON string (`agent.prompting.speech`):
+    ``speaker: "line"``, whole or cut short with "…", becomes ``speaker: "placeholder"``, and
+    long lines are also found in their JSON-escaped form."""
     if not text:
         return text
     pairs = sorted({(s, t.strip()) for s, t in lines if t.strip()}, key=lambda p: -len(p[1]))
+    by_speaker: dict[str, list[str]] = {}
+    for speaker, line in pairs:
+        by_speaker.setdefault(speaker, []).append(" ".join(line.split()))
+    for speaker, said in by_speaker.items():
+        text = _redact_quoted(text, speaker, said, placeholder)
     for speaker, line in pairs:
         text = text.replace(f"{speaker}: {line}", f"{speaker}: {placeholder}")
     for _, line in pairs:
         if len(line) >= min_bare and line != placeholder:
             text = text.replace(line, placeholder)
+            escaped = json.dumps(" ".join(line.split()), ensure_ascii=False)[1:-1]
+            if escaped != line:
+                text = text.replace(escaped, placeholder)
     return text
+
+
+def _redact_quoted(text: str, speaker: str, said: list[str], placeholder: str) -> str:
+    """``speaker: "<one of said>"`` (or its start, cut with "…") -> ``speaker: "placeholder"``."""
+    if f"{speaker}: " not in text:
+        return text
+    pattern = re.compile(rf'(?<![\w-]){re.escape(speaker)}: ("(?:[^"\\]|\\.)*")')
+
+    def sub(m: re.Match[str]) -> str:
+        try:
+            quoted = json.loads(m.group(1))
+        except ValueError:
+            return m.group(0)
+        cut = quoted.endswith("…")
+        start = quoted.removesuffix("…").rstrip()
+        if any(line == quoted or (cut and start and line.startswith(start)) for line in said):
+            return f"{speaker}: {json.dumps(placeholder, ensure_ascii=False)}"
+        return m.group(0)
+
+    return pattern.sub(sub, text)
 
 
 def remove_user_id(text: str, user_id: str, placeholder: str) -> str:

@@ -124,7 +124,8 @@ async def test_the_claim_is_found_among_hundreds_of_lines(minilm: MiniLMEmbedder
     feed(mind, g.events)
     assert await mind.flush() >= len(lines)
     hits = await mind.retrieve(QUESTION, 3)
-    assert any(item.text == f"Eden: {CLAIM}" for item, _ in hits), [i.text for i, _ in hits]
+    claim = f'Eden: "{CLAIM}"'  # a player's words are quoted (agent.prompting.speech)
+    assert any(item.text == claim for item, _ in hits), [i.text for i, _ in hits]
     # it is also a key moment: ranked above the ordinary chat, in every prompt
     k = SeatKnowledge(0, "Ari")
     for e in g.events:
@@ -291,7 +292,7 @@ def test_lines_are_scored_by_what_they_say(text: str, tag: str, score: float) ->
     obs = read(text)
     assert obs is not None
     assert (obs.tag, obs.importance) == (tag, score)
-    assert obs.text == f"Blake: {text}"
+    assert obs.text == f'Blake: "{text}"'
 
 
 def test_the_informative_index_keeps_the_top_and_filters() -> None:

@@ -174,7 +174,7 @@ async def test_questions_are_answered_from_the_memories_retrieved_for_them() -> 
     assert "3. Which players have said or hinted what their role is?" in picked
     prompt = llm.of("reflect_answers")[0].messages[0][1]
     block = prompt.split("3. Who said they are the detective?")[1].split("Reply in exactly")[0]
-    assert "Drew: i'm the detective, and blake is mafia" in block
+    assert 'Drew: "i\'m the detective, and blake is mafia"' in block
     assert "1. Which players have said or hinted what their role is?" in prompt
 
 

@@ -118,6 +118,9 @@ def hostile_folder(root: Path, outside: Path) -> dict[str, str]:
     link.unlink()
     link.symlink_to(outside)
     edit_config(bad("0015", "is empty"), lambda c: c["players"][0].update(name=""))
+    elsewhere = make_game(outside.parent / "elsewhere" / "0016")  # a game outside the folder
+    (root / "0016").symlink_to(elsewhere, target_is_directory=True)
+    expected["0016"] = "a link to a folder outside"
     return expected
 
 

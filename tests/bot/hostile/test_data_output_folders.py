@@ -114,6 +114,26 @@ def test_force_never_overwrites_a_users_file_at_a_bundle_path(db: str, tmp_path:
     assert snapshot(out) == before
 
 
+def test_a_bundle_folder_replaced_by_a_link_is_not_written_through(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    assert export(db, out, "--format", "csv")[0] == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / "llmafia").symlink_to(elsewhere, target_is_directory=True)  # where it would write
+    before = snapshot(out)
+    code, _, err = export(db, out, "--force", "--format", "csv,llmafia")
+    assert "outside" in one_line_refusal(code, err)
+    assert list(elsewhere.iterdir()) == [] and snapshot(out) == before
+    # a folder of the earlier bundle itself turned into a link: not a bundle any more
+    for f in (out / "csv").iterdir():
+        f.unlink()
+    (out / "csv").rmdir()
+    (out / "csv").symlink_to(elsewhere, target_is_directory=True)
+    code, _, err = export(db, out, "--force", "--format", "csv")
+    assert "no earlier export" in one_line_refusal(code, err)
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_a_forged_marker_cannot_delete_outside_the_folder(db: str, tmp_path: Path) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
@@ -187,4 +207,6 @@ def test_bad_identities_files_are_one_line(db: str, tmp_path: Path) -> None:
     bad.write_text("[1, 2]")
     code, _, err = export(db, out, "--identities", str(bad))
     assert "expected a JSON object" in one_line_refusal(code, err)
-    assert not out.exists() or not any(out.iterdir())
+    code, _, err = export(db, out, "--game", "nope")  # an unknown game: also nothing made
+    assert code == 2 and "no game" in err
+    assert not out.exists()

@@ -252,9 +252,7 @@ async def test_reexport_after_withdrawal_leaves_nothing(
         export_games(engine, [t.game_id, "gnope"], out)
     assert (out / "csv" / "messages.csv").exists()  # a refused export deletes nothing
     (out / "notes.txt").write_text("mine")
-    report = export_games(
-        engine, "all", out, formats=["llmafia"], identities=PEOPLE, force=True
-    )
+    report = export_games(engine, "all", out, formats=["llmafia"], identities=PEOPLE, force=True)
     assert report.exported[0].withheld == ["[withheld]"]
     text = bundle_text(out)
     assert "QXA-LINE" not in text and "qxa-second-remark" not in text
@@ -312,3 +310,21 @@ def test_imported_llmafia_games_read_back_unchanged(engine: Engine, tmp_path: Pa
         ]
         assert back.winner == original.winner
         assert len(back.surveys) == len([s for s in original.surveys if s.final])
+
+
+def test_quotes_in_agent_prompts_are_redacted() -> None:
+    """Prompts quote a player's words as JSON strings (agent.prompting.speech), also cut short
+    in the memory block; a withheld or withdrawn person's lines go in every form."""
+    from datetime import UTC, datetime
+
+    from agent.knowledge import ChatEntry
+    from agent.prompting import chat_line, speech
+
+    t = datetime(2026, 1, 1, 12, 0, 1, tzinfo=UTC)
+    lines = ["yes", 'she said "vote Bo" twice, trust me on this one', "x" * 400]
+    prompt = "\n".join(chat_line(ChatEntry(t, "stage", "Al", line, 1, 1)) for line in lines)
+    prompt += f"\n- [12:00:01] Al: {speech(lines[2], 60)}"  # a memory line, cut
+    prompt += '\n[12:00:02] Bo: "yes"\n[12:00:03] Bo: "Al said: she said \\"vote Bo\\" twice"'
+    out = redact_lines(prompt, [("Al", line) for line in lines], "[x]")
+    assert out.count('Al: "[x]"') == 4 and "xxxxx" not in out and "trust me" not in out
+    assert '[12:00:02] Bo: "yes"' in out  # someone else's own words stay
