@@ -11,6 +11,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.platform_common import AVATAR_URL_TEMPLATE
+from bot.settings import load_env
 
 
 class DiscordOptions(BaseSettings):
@@ -44,4 +45,4 @@ class DiscordOptions(BaseSettings):
 
 
 def load_options(**overrides: object) -> DiscordOptions:
-    return DiscordOptions(**overrides)  # type: ignore[arg-type]
+    return load_env(DiscordOptions, **overrides)

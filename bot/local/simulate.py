@@ -44,6 +44,16 @@ async def pick_resume(service: GameService, resume: str, origin: str = SIMULATIO
     return resume
 
 
+def ensure_started(game: LiveGame, command: str) -> None:
+    """A game still in its lobby was never dealt: there is nothing to resume (waiting for it
+    would hang), so say so (``LookupError``, one line)."""
+    if game.state is None:
+        raise LookupError(
+            f"Game {game.id} never started (it is still in its lobby): there is nothing to "
+            f"resume. Start a new game with: mafiabot {command}"
+        )
+
+
 def describe_resume(game: LiveGame) -> str:
     state = game.state
     if state is None:
@@ -77,6 +87,7 @@ async def run_simulation(
             out.print(f"Game {game_id}", highlight=False)
             service.subscribe(ConsoleRenderer(out, omniscient=True, game_id=game_id))
             game = await service.resume(game_id)
+            ensure_started(game, _COMMAND[SIMULATION])
             out.print(describe_resume(game), highlight=False)
         else:
             game_id = await service.create_game(
