@@ -20,12 +20,20 @@ import pytest
 
 
 def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """(exit code, stderr) of ``mafiabot ARGV`` run in this process."""
+    """(exit code, stderr) of ``mafiabot ARGV`` run in this process (through ``sys.argv``, as
+    the installed command does)."""
+    import sys
+
     from bot.cli import main
 
     capsys.readouterr()
-    with pytest.raises(SystemExit) as stopped:
-        main(argv)
+    saved = sys.argv
+    sys.argv = ["mafiabot", *argv]
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            main()
+    finally:
+        sys.argv = saved
     code = stopped.value.code
     return (code if isinstance(code, int) else 1), capsys.readouterr().err
 
@@ -86,3 +94,32 @@ def read_only(path: Path) -> Iterator[None]:
         yield
     finally:
         path.chmod(mode)
+
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+async def run_process(
+    *args: str, env: dict[str, str] | None = None, within: float = 120.0
+) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of a real ``mafiabot`` process; one that is still running
+    after ``within`` seconds is killed and fails the test (a hang is a bug too)."""
+    import asyncio
+    import sys
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", *args,
+        cwd=ROOT,
+        env={**os.environ, "MAFIABOT_LLM": "", **(env or {})},
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), within)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise AssertionError(f"mafiabot {' '.join(args)} still running after {within} s") from None
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()

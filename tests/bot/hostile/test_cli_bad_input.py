@@ -147,9 +147,10 @@ def test_the_help_states_the_ranges(
     from bot.cli import main
 
     monkeypatch.setenv("COLUMNS", "250")  # one option a line
+    monkeypatch.setattr("sys.argv", ["mafiabot", "simulate", "--help"])
     with pytest.raises(SystemExit) as stopped:
-        main(["simulate", "--help"])
+        main()
     shown = " ".join(capsys.readouterr().out.split())
-    assert stopped.value.code == 0
+    assert stopped.value.code in (0, None)
     for text in ("(game seconds, 1-86400)", "(more than 0, at most 10000)", "(0 to 2^63-1)"):
         assert text in shown, shown
