@@ -401,14 +401,17 @@ def report(
             help="Table 4: how separable messages are, on offline MiniLM sentence embeddings.",
         ),
     ] = True,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an earlier report in --out, and --json.")
+    ] = False,
 ) -> None:
     """The LLMafia paper's Tables 1-5 and Figures 4-7, human against agent players."""
     from bot.research.commands import run_report
 
     url = _db_url(db, write=False)
     try:
-        run_report(url, games, out, json_file, Console(), embeddings=embeddings)
-    except LookupError as e:
+        run_report(url, games, out, json_file, Console(), embeddings=embeddings, force=force)
+    except (LookupError, ValueError) as e:
         _fail(str(e).strip("'\""))
 
 
@@ -480,6 +483,9 @@ def export_command(
         Path | None,
         typer.Option("--identities", help='JSON {"user id": ["name", ...]} to scrub from text.'),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an earlier export in --out (only that).")
+    ] = False,
     db: Db = None,
 ) -> None:
     """Anonymised research export of finished games (consenting players only)."""
@@ -497,6 +503,7 @@ def export_command(
             with_agent_log,
             Console(),
             identities_file=identities,
+            force=force,
         )
     except (LookupError, ValueError) as e:
         _fail(str(e).strip("'\""))
