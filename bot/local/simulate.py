@@ -46,7 +46,8 @@ async def pick_resume(service: GameService, resume: str, origin: str = SIMULATIO
 
 def ensure_started(game: LiveGame, command: str) -> None:
     """A game still in its lobby was never dealt: there is nothing to resume (waiting for it
-    would hang), so say so (``LookupError``, one line)."""
+    would hang), so say so (``LookupError``, one line). Checked on a read-only copy
+    (``GameService.replay``) before anything is taken over."""
     if game.state is None:
         raise LookupError(
             f"Game {game.id} never started (it is still in its lobby): there is nothing to "
@@ -86,8 +87,8 @@ async def run_simulation(
             game_id = await pick_resume(service, resume)
             out.print(f"Game {game_id}", highlight=False)
             service.subscribe(ConsoleRenderer(out, omniscient=True, game_id=game_id))
+            ensure_started(await service.replay(game_id), _COMMAND[SIMULATION])  # (read only)
             game = await service.resume(game_id)
-            ensure_started(game, _COMMAND[SIMULATION])
             out.print(describe_resume(game), highlight=False)
         else:
             game_id = await service.create_game(

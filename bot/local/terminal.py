@@ -312,8 +312,8 @@ async def run_play(
         if resume is not None:
             game_id = await pick_resume(service, resume, TERMINAL)
             console.print(f"Game {game_id}")
+            ensure_started(await service.replay(game_id), "play")  # (read only)
             game = await service.resume(game_id, paused=True)
-            ensure_started(game, "play")
             me = game.seat_of_user(HUMAN_ID)
             if me is None:
                 raise LookupError(f"Game {game_id} has no terminal player to resume as.")
