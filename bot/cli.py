@@ -523,7 +523,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """The ``mafiabot`` command. Bad input and unusable resources end it with one line on
     stderr and exit code 2, never a traceback: usage errors (click's multi-line panel is
     folded into one line) and database failures at any point."""
-    from bot.store.db import DatabaseUnusable, explain
+    from bot.store.db import DatabaseUnusable, explain, first_line
 
     args = _optional_resume_value(list(sys.argv[1:] if argv is None else argv))
     try:
@@ -543,9 +543,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     except Exception as e:
         import sqlalchemy as sa
 
-        if not isinstance(e, sa.exc.SQLAlchemyError) or _db_in_use is None:
+        if not isinstance(e, sa.exc.SQLAlchemyError):
             raise
-        _print_error(explain(e, _db_in_use))  # (a database failing in the middle of a command)
+        # a database failing in the middle of a command
+        _print_error(explain(e, _db_in_use) if _db_in_use else f"Database error: {first_line(e)}.")
         code = 2
     sys.exit(code or 0)
 

@@ -128,14 +128,19 @@ def session_scope(engine: Engine) -> Iterator[Session]:
         session.close()
 
 
+def first_line(error: BaseException) -> str:
+    """The driver's own first line of a database error (without SQLAlchemy's SQL and links)."""
+    orig = getattr(error, "orig", None) or error
+    text = next((line.strip() for line in str(orig).splitlines() if line.strip()), "")
+    return text or type(orig).__name__
+
+
 def explain(error: BaseException, url: str | URL) -> str:
     """One line for a database failure at ``url``: what is wrong and what to do."""
     if isinstance(error, DatabaseUnusable):
         return str(error)
     where = shown(url)
-    orig = getattr(error, "orig", None) or error
-    text = next((line.strip() for line in str(orig).splitlines() if line.strip()), "")
-    text = text or type(orig).__name__
+    text = first_line(error)
     low = text.lower()
     if normalize_url(url).get_backend_name() == "sqlite":
         if "file is not a database" in low:

@@ -190,3 +190,24 @@ def test_copying_a_database_is_not_a_write(scratch: Path) -> None:
     before = snapshot(scratch)
     shutil.copy(scratch / "a.db", scratch / "b.db")
     assert snapshot(scratch) != before
+
+
+def test_a_database_failing_midway_is_one_line(
+    scratch: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database passed the checks, then fails during the command (another program holds
+    its lock): one line naming it, not a traceback."""
+    import sqlite3
+
+    import sqlalchemy as sa
+
+    url = migrated_database(scratch / "m.db")
+
+    def locked(*args: object, **kwargs: object) -> None:
+        raise sa.exc.OperationalError(
+            "SELECT 1", {}, sqlite3.OperationalError("database is locked")
+        )
+
+    monkeypatch.setattr("bot.research.export.run_export", locked)
+    code, err = run_main(_argv(READERS["export"], url, scratch), capsys)
+    assert_one_line_refusal(code, err, f"the database {scratch / 'm.db'} is locked")
