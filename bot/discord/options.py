@@ -7,6 +7,8 @@ and benchmarks only (it makes every new game run that many times faster).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -31,7 +33,7 @@ class DiscordOptions(BaseSettings):
     webhook_name: str = "Mafia stage"
     #: agent kind for agent seats and AFK/kick takeovers; empty: "llm" when MAFIABOT_LLM is
     #: set, else the offline "baseline"
-    agent_kind: str = ""
+    agent_kind: Literal["", "baseline", "llm"] = ""
     #: server defaults (a moderator can change them per server with /mafia config)
     afk_reminder_minutes: float = Field(3.0, ge=0)
     afk_takeover_minutes: float = Field(0.0, ge=0)

@@ -94,6 +94,11 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
         {**TOKEN, "MAFIABOT_DISCORD_SHARD_COUNT": "0"},
         "MAFIABOT_DISCORD_SHARD_COUNT",
     ),
+    (
+        ["run", "--discord"],
+        {**TOKEN, "MAFIABOT_DISCORD_AGENT_KIND": "gpt"},
+        "MAFIABOT_DISCORD_AGENT_KIND",
+    ),
     (["simulate"], {"MAFIABOT_LLM_TIMEOUT": "abc"}, "MAFIABOT_LLM_TIMEOUT"),
     (["simulate"], {"MAFIABOT_DAY_SECONDS": "1e-300"}, "MAFIABOT_DAY_SECONDS"),
     (["simulate"], {"MAFIABOT_NIGHT_SECONDS": "nan"}, "MAFIABOT_NIGHT_SECONDS"),
