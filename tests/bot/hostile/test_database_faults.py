@@ -211,3 +211,23 @@ def test_a_database_failing_midway_is_one_line(
     monkeypatch.setattr("bot.research.export.run_export", locked)
     code, err = run_main(_argv(READERS["export"], url, scratch), capsys)
     assert_one_line_refusal(code, err, f"the database {scratch / 'm.db'} is locked")
+
+
+def test_reading_an_empty_database_creates_no_table(
+    db_url: str, scratch: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On PostgreSQL too: an empty database stays empty (the old code migrated it)."""
+    import sqlalchemy as sa
+
+    from bot.store.db import make_engine
+
+    code, err = run_main(_argv(READERS["export"], db_url, scratch), capsys)
+    assert_one_line_refusal(code, err, "mafiabot db upgrade")
+    if db_url.startswith("sqlite"):
+        assert not (scratch / "db").exists()  # (db_url: a file in tmp_path/db)
+        return
+    engine = make_engine(db_url)
+    try:
+        assert sa.inspect(engine).get_table_names() == []
+    finally:
+        engine.dispose()
