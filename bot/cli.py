@@ -5,13 +5,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import sys
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+
+# (typer ships its own copy of click: these are the errors its parser raises)
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
 from bot.settings import Settings, SettingsError, load_settings
 
@@ -27,13 +31,64 @@ app.add_typer(db_app, name="db")
 err = Console(stderr=True)
 T = TypeVar("T")
 
+#: the database the running command uses, to name it if it fails mid-way
+_db_in_use: str | None = None
+
+#: ranges of the numbers the commands take (stated in --help)
+SPEED_MAX = 10_000.0
+PHASE_MIN, PHASE_MAX = 1.0, 86_400.0
+SEED_MAX = 2**63 - 1  # the database keeps seeds as signed 64-bit integers
+
+
+def _print_error(message: str) -> None:
+    err.print(message, style="red", markup=False, highlight=False, soft_wrap=True)
+
+
+def _fail(message: str) -> NoReturn:
+    """Bad input or an unusable resource: one line on stderr, exit 2, nothing changed."""
+    _print_error(message)
+    raise typer.Exit(2)
+
 
 def _settings() -> Settings:
     try:
         return load_settings()
     except SettingsError as e:
-        err.print(f"[red]{e}[/]")
-        raise typer.Exit(2) from None
+        _fail(str(e))
+
+
+def _db_url(db: str | None, *, write: bool, settings: Settings | None = None) -> str:
+    """The database URL to use, checked before anything is done: a command that writes gets a
+    migrated, writable database; one that reads gets an existing, current one and changes
+    nothing (an older database is refused with a line saying to run `mafiabot db upgrade`)."""
+    from bot.runtime import database_url
+    from bot.store.db import DatabaseUnusable
+    from bot.store.migrate import prepare_for_writing, require_current
+
+    global _db_in_use
+    url = database_url(settings or _settings(), db)
+    try:
+        (prepare_for_writing if write else require_current)(url)
+    except DatabaseUnusable as e:
+        _fail(str(e))
+    _db_in_use = url
+    return url
+
+
+def _check_speed(speed: float) -> None:
+    if not (math.isfinite(speed) and 0 < speed <= SPEED_MAX):
+        raise typer.BadParameter(
+            f"must be more than 0 and at most {SPEED_MAX:.0f}; got {speed}", param_hint="--speed"
+        )
+
+
+def _check_phases(**seconds: float | None) -> None:
+    for name, value in seconds.items():
+        if value is not None and not (math.isfinite(value) and PHASE_MIN <= value <= PHASE_MAX):
+            raise typer.BadParameter(
+                f"must be from {PHASE_MIN:.0f} to {PHASE_MAX:.0f} game seconds; got {value}",
+                param_hint="--" + name.replace("_", "-"),
+            )
 
 
 def _logging(settings: Settings) -> None:
@@ -54,11 +109,18 @@ def _logging(settings: Settings) -> None:
 
 
 Players = Annotated[int, typer.Option("--players", "-n", help="Seats at the table (5-30).")]
-Seed = Annotated[int | None, typer.Option(help="Seed for roles, names and agents.")]
-DaySeconds = Annotated[float | None, typer.Option(help="Day discussion length, game seconds.")]
-VoteSeconds = Annotated[float | None, typer.Option(help="Day vote length, game seconds.")]
-NightSeconds = Annotated[float | None, typer.Option(help="Night talk length, game seconds.")]
-NightVoteSeconds = Annotated[float | None, typer.Option(help="Night vote length, game seconds.")]
+Seed = Annotated[
+    int | None,
+    typer.Option(min=0, max=SEED_MAX, help="Seed for roles, names and agents (0 to 2^63-1)."),
+]
+_RANGE = "game seconds, 1-86400"
+DaySeconds = Annotated[float | None, typer.Option(help=f"Day discussion length ({_RANGE}).")]
+VoteSeconds = Annotated[float | None, typer.Option(help=f"Day vote length ({_RANGE}).")]
+NightSeconds = Annotated[float | None, typer.Option(help=f"Night talk length ({_RANGE}).")]
+NightVoteSeconds = Annotated[float | None, typer.Option(help=f"Night vote length ({_RANGE}).")]
+Speed = Annotated[
+    float, typer.Option(help="Run the clock this many times faster (more than 0, at most 10000).")
+]
 Db = Annotated[str | None, typer.Option("--db", help="Database URL (default: SQLite in data/).")]
 Roles = Annotated[
     list[str] | None, typer.Option("--role", help="Extra role in play: detective, doctor.")
@@ -90,7 +152,7 @@ def simulate(
     vote_seconds: VoteSeconds = None,
     night_seconds: NightSeconds = None,
     night_vote_seconds: NightVoteSeconds = None,
-    speed: Annotated[float, typer.Option(help="Run the clock this many times faster.")] = 1.0,
+    speed: Speed = 1.0,
     agent: Annotated[str, typer.Option(help="baseline or llm.")] = "baseline",
     role: Roles = None,
     tie_rule: Tie = "none",
@@ -109,16 +171,16 @@ def simulate(
     """A game of agent players only, transcript printed live."""
     from bot.local.simulate import run_simulation
 
-    if speed <= 0:
-        raise typer.BadParameter("must be positive", param_hint="--speed")
+    _check_speed(speed)
     settings, config = _setup(agent, players, resume, mafia=mafia, roles=role,
                               tie_rule=tie_rule, day_seconds=day_seconds,
                               vote_seconds=vote_seconds, night_seconds=night_seconds,
                               night_vote_seconds=night_vote_seconds)  # fmt: skip
+    url = _db_url(db, write=True, settings=settings)
     out = Console(stderr=True) if json_out else Console()
     result = _run_game(
         run_simulation(settings, out, config=config, players=players, seed=seed, speed=speed,
-                       agent=agent, db_url=db, resume=resume)
+                       agent=agent, db_url=url, resume=resume)
     )  # fmt: skip
     if json_out:
         sys.stdout.write(json.dumps(result) + "\n")
@@ -148,10 +210,11 @@ def play(
                               day_seconds=day_seconds, vote_seconds=vote_seconds,
                               night_seconds=night_seconds,
                               night_vote_seconds=night_vote_seconds)  # fmt: skip
+    url = _db_url(db, write=True, settings=settings)
     try:
         _run_game(
             run_play(settings, config=config, players=players, seed=seed, agent=agent,
-                     db_url=db, resume=resume)
+                     db_url=url, resume=resume)
         )  # fmt: skip
     except KeyboardInterrupt:
         err.print("Stopped. Resume with: mafiabot play --resume")
@@ -161,17 +224,17 @@ def _setup(agent: str, players: int, resume: str | None, **given: Any) -> tuple[
     """Settings and a checked game config, or one clear error (exit 2) and nothing created."""
     from games.errors import ConfigError
 
-    settings = _settings()
-    _logging(settings)
     if agent not in ("baseline", "llm"):
         raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
+    _check_phases(**{k: v for k, v in given.items() if k.endswith("_seconds")})
+    settings = _settings()
+    _logging(settings)
     try:
         config = _game_config(settings, **given)
         if resume is None:
             config.validate(players)
     except ConfigError as e:
-        err.print(f"[red]Can't set up this game:[/] {e}")
-        raise typer.Exit(2) from None
+        _fail(f"Can't set up this game: {e}")
     return settings, config
 
 
@@ -184,10 +247,9 @@ def _run_game(main: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(main)
     except ConfigError as e:
-        err.print(f"[red]Can't set up this game:[/] {e}")
+        _fail(f"Can't set up this game: {e}")
     except (LookupError, ServiceError, LLMConfigError) as e:
-        err.print(str(e), style="red", markup=False, soft_wrap=True)  # one line, as it is
-    raise typer.Exit(2)
+        _fail(str(e).strip("'\""))
 
 
 @app.command()
@@ -220,12 +282,17 @@ def run(
             check_settings(settings, http_port=http)
         if discord:
             from bot.discord.app import _token
+            from bot.discord.options import load_options
 
             _token(settings)
-        asyncio.run(_run_adapters(settings, slack=slack, discord=discord, http=http, db=db))
+            load_options()  # a bad MAFIABOT_DISCORD_* value stops us before anything starts
     except (SlackSetupError, SettingsError) as e:
-        err.print(f"[red]{e}[/]")
-        raise typer.Exit(2) from None
+        _fail(str(e))
+    url = _db_url(db, write=True, settings=settings)
+    try:
+        asyncio.run(_run_adapters(settings, slack=slack, discord=discord, http=http, db=url))
+    except (SlackSetupError, SettingsError) as e:
+        _fail(str(e))
     except KeyboardInterrupt:
         err.print("Stopped. Running games carry on at the next start.")
 
@@ -264,7 +331,12 @@ def replay(
     game_dir: Annotated[
         Path, typer.Argument(help="A recorded LLMafia game folder, e.g. .../llmafia/games/0006.")
     ],
-    speed: Annotated[float, typer.Option(help="Play the recording this many times faster.")] = 1.0,
+    speed: Annotated[
+        float,
+        typer.Option(
+            help="Play the recording this many times faster (more than 0, at most 10000)."
+        ),
+    ] = 1.0,
     agent: Annotated[str, typer.Option(help="baseline or llm (needs MAFIABOT_LLM).")] = "baseline",
     seed: Seed = None,
     db: Annotated[
@@ -281,19 +353,19 @@ def replay(
     from agent.llm.base import LLMConfigError
     from bot.research.replay import run_replay_command
 
-    settings = _settings()
-    _logging(settings)
     if agent not in ("baseline", "llm"):
         raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
-    if speed <= 0:
-        raise typer.BadParameter("must be positive", param_hint="--speed")
+    _check_speed(speed)
+    settings = _settings()
+    _logging(settings)
+    if db is not None:
+        db = _db_url(db, write=True, settings=settings)
     try:
         run_replay_command(
             settings, game_dir, speed=speed, agent=agent, db_url=db, seed=seed, json_out=json_out
         )
     except (FileNotFoundError, ValueError, LLMConfigError) as e:
-        err.print(str(e), markup=False)
-        raise typer.Exit(2) from None
+        _fail(str(e))
 
 
 @app.command("import-llmafia")
@@ -306,14 +378,12 @@ def import_llmafia_command(
 ) -> None:
     """Import published LLMafia games into the database as finished games; prints repairs."""
     from bot.research.commands import run_import
-    from bot.runtime import database_url
 
-    url = database_url(_settings(), db)
+    url = _db_url(db, write=True)
     try:
         run_import(url, path, Console())
     except (FileNotFoundError, ValueError) as e:
-        err.print(str(e), markup=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        _fail(str(e))
 
 
 @app.command()
@@ -344,14 +414,12 @@ def report(
 ) -> None:
     """The LLMafia paper's Tables 1-5 and Figures 4-7, human against agent players."""
     from bot.research.commands import run_report
-    from bot.runtime import database_url
 
-    url = database_url(_settings(), db)
+    url = _db_url(db, write=False)
     try:
         run_report(url, games, out, json_file, Console(), embeddings=embeddings, force=force)
     except (LookupError, ValueError) as e:
-        err.print(str(e), markup=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        _fail(str(e).strip("'\""))
 
 
 @app.command()
@@ -383,12 +451,9 @@ def likeness(
 @db_app.command("upgrade")
 def db_upgrade(db: Db = None) -> None:
     """Create or migrate the database schema to the latest version."""
-    from bot.runtime import database_url
-    from bot.store.migrate import current, upgrade
+    from bot.store.migrate import current
 
-    settings = _settings()
-    url = database_url(settings, db)
-    upgrade(url)
+    url = _db_url(db, write=True)
     err.print(f"Database at revision {current(url)}.")
 
 
@@ -406,9 +471,9 @@ def consent_withdraw(
 ) -> None:
     """Remove a person from every stored game on a server, for good; records the withdrawal."""
     from bot.privacy import run_withdraw
-    from bot.runtime import database_url
 
-    run_withdraw(database_url(_settings(), db), platform, server, user, Console())
+    _check_person(platform, server, user)
+    run_withdraw(_db_url(db, write=True), platform, server, user, Console())
 
 
 @consent_app.command("status")
@@ -417,10 +482,19 @@ def consent_status_command(
 ) -> None:
     """Show a person's consent answer on a server (exit code 1 when they may not play)."""
     from bot.consent import run_status
-    from bot.runtime import database_url
 
-    if not run_status(database_url(_settings(), db), platform, server, user, Console()):
+    _check_person(platform, server, user)
+    if not run_status(_db_url(db, write=False), platform, server, user, Console()):
         raise typer.Exit(1)
+
+
+def _check_person(platform: str, server: str, user: str) -> None:
+    from bot.consent import check_person
+
+    try:
+        check_person(platform, server, user)
+    except ValueError as e:
+        _fail(str(e))
 
 
 @app.command("export")
@@ -449,11 +523,10 @@ def export_command(
 ) -> None:
     """Anonymised research export of finished games (consenting players only)."""
     from bot.research.export import run_export
-    from bot.runtime import database_url
 
     if bool(game) == all_games:
         raise typer.BadParameter("give --game ID (one or more) or --all", param_hint="--game")
-    url = database_url(_settings(), db)
+    url = _db_url(db, write=False)
     try:
         run_export(
             url,
@@ -466,8 +539,7 @@ def export_command(
             force=force,
         )
     except (LookupError, ValueError) as e:
-        err.print(str(e), markup=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        _fail(str(e).strip("'\""))
 
 
 def _optional_resume_value(argv: list[str]) -> list[str]:
@@ -480,8 +552,36 @@ def _optional_resume_value(argv: list[str]) -> list[str]:
     return out
 
 
-def main() -> None:
-    app(args=_optional_resume_value(sys.argv[1:]), prog_name="mafiabot")
+def main(argv: Sequence[str] | None = None) -> None:
+    """The ``mafiabot`` command. Bad input and unusable resources end it with one line on
+    stderr and exit code 2, never a traceback: usage errors (click's multi-line panel is
+    folded into one line) and database failures at any point."""
+    from bot.store.db import DatabaseUnusable, explain, first_line
+
+    args = _optional_resume_value(list(sys.argv[1:] if argv is None else argv))
+    try:
+        code = app(args=args, prog_name="mafiabot", standalone_mode=False)
+    except NoArgsIsHelpError:  # `mafiabot` or `mafiabot db` alone: the help is already shown
+        code = 2
+    except ClickException as e:
+        ctx = getattr(e, "ctx", None)
+        where = ctx.command_path if ctx is not None else "mafiabot"
+        _print_error(f"{where}: {e.format_message()} (see {where} --help)")
+        code = e.exit_code
+    except typer.Abort:
+        code = 1
+    except DatabaseUnusable as e:
+        _print_error(str(e))
+        code = 2
+    except Exception as e:
+        import sqlalchemy as sa
+
+        if not isinstance(e, sa.exc.SQLAlchemyError):
+            raise
+        # a database failing in the middle of a command
+        _print_error(explain(e, _db_in_use) if _db_in_use else f"Database error: {first_line(e)}.")
+        code = 2
+    sys.exit(code or 0)
 
 
 if __name__ == "__main__":

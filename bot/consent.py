@@ -40,6 +40,7 @@ __all__ = [
     "CONSENT_VERSION",
     "ConsentRequired",
     "ConsentStatus",
+    "check_person",
     "consent_check",
     "consent_in_force",
     "consent_status",
@@ -88,6 +89,24 @@ it after a restart. Nothing is exported for research and the AI does not learn f
 
 def needs_consent(platform: str) -> bool:
     return platform in CONSENT_PLATFORMS
+
+
+#: the platforms games are stored under (the terminal's games are "local")
+PLATFORMS = (*CONSENT_PLATFORMS, "local")
+
+
+def check_person(platform: str, server: str, user_id: str) -> None:
+    """Refuse (``ValueError``, one line) a person no game could have seated: an unknown
+    platform, or an empty or blank server or user id. A typo must not record a withdrawal
+    or answer a status for nobody."""
+    if platform not in PLATFORMS:
+        raise ValueError(f"Unknown platform {platform!r}: use one of {', '.join(PLATFORMS)}.")
+    for what, value in (("server", server), ("user", user_id)):
+        if not value.strip() or not value.isprintable() or value != value.strip():
+            raise ValueError(
+                f"--{what} must be the {what} id as the platform shows it "
+                f"(no blanks or control characters); got {value!r}."
+            )
 
 
 def consent_text(version: str = CONSENT_VERSION, *, research: bool = True) -> str:

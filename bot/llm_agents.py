@@ -26,7 +26,9 @@ when the factory gets an :class:`AgentLearning`::
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
+import uuid
 import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -66,6 +68,28 @@ __all__ = [
 
 #: the agent kind served by this factory (``SeatInfo.agent_kind``)
 LLM = "llm"
+
+log = logging.getLogger(__name__)
+
+
+def writable_memory_root(root: Path) -> Path | None:
+    """``root`` when agents can keep their memories there, else None (memories stay in the
+    process) after one warning: a read-only data folder must not cost a traceback per save."""
+    probe = root / f".write-test-{uuid.uuid4().hex}"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        log.warning(
+            "Agent memories are not saved: %s is not writable (%s). Games play on; an agent "
+            "resumed after a restart starts with an empty memory. Make MAFIABOT_DATA_DIR "
+            "writable to keep them.",
+            root,
+            e.strerror or e,
+        )
+        return None
+    return root
 
 
 @dataclass(frozen=True)
@@ -155,10 +179,11 @@ class AgentLearning:
         mind: MindSettings | None = None,
     ) -> AgentLearning:
         """MiniLM (shared, cached) unless ``embedder`` is given; memories under
-        ``<data_dir>/memory``; the database pool in ``MAFIABOT_EXPERIENCE_SCOPE``."""
+        ``<data_dir>/memory`` (in the process only when that is not writable); the database
+        pool in ``MAFIABOT_EXPERIENCE_SCOPE``."""
         return cls(
             embedder=embedder or CachedEmbedder(default_minilm()),
-            memory_root=settings.data_dir / "memory",
+            memory_root=writable_memory_root(settings.data_dir / "memory"),
             store=None if engine is None else ExperienceStore(engine, settings.experience_scope),
             settings=mind or MindSettings(),
         )

@@ -7,12 +7,17 @@ their *_BASE_URL) are read by the SDKs themselves.
 
 from __future__ import annotations
 
+import re
+import typing
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsError as EnvParseError
+
+S = TypeVar("S", bound=BaseSettings)
 
 
 class SettingsError(RuntimeError):
@@ -44,11 +49,11 @@ class Settings(BaseSettings):
     #: games ("server") or every server's ("global")
     experience_scope: Literal["server", "global"] = "server"
 
-    #: seconds of game time; defaults for new games
-    day_seconds: float = Field(120.0, gt=0, le=86_400)
-    vote_seconds: float = Field(45.0, gt=0, le=86_400)
-    night_seconds: float = Field(45.0, gt=0, le=86_400)
-    night_vote_seconds: float = Field(30.0, gt=0, le=86_400)
+    #: seconds of game time; defaults for new games (1 s to a day, as on the command line)
+    day_seconds: float = Field(120.0, ge=1, le=86_400)
+    vote_seconds: float = Field(45.0, ge=1, le=86_400)
+    night_seconds: float = Field(45.0, ge=1, le=86_400)
+    night_vote_seconds: float = Field(30.0, ge=1, le=86_400)
 
     discord_token: SecretStr | None = None
     slack_bot_token: SecretStr | None = None
@@ -72,16 +77,37 @@ class Settings(BaseSettings):
         return f"sqlite:///{(self.data_dir / 'mafiabot.db').resolve()}"
 
 
-def load_settings(**overrides: object) -> Settings:
-    """Read settings, turning validation errors into one readable message."""
+def load_env(cls: type[S], **overrides: object) -> S:
+    """Read a settings class from the environment; a bad value is a :class:`SettingsError` of
+    one line naming each bad variable (never echoing a value: it may be a secret)."""
+    prefix = str(cls.model_config.get("env_prefix") or "")
     try:
-        return Settings(**overrides)  # type: ignore[arg-type]
+        return cls(**overrides)  # type: ignore[arg-type]
     except ValidationError as err:
-        lines = []
+        problems = []
         for e in err.errors():
-            name = "MAFIABOT_" + "_".join(str(p) for p in e["loc"]).upper()
-            lines.append(f"  {name}: {e['msg']}")
-        raise SettingsError("Invalid settings:\n" + "\n".join(lines)) from None
+            field, *where = e["loc"] or ("?",)
+            item = f" (item {where[0]})" if where and isinstance(where[0], int) else ""
+            problems.append(f"{prefix}{str(field).upper()}{item}: {e['msg']}")
+        raise SettingsError("Invalid setting " + "; ".join(problems) + ".") from None
+    except EnvParseError as err:  # a list or dict variable that is not JSON
+        found = re.search(r'field "(\w+)"', str(err))
+        field = found.group(1) if found else ""
+        info = cls.model_fields.get(field)
+        shape = typing.get_origin(info.annotation) if info is not None else None
+        wanted = (
+            "a JSON list such as [123,456]"
+            if shape is list
+            else "a JSON object"
+            if shape is dict
+            else "valid JSON"
+        )
+        raise SettingsError(f"Invalid setting {prefix}{field.upper()}: must be {wanted}.") from None
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings, turning validation errors into one readable line."""
+    return load_env(Settings, **overrides)
 
 
 @lru_cache(maxsize=1)

@@ -7,10 +7,13 @@ and benchmarks only (it makes every new game run that many times faster).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.platform_common import AVATAR_URL_TEMPLATE
+from bot.settings import load_env
 
 
 class DiscordOptions(BaseSettings):
@@ -30,7 +33,7 @@ class DiscordOptions(BaseSettings):
     webhook_name: str = "Mafia stage"
     #: agent kind for agent seats and AFK/kick takeovers; empty: "llm" when MAFIABOT_LLM is
     #: set, else the offline "baseline"
-    agent_kind: str = ""
+    agent_kind: Literal["", "baseline", "llm"] = ""
     #: server defaults (a moderator can change them per server with /mafia config)
     afk_reminder_minutes: float = Field(3.0, ge=0)
     afk_takeover_minutes: float = Field(0.0, ge=0)
@@ -44,4 +47,4 @@ class DiscordOptions(BaseSettings):
 
 
 def load_options(**overrides: object) -> DiscordOptions:
-    return DiscordOptions(**overrides)  # type: ignore[arg-type]
+    return load_env(DiscordOptions, **overrides)

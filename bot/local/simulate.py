@@ -44,6 +44,17 @@ async def pick_resume(service: GameService, resume: str, origin: str = SIMULATIO
     return resume
 
 
+def ensure_started(game: LiveGame, command: str) -> None:
+    """A game still in its lobby was never dealt: there is nothing to resume (waiting for it
+    would hang), so say so (``LookupError``, one line). Checked on a read-only copy
+    (``GameService.replay``) before anything is taken over."""
+    if game.state is None:
+        raise LookupError(
+            f"Game {game.id} never started (it is still in its lobby): there is nothing to "
+            f"resume. Start a new game with: mafiabot {command}"
+        )
+
+
 def describe_resume(game: LiveGame) -> str:
     state = game.state
     if state is None:
@@ -76,6 +87,7 @@ async def run_simulation(
             game_id = await pick_resume(service, resume)
             out.print(f"Game {game_id}", highlight=False)
             service.subscribe(ConsoleRenderer(out, omniscient=True, game_id=game_id))
+            ensure_started(await service.replay(game_id), _COMMAND[SIMULATION])  # (read only)
             game = await service.resume(game_id)
             out.print(describe_resume(game), highlight=False)
         else:

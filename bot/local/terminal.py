@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -22,7 +24,7 @@ from bot import survey
 from bot.clock import utcnow
 from bot.errors import ServiceError
 from bot.local.render import PHASE_NAMES, ConsoleRenderer
-from bot.local.simulate import TERMINAL, describe_resume, pick_resume
+from bot.local.simulate import TERMINAL, describe_resume, ensure_started, pick_resume
 from bot.runtime import running_service
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
@@ -33,6 +35,22 @@ from games.names import display_list
 from games.state import GameState, PhaseKind
 
 HUMAN_ID = "local:you"
+
+log = logging.getLogger(__name__)
+
+#: what a terminal can put in a typed or pasted line that is not text: escape sequences (arrow
+#: keys, bracketed paste, colours, titles), control characters, undecodable bytes
+_NOT_TEXT = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1bO.|\x1b[@-_]?"
+    r"|[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]"
+)
+
+
+def typed_text(line: str) -> str:
+    """A typed or pasted line without what is not text, so escape sequences neither reach
+    the table nor turn a command into chat."""
+    return _NOT_TEXT.sub("", line.replace("\t", " ")).strip()
+
 
 HELP = """\
 Type a line to talk. Commands:
@@ -186,7 +204,7 @@ async def handle_line(
 ) -> str | None:
     """Carry out one typed line (read at ``at``: judged against the phase current then);
     returns a message for the player, or None."""
-    line = line.strip()
+    line = typed_text(line)
     if not line:
         return None
     if not line.startswith("/"):
@@ -303,13 +321,17 @@ async def _run_line(
     service: GameService, game: LiveGame, seat: int, typed: Typed, console: Console
 ) -> bool:
     line, at = typed
-    if line.strip().lower() in ("/quit", "/exit"):
+    if typed_text(line).lower() in ("/quit", "/exit"):
         console.print(f"Saved. Continue with: mafiabot play --resume {game.id}")
         return False
     try:
         reply = await handle_line(service, game, seat, line, at)
     except (RuleError, ServiceError) as e:
         console.print(f"[red]{escape(str(e))}[/]")
+        return True
+    except Exception as e:  # the input handler must outlive any one line
+        log.debug("typed line failed", exc_info=True)
+        console.print(f"[red]That line was not sent ({escape(type(e).__name__)}).[/]")
         return True
     if reply:
         console.print(escape(reply), highlight=False)
@@ -383,6 +405,7 @@ async def run_play(
         if resume is not None:
             game_id = await pick_resume(service, resume, TERMINAL)
             console.print(f"Game {game_id}")
+            ensure_started(await service.replay(game_id), "play")  # (read only)
             game = await service.resume(game_id, paused=True)
             me = game.seat_of_user(HUMAN_ID)
             if me is None:

@@ -91,7 +91,7 @@ async def test_simulate_without_llm_says_the_baseline_plays(tmp_path: Path) -> N
         (["simulate", "--role", "wizard"], "Unknown extra role"),
         (["simulate", "--resume", "gnothere"], "no game"),
         (["simulate", "--bogus"], "No such option"),
-        (["simulate", "--speed", "0"], "must be positive"),
+        (["simulate", "--speed", "0"], "more than 0"),
     ],
 )
 async def test_bad_setups_get_one_clear_error_and_create_nothing(
