@@ -110,7 +110,7 @@ class Lobby:
             server_name=guild.name,
             channel_id=str(channel.id),
             host_user_id=str(user.id),
-            speed=self.bot.options.test_speed,
+            speed=self.bot.options.test_speed or self.bot.settings.clock_speed,
             seed=self.bot.options.test_seed,
         )
         game = self.bot.service.games[game_id]

@@ -17,9 +17,9 @@ from bot.platform_common import (
     survey_response,
 )
 from bot.service import SeatInfo
-from bot.slack.adapter import _ts
 from bot.slack.inbound import register
 from bot.slack.problems import BOT_EVENTS, REQUIRED_SCOPES, explain
+from bot.slack.relay import ts_key as _ts
 from bot.slack.text import from_slack, to_slack, unescape
 from games.config import GameConfig
 
