@@ -9,7 +9,7 @@ never drop a line or let a later one overtake it. Other conversations are not he
 Slack's transient failures are waited out the same way: an HTTP 5xx (whose body may be
 Slack's JSON or a load balancer's ``text/plain`` page), a timeout or a dropped connection is
 retried with a growing pause, in place, so nothing is lost and nothing overtakes it; only a
-line finally given up (`MAX_TRANSIENT_RETRIES` tries, about two minutes) is reported.
+line finally given up (`MAX_TRANSIENT_RETRIES` tries, about a minute and a half) is reported.
 
 A call that fails for good (channel deleted, permission missing) is reported through
 ``on_failure`` and then skipped, so one broken conversation never blocks the rest. A line
@@ -30,6 +30,8 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.slack.problems import TRANSIENT
+
 log = logging.getLogger(__name__)
 
 MAX_RATE_LIMIT_WAITS = 30
@@ -39,10 +41,6 @@ MAX_TRANSIENT_RETRIES = 8
 TRANSIENT_BACKOFF = 0.5
 MAX_BACKOFF = 30.0
 MAX_RETRY_AFTER = 60.0
-#: Slack error codes that mean "try again later", whatever the HTTP status says
-TRANSIENT_ERRORS = frozenset(
-    {"internal_error", "fatal_error", "service_unavailable", "request_timeout"}
-)
 
 
 @dataclass
@@ -106,7 +104,7 @@ def _is_rate_limit(err: SlackApiError) -> bool:
 
 def is_transient(err: SlackApiError) -> bool:
     """Slack (or what stands before it) failed, not the call: the same call may work later."""
-    return _status(err) >= 500 or error_fields(err)[0] in TRANSIENT_ERRORS
+    return _status(err) >= 500 or error_fields(err)[0] in TRANSIENT
 
 
 @dataclass
