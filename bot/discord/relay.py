@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 import discord
 
 from bot.discord.rooms import Booth, Room
-from bot.discord.sanitize import plain
 from bot.service import ServiceError
+from bot.table.booths import late_note
 from games.errors import RuleError
 
 if TYPE_CHECKING:
@@ -302,8 +302,5 @@ class Relay:
 
     def note(self, room: Room, queue: BoothQueue, line: Line, text: str) -> None:
         if line.recovered:
-            text = (
-                f"While the Game-Manager was away you wrote “{plain(line.text, 80)}”; it could "
-                f"not be relayed: {text}"
-            )
+            text = late_note(line.text, text)
         self.bot.renderer.booth(room, queue.seat, text)

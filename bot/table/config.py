@@ -57,6 +57,8 @@ _DURATIONS = {
     "nightvote": "night_vote_seconds",
 }
 _TIES = {"tie": "tie_rule", "night_tie": "night_tie_rule", "nighttie": "night_tie_rule"}
+#: how many of the players are AI agents: at least one (the point of the game), at most three
+MIN_AGENTS = 1
 MAX_AGENTS = 3
 SETTINGS_HELP = (
     "day=2m vote=45s night=45s night_vote=30s mafia=auto|N roles=detective,doctor|none "
@@ -111,8 +113,10 @@ def parse_settings(text: str, *, allow_hidden: bool = False) -> LobbySettings:
                 raise SettingsTextError(f"{key}={value}: ties are none or random.")
             out.config[_TIES[key]] = value.lower()
         elif key == "agents":
-            if not value.isdigit() or not 1 <= int(value) <= MAX_AGENTS:
-                raise SettingsTextError(f"agents={value}: between 1 and {MAX_AGENTS} AI players.")
+            if not value.isdigit() or not MIN_AGENTS <= int(value) <= MAX_AGENTS:
+                raise SettingsTextError(
+                    f"agents={value}: between {MIN_AGENTS} and {MAX_AGENTS} AI players."
+                )
             out.agents = int(value)
         elif allow_hidden and key == "speed":
             try:
