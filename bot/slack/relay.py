@@ -1,7 +1,7 @@
 """What players type: booth lines handed to the service, stray channel lines answered.
 
 A booth is a player's DM with the app; each line goes to the service with its platform id
-(``slack:<channel>:<ts>``), which the service stores once. After a restart `catch_up` hands
+(``slack:<channel>:<ts>``), which the service applies once. After a restart `catch_up` hands
 over, once and in the order typed, what players wrote while the app was down (the table's
 rules: `bot.table.booths`).
 """
@@ -81,7 +81,9 @@ class Relay:
     ) -> None:
         line = from_slack(text)
         try:
-            await self.service.say(sg.id, booth.seat, line, client_id=f"slack:{booth.channel}:{ts}")
+            await self.service.say(
+                sg.id, booth.seat, line, platform_id=f"slack:{booth.channel}:{ts}"
+            )
         except (RuleError, ServiceError) as err:
             note = late_note(line, str(err)) if late else f"That was not passed on: {err}"
             self.out.post(
@@ -103,7 +105,7 @@ class Relay:
             backlogs.append([(ts, text, sg, booth) for ts, text in lines])
         for ts, text, sg, booth in in_typed_order(backlogs, key=lambda line: ts_key(line[0])):
             async with self._lock:
-                await self._relay(sg, booth, ts, text, late=True)  # client_id: stored once
+                await self._relay(sg, booth, ts, text, late=True)  # platform_id: applied once
 
     async def _typed_since(self, sg: SlackGame, booth: Booth) -> list[tuple[str, str]]:
         lines: list[tuple[str, str]] = []
