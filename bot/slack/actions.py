@@ -1,15 +1,27 @@
 """Vote and night menus clicked in a booth -> the service.
 
-The menu's block id says which game and phase it was drawn for (``mafia_vote:<game>:<seq>``),
-so a menu left over from an earlier phase, or from before a restart, is refused for what it
-is. Whom a seat may pick is the engine's to judge: a refusal's text goes to the clicker only.
+Each choice goes to the service with the moment Slack says it was made (``action_ts``) and
+its platform id (`bot.slack.moments`): a vote clicked just before the deadline counts, and a
+replayed request (Bolt accepts a signed one for five minutes) is applied once only, so it can
+never undo the player's later change. The menu's block id says which game and phase it was
+drawn for (``mafia_vote:<game>:<phase seq>``, ``mafia_act:<game>:<night number>``): a menu
+left over from an earlier phase is refused for what it is. Whom a seat may pick is the
+engine's to judge (the menus come from its `ChoicesOffered`); a refusal goes to the clicker.
 """
 
 from __future__ import annotations
 
-from bot.service import GameService, LiveGame, ServiceError
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from bot.errors import ServiceError
+from bot.service import GameService, LiveGame
 from bot.slack import blocks as B
+from bot.slack.moments import action_id, ts_moment
 from games.errors import RuleError
+from games.state import Phase
+
+ALREADY = "That choice was already taken into account."
 
 
 def _menu_id(block_id: str) -> tuple[str, int] | None:
@@ -29,7 +41,23 @@ def _seat(service: GameService, game_id: str, user: str) -> tuple[LiveGame, int]
     return game, seat.index
 
 
-async def cast_vote(service: GameService, user: str, block_id: str, value: str) -> str:
+def _made_in(game: LiveGame, menu: Callable[[Phase], bool], at: datetime | None) -> bool:
+    """Was a choice made at ``at`` made while the ``menu``'s phase was on? The current phase,
+    or the one just before it when the click left before the change (on its way at the
+    deadline)."""
+    state = game.state
+    assert state is not None
+    if menu(state.phase):
+        return True
+    if state.prior is None or not menu(state.prior.phase) or at is None:
+        return False
+    ago = (datetime.now(UTC) - at).total_seconds() * game.clock.speed
+    return game.clock.now().timestamp() - ago < state.opened_at().timestamp()
+
+
+async def cast_vote(
+    service: GameService, user: str, block_id: str, value: str, action_ts: str
+) -> str:
     parsed = _menu_id(block_id)
     if parsed is None:
         return "That menu is out of date."
@@ -38,20 +66,26 @@ async def cast_vote(service: GameService, user: str, block_id: str, value: str) 
     if isinstance(found, str):
         return found
     game, seat = found
-    assert game.state is not None
-    if game.state.phase.seq != seq:
+    at = ts_moment(action_ts)
+    if not _made_in(game, lambda p: p.seq == seq, at):
         return "That vote is closed."
     target = None if value == B.ABSTAIN else value
     try:
-        await service.vote(game_id, seat, target)
+        applied = await service.vote(
+            game_id, seat, target, at=at, platform_id=action_id(user, action_ts)
+        )
     except (RuleError, ServiceError) as err:
         return f"Not counted: {err}"
+    if not applied:
+        return ALREADY
     if target is None:
         return "You abstain. You can still change your mind until the deadline."
     return f"Your vote: {target}. You can change it until the deadline."
 
 
-async def night_act(service: GameService, user: str, block_id: str, value: str) -> str:
+async def night_act(
+    service: GameService, user: str, block_id: str, value: str, action_ts: str
+) -> str:
     parsed = _menu_id(block_id)
     if parsed is None:
         return "That menu is out of date."
@@ -60,11 +94,15 @@ async def night_act(service: GameService, user: str, block_id: str, value: str) 
     if isinstance(found, str):
         return found
     game, seat = found
-    assert game.state is not None
-    if not game.state.phase.kind.is_night or game.state.phase.number != number:
+    at = ts_moment(action_ts)
+    if not _made_in(game, lambda p: p.kind.is_night and p.number == number, at):
         return "That night is over."
     try:
-        await service.night_act(game_id, seat, value)
+        applied = await service.night_act(
+            game_id, seat, value, at=at, platform_id=action_id(user, action_ts)
+        )
     except (RuleError, ServiceError) as err:
         return f"Not done: {err}"
+    if not applied:
+        return ALREADY
     return f"Noted: {value}. You can change your choice until the night ends."

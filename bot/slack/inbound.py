@@ -71,7 +71,9 @@ def register(app: AsyncApp, adapter: SlackAdapter) -> None:
         value = str((action.get("selected_option") or {}).get("value") or "")
         await _respond(
             respond,
-            await cast_vote(adapter.service, _user(body), str(action.get("block_id")), value),
+            await cast_vote(
+                adapter.service, _user(body), str(action.get("block_id")), value, _ts(action)
+            ),
         )
 
     @app.action(B.NIGHT_ACT)
@@ -80,7 +82,9 @@ def register(app: AsyncApp, adapter: SlackAdapter) -> None:
         value = str((action.get("selected_option") or {}).get("value") or "")
         await _respond(
             respond,
-            await night_act(adapter.service, _user(body), str(action.get("block_id")), value),
+            await night_act(
+                adapter.service, _user(body), str(action.get("block_id")), value, _ts(action)
+            ),
         )
 
     @app.action(B.SURVEY_OPEN)
@@ -169,6 +173,11 @@ def _on_gone(adapter: SlackAdapter, how: str) -> Any:
 
 def _user(body: dict[str, Any]) -> str:
     return str(body["user"]["id"])
+
+
+def _ts(action: dict[str, Any]) -> str:
+    """When the choice was made (Slack's ``action_ts``)."""
+    return str(action.get("action_ts") or "")
 
 
 def _ctx(adapter: SlackAdapter, body: dict[str, Any]) -> Ctx:

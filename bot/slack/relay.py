@@ -1,7 +1,8 @@
 """What players type: booth lines handed to the service, stray channel lines answered.
 
-A booth is a player's DM with the app; each line goes to the service with its platform id
-(``slack:<channel>:<ts>``), which the service applies once. After a restart `catch_up` hands
+A booth is a player's DM with the app; each line goes to the service with the moment it was
+typed and its platform id (`bot.slack.moments`): the service places it by the phase current
+when it was typed and applies it once. After a restart `catch_up` hands
 over, once and in the order typed, what players wrote while the app was down (the table's
 rules: `bot.table.booths`).
 """
@@ -11,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from datetime import datetime
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
 from bot.service import GameService, ServiceError
 from bot.slack.games import Games
+from bot.slack.moments import line_id, ts_key, ts_moment
 from bot.slack.outbox import Outbox
 from bot.slack.poster import Failure, error_fields
 from bot.slack.store import Booth, LinkStore, SlackGame
@@ -43,15 +46,6 @@ NOT_PLAYING = (
 REMIND_EVERY = 60.0
 
 
-def ts_key(ts: str) -> tuple[int, int]:
-    """Slack ts compare as (seconds, fraction) numbers, never as floats or strings."""
-    whole, _, frac = ts.partition(".")
-    try:
-        return int(whole or 0), int((frac or "0").ljust(6, "0")[:6])
-    except ValueError:
-        return 0, 0
-
-
 class Relay:
     def __init__(
         self, service: GameService, games: Games, out: Outbox, store: LinkStore, spawn: Any
@@ -63,6 +57,8 @@ class Relay:
         self._spawn = spawn
         #: one line at a time, in the order they arrived
         self._lock = asyncio.Lock()
+        #: when this process took the games back (`SlackAdapter.start`); see `moment`
+        self.since: datetime | None = None
         self._reminded: dict[tuple[str, str], float] = {}
 
     async def on_dm(self, user: str, channel: str, ts: str, text: str) -> None:
@@ -82,7 +78,11 @@ class Relay:
         line = from_slack(text)
         try:
             await self.service.say(
-                sg.id, booth.seat, line, platform_id=f"slack:{booth.channel}:{ts}"
+                sg.id,
+                booth.seat,
+                line,
+                at=self.moment(ts),
+                platform_id=line_id(sg.team, booth.channel, ts),
             )
         except (RuleError, ServiceError) as err:
             note = late_note(line, str(err)) if late else f"That was not passed on: {err}"
@@ -94,6 +94,16 @@ class Relay:
                 booth.last_ts = ts
                 # not awaited: the store's single writer keeps these in order
                 self._spawn(self.store.save_booth(sg.id, Booth(**vars(booth))))
+
+    def moment(self, ts: str) -> datetime | None:
+        """When a line was typed, for the service. A game's clock stands still while the app
+        is down (it resumes where it stopped), so a line typed before this process took the
+        games back was typed, in game time, at the moment they resumed: never earlier, or
+        the service would place it in the phase before (a den line on the stage)."""
+        typed = ts_moment(ts)
+        if self.since is not None and (typed is None or typed < self.since):
+            return self.since
+        return typed
 
     async def catch_up(self) -> None:
         """Relay once, oldest first across all booths, every booth line typed after the last

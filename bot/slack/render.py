@@ -4,7 +4,8 @@
   is posted by the app under the character's name and picture; the Game-Manager speaks as the
   app itself. The agent's lines take exactly the humans' path.
 - A player's *booth* is their direct-message conversation with the app: role card, private
-  results, vote and night menus, the survey.
+  results, the survey, and the vote and night menus, each drawn from the engine's
+  `ChoicesOffered` for that seat (whom it may pick is never worked out here).
 - The *den* (the mafia's night talk) has no channel of its own: a channel's member list would
   show which partners are people. Each den event goes into the booths the table's rule names
   (`bot.table.booths.den_audience`); a line is posted the stage's way (character name and
@@ -29,6 +30,7 @@ from bot.slack.store import Booth, LinkStore, SlackGame
 from bot.slack.text import to_slack
 from bot.table.booths import den_audience
 from games.events import (
+    ChoicesOffered,
     Event,
     GameOver,
     GameStarted,
@@ -39,8 +41,6 @@ from games.events import (
     RoleAssigned,
 )
 from games.narration import manager_line, role_card
-from games.roles import get_role
-from games.state import GameState
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,8 @@ class Renderer:
         self.out = out
         self.store = store
         self.refresh_lobby = refresh_lobby
+        #: (game, phase seq) -> the PhaseStarted of each game's current phase (number, deadline)
+        self._phases: dict[tuple[str, int], PhaseStarted] = {}
 
     async def event(self, game: LiveGame, sg: SlackGame, event: Event) -> None:
         if isinstance(event, GameStarted):
@@ -64,7 +66,7 @@ class Renderer:
         if isinstance(event, MessageAccepted):
             self.speech(game, sg, event)
             return
-        text = manager_line(event)
+        text = None if isinstance(event, ChoicesOffered) else manager_line(event)
         if event.place == "booth":
             if isinstance(event, RoleAssigned):
                 text = role_card(event)
@@ -82,7 +84,10 @@ class Renderer:
                 sg.channel, to_slack(text), game_id=sg.id, what="post in the game channel"
             )
         if isinstance(event, PhaseStarted):
-            self.send_menus(game, sg, event)
+            self._phases = {k: v for k, v in self._phases.items() if k[0] != sg.id}
+            self._phases[(sg.id, event.seq)] = event
+        elif isinstance(event, ChoicesOffered):
+            self.choices(game, sg, event)
         elif isinstance(event, PhaseEnded) and event.phase in ("vote", "night_vote"):
             self.close_menus(sg, night=event.phase == "night_vote")
         elif isinstance(event, PlayerEliminated):
@@ -154,82 +159,50 @@ class Renderer:
 
     # --- menus --------------------------------------------------------------------------------
 
-    def send_menus(self, game: LiveGame, sg: SlackGame, event: PhaseStarted) -> None:
+    def choices(self, game: LiveGame, sg: SlackGame, event: ChoicesOffered) -> None:
+        """A seat's menu, drawn from what the engine offers it (targets, abstaining)."""
         state = game.state
-        if state is None or state.phase.seq != event.seq:
+        started = self._phases.get((sg.id, event.phase_seq))
+        if state is None or started is None:
+            return
+        number = started.number
+        night_act = event.verb not in ("vote", "kill")
+        current = state.phase.seq == event.phase_seq or (
+            night_act and state.phase.kind.is_night and state.phase.number == number
+        )
+        if not current:
             return  # that phase is already over: a menu would only mislead
-        left = game.clock.real_delay_until(event.deadline)
-        until = B.deadline_text(left, time.time())
-        alive = [s for s in state.seats if s.alive]
-        if event.phase == "vote":
-            for s in alive:
-                names = [o.name for o in alive if o.index != s.index]
-                self.menu(
-                    game,
-                    sg,
-                    s.index,
-                    "vote",
-                    B.target_menu(
-                        action_id=B.VOTE,
-                        block_id=f"{B.VOTE}:{sg.id}:{event.seq}",
-                        prompt=f"*Day {event.number} vote:* who should be voted out? "
-                        f"You can change your vote until {until}.",
-                        names=names,
-                        placeholder="Vote for...",
-                        abstain=True,
-                    ),
-                )
-        if event.phase == "night_vote":
-            victims = [o.name for o in alive if not o.is_mafia]
-            for s in alive:
-                if s.is_mafia:
-                    self.menu(
-                        game,
-                        sg,
-                        s.index,
-                        "night",
-                        B.target_menu(
-                            action_id=B.VOTE,
-                            block_id=f"{B.VOTE}:{sg.id}:{event.seq}",
-                            prompt=f"*Night {event.number}:* who do the mafia kill? You can change "
-                            f"your vote until {until}.",
-                            names=victims,
-                            placeholder="Kill...",
-                            abstain=True,
-                        ),
-                    )
-        if event.phase == "night" or (event.phase == "night_vote" and event.talk_skipped):
-            self.night_menus(game, sg, state, event.number, until)
-
-    def night_menus(
-        self, game: LiveGame, sg: SlackGame, state: GameState, number: int, until: str
-    ) -> None:
-        alive = state.alive()
-        for s in state.seats:
-            role = get_role(s.role)
-            if not s.alive or role.night_verb is None:
-                continue
-            names = [
-                o.name
-                for o in state.seats
-                if o.alive
-                and role.check_target(s.index, o.index, alive, state.last_night_actions) is None
-            ]
-            self.menu(
-                game,
-                sg,
-                s.index,
-                "night",
-                B.target_menu(
-                    action_id=B.NIGHT_ACT,
-                    block_id=f"{B.NIGHT_ACT}:{sg.id}:{number}",
-                    prompt=f"*Night {number}:* who do you {role.night_verb}? You can change your "
-                    f"choice until the night ends (at the latest {until}).",
-                    names=names,
-                    placeholder=f"{role.night_verb.capitalize()}...",
-                    abstain=False,
-                ),
+        until = B.deadline_text(game.clock.real_delay_until(started.deadline), time.time())
+        names = list(event.target_names)
+        if event.verb == "vote":
+            kind, action, block = "vote", B.VOTE, f"{B.VOTE}:{sg.id}:{event.phase_seq}"
+            prompt = (
+                f"*Day {number} vote:* who should be voted out? "
+                f"You can change your vote until {until}."
             )
+            placeholder = "Vote for..."
+        elif event.verb == "kill":
+            kind, action, block = "night", B.VOTE, f"{B.VOTE}:{sg.id}:{event.phase_seq}"
+            prompt = (
+                f"*Night {number}:* who do the mafia kill? You can change your vote until {until}."
+            )
+            placeholder = "Kill..."
+        else:
+            kind, action, block = "night", B.NIGHT_ACT, f"{B.NIGHT_ACT}:{sg.id}:{number}"
+            prompt = (
+                f"*Night {number}:* who do you {event.verb}? You can change your choice until "
+                f"the night ends (at the latest {until})."
+            )
+            placeholder = f"{event.verb.capitalize()}..."
+        blocks = B.target_menu(
+            action_id=action,
+            block_id=block,
+            prompt=prompt,
+            names=names,
+            placeholder=placeholder,
+            abstain=event.can_abstain,
+        )
+        self.menu(game, sg, event.seat, kind, blocks)
 
     def menu(
         self, game: LiveGame, sg: SlackGame, seat: int, kind: str, blocks: list[B.Block]

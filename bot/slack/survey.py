@@ -1,5 +1,6 @@
-"""The post-game survey on Slack: a button in each booth opens a modal of the shared
-questions; answers are checked and stored once per seat.
+"""The post-game survey on Slack: a button in each booth opens a modal of the survey's
+questions (`bot.survey`, the same on every platform); the answers are checked there and stored
+once per seat.
 """
 
 from __future__ import annotations
@@ -9,15 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.platform_common import (
-    RATING_QUESTIONS,
-    SurveyAnswer,
-    save_survey,
-    seat_infos,
-    survey_answered,
-    survey_choices,
-    survey_response,
-)
+from bot import survey
+from bot.platform_common import seat_infos
 from bot.slack import blocks as B
 from bot.slack.lobby import PLATFORM
 from bot.slack.poster import error_fields
@@ -35,14 +29,14 @@ async def open_survey(adapter: SlackAdapter, ctx: Ctx, game_id: str) -> str | No
     if mine is None:
         return "You didn't play in that game."
     engine = adapter.service.engine
-    if await adapter.store.run(lambda: survey_answered(engine, game_id, mine.index)):
+    if await adapter.store.run(lambda: survey.answered(engine, game_id, mine.index)):
         return "You have already answered this survey. Thank you!"
     if ctx.trigger_id is None:
         return "Click the button again, please."
     try:
         await adapter.client.views_open(
             trigger_id=ctx.trigger_id,
-            view=B.survey_modal(game_id, survey_choices(seats, mine.index)),
+            view=B.survey_modal(game_id, survey.choices(seats, mine.index)),
         )
     except SlackApiError as err:
         log.warning("survey modal failed: %s", error_fields(err)[0])
@@ -58,29 +52,25 @@ async def submit_survey(
     seats = await adapter.store.run(lambda: seat_infos(engine, game_id))
     mine = next((s for s in seats if s.user_id == ctx.user and not s.is_agent), None)
     if mine is None:
-        return {"guess": "You didn't play in this game."}, None
-    guess = B.selected(values, "guess", "guess") or ""
-    ratings: dict[str, int] = {}
+        return {survey.GUESS.key: "You didn't play in this game."}, None
+
+    def given(question: survey.Question) -> str:
+        return B.selected(values, question.key, question.key) or ""
+
     errors: dict[str, str] = {}
-    for key, _question in RATING_QUESTIONS:
-        raw = B.selected(values, key, key)
-        if raw is None or not raw.isdigit() or not 1 <= int(raw) <= 5:
-            errors[key] = "Pick 1 to 5."
-        else:
-            ratings[key] = int(raw)
-    if guess not in survey_choices(seats, mine.index):
-        errors["guess"] = "Pick one of the other players."
+    for question in survey.REQUIRED:
+        try:
+            survey.answer(seats, mine.index, question, given(question))
+        except survey.SurveyError as err:
+            errors[question.key] = str(err)
     if errors:
         return errors, None
-    answer = SurveyAnswer(
-        guess,
-        ratings["similarity"],
-        ratings["timing"],
-        ratings["relevance"],
-        B.selected(values, "comments", "comments"),
+    similarity, timing, relevance = (survey.parse_rating(given(q)) for q in survey.RATINGS)
+    form = survey.SurveyAnswer(
+        given(survey.GUESS), similarity, timing, relevance, given(survey.COMMENTS) or None
     )
-    row = survey_response(game_id, seats, mine.index, answer, PLATFORM)
-    stored = await adapter.store.run(lambda: save_survey(engine, row))
+    row = survey.response(game_id, seats, mine.index, form, PLATFORM)
+    stored = await adapter.store.run(lambda: survey.save(engine, row))
     agents = [s.name for s in seats if s.is_agent]
 
     async def thank() -> None:

@@ -18,8 +18,8 @@ from bot.platform_common import (
 )
 from bot.service import SeatInfo
 from bot.slack.inbound import register
+from bot.slack.moments import ts_key as _ts
 from bot.slack.problems import BOT_EVENTS, REQUIRED_SCOPES, explain
-from bot.slack.relay import ts_key as _ts
 from bot.slack.text import from_slack, to_slack, unescape
 from games.config import GameConfig
 
