@@ -24,21 +24,19 @@ from games.state import Phase
 ALREADY = "That choice was already taken into account."
 
 
-def _menu_id(block_id: str) -> tuple[str, int] | None:
+def _menu(service: GameService, user: str, block_id: str) -> tuple[LiveGame, int, int] | str:
+    """(game, the clicker's seat, the menu's phase key) from a menu's block id
+    (``<action>:<game>:<key>``), or why the click goes nowhere."""
     parts = block_id.split(":")
     if len(parts) != 3 or not parts[2].isdigit():
-        return None
-    return parts[1], int(parts[2])
-
-
-def _seat(service: GameService, game_id: str, user: str) -> tuple[LiveGame, int] | str:
-    game = service.games.get(game_id)
+        return "That menu is out of date."
+    game = service.games.get(parts[1])
     if game is None or game.state is None or game.state.over:
         return "That game is over."
     seat = game.seat_of_user(user)
     if seat is None:
         return "You have no seat in this game."
-    return game, seat.index
+    return game, seat.index, int(parts[2])
 
 
 def _made_in(game: LiveGame, menu: Callable[[Phase], bool], at: datetime | None) -> bool:
@@ -58,21 +56,17 @@ def _made_in(game: LiveGame, menu: Callable[[Phase], bool], at: datetime | None)
 async def cast_vote(
     service: GameService, user: str, block_id: str, value: str, action_ts: str
 ) -> str:
-    parsed = _menu_id(block_id)
-    if parsed is None:
-        return "That menu is out of date."
-    game_id, seq = parsed
-    found = _seat(service, game_id, user)
+    found = _menu(service, user, block_id)
     if isinstance(found, str):
         return found
-    game, seat = found
+    game, seat, seq = found
     at = ts_moment(action_ts)
     if not _made_in(game, lambda p: p.seq == seq, at):
         return "That vote is closed."
     target = None if value == B.ABSTAIN else value
     try:
         applied = await service.vote(
-            game_id, seat, target, at=at, platform_id=action_id(user, action_ts)
+            game.id, seat, target, at=at, platform_id=action_id(user, action_ts)
         )
     except (RuleError, ServiceError) as err:
         return f"Not counted: {err}"
@@ -86,20 +80,16 @@ async def cast_vote(
 async def night_act(
     service: GameService, user: str, block_id: str, value: str, action_ts: str
 ) -> str:
-    parsed = _menu_id(block_id)
-    if parsed is None:
-        return "That menu is out of date."
-    game_id, number = parsed
-    found = _seat(service, game_id, user)
+    found = _menu(service, user, block_id)
     if isinstance(found, str):
         return found
-    game, seat = found
+    game, seat, number = found
     at = ts_moment(action_ts)
     if not _made_in(game, lambda p: p.kind.is_night and p.number == number, at):
         return "That night is over."
     try:
         applied = await service.night_act(
-            game_id, seat, value, at=at, platform_id=action_id(user, action_ts)
+            game.id, seat, value, at=at, platform_id=action_id(user, action_ts)
         )
     except (RuleError, ServiceError) as err:
         return f"Not done: {err}"

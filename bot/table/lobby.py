@@ -15,8 +15,6 @@ from bot.table.config import config_summary
 from games.config import MAX_PLAYERS, MIN_PLAYERS, GameConfig
 from games.errors import ConfigError
 
-NOT_HOST = "Only the host (or a moderator) can {what}."
-
 
 def may_manage(game: LiveGame, user: str | None, *, moderator: bool) -> bool:
     """Start, configure, end, remove a player: the game's host, or a server moderator
