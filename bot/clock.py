@@ -22,11 +22,18 @@ class GameClock:
         if speed <= 0:
             raise ValueError("speed must be positive")
         self.speed = speed
-        self._start = start if start is not None else utcnow()
+        self._wall0 = utcnow()
+        self._start = start if start is not None else self._wall0
         self._real0 = time.monotonic()
 
     def now(self) -> datetime:
         return self._start + timedelta(seconds=(time.monotonic() - self._real0) * self.speed)
+
+    def from_wall(self, wall: datetime) -> datetime:
+        """The game time of a wall-clock moment (a platform's timestamp of an action). The
+        same moment always maps to the same game time, so two actions a platform stamped
+        alike stay tied."""
+        return self._start + (wall - self._wall0) * self.speed
 
     def seconds_to_real(self, game_seconds: float) -> float:
         return game_seconds / self.speed

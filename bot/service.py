@@ -31,7 +31,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlmodel import Session, col, select
 
 from agent.base import Player
-from bot.clock import GameClock, utcnow
+from bot.clock import GameClock
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.store import models as m
@@ -213,6 +213,10 @@ def grace(game: LiveGame) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+#: the smallest step of a stamp
+_TICK = timedelta(microseconds=1)
+
+
 def action_moment(
     game: LiveGame,
     state: GameState,
@@ -222,7 +226,7 @@ def action_moment(
 ) -> datetime:
     """The game-time stamp of an action the service received at ``received`` (game time).
 
-    Without ``at`` it is ``received`` (never before the latest stamp applied). With ``at``
+    Without ``at`` it is ``received`` (strictly after the latest stamp applied). With ``at``
     (the platform's wall-clock moment) it is that moment in game time, trusted within bounds:
     never in the future, never more than :func:`grace` before the current phase was applied
     (nor before the phase before it began), never before the same seat's previous action on
@@ -230,13 +234,12 @@ def action_moment(
     person's lines in the order they were typed, and their clicks in the order they were
     made, but a click can overtake a line typed just before it: that line keeps its earlier
     moment. The engine then judges the action against the phase current at that moment."""
-    if at is None:
+    if at is None:  # strictly after what is applied: never tied with a phase change
         last = game.last_t
-        return received if last is None or received >= last else last
+        return received if last is None or received > last else last + _TICK
     if at.tzinfo is None:
         raise ValueError("at must be timezone-aware")
-    ago = (utcnow() - at).total_seconds() * game.clock.speed
-    made = min(received, received - timedelta(seconds=max(0.0, ago)))
+    made = min(received, game.clock.from_wall(at))
     prior = state.prior
     floor = state.opened_at() - grace(game)
     began = state.phase.started_at if prior is None else prior.phase.started_at
@@ -251,7 +254,7 @@ def _after_applied(action: A.Vote | A.NightAct, state: GameState, last: datetime
     a line already placed in it (the shift is the time the vote was on its way)."""
     deadline = state.phase.deadline
     t = action.t
-    if last is None or t >= last or t < state.opened_at():
+    if last is None or t >= last or t <= state.opened_at():  # (the engine judges those)
         return action
     if deadline is not None and last >= deadline:
         return action
@@ -261,8 +264,10 @@ def _after_applied(action: A.Vote | A.NightAct, state: GameState, last: datetime
 def _note_applied(game: LiveGame, action: Action, platform_id: str | None) -> None:
     """Remember what bounds the next stamps, and the platform id (see :func:`action_moment`)."""
     t = action.t
-    if game.last_t is None or t > game.last_t:
-        game.last_t = t
+    applied = action.applied if isinstance(action, A.Tick) else None
+    latest = t if applied is None or applied < t else applied
+    if game.last_t is None or latest > game.last_t:
+        game.last_t = latest
     seat = getattr(action, "seat", None)
     if seat is not None:
         source = (seat, "line" if isinstance(action, A.Say) else "click")

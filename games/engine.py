@@ -176,7 +176,7 @@ def clean_text(text: str) -> str:
 def _say(state: GameState, action: Say) -> Result:
     seat = _seat(state, action.seat)
     prior = state.prior
-    if prior is not None and action.t < prior.until:
+    if prior is not None and action.t <= prior.until:  # (a tie: unknowable, so the earlier)
         return _late_say(state, action, seat, prior)
     if not seat.alive:
         raise RuleError("You have been eliminated: the dead can watch but not speak.")
@@ -192,10 +192,10 @@ def _say(state: GameState, action: Say) -> Result:
 
 
 def _late_say(state: GameState, action: Say, seat: SeatState, prior: PriorPhase) -> Result:
-    """A line made before the current phase was applied (a vote or the deadline ended the
-    phase while the line was on its way): it is placed by the phase it was typed in. A den
-    line stays in the den, a bystander's night line is refused, a day line goes to the stage
-    (stamped and numbered as that day's)."""
+    """A line made before the current phase was applied, or in that very instant (a vote or
+    the deadline ended the phase while the line was on its way): it is placed by the phase it
+    was typed in. A den line stays in the den, a bystander's night line is refused, a day line
+    goes to the stage (stamped and numbered as that day's)."""
     if action.t < prior.phase.started_at:
         raise RuleError("That line was typed too long ago to be placed; nothing was sent.")
     if seat.index not in prior.alive:
@@ -281,10 +281,13 @@ def _message(
 def _too_late(state: GameState, t: datetime) -> None:
     """A vote or night action stamped at or after the deadline is refused: the phase is over,
     even if the timer that ends it has not been applied yet. So is one made before the
-    current phase began: it was meant for a phase that has ended (a day-vote click that
-    arrives in the night must not become a kill vote)."""
+    current phase was applied, or at that very moment: it was meant for a phase that has
+    ended (a day-vote click that arrives in the night must not become a kill vote)."""
     deadline = state.phase.deadline
-    if (deadline is not None and t >= deadline) or t < state.opened_at():
+    if deadline is not None and t >= deadline:
+        raise RuleError("Too late: time is up for this phase.")
+    prior = state.prior
+    if t < state.phase.started_at or (prior is not None and t <= prior.until):
         raise RuleError("Too late: time is up for this phase.")
 
 

@@ -3,6 +3,7 @@ the platform's moment (``at``) and id (``platform_id``) on say, vote and night_a
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 
@@ -14,6 +15,7 @@ from bot.clock import GameClock, utcnow
 from bot.service import GameService, LiveGame, grace
 from bot.store import models as m
 from bot.timers import make_scheduler
+from bot.transcript import transcript
 from games import actions as A
 from games.config import GameConfig
 from games.errors import RuleError
@@ -113,7 +115,13 @@ async def test_a_den_line_overtaken_by_the_last_kill_vote_stays_in_the_den(
     assert line.place == "den" and line.visible_to == frozenset({0, 1})
     assert line.phase_seq == night_seq and line.t < game.state.phase.started_at
     (row,) = stored_messages(engine, game.id, "we got gray, act surprised")
-    assert row.place == "den"
+    assert row.place == "den" and row.phase_seq == night_seq
+    # logged after the dawn, the transcript still files it under the night it was typed in,
+    # and its stamp sorts it before the dawn (exports order lines by time)
+    entries = transcript(await service.history(game.id))
+    (entry,) = [e for e in entries if e.get("text") == "we got gray, act surprised"]
+    assert entry["phase"] == "night_vote-1" and entry["place"] == "den"
+    assert row.t < game.state.phase.started_at
 
 
 async def test_a_bystanders_night_line_overtaken_by_the_dawn_is_refused_with_a_note(
@@ -304,3 +312,44 @@ async def test_each_acting_seat_is_offered_its_choices_and_names_resolve_against
     # a name outside the choices is refused with the choices listed
     with pytest.raises(RuleError, match="Choose one of"):
         await service.vote(game.id, 4, "Nobody")
+
+
+# --- races ------------------------------------------------------------------------------------
+
+
+async def test_the_same_click_delivered_twice_at_once_is_applied_once(
+    service: GameService, engine: Engine
+) -> None:
+    game = await started(service)
+    await close_phase(service, game)
+    name = game.seats[0].name
+    results = await asyncio.gather(
+        *(service.vote(game.id, 4, name, platform_id="discord:ix:77") for _ in range(3))
+    )
+    assert sorted(results) == [False, False, True]
+    with Session(engine) as s:
+        votes = s.exec(select(m.Vote).where(m.Vote.game_id == game.id)).all()
+    assert len(votes) == 1
+
+
+async def test_a_line_and_the_last_pick_in_the_same_millisecond_keep_the_line_in_the_den(
+    service: GameService, engine: Engine
+) -> None:
+    """Which came first is unknowable: a den line must never reach the stage, and a sleeping
+    bystander's line is refused rather than posted."""
+    game = await started(service)
+    await to_night_vote(service, game)
+    names = game.seat_names()
+    await service.night_act(game.id, 2, names[4])
+    await service.night_act(game.id, 3, names[5])
+    await service.vote(game.id, 0, names[6])
+    same = utcnow()
+    await service.vote(game.id, 1, names[6], at=same)
+    assert game.state is not None and game.state.phase.kind is PhaseKind.DAY
+    assert await service.say(game.id, 1, "same instant", at=same)
+    with pytest.raises(RuleError, match="at night"):
+        await service.say(game.id, 4, "same instant too", at=same)
+    assert [r.place for r in stored_messages(engine, game.id, "same instant")] == ["den"]
+    # and a click on the night's menu in that instant is not taken as a day action
+    with pytest.raises(RuleError, match="Too late"):
+        await service.vote(game.id, 0, names[5], at=same)

@@ -7,7 +7,7 @@ from games import NightAct, PhaseKind, apply
 from games.config import GameConfig
 from games.events import ChoicesOffered, event_from_dict, event_to_dict
 from games.state import GameState
-from tests.games.helpers import cast, end_phase, make_game, of_type, to_phase
+from tests.games.helpers import at, cast, end_phase, make_game, of_type, to_phase
 
 TABLE = "M M Det Doc B B B"  # Ari, Blake mafia; Casey detective; Drew doctor; Eden.. bystanders
 
@@ -55,8 +55,8 @@ def test_a_lone_mafia_goes_straight_to_the_kill_and_the_roles_are_offered_with_i
 
 def test_the_doctor_is_not_offered_last_nights_patient() -> None:
     state = to_phase(make_game(TABLE), PhaseKind.NIGHT_VOTE)
-    state, _ = apply(state, NightAct(2, 0, state.phase.started_at))
-    state, _ = apply(state, NightAct(3, 3, state.phase.started_at))  # protects themself
+    state, _ = apply(state, NightAct(2, 0, at(state)))
+    state, _ = apply(state, NightAct(3, 3, at(state)))  # protects themself
     state, _ = cast(state, {0: 4, 1: 5})  # split vote: nobody dies (tie rule: none)
     assert state.phase.kind is PhaseKind.DAY
     night, offered = offers(to_phase(state, PhaseKind.VOTE))

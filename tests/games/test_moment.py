@@ -52,8 +52,15 @@ def test_a_bystanders_line_typed_at_night_is_refused_after_the_dawn(seat: int) -
     if not day.seats[seat].alive:
         return
     # typed after the dawn, the same line is a day line
-    line = one(apply(day, Say(seat, "anyone up?", pick))[1], MessageAccepted)
+    line = one(apply(day, Say(seat, "anyone up?", pick + MS))[1], MessageAccepted)
     assert line.place == "stage" and line.phase_seq == day.phase.seq
+
+
+def test_a_line_in_the_same_millisecond_as_the_pick_that_ended_the_night_stays_there() -> None:
+    """Which came first is unknowable; a den line must never reach the stage."""
+    _, day, pick = night_ended_by_the_last_kill_vote()
+    assert one(apply(day, Say(0, "same ms", pick))[1], MessageAccepted).place == "den"
+    assert_rejected(day, Say(4, "same ms", pick), "typed that line at night")
 
 
 def test_a_day_line_typed_before_the_vote_closed_stays_on_that_days_stage() -> None:
@@ -79,7 +86,7 @@ def test_a_line_typed_while_the_close_was_on_its_way_is_placed_in_the_old_phase(
     typed = deadline + timedelta(seconds=1)  # after the deadline, before the close
     assert one(apply(day, Say(0, "still night here", typed))[1], MessageAccepted).place == "den"
     assert_rejected(day, Say(4, "morning?", typed), "typed that line at night")
-    assert one(apply(day, Say(4, "morning!", applied))[1], MessageAccepted).place == "stage"
+    assert one(apply(day, Say(4, "morning!", applied + MS))[1], MessageAccepted).place == "stage"
     # a vote made after the deadline never counts, in either phase
     assert_rejected(day, Vote(4, 0, typed), "Too late")
 
