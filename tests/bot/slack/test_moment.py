@@ -57,7 +57,8 @@ async def test_den_line_overtaken_by_the_last_kill_vote_stays_in_the_den(
     harness: SlackHarness,
 ) -> None:
     """Ann types in her booth in the night vote's last instant; her own kill vote, clicked a
-    moment later, reaches the app first and ends the night. Her line is still a den line."""
+    moment later, reaches the app first and ends the night. Her line is still a den line; a
+    bystander's line typed then is still a night line (refused), not a day line."""
     fake = harness.fake
     seed = seed_where(  # 6 people and the agent (seat 6 in the lobby), 2 mafia, all human
         lambda s: assign_roles(DEN_CONFIG, 7, s)[seating(s, 7).index(6)] == "bystander"
@@ -85,9 +86,13 @@ async def test_den_line_overtaken_by_the_last_kill_vote_stays_in_the_den(
     await fake.select(user=ben, action_id="mafia_vote", value=victim, channel=fake.dm(ben))
     await fake.wait_until(lambda: len(game.state.votes) == 1, what="ben's kill vote")  # type: ignore[union-attr]
 
-    text = "last words of the night"
+    text, stray = "last words of the night", "can't sleep, who is it?"
     typed, _ = fake.builder.user_message(
         event_type="message", user=ann, text=text, channel=None, thread_ts=None
+    )
+    sleeper = next(u for u in users if role[u.id] != "mafia")
+    awake, _ = fake.builder.user_message(
+        event_type="message", user=sleeper, text=stray, channel=None, thread_ts=None
     )
     await fake.select(user=ann, action_id="mafia_vote", value=victim, channel=fake.dm(ann))
     await fake.wait_until(
@@ -95,13 +100,20 @@ async def test_den_line_overtaken_by_the_last_kill_vote_stays_in_the_den(
         what="the night ended by the last kill vote",
     )
     await fake.event(None, typed)  # Ann's line arrives after the click
+    await fake.event(None, awake)  # and so does a bystander's, typed at night too
     ann_name = harness.character(game_id, ann)
     await fake.wait_until(
         lambda: (ann_name, text) in harness.persona_lines(fake.dm(ben)),
         what="the line in her partner's booth",
     )
     await harness.adapter.drain()  # type: ignore[union-attr]
-    assert all(t != text for _, t in harness.persona_lines())  # never on the stage
+    # A bystander's night line is refused, to its writer only, though it arrived by day.
+    await fake.wait_until(
+        lambda: any("not passed on" in t for t in harness.dm_texts(sleeper)),
+        what="the bystander told",
+    )
+    shown = [t for _, t in harness.persona_lines()]
+    assert text not in shown and stray not in shown  # neither is ever on the stage
     for u in users:
         if u not in (ann, ben):
             assert not any(a.get("text") == text for a in line_posts(harness, fake.dm(u)))
