@@ -7,17 +7,20 @@ their *_BASE_URL) are read by the SDKs themselves.
 
 from __future__ import annotations
 
+import logging
 import re
 import typing
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings import SettingsError as EnvParseError
 
 S = TypeVar("S", bound=BaseSettings)
+
+log = logging.getLogger(__name__)
 
 
 class SettingsError(RuntimeError):
@@ -55,10 +58,19 @@ class Settings(BaseSettings):
     night_seconds: float = Field(45.0, ge=1, le=86_400)
     night_vote_seconds: float = Field(30.0, ge=1, le=86_400)
 
+    #: for demos and tests only: the game clock of every new game, on every platform, runs
+    #: this many times faster (phases, deadlines and the agents' timing alike)
+    clock_speed: float = Field(1.0, gt=0, le=1000)
+    #: deprecated name of ``clock_speed`` (MAFIABOT_DISCORD_TEST_SPEED), still honoured
+    discord_test_speed: float | None = Field(None, gt=0, le=1000)
+
     discord_token: SecretStr | None = None
     slack_bot_token: SecretStr | None = None
     slack_app_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
+    #: Slack Web API base URL; empty means https://slack.com/api/ (set it for GovSlack,
+    #: an Enterprise Grid proxy, or a test server)
+    slack_api_url: str = ""
 
     @field_validator("llm", "scheduler_llm", "llm_backup")
     @classmethod
@@ -70,6 +82,24 @@ class Settings(BaseSettings):
         if provider not in ("anthropic", "openai") or not model.strip():
             raise ValueError("must look like 'anthropic:MODEL' or 'openai:MODEL'")
         return value
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _api_url(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            return value
+        if not value.startswith(("https://", "http://")):
+            raise ValueError("must be an http(s) URL such as https://slack-gov.com/api/")
+        return value if value.endswith("/") else value + "/"
+
+    @model_validator(mode="after")
+    def _old_speed_name(self) -> Settings:
+        if self.discord_test_speed is not None:
+            log.warning("MAFIABOT_DISCORD_TEST_SPEED is deprecated: use MAFIABOT_CLOCK_SPEED")
+            if "clock_speed" not in self.model_fields_set:
+                self.clock_speed = self.discord_test_speed
+        return self
 
     def resolved_database_url(self) -> str:
         if self.database_url:

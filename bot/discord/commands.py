@@ -21,6 +21,9 @@ from bot.discord.views import consent_view
 from bot.privacy import withdraw
 from bot.research.export import export_zip
 from bot.service import ServiceError
+from bot.table.config import MAX_AGENTS, MIN_AGENTS, config_summary
+from bot.table.links import identity_names
+from bot.table.status import phase_label
 from games.config import GameConfig
 from games.errors import ConfigError
 
@@ -144,7 +147,7 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
         vote_minutes: app_commands.Range[float, 0.25, 30.0] | None = None,
         tie_rule: TieChoice | None = None,
         roles: RoleChoice | None = None,
-        agents: app_commands.Range[int, 0, 5] | None = None,
+        agents: app_commands.Range[int, MIN_AGENTS, MAX_AGENTS] | None = None,
         persona: app_commands.Range[str, 1, 200] | None = None,
     ) -> None:
         guild, channel = interaction.guild, interaction.channel
@@ -206,7 +209,7 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
         night_vote_minutes: app_commands.Range[float, 0.25, 30.0] | None = None,
         tie_rule: TieChoice | None = None,
         roles: RoleChoice | None = None,
-        agents: app_commands.Range[int, 0, 5] | None = None,
+        agents: app_commands.Range[int, MIN_AGENTS, MAX_AGENTS] | None = None,
         persona: app_commands.Range[str, 1, 200] | None = None,
         afk_reminder_minutes: app_commands.Range[float, 0.0, 120.0] | None = None,
         afk_takeover_minutes: app_commands.Range[float, 0.0, 240.0] | None = None,
@@ -258,8 +261,6 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
         except ConfigError as exc:
             await bot.reply(interaction, f"Saved, but new games would fail: {exc}")
             return
-        from bot.discord.lobby import describe_config
-
         mods = ", ".join(f"<@&{r}>" for r in settings.get("moderator_roles", [])) or "none"
         channels = ", ".join(f"<#{c}>" for c in settings.get("channels", {})) or "none yet"
         opts = bot.options
@@ -269,7 +270,7 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
         await bot.reply(
             interaction,
             "Defaults for new games on this server:\n"
-            f"{describe_config(config_now)}\n"
+            f"{config_summary(config_now)}\n"
             f"AI players: {settings.get('agents', 1)}. Persona: {settings.get('persona', 'any')}.\n"
             f"AFK reminder after {remind} min; takeover after {takeover} min (0 = never).\n"
             f"Graveyard thread: {grave}. Research logging: {'on' if logging_on else 'off'}.\n"
@@ -300,8 +301,8 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
             ends = f", ends <t:{real_deadline(game, p.deadline)}:R>" if p.deadline else ""
             alive = sum(1 for s in game.state.seats if s.alive)
             lines.append(
-                f"- {room.game_id} in <#{room.channel_id}>: {p.kind.value.replace('_', ' ')} "
-                f"{p.number}{ends}; {alive}/{len(game.state.seats)} alive, "
+                f"- {room.game_id} in <#{room.channel_id}>: {phase_label(p.kind, p.number)}"
+                f"{ends}; {alive}/{len(game.state.seats)} alive, "
                 f"{len(room.humans)} human(s)"
             )
         await bot.reply(interaction, "\n".join(lines) if lines else "No games open here.")
@@ -474,13 +475,8 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
 async def _identities(bot: MafiaBot, guild: discord.Guild, ids: list[str]) -> dict[str, list[str]]:
     """Account, display and nick names of the people who played, so the export can scrub them
     from what was typed (looked up once each, at most 500)."""
-    users: set[str] = set()
-    for game_id in ids:
-        for seat in await bot.links.seats(game_id):
-            if seat.user_id and not seat.is_agent:
-                users.add(seat.user_id)
     out: dict[str, list[str]] = {}
-    for uid in sorted(users)[:500]:
+    for uid in await bot.links.players(ids, limit=500):
         if not uid.isdigit():
             continue
         member = guild.get_member(int(uid))
@@ -489,6 +485,5 @@ async def _identities(bot: MafiaBot, guild: discord.Guild, ids: list[str]) -> di
                 member = await guild.fetch_member(int(uid))
             except discord.HTTPException:
                 continue
-        names = {member.name, member.display_name, member.global_name or "", member.nick or ""}
-        out[uid] = sorted(n for n in names if n)
+        out[uid] = identity_names(member.name, member.display_name, member.global_name, member.nick)
     return out

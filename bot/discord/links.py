@@ -9,35 +9,26 @@
 - Survey answers (``survey_responses``, source "discord") are written as they come in.
 
 The service has its own single DB thread; this one keeps the adapter's writes from queueing
-behind game actions (and the other way round).
+behind game actions (and the other way round). The link rows, the thread and the list of a
+server's finished games are the table's (`bot.table.links.PlatformLinks`), shared with Slack.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.store.db import session_scope
 from bot.store.models import Game, Message, PlatformLink, Seat, Server, SurveyResponse, utcnow
+from bot.table.links import OPEN, Link, PlatformLinks
+
+__all__ = ["PLATFORM", "GameRow", "Link", "LinkStore", "SeatRow"]
 
 PLATFORM = "discord"
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Link:
-    kind: str
-    seat: int | None
-    external_id: str
-    data: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -58,69 +49,11 @@ class SeatRow:
     role: str | None
 
 
-class LinkStore:
+class LinkStore(PlatformLinks):
     def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mafiabot-discord-db")
-
-    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run a blocking call (``fn(*args)``) on the adapter's DB thread."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
-
-    async def _tx(self, fn: Callable[[Session], T]) -> T:
-        def work() -> T:
-            with session_scope(self.engine) as session:
-                return fn(session)
-
-        return await self.run(work)
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True)
+        super().__init__(engine, PLATFORM)
 
     # --- links ------------------------------------------------------------------------------
-
-    @staticmethod
-    def _find(session: Session, game_id: str, kind: str, seat: int | None) -> PlatformLink | None:
-        query = select(PlatformLink).where(
-            PlatformLink.game_id == game_id,
-            PlatformLink.platform == PLATFORM,
-            PlatformLink.kind == kind,
-        )
-        if seat is None:
-            query = query.where(col(PlatformLink.seat_index).is_(None))
-        else:
-            query = query.where(PlatformLink.seat_index == seat)
-        return session.exec(query).first()
-
-    async def put(
-        self,
-        game_id: str,
-        kind: str,
-        external_id: str | int,
-        seat: int | None = None,
-        data: dict[str, Any] | None = None,
-    ) -> None:
-        """Create or replace the link of this kind (and seat)."""
-
-        def work(session: Session) -> None:
-            row = self._find(session, game_id, kind, seat)
-            if row is None:
-                session.add(
-                    PlatformLink(
-                        game_id=game_id,
-                        platform=PLATFORM,
-                        kind=kind,
-                        seat_index=seat,
-                        external_id=str(external_id),
-                        data=dict(data or {}),
-                    )
-                )
-            else:
-                row.external_id = str(external_id)
-                row.data = dict(data or {})
-
-        await self._tx(work)
 
     async def update_data(
         self, game_id: str, kind: str, seat: int | None, changes: dict[str, Any]
@@ -129,14 +62,6 @@ class LinkStore:
             row = self._find(session, game_id, kind, seat)
             if row is not None:
                 row.data = {**row.data, **changes}
-
-        await self._tx(work)
-
-    async def delete(self, game_id: str, kind: str, seat: int | None = None) -> None:
-        def work(session: Session) -> None:
-            row = self._find(session, game_id, kind, seat)
-            if row is not None:
-                session.delete(row)
 
         await self._tx(work)
 
@@ -156,20 +81,9 @@ class LinkStore:
 
         await self._tx(work)
 
-    async def links(self, game_id: str) -> list[Link]:
-        def work(session: Session) -> list[Link]:
-            rows = session.exec(
-                select(PlatformLink).where(
-                    PlatformLink.game_id == game_id, PlatformLink.platform == PLATFORM
-                )
-            ).all()
-            return [Link(r.kind, r.seat_index, r.external_id, dict(r.data)) for r in rows]
-
-        return await self._tx(work)
-
     # --- games ------------------------------------------------------------------------------
 
-    async def games(self, statuses: tuple[str, ...] = ("lobby", "running")) -> list[GameRow]:
+    async def games(self, statuses: tuple[str, ...] = OPEN) -> list[GameRow]:
         """Games played on Discord with one of ``statuses``, oldest first."""
 
         def work(session: Session) -> list[GameRow]:
@@ -206,24 +120,6 @@ class LinkStore:
                     col(Game.status).in_(["lobby", "running"]),
                 )
             ).first()
-
-        return await self._tx(work)
-
-    async def ended_games(self, guild_id: int) -> list[str]:
-        def work(session: Session) -> list[str]:
-            return list(
-                session.exec(
-                    select(Game.id)
-                    .join(Server, col(Server.id) == col(Game.server_id))
-                    .where(
-                        Server.platform == PLATFORM,
-                        Server.external_id == str(guild_id),
-                        col(Game.status).in_(["finished", "aborted"]),
-                        col(Game.started_at).is_not(None),
-                    )
-                    .order_by(col(Game.created_at))
-                ).all()
-            )
 
         return await self._tx(work)
 

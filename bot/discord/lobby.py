@@ -22,25 +22,15 @@ from bot.discord.permissions import blocking, describe_missing
 from bot.discord.rooms import Room
 from bot.discord.views import consent_view, lobby_view
 from bot.service import LiveGame, ServiceError
+from bot.table.config import config_summary
+from bot.table.lobby import may_manage, seat_agents, start_problem
 from games.config import MIN_PLAYERS, GameConfig
 from games.errors import ConfigError
-from games.narration import duration
 
 if TYPE_CHECKING:
     from bot.discord.app import MafiaBot
 
 log = logging.getLogger(__name__)
-
-
-def describe_config(config: GameConfig) -> str:
-    ties = "nobody is voted out" if config.tie_rule == "none" else "chance decides"
-    extra = ", ".join(config.roles) if config.roles else "none"
-    return (
-        f"Day {duration(config.day_seconds)}, then a vote of {duration(config.vote_seconds)}. "
-        f"Night {duration(config.night_seconds)}, then the mafia vote "
-        f"({duration(config.night_vote_seconds)}).\n"
-        f"Tied day vote: {ties}. Special roles: {extra}."
-    )
 
 
 class Lobby:
@@ -59,7 +49,7 @@ class Lobby:
         embed = discord.Embed(title=f"Mafia: game {game.id}", colour=discord.Colour.dark_red())
         host = f"Hosted by <@{room.host_id}>.\n" if room.host_id else ""
         embed.description = (
-            f"{host}{describe_config(game.config)}\n\n"
+            f"{host}{config_summary(game.config)}\n\n"
             "**One of the players is an AI agent**, and nobody is told which. Everyone plays "
             "under a character name drawn at the start and talks through a private booth, so "
             "all lines look alike."
@@ -110,7 +100,7 @@ class Lobby:
             server_name=guild.name,
             channel_id=str(channel.id),
             host_user_id=str(user.id),
-            speed=self.bot.options.test_speed,
+            speed=self.bot.options.test_speed or self.bot.settings.clock_speed,
             seed=self.bot.options.test_seed,
         )
         game = self.bot.service.games[game_id]
@@ -298,18 +288,13 @@ class Lobby:
     async def start(
         self, interaction: discord.Interaction[Any], game: LiveGame, room: Room
     ) -> None:
-        user = interaction.user
-        if str(user.id) != game.host_user_id and not await self.bot.is_moderator(interaction):
+        user = str(interaction.user.id)
+        if not may_manage(game, user, moderator=await self.bot.is_moderator(interaction)):
             await self.bot.reply(interaction, "Only the host or a moderator can start the game.")
             return
-        if game.status != "lobby":
-            await self.bot.reply(interaction, "This game has already started.")
-            return
-        waiting = self.agents_to_seat(game, room)
-        try:
-            game.config.validate(len(game.seats) + waiting)
-        except ConfigError as exc:
-            await self.bot.reply(interaction, f"Can't start yet: {exc}")
+        problem = start_problem(game, room.agents)
+        if problem is not None:
+            await self.bot.reply(interaction, problem)
             return
         lacking = blocking(interaction.app_permissions)
         if lacking:
@@ -353,17 +338,15 @@ class Lobby:
             ephemeral=True,
         )
 
-    @staticmethod
-    def agents_to_seat(game: LiveGame, room: Room) -> int:
-        return max(0, room.agents - sum(1 for s in game.seats if s.is_agent))
-
     async def seat_agents(self, game: LiveGame, room: Room) -> None:
-        """Add the AI players the host asked for. Where they sit is the service's business
-        (it seats everyone at the start), so joining them last gives nothing away."""
-        for _ in range(self.agents_to_seat(game, room)):
-            await self.bot.service.join(
-                game.id, None, is_agent=True, agent_kind=self.bot.agent_kind, persona=room.persona
-            )
+        """Add the AI players the host asked for, with the lobby's persona."""
+        await seat_agents(
+            self.bot.service,
+            game,
+            room.agents,
+            agent_kind=self.bot.agent_kind,
+            persona=room.persona,
+        )
 
     async def prepare(self, room: Room) -> None:
         """Webhook and stage lock: what the first stage posts need (booths come after the

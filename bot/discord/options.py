@@ -1,8 +1,9 @@
 """Discord-only options, read like the other settings from the environment and ``.env``.
 
 They are kept apart from `bot.settings.Settings` (which holds the token) because they only
-matter to the Discord adapter. All are optional; `MAFIABOT_DISCORD_TEST_SPEED` is for tests
-and benchmarks only (it makes every new game run that many times faster).
+matter to the Discord adapter. All are optional. The fast clock for demos and tests is
+``MAFIABOT_CLOCK_SPEED`` (`bot.settings.Settings.clock_speed`, every platform);
+``MAFIABOT_DISCORD_TEST_SPEED`` is its deprecated old name.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bot.platform_common import AVATAR_URL_TEMPLATE
 from bot.settings import load_env
+from bot.table.text import AVATAR_URL_TEMPLATE
 
 
 class DiscordOptions(BaseSettings):
@@ -40,9 +41,9 @@ class DiscordOptions(BaseSettings):
     graveyard: bool = False
     #: how often AFK silences are checked, real seconds
     afk_tick_seconds: float = Field(5.0, gt=0)
-    #: tests and benchmarks only: game clock speed of new games, and a fixed seed (deal and
-    #: names) instead of a random one
-    test_speed: float = Field(1.0, gt=0)
+    #: deprecated (use MAFIABOT_CLOCK_SPEED): game clock speed of new games; None: the
+    #: settings' clock_speed. Tests and benchmarks only: a fixed seed (deal and names)
+    test_speed: float | None = Field(None, gt=0)
     test_seed: int | None = None
 
 

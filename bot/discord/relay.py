@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 import discord
 
 from bot.discord.rooms import Booth, Room
-from bot.discord.sanitize import plain
 from bot.service import ServiceError
+from bot.table.booths import in_typed_order, late_note
 from games.errors import RuleError
 
 if TYPE_CHECKING:
@@ -204,8 +204,9 @@ class Relay:
         try:
             for queue, _ in taken:
                 await queue.idle()  # lines on their way before the read began go first
-            missed = sorted(
-                ((line, queue) for queue, read in taken for line in read), key=lambda p: p[0].id
+            missed = in_typed_order(
+                ([(line, queue) for line in read] for queue, read in taken),
+                key=lambda p: p[0].id,
             )
             for line, queue in missed:
                 await queue.relay_now(line)
@@ -302,8 +303,5 @@ class Relay:
 
     def note(self, room: Room, queue: BoothQueue, line: Line, text: str) -> None:
         if line.recovered:
-            text = (
-                f"While the Game-Manager was away you wrote “{plain(line.text, 80)}”; it could "
-                f"not be relayed: {text}"
-            )
+            text = late_note(line.text, text)
         self.bot.renderer.booth(room, queue.seat, text)

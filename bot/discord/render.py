@@ -38,6 +38,7 @@ from bot.discord.sanitize import clean_manager, relay_chunks
 from bot.discord.survey import survey_message
 from bot.discord.views import night_action_view, night_vote_view, vote_view
 from bot.service import LiveGame
+from bot.table.status import phase_label
 from games.events import (
     Event,
     GameOver,
@@ -94,12 +95,6 @@ def seat_card(state: GameState, seat: int) -> str:
 
 
 ViewFactory = Callable[[], discord.ui.View]
-PHASE_NAMES = {
-    "day": "Day {n}: discussion",
-    "vote": "Day {n}: vote",
-    "night": "Night {n}",
-    "night_vote": "Night {n}: mafia vote",
-}
 
 
 class Renderer:
@@ -289,7 +284,7 @@ class Renderer:
             self.stage_line(room, line)
         ends = real_deadline(game, e.deadline)
         when = f"<t:{ends}:R>"
-        label = PHASE_NAMES.get(e.phase, e.phase).format(n=e.number)
+        label = phase_label(e.phase, e.number)
         first_night_phase = kind is PhaseKind.NIGHT or (
             kind is PhaseKind.NIGHT_VOTE and e.talk_skipped
         )
@@ -387,7 +382,7 @@ class Renderer:
         if state is None or state.over or state.phase.deadline is None:
             return
         p = state.phase
-        label = PHASE_NAMES.get(p.kind.value, p.kind.value).format(n=p.number)
+        label = phase_label(p.kind, p.number)
         ends = real_deadline(game, p.deadline)
         alive = sorted(room.alive)
         names = [room.names[s] for s in alive]

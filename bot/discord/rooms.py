@@ -30,8 +30,9 @@ import discord
 
 from bot.discord.links import GameRow, Link
 from bot.discord.sanitize import chunks
-from bot.platform_common import avatar_url
 from bot.service import LiveGame
+from bot.table.booths import den_audience
+from bot.table.text import avatar_url
 from games.roles import get_role
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ class Room:
             audience = {
                 s for s in self.alive if get_role(self.roles.get(s, "bystander")).team == "mafia"
             }
-        return {s: u for s, u in self.humans.items() if s in audience}
+        return den_audience(audience, self.humans)
 
     def seat_of(self, user_id: int) -> int | None:
         return next((s for s, u in self.humans.items() if u == user_id), None)

@@ -422,7 +422,9 @@ async def run_play(
             console.print(describe_resume(game))
             cues.recall(game, me.index)
         else:
-            game_id = await service.create_game(config, seed=seed, server_external_id=TERMINAL)
+            game_id = await service.create_game(
+                config, seed=seed, speed=settings.clock_speed, server_external_id=TERMINAL
+            )
             console.print(f"Game {game_id}")
             me = await service.join(game_id, HUMAN_ID)
             for _ in range(players - 1):

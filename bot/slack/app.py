@@ -26,11 +26,11 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.platform_common import AVATAR_URL_TEMPLATE
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from bot.slack import inbound
 from bot.slack.adapter import SlackAdapter
+from bot.table.text import AVATAR_URL_TEMPLATE
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ class HostAlerts:
     async def on_alert(self, game: LiveGame, message: str) -> None:
         sg = self.adapter.games.get(game.id)
         if sg is not None:
-            await self.adapter.tell_host(sg, message)
+            await self.adapter.out.tell_host(sg, message)
 
 
 class SlackRunner:
@@ -123,7 +123,7 @@ class SlackRunner:
         if not token:
             raise SlackSetupError("MAFIABOT_SLACK_BOT_TOKEN is not set (the xoxb-... token).")
         self.settings = settings
-        self.client = make_client(token, base_url=base_url)
+        self.client = make_client(token, base_url=base_url or settings.slack_api_url or None)
         self.adapter = SlackAdapter(
             service,
             self.client,
@@ -215,7 +215,8 @@ async def run_slack(
     """Run the Slack app until cancelled: Socket Mode, or HTTP on ``http_port``.
 
     With ``service`` given, games are shared with whatever else uses it (Discord); the
-    caller owns its lifetime. ``base_url`` points the Web API elsewhere (GovSlack, tests)."""
+    caller owns its lifetime. ``base_url`` points the Web API elsewhere (GovSlack, tests); by
+    default it is ``MAFIABOT_SLACK_API_URL``, else Slack's own."""
     check_settings(settings, http_port=http_port)
     async with contextlib.AsyncExitStack() as stack:
         if service is None:

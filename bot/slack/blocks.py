@@ -11,13 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot.platform_common import (
-    COMMENTS_QUESTION,
-    RATING_LABELS,
-    RATING_QUESTIONS,
-    SURVEY_GUESS_QUESTION,
-    SURVEY_INTRO,
-)
+from bot import survey
 from bot.slack.text import escape
 
 Block = dict[str, Any]
@@ -155,7 +149,7 @@ def consent_prompt(status: str) -> list[Block]:
 
 def survey_invite(game_id: str) -> list[Block]:
     return [
-        section(escape(SURVEY_INTRO)),
+        section(escape(survey.INTRO)),
         {
             "type": "actions",
             "block_id": f"survey:{game_id}",
@@ -165,43 +159,27 @@ def survey_invite(game_id: str) -> list[Block]:
 
 
 def survey_modal(game_id: str, choices: Sequence[str]) -> Block:
-    blocks: list[Block] = [
-        section(escape(SURVEY_INTRO)),
-        {
+    """The survey's questions (`bot.survey.QUESTIONS`) as one modal; each input's block and
+    action id is the question's key."""
+    blocks: list[Block] = [section(escape(survey.INTRO))]
+    for question in survey.QUESTIONS:
+        element: Block
+        if question.kind == "guess":
+            element = _select(question.key, "Pick a player", [option(n, n) for n in choices])
+        elif question.kind == "rating":
+            labels = survey.RATING_LABELS.items()
+            element = _select(question.key, "1 to 5", [option(t, str(n)) for n, t in labels])
+        else:
+            element = {"type": "plain_text_input", "action_id": question.key, "multiline": True}
+        block: Block = {
             "type": "input",
-            "block_id": "guess",
-            "label": plain(SURVEY_GUESS_QUESTION),
-            "element": {
-                "type": "static_select",
-                "action_id": "guess",
-                "placeholder": plain("Pick a player"),
-                "options": [option(n, n) for n in choices][:100],
-            },
-        },
-    ]
-    for key, question in RATING_QUESTIONS:
-        blocks.append(
-            {
-                "type": "input",
-                "block_id": key,
-                "label": plain(question),
-                "element": {
-                    "type": "static_select",
-                    "action_id": key,
-                    "placeholder": plain("1 to 5"),
-                    "options": [option(label, str(n)) for n, label in RATING_LABELS.items()],
-                },
-            }
-        )
-    blocks.append(
-        {
-            "type": "input",
-            "block_id": "comments",
-            "optional": True,
-            "label": plain(COMMENTS_QUESTION),
-            "element": {"type": "plain_text_input", "action_id": "comments", "multiline": True},
+            "block_id": question.key,
+            "label": plain(question.text),
+            "element": element,
         }
-    )
+        if question.kind == "comment":
+            block["optional"] = True
+        blocks.append(block)
     return {
         "type": "modal",
         "callback_id": SURVEY_VIEW,
@@ -210,6 +188,15 @@ def survey_modal(game_id: str, choices: Sequence[str]) -> Block:
         "submit": plain("Send"),
         "close": plain("Cancel"),
         "blocks": blocks,
+    }
+
+
+def _select(action_id: str, placeholder: str, options: list[dict[str, Any]]) -> Block:
+    return {
+        "type": "static_select",
+        "action_id": action_id,
+        "placeholder": plain(placeholder),
+        "options": options[:100],
     }
 
 

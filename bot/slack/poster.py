@@ -6,6 +6,11 @@ the worker here waits and tries the *same* call again. Because each conversation
 one worker taking calls in the order they were queued, a rate limit delays the queue but can
 never drop a line or let a later one overtake it. Other conversations are not held up.
 
+Slack's transient failures are waited out the same way: an HTTP 5xx (whose body may be
+Slack's JSON or a load balancer's ``text/plain`` page), a timeout or a dropped connection is
+retried with a growing pause, in place, so nothing is lost and nothing overtakes it; only a
+line finally given up (`MAX_TRANSIENT_RETRIES` tries, about a minute and a half) is reported.
+
 A call that fails for good (channel deleted, permission missing) is reported through
 ``on_failure`` and then skipped, so one broken conversation never blocks the rest. A line
 refused only because ``chat:write.customize`` is missing is posted again without the
@@ -25,10 +30,16 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.slack.problems import TRANSIENT
+
 log = logging.getLogger(__name__)
 
 MAX_RATE_LIMIT_WAITS = 30
-MAX_CONNECTION_RETRIES = 6
+#: tries after a 5xx, timeout or connection error before a call is given up
+MAX_TRANSIENT_RETRIES = 8
+#: first pause after a transient failure (doubled each time, at most `MAX_BACKOFF`)
+TRANSIENT_BACKOFF = 0.5
+MAX_BACKOFF = 30.0
 MAX_RETRY_AFTER = 60.0
 
 
@@ -72,10 +83,28 @@ def _retry_after(err: SlackApiError) -> float:
     return 1.0
 
 
+def error_fields(err: SlackApiError) -> tuple[str, str]:
+    """(error, needed) of a refused call. Slack answers JSON, but a proxy or Slack's own edge
+    may answer a 5xx with a ``text/plain`` page: then the error is named by its status."""
+    data = getattr(err.response, "data", None)
+    if isinstance(data, dict):
+        return str(data.get("error") or "unknown_error"), str(data.get("needed") or "")
+    status = getattr(err.response, "status_code", None)
+    return (f"http_{status}" if status else "unknown_error"), ""
+
+
+def _status(err: SlackApiError) -> int:
+    status = getattr(err.response, "status_code", 200)
+    return status if isinstance(status, int) else 200
+
+
 def _is_rate_limit(err: SlackApiError) -> bool:
-    return getattr(err.response, "status_code", 200) == 429 or err.response.get("error") == (
-        "ratelimited"
-    )
+    return _status(err) == 429 or error_fields(err)[0] == "ratelimited"
+
+
+def is_transient(err: SlackApiError) -> bool:
+    """Slack (or what stands before it) failed, not the call: the same call may work later."""
+    return _status(err) >= 500 or error_fields(err)[0] in TRANSIENT
 
 
 @dataclass
@@ -92,6 +121,8 @@ class Poster:
         self._closed = False
         #: False once Slack said chat:write.customize is missing: post plainly until re-granted
         self.customize = True
+        #: first pause after a transient failure (tests shorten it)
+        self.backoff = TRANSIENT_BACKOFF
 
     def submit(
         self,
@@ -160,8 +191,12 @@ class Poster:
                     log.info("Slack rate limit on %s; waiting %.0fs", job.method, delay)
                     await asyncio.sleep(delay)
                     continue
-                error = str(err.response.get("error") or "unknown_error")
-                needed = str(err.response.get("needed") or "")
+                error, needed = error_fields(err)
+                if is_transient(err) and errors < MAX_TRANSIENT_RETRIES:
+                    errors += 1
+                    log.info("Slack %s failed (%s); trying again", job.method, error)
+                    await asyncio.sleep(self._pause(errors))
+                    continue
                 if (
                     error == "missing_scope"
                     and "chat:write.customize" in needed
@@ -176,10 +211,13 @@ class Poster:
                 raise
             except (aiohttp.ClientError, TimeoutError, OSError) as err:
                 errors += 1
-                if errors > MAX_CONNECTION_RETRIES:
+                if errors > MAX_TRANSIENT_RETRIES:
                     await self._fail(job, f"connection failed ({type(err).__name__})", "")
                     raise
-                await asyncio.sleep(min(30.0, 0.25 * 2**errors))
+                await asyncio.sleep(self._pause(errors))
+
+    def _pause(self, attempt: int) -> float:
+        return float(min(MAX_BACKOFF, self.backoff * 2 ** (attempt - 1)))
 
     async def _fail(self, job: Job, error: str, needed: str, *, recovered: bool = False) -> None:
         channel = job.kwargs.get("channel")

@@ -36,6 +36,8 @@ BOT_EVENTS: tuple[str, ...] = (
 
 #: Slack errors that mean the conversation is gone for us (report, don't retry)
 GONE = {"channel_not_found", "is_archived", "not_in_channel", "channel_is_archived"}
+#: Slack errors that mean "Slack is having trouble"; the call was retried for a while first
+TRANSIENT = {"internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 AUTH = {"invalid_auth", "account_inactive", "token_revoked", "not_authed", "no_permission"}
 
 
@@ -76,6 +78,12 @@ def explain(error: str, *, what: str, channel: str | None = None, needed: str = 
         return (
             f"I couldn't {what}: Slack refused the app's token ({error}). The app may have been "
             "uninstalled or its token revoked; reinstall it and restart mafiabot."
+        )
+    if error.startswith("http_5") or error in TRANSIENT:
+        return (
+            f"I couldn't {what}: Slack kept failing ({error.replace('http_', 'HTTP ')}) for "
+            "too long, so I gave up on it. Slack's status page (status.slack.com) says when "
+            "it is back."
         )
     if error == "ratelimited":
         return f"I couldn't {what}: Slack kept rate-limiting me for too long."

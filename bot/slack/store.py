@@ -4,25 +4,22 @@ Rows (platform "slack"): ``stage`` (the game channel; data: team, host, agents),
 (the lobby message ts; data: channel), ``booth`` per human seat (their DM channel; data: user,
 last_ts = the newest DM line already handed to the game). A ``den`` row (the mafia's private
 channel) is only written by older versions; it is still read, so such a game's den can be
-archived at its end. All writes go through one thread so they land in the order they were made.
+archived at its end. All writes go through one thread so they land in the order they were made
+(`bot.table.links.PlatformLinks`, shared with the other platforms).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.store.db import session_scope
-from bot.store.models import Game, PlatformLink, Server
+from bot.store.models import Game, PlatformLink
+from bot.table.links import OPEN, PlatformLinks
 
 PLATFORM = "slack"
-T = TypeVar("T")
 
 
 @dataclass
@@ -55,50 +52,9 @@ class SlackGame:
     set_up: bool = False
 
 
-class LinkStore:
+class LinkStore(PlatformLinks):
     def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mafiabot-slack-db")
-
-    async def run(self, fn: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True)
-
-    # --- writes ---------------------------------------------------------------------------
-
-    def _put(
-        self,
-        session: Session,
-        game_id: str,
-        kind: str,
-        external_id: str,
-        seat: int | None = None,
-        data: dict[str, Any] | None = None,
-    ) -> None:
-        query = select(PlatformLink).where(
-            PlatformLink.game_id == game_id,
-            PlatformLink.platform == PLATFORM,
-            PlatformLink.kind == kind,
-        )
-        query = query.where(
-            col(PlatformLink.seat_index).is_(None)
-            if seat is None
-            else PlatformLink.seat_index == seat
-        )
-        row = session.exec(query).first()
-        if row is None:
-            row = PlatformLink(
-                game_id=game_id,
-                platform=PLATFORM,
-                kind=kind,
-                seat_index=seat,
-                external_id=external_id,
-            )
-        row.external_id = external_id
-        row.data = dict(data or {})
-        session.add(row)
+        super().__init__(engine, PLATFORM)
 
     async def save_game(self, sg: SlackGame) -> None:
         def work() -> None:
@@ -119,32 +75,16 @@ class LinkStore:
         await self.run(work)
 
     async def drop_booth(self, game_id: str, seat: int) -> None:
-        def work() -> None:
-            with session_scope(self.engine) as s:
-                for row in s.exec(
-                    select(PlatformLink).where(
-                        PlatformLink.game_id == game_id,
-                        PlatformLink.platform == PLATFORM,
-                        PlatformLink.kind == "booth",
-                        PlatformLink.seat_index == seat,
-                    )
-                ).all():
-                    s.delete(row)
-
-        await self.run(work)
+        await self.delete(game_id, "booth", seat)
 
     # --- reads ----------------------------------------------------------------------------
 
     async def load(self, game_id: str) -> SlackGame | None:
         def work() -> SlackGame | None:
             with Session(self.engine) as s:
-                rows = s.exec(
-                    select(PlatformLink).where(
-                        PlatformLink.game_id == game_id, PlatformLink.platform == PLATFORM
-                    )
-                ).all()
+                rows = self._rows(s, game_id)
                 game = s.get(Game, game_id)
-            return _assemble(game_id, list(rows), game)
+            return _assemble(game_id, rows, game)
 
         return await self.run(work)
 
@@ -159,31 +99,11 @@ class LinkStore:
                     .where(
                         PlatformLink.platform == PLATFORM,
                         PlatformLink.kind == "stage",
-                        col(Game.status).in_(["lobby", "running"]),
+                        col(Game.status).in_(OPEN),
                     )
                     .order_by(col(Game.created_at))
                 ).all()
             return [(str(a), str(b)) for a, b in rows]
-
-        return await self.run(work)
-
-    async def ended_games(self, team: str) -> list[str]:
-        """Ended games played on this workspace, for the export."""
-
-        def work() -> list[str]:
-            with Session(self.engine) as s:
-                rows = s.exec(
-                    select(Game.id)
-                    .join(Server, col(Server.id) == col(Game.server_id))
-                    .where(
-                        Server.platform == PLATFORM,
-                        Server.external_id == team,
-                        col(Game.status).in_(["finished", "aborted"]),
-                        col(Game.started_at).is_not(None),
-                    )
-                    .order_by(col(Game.started_at))
-                ).all()
-            return [str(r) for r in rows]
 
         return await self.run(work)
 

@@ -31,7 +31,7 @@ async def test_config_status_end_and_export(fake_discord: FakeDiscord, tmp_path:
             "Day 7 minutes" in fake_discord.messages_in(table.town)[0]["embeds"][0]["description"]
         )
         status = await table.answer(await table.slash("mafia status", table.mod))
-        assert game_id in status and "day 1" in status and "5 human(s)" in status
+        assert game_id in status and "Day 1: discussion" in status and "5 human(s)" in status
 
         ended = await table.answer(await table.slash("mafia end", table.mod, reason="time's up"))
         assert ended == f"Game {game_id} is stopped."

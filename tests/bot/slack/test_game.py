@@ -207,7 +207,7 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
             user=u,
             view=view,
             values={
-                "guess": guess,
+                "guessed_name": guess,
                 "similarity": "4",
                 "timing": str(1 + i % 5),
                 "relevance": "3",

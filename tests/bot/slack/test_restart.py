@@ -120,11 +120,14 @@ async def test_restart_mid_night_keeps_the_den_in_the_booths(harness: SlackHarne
     adapter = await harness.boot()
     game = harness.live(game_id)
     assert game.state is not None and game.state.phase.kind.value == "night"
-    assert adapter.games[game_id].den == old_den.id  # read back without trouble
+    assert adapter.games.by_id[game_id].den == old_den.id  # read back without trouble
     await fake.wait_until(
         lambda: (name[ann.id], "typed while you slept") in harness.persona_lines(fake.dm(ben)),
         what="the outage line in the partner's booth",
     )
+    # typed at night while the app was down: still the night (the clock stood still), never
+    # the day vote before it, so never on the stage
+    assert all(t != "typed while you slept" for _, t in harness.persona_lines())
     await fake.message_event(user=ben, text="welcome back")
     await fake.wait_until(
         lambda: (name[ben.id], "welcome back") in harness.persona_lines(fake.dm(ann)),

@@ -82,10 +82,10 @@ async def test_deleted_old_den_channel_is_forgotten_quietly(harness: SlackHarnes
     game_id = await harness.running_game()
     assert harness.adapter is not None
     old_den = fake.add_channel(f"mafia-den-{game_id}", private=True)
-    harness.adapter.games[game_id].den = old_den.id
+    harness.adapter.games.by_id[game_id].den = old_den.id
     await fake.channel_deleted(channel=old_den)
     await fake.wait_until(
-        lambda: harness.adapter.games[game_id].den is None,  # type: ignore[union-attr]
+        lambda: harness.adapter.games.by_id[game_id].den is None,  # type: ignore[union-attr]
         what="the den forgotten",
     )
     assert harness.live(game_id).status == "running"

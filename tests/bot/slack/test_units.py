@@ -17,8 +17,8 @@ from bot.platform_common import (
     survey_response,
 )
 from bot.service import SeatInfo
-from bot.slack.adapter import _ts
 from bot.slack.inbound import register
+from bot.slack.moments import ts_key as _ts
 from bot.slack.problems import BOT_EVENTS, REQUIRED_SCOPES, explain
 from bot.slack.text import from_slack, to_slack, unescape
 from games.config import GameConfig

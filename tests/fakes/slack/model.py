@@ -61,21 +61,15 @@ class TsClock:
     """Message timestamps: `"<unix seconds>.<6 digits>"`, strictly increasing.
 
     Slack uses `ts` as the message id within a channel, so two messages must never share one;
-    a counter in the fraction keeps them unique and ordered even within one second."""
+    and it is the moment the message was made, to the microsecond (an app may judge a line by
+    it). So: the wall clock in microseconds, one more than the last when two would collide."""
 
     def __init__(self) -> None:
-        self._seconds = int(time.time())
-        self._n = 0
+        self._last = 0
 
     def next(self) -> str:
-        self._n += 1
-        if self._n > 999_999:
-            self._seconds += 1
-            self._n = 1
-        now = int(time.time())
-        if now > self._seconds:
-            self._seconds, self._n = now, 1
-        return f"{self._seconds}.{self._n:06d}"
+        self._last = max(time.time_ns() // 1000, self._last + 1)
+        return f"{self._last // 1_000_000}.{self._last % 1_000_000:06d}"
 
 
 def random_token(n: int = 5) -> str:

@@ -80,12 +80,18 @@ class SendOptions(TypedDict, total=False):
 
 @dataclass
 class _Fault:
-    kind: str  # "rate_limit" | "error"
+    kind: str  # "rate_limit" | "error" | "http" | "stall"
     times: int
     after: int
     retry_after: int = 1
     error: str = ""
     extra: JSON = field(default_factory=dict)
+    status: int = 503
+    body: str = ""
+    content_type: str = "text/plain"
+    delay: float = 0.0
+    #: only calls into this conversation (None: every call of the method)
+    channel: str | None = None
 
 
 class FakeSlack:
@@ -285,6 +291,24 @@ class FakeSlack:
             _Fault("error", times, after, error=error, extra=extra)
         )
 
+    def server_error(self, method: str, status: int = 503, times: int = 1, after: int = 0,
+                     body: str = "upstream connect error or disconnect/reset before headers",
+                     content_type: str = "text/plain", channel: ChannelRef | None = None) -> None:
+        """Answer the next `times` calls of `method` (into `channel`, if given) with HTTP
+        `status` and a non-JSON body, as Slack's edge or a proxy in front of it does when
+        Slack is having trouble. Nothing is done (no message is posted)."""
+        self._faults.setdefault(method, deque()).append(
+            _Fault("http", times, after, status=status, body=body, content_type=content_type,
+                   channel=None if channel is None else self.channel(channel).id)
+        )
+
+    def stall(self, method: str, seconds: float, times: int = 1, after: int = 0) -> None:
+        """Hold the next `times` calls of `method` for `seconds` (longer than the client's
+        timeout: it gives up), then answer 504 without doing anything."""
+        self._faults.setdefault(method, deque()).append(
+            _Fault("stall", times, after, status=504, body="gateway timeout", delay=seconds)
+        )
+
     def deny_scope(self, method: str, scope: str) -> None:
         """Every call of `method` fails with missing_scope, needed=`scope`, until cleared."""
         self._denied[method] = scope
@@ -300,11 +324,13 @@ class FakeSlack:
         self._faults.clear()
         self._denied.clear()
 
-    def _next_fault(self, method: str) -> _Fault | None:
+    def _next_fault(self, method: str, args: JSON) -> _Fault | None:
         queue = self._faults.get(method)
         if not queue:
             return None
         fault = queue[0]
+        if fault.channel is not None and args.get("channel") != fault.channel:
+            return None
         if fault.after > 0:
             fault.after -= 1
             return None
@@ -646,11 +672,19 @@ class FakeSlack:
                 with contextlib.suppress(ValueError):
                     args[key] = decode_json_arg(args[key])
 
-        fault = self._next_fault(method)
+        fault = self._next_fault(method, args)
         if fault is not None and fault.kind == "rate_limit":
             headers = {"Retry-After": str(fault.retry_after)}
             return self._respond(method, args, token, request, 429,
                                  {"ok": False, "error": "ratelimited"}, set(), headers)
+        if fault is not None and fault.kind in ("http", "stall"):
+            if fault.delay:
+                await asyncio.sleep(fault.delay)
+            self.api_calls.append(ApiCall(method, args, token, request.method,
+                                          request.content_type, fault.status, {}))
+            self._touch()
+            return web.Response(status=fault.status, text=fault.body,
+                                content_type=fault.content_type)
         if fault is not None:
             return self._respond(method, args, token, request, 200,
                                  {"ok": False, "error": fault.error, **fault.extra}, set())

@@ -1,0 +1,177 @@
+"""``/mafia`` and its subcommands: each becomes a call on the lobby, the service or the
+store, and one reply for the person who typed it (ephemeral).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING
+
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from bot.consent import consent_status
+from bot.privacy import withdraw
+from bot.service import ServiceError
+from bot.slack import blocks as B
+from bot.slack.lobby import PLATFORM
+from bot.slack.poster import error_fields
+from bot.slack.problems import explain
+from bot.slack.text import to_slack
+from bot.table.config import SETTINGS_HELP
+from bot.table.links import identity_names
+from bot.table.status import status_text
+
+if TYPE_CHECKING:
+    from bot.slack.adapter import Ctx, SlackAdapter
+
+log = logging.getLogger(__name__)
+
+Reply = str | tuple[str, list[B.Block]] | None
+#: the people whose Slack names an export looks up (users.info is rate-limited)
+MAX_IDENTITIES = 200
+
+HELP = f"""\
+*Mafia with a hidden AI player.* Commands:
+`/mafia new [settings]`: open a game in this channel (you are the host)
+`/mafia start`: deal the roles and begin (host)
+`/mafia status`: phase, time left, who is alive (and, privately, your role)
+`/mafia config [settings]`: show or change the settings before the start (host)
+`/mafia end`: stop the game (host)
+`/mafia kick @someone`: take someone out; an AI plays their character on (host)
+`/mafia consent [withdraw]`: your consent, or withdraw it and your data
+`/mafia export`: anonymised research export of finished games (workspace admins)
+Settings: `{SETTINGS_HELP}`
+Join and leave with the lobby's buttons. During the game you talk, vote and act from your \
+direct messages with me (your booth)."""
+
+_USER = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|^([UW][A-Z0-9]{6,})$")
+
+
+# --- /mafia -----------------------------------------------------------------------------------
+
+
+async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
+    sub, _, rest = text.strip().partition(" ")
+    sub = sub.lower()
+    rest = rest.strip()
+    if sub in ("", "help"):
+        return HELP
+    if sub == "new":
+        return await adapter.lobby.new_game(ctx.team, ctx.user, ctx.channel, rest)
+    if sub == "consent":
+        return await consent_command(adapter, ctx, rest)
+    if sub == "export":
+        return await export_command(adapter, ctx, rest)
+    if sub == "status":
+        return status_command(adapter, ctx)
+    sg = adapter.games.in_channel(ctx.channel)
+    if sg is None:
+        return "There is no open game in this channel. `/mafia new` opens one."
+    if sub == "start":
+        return await adapter.lobby.start(ctx.user, sg)
+    if sub == "join":
+        return await adapter.lobby.join(ctx.user, sg.id, ctx.trigger_id)
+    if sub == "leave":
+        return await adapter.lobby.leave(ctx.user, sg.id)
+    if sub == "end":
+        return await adapter.lobby.end(ctx.user, sg)
+    if sub == "config":
+        return await adapter.lobby.configure(ctx.user, sg, rest)
+    if sub == "kick":
+        m = _USER.search(rest)
+        if m is None:
+            return "Say who: `/mafia kick @someone`."
+        return await adapter.lobby.kick(ctx.user, sg, m.group(1) or m.group(2))
+    return f"Unknown command `{sub}`.\n{HELP}"
+
+
+def status_command(adapter: SlackAdapter, ctx: Ctx) -> str:
+    sg = adapter.games.in_channel(ctx.channel)
+    game = adapter.games.live(sg) if sg is not None else None
+    pairs = [(sg, game)] if sg is not None and game is not None else adapter.games.of_user(ctx.user)
+    if not pairs:
+        return "No game here, and you are not in a running game."
+    out = []
+    for _sg, live in pairs:
+        seat = live.seat_of_user(ctx.user)
+        out.append(status_text(live, seat.index if seat is not None else None))
+    return to_slack("\n\n".join(out))
+
+
+# --- consent and export ---------------------------------------------------------------------------
+
+
+async def consent_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> Reply:
+    engine = adapter.service.engine
+    if args.lower().startswith("withdraw"):
+        report = await adapter.store.run(lambda: withdraw(engine, PLATFORM, ctx.team, ctx.user))
+        for game_id in report.lobby:
+            sg = adapter.games.get(game_id)
+            try:
+                await adapter.service.leave(game_id, ctx.user)
+            except ServiceError:
+                continue
+            if sg is not None:
+                adapter.lobby.refresh(sg)
+        lines = report.summary()
+        lines.append("Your consent is withdrawn: to play again you will be asked to agree again.")
+        return to_slack("\n".join(lines))
+    status = await adapter.store.run(lambda: consent_status(engine, PLATFORM, ctx.team, ctx.user))
+    text = f"Your consent on this workspace: {status.describe()}"
+    return text, B.consent_prompt(text)
+
+
+async def export_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
+    from bot.research.export import export_zip
+
+    if not await adapter.out.is_admin(ctx.user):
+        return "Only workspace admins can export games (the export is anonymised research data)."
+    engine = adapter.service.engine
+    ended = await adapter.store.ended_games(ctx.team)
+    wanted = [g for g in args.replace(",", " ").split() if g.lower() != "all"]
+    ids = [g for g in ended if g in wanted] if wanted else ended
+    if not ids:
+        return "There is no finished game of this workspace to export yet."
+    identities = await _identities(adapter, ids)
+    data, report = await adapter.store.run(lambda: export_zip(engine, ids, identities=identities))
+    dm = await adapter.out.open_dm(ctx.user)
+    if dm is None:
+        return "I couldn't open a direct message with you to send the file."
+    summary = "\n".join(report.summary())
+    try:
+        await adapter.client.files_upload_v2(
+            channel=dm,
+            file=data,
+            filename=f"mafia-export-{ctx.team}.zip",
+            title="Mafia research export",
+            initial_comment=to_slack(summary),
+        )
+    except SlackApiError as err:
+        error, needed = error_fields(err)
+        return explain(error, what="send you the export file", needed=needed)
+    except SlackClientError as err:
+        log.warning("export upload failed: %s", err)
+        return "I couldn't upload the export file to Slack; please try again later."
+    return f"Export of {len(report.exported)} game(s) sent to our direct messages.\n" + to_slack(
+        summary
+    )
+
+
+async def _identities(adapter: SlackAdapter, game_ids: list[str]) -> dict[str, list[str]]:
+    """The names the people who played go by on Slack, so the export can scrub them from
+    what was typed."""
+    out: dict[str, list[str]] = {}
+    for user in await adapter.store.players(game_ids, limit=MAX_IDENTITIES):
+        try:
+            info = (await adapter.client.users_info(user=user))["user"]
+        except SlackApiError:
+            break  # no users:read: the export still removes ids and mentions
+        profile = info.get("profile") or {}
+        out[user] = identity_names(
+            info.get("name"),
+            info.get("real_name"),
+            profile.get("display_name"),
+            profile.get("real_name"),
+        )
+    return out

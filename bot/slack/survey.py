@@ -1,0 +1,88 @@
+"""The post-game survey on Slack: a button in each booth opens a modal of the survey's
+questions (`bot.survey`, the same on every platform); the answers are checked there and stored
+once per seat.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from slack_sdk.errors import SlackApiError
+
+from bot import survey
+from bot.platform_common import seat_infos
+from bot.slack import blocks as B
+from bot.slack.lobby import PLATFORM
+from bot.slack.poster import error_fields
+from bot.slack.text import to_slack
+
+if TYPE_CHECKING:
+    from bot.slack.adapter import Ctx, SlackAdapter
+
+log = logging.getLogger(__name__)
+
+
+async def open_survey(adapter: SlackAdapter, ctx: Ctx, game_id: str) -> str | None:
+    seats = await adapter.store.run(lambda: seat_infos(adapter.service.engine, game_id))
+    mine = next((s for s in seats if s.user_id == ctx.user and not s.is_agent), None)
+    if mine is None:
+        return "You didn't play in that game."
+    engine = adapter.service.engine
+    if await adapter.store.run(lambda: survey.answered(engine, game_id, mine.index)):
+        return "You have already answered this survey. Thank you!"
+    if ctx.trigger_id is None:
+        return "Click the button again, please."
+    try:
+        await adapter.client.views_open(
+            trigger_id=ctx.trigger_id,
+            view=B.survey_modal(game_id, survey.choices(seats, mine.index)),
+        )
+    except SlackApiError as err:
+        log.warning("survey modal failed: %s", error_fields(err)[0])
+        return "I couldn't open the survey; please click again."
+    return None
+
+
+async def submit_survey(
+    adapter: SlackAdapter, ctx: Ctx, game_id: str, values: dict[str, Any]
+) -> tuple[dict[str, str], Any]:
+    """(errors by block id, a follow-up to await after the ack)."""
+    engine = adapter.service.engine
+    seats = await adapter.store.run(lambda: seat_infos(engine, game_id))
+    mine = next((s for s in seats if s.user_id == ctx.user and not s.is_agent), None)
+    if mine is None:
+        return {survey.GUESS.key: "You didn't play in this game."}, None
+
+    def given(question: survey.Question) -> str:
+        return B.selected(values, question.key, question.key) or ""
+
+    errors: dict[str, str] = {}
+    for question in survey.REQUIRED:
+        try:
+            survey.answer(seats, mine.index, question, given(question))
+        except survey.SurveyError as err:
+            errors[question.key] = str(err)
+    if errors:
+        return errors, None
+    similarity, timing, relevance = (survey.parse_rating(given(q)) for q in survey.RATINGS)
+    form = survey.SurveyAnswer(
+        given(survey.GUESS), similarity, timing, relevance, given(survey.COMMENTS) or None
+    )
+    row = survey.response(game_id, seats, mine.index, form, PLATFORM)
+    stored = await adapter.store.run(lambda: survey.save(engine, row))
+    agents = [s.name for s in seats if s.is_agent]
+
+    async def thank() -> None:
+        dm = await adapter.out.open_dm(ctx.user, report=False)
+        if dm is None:
+            return
+        if not stored:
+            adapter.out.post(
+                dm, "You had already answered this survey; the first answer counts.", report=False
+            )
+            return
+        reveal = f" The AI was {', '.join(agents)}." if agents else ""
+        adapter.out.post(dm, to_slack("Thank you, your answers are saved." + reveal), report=False)
+
+    return {}, thank()
