@@ -239,8 +239,9 @@ class LinkStore:
     async def relayed_watermarks(self, game_id: str) -> dict[int, int]:
         """Seat -> the newest Discord message id the service has stored for that seat.
 
-        Lines are stored with ``client_id`` "discord:<message id>" and Discord ids grow with
-        time, so anything newer in a booth was never relayed."""
+        Lines are stored with the platform id "discord:msg:<message id>" (older versions:
+        "discord:<message id>") and Discord ids grow with time, so anything newer in a booth
+        was never relayed."""
 
         def work(session: Session) -> dict[int, int]:
             rows = session.exec(
@@ -253,7 +254,7 @@ class LinkStore:
                 if seat is None or client_id is None:
                     continue
                 try:
-                    mid = int(client_id.split(":", 1)[1])
+                    mid = int(client_id.rsplit(":", 1)[1])
                 except ValueError:
                     continue
                 out[seat] = max(out.get(seat, 0), mid)

@@ -35,8 +35,6 @@ class DiscordOptions(BaseSettings):
     afk_reminder_minutes: float = Field(3.0, ge=0)
     afk_takeover_minutes: float = Field(0.0, ge=0)
     graveyard: bool = False
-    #: how often AFK silences are checked, real seconds
-    afk_tick_seconds: float = Field(5.0, gt=0)
     #: tests and benchmarks only: game clock speed of new games, and a fixed seed (deal and
     #: names) instead of a random one
     test_speed: float = Field(1.0, gt=0)

@@ -12,15 +12,17 @@ agent, else the only agent (None with several), as in `bot.platform_common`;
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import discord
 
+from bot.discord.links import LinkStore
+from bot.discord.rooms import Rooms
 from bot.discord.sanitize import plain
 from bot.discord.views import MAX_OPTIONS, SurveySelect
 
-if TYPE_CHECKING:
-    from bot.discord.app import MafiaBot
+Reply = Callable[[discord.Interaction[Any], str], Awaitable[None]]
 
 QUESTIONS = {
     "sim": ("similarity", "How human-like were the AI's messages? (1 = not at all, 5 = fully)"),
@@ -74,8 +76,10 @@ def survey_message(
 
 
 class Survey:
-    def __init__(self, bot: MafiaBot) -> None:
-        self.bot = bot
+    def __init__(self, links: LinkStore, rooms: Rooms, reply: Reply) -> None:
+        self.links = links
+        self.rooms = rooms
+        self.reply = reply
 
     async def answer(
         self,
@@ -85,10 +89,10 @@ class Survey:
         question: str,
         value: str,
     ) -> None:
-        seats = await self.bot.links.seats(game_id)
+        seats = await self.links.seats(game_id)
         mine = next((s for s in seats if s.index == seat), None)
         if mine is None or mine.user_id != str(interaction.user.id):
-            await self.bot.reply(interaction, "This questionnaire belongs to another player.")
+            await self.reply(interaction, "This questionnaire belongs to another player.")
             return
         agents = [s for s in seats if s.is_agent]
         changes: dict[str, Any] = {
@@ -97,7 +101,7 @@ class Survey:
         if question.startswith("ai"):
             guessed = next((s for s in seats if s.name == value), None)
             if guessed is None:
-                await self.bot.reply(interaction, "There is no such player in this game.")
+                await self.reply(interaction, "There is no such player in this game.")
                 return
             changes["guessed_name"] = guessed.name
             changes["identified_ai"] = guessed.is_agent
@@ -108,13 +112,13 @@ class Survey:
             column, _ = QUESTIONS[question]
             changes[column] = float(int(value))
             said = f"Saved: {value} of 5."
-        row = await self.bot.links.save_survey(game_id, seat, changes)
+        row = await self.links.save_survey(game_id, seat, changes)
         left = [f for f in FIELDS if getattr(row, f) is None]
         if left:
-            await self.bot.reply(interaction, f"{said} ({len(left)} question(s) left.)")
+            await self.reply(interaction, f"{said} ({len(left)} question(s) left.)")
             return
-        await self.bot.reply(interaction, f"{said} All done, thank you for playing!")
-        room = self.bot.rooms.get(game_id)
+        await self.reply(interaction, f"{said} All done, thank you for playing!")
+        room = self.rooms.get(game_id)
         booth = room.booths.get(seat) if room is not None else None
         if booth is not None:
-            await self.bot.rooms.archive(booth.thread_id, lock=False)
+            await self.rooms.archive(booth.thread_id, lock=False)
