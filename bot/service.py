@@ -7,21 +7,23 @@ events to listeners (renderers) and to agent seats (only what each seat may see)
 Crash safety: the ``actions`` table is the game's authoritative log. Nothing is shown to anyone
 before it is committed, and on start-up :meth:`GameService.resume_all` replays each running
 game's log through the engine (which is deterministic), re-arms the phase deadline with the
-time that is left, and re-attaches the agents. Speech carries an optional ``client_id`` (the
-platform's message id) so a line delivered twice is stored once.
+time that is left, and re-attaches the agents. Every player action may carry the platform's
+moment (``at``: it is judged against the phase current then) and id (``platform_id``: applied
+once, also across restarts).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
 import sqlalchemy as sa
@@ -29,7 +31,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlmodel import Session, col, select
 
 from agent.base import Player
-from bot.clock import GameClock
+from bot.clock import GameClock, utcnow
+from bot.consent import consent_check
+from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.store import models as m
 from bot.store.db import session_scope
 from bot.timers import SchedulerTimers, TimerHandle
@@ -56,10 +60,6 @@ from games.state import GameState
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-class ServiceError(RuntimeError):
-    """A request the service refuses (unknown game, not in the lobby, ...). Show it to the user."""
 
 
 @dataclass
@@ -158,8 +158,13 @@ class LiveGame:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     action_seq: int = 0
     event_seq: int = 0
-    #: the stamp of the last applied action (stamps never go backwards)
+    #: the latest stamp applied (an action made without a platform moment is stamped no
+    #: earlier)
     last_t: datetime | None = None
+    #: each seat's latest stamp per channel, (seat, "line" | "click") -> stamp: a seat's lines
+    #: are never stamped before its previous line, nor its clicks before its previous click
+    seat_t: dict[tuple[int, str], datetime] = field(default_factory=dict)
+    #: the platform ids already applied (``platform_id``; the ``actions.client_id`` column)
     client_ids: set[str] = field(default_factory=set)
     deadline_handle: TimerHandle | None = None
     armed_phase: int | None = None
@@ -186,6 +191,86 @@ def seating(seed: int, players: int) -> list[int]:
     order = list(range(players))
     random.Random(f"{seed}:seating").shuffle(order)
     return order
+
+
+#: How long a phase stays open after its deadline, in real seconds: votes made before the
+#: deadline that are still on their way (a Discord interaction, a Slack request, a line read
+#: from the terminal) are applied first, and the close is stamped at the deadline. Also how
+#: long before the current phase was applied a platform's moment is still believed.
+DEADLINE_GRACE_SECONDS = 1.5
+#: ... at most this share of the game's shortest phase (accelerated clocks, short phases)
+DEADLINE_GRACE_SHARE = 0.1
+
+
+def grace(game: LiveGame) -> timedelta:
+    """The grace of :data:`DEADLINE_GRACE_SECONDS` in game time. None in a game of agents
+    only: they act in-process, nothing of theirs is ever on its way."""
+    if all(s.is_agent for s in game.seats):
+        return timedelta(0)
+    c = game.config
+    shortest = min(c.day_seconds, c.vote_seconds, c.night_seconds, c.night_vote_seconds)
+    seconds = min(DEADLINE_GRACE_SECONDS * game.clock.speed, shortest * DEADLINE_GRACE_SHARE)
+    return timedelta(seconds=seconds)
+
+
+def action_moment(
+    game: LiveGame,
+    state: GameState,
+    received: datetime,
+    at: datetime | None,
+    source: tuple[int, str] | None,
+) -> datetime:
+    """The game-time stamp of an action the service received at ``received`` (game time).
+
+    Without ``at`` it is ``received`` (never before the latest stamp applied). With ``at``
+    (the platform's wall-clock moment) it is that moment in game time, trusted within bounds:
+    never in the future, never more than :func:`grace` before the current phase was applied
+    (nor before the phase before it began), never before the same seat's previous action on
+    the same channel (``source``: (seat, "line") or (seat, "click")). A platform delivers a
+    person's lines in the order they were typed, and their clicks in the order they were
+    made, but a click can overtake a line typed just before it: that line keeps its earlier
+    moment. The engine then judges the action against the phase current at that moment."""
+    if at is None:
+        last = game.last_t
+        return received if last is None or received >= last else last
+    if at.tzinfo is None:
+        raise ValueError("at must be timezone-aware")
+    ago = (utcnow() - at).total_seconds() * game.clock.speed
+    made = min(received, received - timedelta(seconds=max(0.0, ago)))
+    prior = state.prior
+    floor = state.opened_at() - grace(game)
+    began = state.phase.started_at if prior is None else prior.phase.started_at
+    made = max(made, floor, began)
+    previous = game.seat_t.get(source) if source is not None else None
+    return made if previous is None or made >= previous else previous
+
+
+def _after_applied(action: A.Vote | A.NightAct, state: GameState, last: datetime | None) -> Action:
+    """A vote made in the current phase is stamped no earlier than what is already applied,
+    while that stays before the deadline: a phase its vote completes then never starts before
+    a line already placed in it (the shift is the time the vote was on its way)."""
+    deadline = state.phase.deadline
+    t = action.t
+    if last is None or t >= last or t < state.opened_at():
+        return action
+    if deadline is not None and last >= deadline:
+        return action
+    return dataclasses.replace(action, t=last)
+
+
+def _note_applied(game: LiveGame, action: Action, platform_id: str | None) -> None:
+    """Remember what bounds the next stamps, and the platform id (see :func:`action_moment`)."""
+    t = action.t
+    if game.last_t is None or t > game.last_t:
+        game.last_t = t
+    seat = getattr(action, "seat", None)
+    if seat is not None:
+        source = (seat, "line" if isinstance(action, A.Say) else "click")
+        previous = game.seat_t.get(source)
+        if previous is None or t > previous:
+            game.seat_t[source] = t
+    if platform_id:
+        game.client_ids.add(platform_id)
 
 
 def new_game_id() -> str:
@@ -355,8 +440,6 @@ class GameService:
     async def _check_consent(self, game: LiveGame, user_id: str) -> None:
         """Refuse a human on Discord/Slack who has not agreed to the current consent notice;
         raises `bot.consent.ConsentRequired` (a ServiceError) carrying the notice to show."""
-        from bot.consent import consent_check  # bot.consent imports this module
-
         server_id = game.server_id
         refusal = await self._run_db(lambda session: consent_check(session, server_id, user_id))
         if refusal is not None:
@@ -481,13 +564,34 @@ class GameService:
 
     # --- play ---------------------------------------------------------------------------------
 
-    async def say(self, game_id: str, seat: int, text: str, client_id: str | None = None) -> bool:
-        """Speak as ``seat``. Returns False when ``client_id`` was already stored (a resend)."""
+    async def say(
+        self,
+        game_id: str,
+        seat: int,
+        text: str,
+        *,
+        at: datetime | None = None,
+        platform_id: str | None = None,
+    ) -> bool:
+        """Speak as ``seat``. ``at``: when the platform says the line was typed (aware UTC;
+        None: now); the line is placed by the phase current then. ``platform_id``: the
+        platform's id of the message; False (nothing done) when it was already applied."""
         game, _ = self._running(game_id)
-        return await self._act(game, lambda t: A.Say(seat, text, t), client_id)
+        return await self._act(
+            game, lambda t: A.Say(seat, text, t), platform_id, at=at, source=(seat, "line")
+        )
 
-    async def vote(self, game_id: str, seat: int, target: str | None) -> None:
-        """Vote by character name (None abstains)."""
+    async def vote(
+        self,
+        game_id: str,
+        seat: int,
+        target: str | None,
+        *,
+        at: datetime | None = None,
+        platform_id: str | None = None,
+    ) -> bool:
+        """Vote by character name (None abstains). A vote made (``at``) before the deadline
+        counts even when it arrives a little after it; see :meth:`say` for ``platform_id``."""
         game, state = self._running(game_id)
         index = None
         if target is not None:
@@ -495,12 +599,27 @@ class GameService:
             seats = state.vote_targets(seat) or [i for i in state.alive() if i != seat]
             choices = [state.seats[i].name for i in seats]
             index = resolve_name(target, self._others(state, seat), choices)
-        await self._act(game, lambda t: A.Vote(seat, index, t), None)
+        return await self._act(
+            game, lambda t: A.Vote(seat, index, t), platform_id, at=at, source=(seat, "click")
+        )
 
-    async def night_act(self, game_id: str, seat: int, target: str) -> None:
+    async def night_act(
+        self,
+        game_id: str,
+        seat: int,
+        target: str,
+        *,
+        at: datetime | None = None,
+        platform_id: str | None = None,
+    ) -> bool:
+        """The seat's role's night action on a character name; as :meth:`vote`."""
         game, state = self._running(game_id)
-        index = resolve_name(target, {s.index: s.name for s in state.seats if s.alive})
-        await self._act(game, lambda t: A.NightAct(seat, index, t), None)
+        seats = state.night_targets(seat) or [i for i in state.alive() if i != seat]
+        choices = [state.seats[i].name for i in seats]
+        index = resolve_name(target, self._others(state, seat), choices)
+        return await self._act(
+            game, lambda t: A.NightAct(seat, index, t), platform_id, at=at, source=(seat, "click")
+        )
 
     async def end(self, game_id: str, reason: str = "ended by a moderator") -> None:
         game = self._game(game_id)
@@ -525,28 +644,38 @@ class GameService:
         return {s.index: s.name for s in state.seats}
 
     async def _act(
-        self, game: LiveGame, make: Callable[[datetime], Action], client_id: str | None
+        self,
+        game: LiveGame,
+        make: Callable[[datetime], Action],
+        platform_id: str | None,
+        *,
+        at: datetime | None = None,
+        source: tuple[int, str] | None = None,
     ) -> bool:
-        """Apply an action stamped with the game clock when the service *received* it.
+        """Apply an action made at ``at`` (platform wall-clock time; None: when the service
+        *received* it), stamped in game time within bounds (see :func:`action_moment`).
 
-        The stamp is read just before queueing for the game's lock (asyncio locks are
-        first-come, first-served, so stamps still follow the order in which actions are
-        applied): a vote sent before the deadline is not refused because the store was busy
-        writing the previous action. Never earlier than the last applied action.
+        ``received`` is read just before queueing for the game's lock (asyncio locks are
+        first-come, first-served): a vote sent before the deadline is not refused because the
+        store was busy writing the previous action. ``platform_id``: an id already applied,
+        also before a restart, is ignored (False). It is stored even when the action changes
+        nothing (the same vote twice), so replaying an old click can never undo a later one.
         """
         received = game.clock.now()
         async with game.lock:
-            if client_id is not None and client_id in game.client_ids:
+            if platform_id is not None and platform_id in game.client_ids:
                 return False
-            last = game.last_t
-            action = make(received if last is None or received >= last else last)
             state = game.state
             if state is None:
                 raise ServiceError("The game hasn't started yet.")
+            t = action_moment(game, state, received, at, source)
+            action = make(t)
+            if isinstance(action, A.Vote | A.NightAct):
+                action = _after_applied(action, state, game.last_t)
             if state.over and not isinstance(action, A.Tick):
                 raise RuleError("The game is over.")
             new, events = apply(state, action)  # RuleError: nothing stored, nothing changes
-            if not events:
+            if not events and platform_id is None:
                 return True  # a no-op (same vote twice, early tick): nothing to record
             seq = game.action_seq + 1
 
@@ -558,19 +687,17 @@ class GameService:
                         kind=action_kind(action),
                         payload=action_to_dict(action),
                         t=action.t,
-                        client_id=client_id,
+                        client_id=platform_id,
                     )
                 )
-                self._write_events(session, game, seq, events, new, client_id)
+                self._write_events(session, game, seq, events, new, platform_id)
                 row = session.get(m.Game, game.id)
                 assert row is not None
                 row.last_seq = seq
 
             await self._run_db(write)
             game.action_seq = seq
-            game.last_t = action.t
-            if client_id is not None:
-                game.client_ids.add(client_id)
+            _note_applied(game, action, platform_id)
             game.state = new
             self._advance_seqs(game, events)
             self._arm_deadline(game)
@@ -704,10 +831,10 @@ class GameService:
             current = game.state
             if current is None or current.phase.seq != phase_seq:
                 return
-            # never earlier than the deadline, whatever the clock's rounding
-            await self._act(game, lambda t: A.Tick(max(t, deadline)), None)
+            # stamped at the deadline, applied a grace after it (see DEADLINE_GRACE_SECONDS)
+            await self._act(game, lambda t: A.Tick(deadline, max(t, deadline)), None)
 
-        game.deadline_handle = game.timers.call_at(deadline, fire)
+        game.deadline_handle = game.timers.call_at(deadline + grace(game), fire)
 
     # --- delivery -----------------------------------------------------------------------------
 
@@ -874,9 +1001,7 @@ class GameService:
             action = action_from_dict(dict(a.payload))
             state, more = apply(state, action)
             history.extend(more)
-            game.last_t = action.t
-            if a.client_id:
-                game.client_ids.add(a.client_id)
+            _note_applied(game, action, a.client_id)
         game.state = state
         game.action_seq = action_rows[-1].seq if action_rows else 0
         game.event_seq = len(history)

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from bot.discord.notify import Notifier
-from bot.discord.posts import seat_card
-from bot.discord.relay import Relay
+from bot.discord.posts import open_act, seat_card
+from bot.discord.relay import Relay, interaction_id, moment
 from bot.discord.rooms import Room, Rooms
-from bot.service import GameService, LiveGame, ServiceError
+from bot.errors import ServiceError
+from bot.service import GameService, LiveGame
 from games.errors import RuleError
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ CLOSED = "That menu belongs to a phase that is over."
 NOT_RUNNING = "This game is not running."
 OVER = "The game is over."
 ELIMINATED = "You have been eliminated, so you can no longer vote or act. You can keep watching."
+ALREADY = "That choice was already counted."
 AWAY = (
     "You were away for a while, so an agent plays your seat now. You can keep watching the "
     "stage. Thanks for playing!"
@@ -41,8 +43,15 @@ AWAY = (
 Reply = Callable[[discord.Interaction[Any], str], Awaitable[None]]
 
 
-def click_seat(game: LiveGame | None, user_id: int, seq: int) -> int | str:
-    """The seat of the person who clicked a menu of phase ``seq``, or why they can't."""
+def click_seat(
+    game: LiveGame | None,
+    user_id: int,
+    seq: int,
+    night_menu: Callable[[int], int | None] | None = None,
+) -> int | str:
+    """The seat of the person who clicked a menu of phase ``seq``, or why they can't.
+    ``night_menu(seat)``: the phase of the night-action menu the seat may still use tonight
+    (offered at the night's first phase, valid until dawn)."""
     if game is None or game.state is None:
         return NOT_RUNNING
     seat = game.seat_of_user(str(user_id))
@@ -53,7 +62,7 @@ def click_seat(game: LiveGame | None, user_id: int, seq: int) -> int | str:
         return OVER
     if not state.seats[seat.index].alive:
         return ELIMINATED
-    if state.phase.seq != seq:
+    if state.phase.seq != seq and (night_menu is None or night_menu(seat.index) != seq):
         return CLOSED
     return seat.index
 
@@ -83,9 +92,18 @@ class Actions:
         self.seat_menus = seat_menus
 
     async def _seat(
-        self, interaction: discord.Interaction[Any], game_id: str, seq: int
+        self, interaction: discord.Interaction[Any], game_id: str, seq: int, *, act: bool = False
     ) -> int | None:
-        found = click_seat(self.service.games.get(game_id), interaction.user.id, seq)
+        game = self.service.games.get(game_id)
+        room = self.rooms.get(game_id)
+
+        def night_menu(seat: int) -> int | None:
+            if room is None or game is None or game.state is None:
+                return None
+            found = open_act(room, game.state, seat)
+            return None if found is None else found.phase_seq
+
+        found = click_seat(game, interaction.user.id, seq, night_menu if act else None)
         if isinstance(found, str):
             await self.reply(interaction, found)
             return None
@@ -104,9 +122,12 @@ class Actions:
         if seat is None:
             return
         try:
-            await self.service.vote(game_id, seat, target)
+            applied = await self.service.vote(game_id, seat, target, **self._made(interaction))
         except (RuleError, ServiceError) as exc:
             await self.reply(interaction, str(exc))
+            return
+        if not applied:
+            await self.reply(interaction, ALREADY)
             return
         what = "You abstain" if target is None else f"Your vote: {target}"
         await self.reply(interaction, f"{what}. You can change it until the vote ends.")
@@ -114,15 +135,23 @@ class Actions:
     async def night_act(
         self, interaction: discord.Interaction[Any], game_id: str, seq: int, target: str
     ) -> None:
-        seat = await self._seat(interaction, game_id, seq)
+        seat = await self._seat(interaction, game_id, seq, act=True)
         if seat is None:
             return
         try:
-            await self.service.night_act(game_id, seat, target)
+            applied = await self.service.night_act(game_id, seat, target, **self._made(interaction))
         except (RuleError, ServiceError) as exc:
             await self.reply(interaction, str(exc))
             return
+        if not applied:
+            await self.reply(interaction, ALREADY)
+            return
         await self.reply(interaction, f"Noted: {target}. You can change it until dawn.")
+
+    @staticmethod
+    def _made(interaction: discord.Interaction[Any]) -> dict[str, Any]:
+        """When and which click: the interaction's snowflake time and id."""
+        return {"at": moment(interaction.id), "platform_id": interaction_id(interaction.id)}
 
     # --- seat changes ------------------------------------------------------------------------
 

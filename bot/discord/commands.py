@@ -33,9 +33,10 @@ from bot.discord.permissions import describe_missing, missing
 from bot.discord.rooms import Room, Rooms
 from bot.discord.servers import Servers, reply
 from bot.discord.views import consent_view
+from bot.errors import ServiceError
 from bot.privacy import withdraw
 from bot.research.export import export_zip
-from bot.service import GameService, LiveGame, ServiceError
+from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from games.config import GameConfig
 from games.errors import ConfigError

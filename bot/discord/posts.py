@@ -13,11 +13,13 @@ Menus carry character names in seat order, exactly the seats the engine offered
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Literal
 
 from bot.discord.rooms import Room
 from games.events import (
+    ChoicesOffered,
     Event,
     GameStarted,
     PhaseStarted,
@@ -115,6 +117,8 @@ def track(room: Room, e: Event) -> None:
         room.roles[e.seat] = e.role
     elif isinstance(e, PlayerEliminated):
         room.alive.discard(e.seat)
+    elif isinstance(e, ChoicesOffered):
+        offer(room, e)
 
 
 def role_posts(room: Room, e: RoleAssigned, line: str | None) -> list[Post]:
@@ -124,39 +128,77 @@ def role_posts(room: Room, e: RoleAssigned, line: str | None) -> list[Post]:
     return [Post("booth", f"{line}\n\n{BOOTH_INTRO}{den}", seat=e.seat)]
 
 
-# --- menus -----------------------------------------------------------------------------------
+# --- menus: the engine's choices --------------------------------------------------------------
+
+#: a choice's verb -> the menu that offers it
+MENU_KINDS: dict[str, MenuKind] = {
+    "vote": "vote",
+    "kill": "kill",
+    "investigate": "act",
+    "protect": "act",
+}
 
 
-def vote_menu(room: Room, seq: int) -> Menu:
-    return Menu(
-        room.game_id, "vote", seq, tuple(room.names[s] for s in sorted(room.alive)), abstain=True
-    )
+def offer(room: Room, e: ChoicesOffered) -> None:
+    """Keep a seat's newest choices of each kind (a night action's stays valid until dawn)."""
+    room.offers[(e.seat, e.verb)] = e
 
 
-def kill_menu(room: Room, seat: int, seq: int) -> Menu:
-    victims = tuple(room.names[s] for s in sorted(room.alive) if not is_mafia(room, s))
-    return Menu(room.game_id, "kill", seq, victims, abstain=True)
+def menu_of(room: Room, e: ChoicesOffered) -> Menu:
+    kind = MENU_KINDS[e.verb]
+    verb = e.verb if kind == "act" else None
+    return Menu(room.game_id, kind, e.phase_seq, e.target_names, e.can_abstain, verb)
 
 
-def act_menu(room: Room, seat: int, seq: int) -> Menu | None:
-    role = get_role(room.roles.get(seat, "bystander"))
-    if role.night_verb is None or role.team == "mafia":
+def offers_now(room: Room, seq: int, verbs: AbstractSet[str]) -> list[ChoicesOffered]:
+    """The choices offered at phase ``seq`` with one of ``verbs``, in seat order."""
+    found = [o for (_, verb), o in room.offers.items() if verb in verbs and o.phase_seq == seq]
+    return sorted(found, key=lambda o: o.seat)
+
+
+def vote_menu(room: Room, seq: int) -> Menu | None:
+    """The day vote's menu on the stage, shared by every voter: each character some voter was
+    offered, in seat order (the engine refuses a voter's own name, with a reason)."""
+    offered = offers_now(room, seq, {"vote"})
+    if not offered:
         return None
-    names = tuple(room.names[s] for s in sorted(room.alive) if s != seat)
-    return Menu(room.game_id, "act", seq, names, verb=role.night_verb)
-
-
-def act_post(room: Room, seat: int, seq: int) -> Post | None:
-    """A human detective's or doctor's night menu."""
-    menu = act_menu(room, seat, seq)
-    if menu is None or seat not in room.humans:
-        return None
-    return Post("booth", f"Choose who to {menu.verb} tonight:", seat=seat, menu=menu)
+    names = {t: n for o in offered for t, n in zip(o.targets, o.target_names, strict=True)}
+    abstain = any(o.can_abstain for o in offered)
+    return Menu(room.game_id, "vote", seq, tuple(names[t] for t in sorted(names)), abstain)
 
 
 def kill_menus(room: Room, seq: int) -> dict[int, Menu]:
-    """Each human mafia's kill menu."""
-    return {s: kill_menu(room, s, seq) for s in room.den_readers()}
+    """Each human mafia's own kill menu."""
+    return {
+        o.seat: menu_of(room, o) for o in offers_now(room, seq, {"kill"}) if o.seat in room.humans
+    }
+
+
+def act_post(room: Room, e: ChoicesOffered) -> Post | None:
+    """A human detective's or doctor's night menu."""
+    if e.seat not in room.humans:
+        return None
+    menu = menu_of(room, e)
+    return Post("booth", f"Choose who to {e.verb} tonight:", seat=e.seat, menu=menu)
+
+
+def act_posts(room: Room, seq: int) -> list[Post]:
+    posts = (act_post(room, o) for o in offers_now(room, seq, NIGHT_VERBS))
+    return [p for p in posts if p is not None]
+
+
+NIGHT_VERBS = frozenset({"investigate", "protect"})
+
+
+def open_act(room: Room, state: GameState, seat: int) -> ChoicesOffered | None:
+    """The night action ``seat`` was offered tonight and has not used yet."""
+    p = state.phase
+    if not p.kind.is_night or seat in state.night_actions:
+        return None
+    mine = [o for (s, verb), o in room.offers.items() if s == seat and verb in NIGHT_VERBS]
+    # tonight's: offered at this phase or the night's talk just before it
+    tonight = [o for o in mine if o.phase_seq >= p.seq - 1]
+    return max(tonight, key=lambda o: o.phase_seq) if tonight else None
 
 
 # --- phases ----------------------------------------------------------------------------------
@@ -184,16 +226,15 @@ def phase_posts(room: Room, e: PhaseStarted, line: str | None, when: str) -> lis
         menu = vote_menu(room, e.seq) if kind is PhaseKind.VOTE else None
         posts.append(Post("stage", line, menu=menu))
     label = phase_label(e.phase, e.number)
-    first_night_phase = kind is PhaseKind.NIGHT or (kind is PhaseKind.NIGHT_VOTE and e.talk_skipped)
+    acts = {p.seat: p for p in act_posts(room, e.seq)}
     for seat in sorted(room.alive):
         if seat not in room.humans:
             continue
         posts.append(
             Post("booth", f"{label}, ends {when}. {hint(kind, is_mafia(room, seat))}", seat=seat)
         )
-        act = act_post(room, seat, e.seq) if first_night_phase else None
-        if act is not None:
-            posts.append(act)
+        if seat in acts:
+            posts.append(acts[seat])
     if kind is PhaseKind.NIGHT:
         posts.append(Post("den", f"Den, night {e.number}: talk with your partners until {when}."))
     elif kind is PhaseKind.NIGHT_VOTE:
@@ -231,18 +272,17 @@ def seat_posts(room: Room, state: GameState, seat: int) -> list[Post]:
     if state.over or seat not in room.alive:
         return []
     posts: list[Post] = []
-    if state.phase.kind is PhaseKind.NIGHT_VOTE and is_mafia(room, seat):
-        menu = kill_menu(room, seat, state.phase.seq)
-        posts.append(Post("booth", "The night vote goes on:", seat=seat, menu=menu))
+    kill = kill_menus(room, state.phase.seq).get(seat)
+    if state.phase.kind is PhaseKind.NIGHT_VOTE and kill is not None:
+        posts.append(Post("booth", "The night vote goes on:", seat=seat, menu=kill))
     return posts + night_menu_posts(room, state, seat)
 
 
 def night_menu_posts(room: Room, state: GameState, seat: int) -> list[Post]:
     """A human detective's or doctor's menu, at night, if they have not acted yet."""
-    if not state.phase.kind.is_night or seat in state.night_actions:
-        return []
-    act = act_post(room, seat, state.phase.seq)
-    return [] if act is None else [act]
+    found = open_act(room, state, seat)
+    post = act_post(room, found) if found is not None else None
+    return [] if post is None else [post]
 
 
 # --- deaths and the end ----------------------------------------------------------------------

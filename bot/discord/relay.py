@@ -34,7 +34,8 @@ import discord
 
 from bot.discord.rooms import Booth, Room, Rooms
 from bot.discord.sanitize import plain
-from bot.service import GameService, ServiceError
+from bot.errors import ServiceError
+from bot.service import GameService
 from games.errors import RuleError
 
 if TYPE_CHECKING:
@@ -350,7 +351,9 @@ class Relay:
         if metrics is not None:
             metrics.received(call.game_id, call.seat, call.text, line.received)
         try:
-            await self.service.say(call.game_id, call.seat, call.text, client_id=call.platform_id)
+            await self.service.say(
+                call.game_id, call.seat, call.text, at=call.at, platform_id=call.platform_id
+            )
         except (RuleError, ServiceError) as exc:
             if metrics is not None:
                 metrics.sending(call.game_id, call.seat, call.text)  # not relayed: forget it

@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import discord
 
+from bot import survey
 from bot.discord.notify import DEN, MenuFor, Notifier
 from bot.discord.outbox import Job
 from bot.discord.posts import (
@@ -38,6 +39,7 @@ from bot.discord.posts import (
     Menu,
     Post,
     eliminated_posts,
+    offer,
     phase_posts,
     resumed_posts,
     role_posts,
@@ -47,10 +49,11 @@ from bot.discord.posts import (
 from bot.discord.relay import RelayMetrics
 from bot.discord.rooms import Room, Rooms, real_deadline
 from bot.discord.sanitize import relay_chunks
-from bot.discord.survey import survey_message
+from bot.discord.survey import comment_message, survey_message
 from bot.discord.views import night_action_view, night_vote_view, vote_view
 from bot.service import LiveGame
 from games.events import (
+    ChoicesOffered,
     Event,
     GameOver,
     InspectionResult,
@@ -101,6 +104,9 @@ class Renderer:
             return  # not a Discord game
         if not room.synced:
             self.rooms.sync(room, game)
+        for event in events:  # a phase's menus are built from the choices offered with it
+            if isinstance(event, ChoicesOffered):
+                offer(room, event)
         for event in events:
             try:
                 self.event(room, game, event)
@@ -109,6 +115,8 @@ class Renderer:
 
     def event(self, room: Room, game: LiveGame, e: Event) -> None:
         track(room, e)
+        if isinstance(e, ChoicesOffered):
+            return  # shown as the phase's menus
         if isinstance(e, MessageAccepted):
             self.speech(room, e)
             return
@@ -126,7 +134,7 @@ class Renderer:
             self.eliminated(room, e)
         elif isinstance(e, GameOver):
             self.notify.stage(room, line)
-            self.game_over(room, e)
+            self.game_over(room, game, e)
         elif e.place == "den":
             self.notify.den(room, line, audience=e.visible_to)
         elif e.place == "stage":
@@ -189,20 +197,20 @@ class Renderer:
         if uid is not None and room.graveyard:
             self.notify.after(room, "graveyard", lambda: self.rooms.graveyard(room, uid))
 
-    def game_over(self, room: Room, e: GameOver) -> None:
+    def game_over(self, room: Room, game: LiveGame, e: GameOver) -> None:
         room.ended = True
         self.rooms.release_channel(room)
         self.notify.after(room, "stage", lambda: self.finish_stage(room))
         if room.graveyard:
             self.notify.after(room, "graveyard", lambda: self._archive(room.graveyard_id))
-        names = dict(room.names)
-        agents = {s for s in names if s not in room.humans}
         for seat in sorted(room.humans):
             if e.winner is None:
                 self.notify.booth(room, seat, STOPPED)
                 self.notify.archive_booth(room, seat)
                 continue
-            text, view = survey_message(room.game_id, seat, names, agents)
+            text, view = survey_message(room.game_id, seat, survey.choices(game.seats, seat))
+            self.notify.booth(room, seat, text, view=view)
+            text, view = comment_message(room.game_id, seat)
             self.notify.booth(room, seat, text, view=view)
 
     async def _archive(self, thread_id: int | None) -> None:

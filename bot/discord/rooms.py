@@ -33,6 +33,7 @@ from bot.discord.links import GameRow, Link, LinkStore
 from bot.discord.sanitize import chunks
 from bot.platform_common import avatar_url
 from bot.service import LiveGame
+from games.events import ChoicesOffered
 from games.roles import get_role
 
 if TYPE_CHECKING:
@@ -83,6 +84,9 @@ class Room:
     alive: set[int] = field(default_factory=set)
     roles: dict[int, str] = field(default_factory=dict)
     names: dict[int, str] = field(default_factory=dict)
+    #: (seat, verb) -> the newest choices the engine offered that seat (every menu is built
+    #: from these; a night action's stays valid until dawn)
+    offers: dict[tuple[int, str], ChoicesOffered] = field(default_factory=dict)
     afk: dict[str, float] = field(default_factory=dict)
     graveyard: bool = False
     #: AI players to seat at the start, and their persona
@@ -159,13 +163,17 @@ class Rooms:
             del self.threads[tid]
 
     def sync(self, room: Room, game: LiveGame) -> None:
-        """Fill in who plays which seat (and, once started, names, roles and who is alive)."""
+        """Fill in who plays which seat (and, once started, names, roles, who is alive and,
+        after a resume, the choices offered so far)."""
         room.humans = {
             s.index: int(s.user_id)
             for s in game.seats
             if not s.is_agent and s.user_id is not None and s.user_id.isdigit()
         }
         room.names = {s.index: s.name for s in game.seats}
+        for event in game.replayed:  # after a resume: the choices offered before it
+            if isinstance(event, ChoicesOffered):
+                room.offers[(event.seat, event.verb)] = event
         if game.state is not None:
             room.started = True
             room.alive = {s.index for s in game.state.seats if s.alive}

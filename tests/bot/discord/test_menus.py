@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.bot.discord.harness import JSON, Table, bot_stack, component, db_url_in
 from tests.fakes.discord import Channel, FakeDiscord, Member
 from tests.fakes.discord.model import iter_components
@@ -18,8 +16,6 @@ from tests.fakes.discord.model import iter_components
 # Seed 19 with detective+doctor: the humans (in joining order) are a bystander, the mafia, the
 # doctor, the detective and a bystander; the agent is a bystander (see test_night).
 SEED = 19
-# until the adapter passes the platform's moment, id and the engine's choices (issue 11)
-PENDING = pytest.mark.xfail(strict=True, reason="issue 11: not built yet")
 
 
 def options(menu: JSON, prefix: str) -> list[str]:
@@ -56,7 +52,6 @@ async def votes_out(
     return vote
 
 
-@PENDING
 async def test_the_doctors_menu_offers_themself_and_not_last_nights_patient(
     fake_discord: FakeDiscord, tmp_path: Path
 ) -> None:

