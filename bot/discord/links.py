@@ -6,7 +6,8 @@
   ``incident`` (a deleted thread or channel, what was done about it). A restarted bot finds its
   threads and webhooks again from these.
 - ``servers.settings`` holds per-server defaults and the channels bound with ``/mafia setup``.
-- Survey answers (``survey_responses``, source "discord") are written as they come in.
+- Survey answers (``survey_responses``, source "discord") are stored by `bot.survey`, on this
+  thread.
 
 The service has its own single DB thread; this one keeps the adapter's writes from queueing
 behind game actions (and the other way round).
@@ -26,7 +27,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.store.db import session_scope
-from bot.store.models import Game, Message, PlatformLink, Seat, Server, SurveyResponse, utcnow
+from bot.store.models import Game, Message, PlatformLink, Seat, Server, utcnow
 
 PLATFORM = "discord"
 T = TypeVar("T")
@@ -314,30 +315,3 @@ class LinkStore:
             return await self._tx(work)
         except sa.exc.IntegrityError:  # created concurrently (by the service): just retry
             return await self._tx(work)
-
-    # --- survey -------------------------------------------------------------------------------
-
-    async def save_survey(self, game_id: str, seat: int, changes: dict[str, Any]) -> SurveyResponse:
-        """Add answers to this seat's Discord survey row (one row per seat and game)."""
-
-        def work(session: Session) -> SurveyResponse:
-            row = session.exec(
-                select(SurveyResponse).where(
-                    SurveyResponse.game_id == game_id,
-                    SurveyResponse.seat_index == seat,
-                    SurveyResponse.source == PLATFORM,
-                )
-            ).first()
-            if row is None:
-                row = SurveyResponse(
-                    game_id=game_id, seat_index=seat, source=PLATFORM, original_scale="1-5"
-                )
-                session.add(row)
-            for key, value in changes.items():
-                setattr(row, key, value)
-            row.t = utcnow()
-            session.flush()
-            session.expunge(row)
-            return row
-
-        return await self._tx(work)

@@ -288,6 +288,7 @@ class CommentModal(discord.ui.Modal):
         self.seat = seat
         self.text: discord.ui.TextInput[CommentModal] = discord.ui.TextInput(
             label=plain(label, 45),
+            custom_id="comments",
             style=discord.TextStyle.paragraph,
             required=False,
             max_length=1000,
