@@ -37,6 +37,7 @@ from games.events import (
 from games.names import normalize_name, resolve_name
 from games.roles import NightContext, Team, get_role
 from games.state import GameState, Phase, PhaseKind, PriorPhase, SeatState
+from games.text import one_line
 
 # In Python 3.11 ``PhaseKind.DAY`` read off the class costs several times a module global:
 # the hot paths below use these aliases instead.
@@ -213,7 +214,7 @@ def _late_say(state: GameState, action: Say, seat: SeatState, prior: PriorPhase)
 
 
 def _checked_text(state: GameState, raw: str) -> str:
-    text = clean_text(raw)
+    text = clean_text(one_line(raw))
     if not text:
         raise RuleError("Your message is empty; nothing was sent.")
     limit = state.config.max_message_chars
