@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Literal
 
 from games.events import (
+    ChoicesOffered,
     Event,
     GameOver,
     GameStarted,
@@ -124,6 +125,8 @@ class SeatKnowledge:
         self.inspections: dict[str, bool] = {}
         #: night number -> the player this seat acted on that night
         self.night_targets: dict[int, str] = {}
+        #: what the engine last offered this seat (its vote, or its night action)
+        self.offers: dict[str, ChoicesOffered] = {}
 
     # --- taking in events ---------------------------------------------------------------------
 
@@ -185,6 +188,10 @@ class SeatKnowledge:
         elif isinstance(event, NightActionRecorded):
             if event.seat == self.seat:
                 self.night_targets[self.phase_number] = event.target_name
+        elif isinstance(event, ChoicesOffered):
+            if event.seat == self.seat:
+                self.offers["night" if event.verb not in ("vote", "kill") else "vote"] = event
+            return True  # a menu, not a chat line
         elif isinstance(event, GameOver):
             self.over = True
             self.winner = event.winner
@@ -263,28 +270,22 @@ class SeatKnowledge:
         return self.phase.is_night and self.phase_number not in self.night_targets
 
     def vote_targets(self) -> dict[int, str]:
-        """Legal vote targets now: alive, not self; at night not a fellow mafia either."""
-        if not self.votes_now():
+        """Legal vote targets now, as the engine offered them (`ChoicesOffered`)."""
+        offer = self.offers.get("vote")
+        if not self.votes_now() or offer is None or offer.phase_seq != self.phase_seq:
             return {}
-        banned = {self.seat}
-        if self.phase is PhaseKind.NIGHT_VOTE:
-            banned |= self.partner_seats()
-        return {i: self.players[i] for i in sorted(self.alive) if i not in banned}
+        return dict(zip(offer.targets, offer.target_names, strict=True))
 
     def night_targets_now(self) -> dict[int, str]:
-        """Legal night-action targets now, by the role's own rule."""
-        if not self.acts_tonight() or self.role is None:
+        """Legal night-action targets now, as the engine offered them (once a night, at its
+        first phase: still valid in the mafia's vote that follows the night talk)."""
+        offer = self.offers.get("night")
+        if not self.acts_tonight() or offer is None:
             return {}
-        role = get_role(self.role)
-        last = self.night_targets.get(self.phase_number - 1)
-        last_seat = self.seat_of(last) if last is not None else None
-        last_targets = {self.seat: last_seat} if last_seat is not None else {}
-        alive = frozenset(self.alive)
-        return {
-            i: self.players[i]
-            for i in sorted(self.alive)
-            if role.check_target(self.seat, i, alive, last_targets) is None
-        }
+        tonight = offer.phase_seq == self.phase_seq or (
+            self.phase is PhaseKind.NIGHT_VOTE and offer.phase_seq == self.phase_seq - 1
+        )
+        return dict(zip(offer.targets, offer.target_names, strict=True)) if tonight else {}
 
     def addressed_in(self, entries: list[ChatEntry]) -> bool:
         """Someone else named this seat's character in one of ``entries``."""

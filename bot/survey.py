@@ -74,6 +74,24 @@ class SurveyError(ValueError):
     """An answer that can't be stored; ``str(err)`` is written for the respondent."""
 
 
+def questions_for(seats: Sequence[SeatInfo], seat: int) -> tuple[Question, ...]:
+    """The questions this respondent is asked: all of them, but the guess only when one of
+    the others was a person (in the terminal everyone else is an agent: nothing to guess)."""
+    if all(s.is_agent for s in seats if s.index != seat):
+        return tuple(q for q in QUESTIONS if q.kind != "guess")
+    return QUESTIONS
+
+
+def intro_for(seats: Sequence[SeatInfo], seat: int) -> str:
+    """:data:`INTRO`, or its counterpart when everyone else at the table was an agent."""
+    if GUESS in questions_for(seats, seat):
+        return INTRO
+    return (
+        "Thanks for playing! The other players were AI agents. A few quick questions about "
+        "their messages help the research (answers are stored under your character name only)."
+    )
+
+
 def choices(seats: Sequence[SeatInfo], seat: int) -> list[str]:
     """Whom the respondent may name as the AI: every character at the table but their own
     (the dead included), in seat order."""

@@ -13,13 +13,17 @@ from games.narration import MANAGER, manager_line
 def transcript(
     events: Iterable[Mapping[str, Any]], *, include_den: bool = True
 ) -> list[dict[str, Any]]:
-    """Entries in game order. Booth-private events (role cards, inspections) are left out."""
+    """Entries in game order. Booth-private events (role cards, inspections) are left out.
+
+    A line or vote is labelled with the phase it was made in (its ``phase_seq``): a line typed
+    just before a phase ended can be applied, and logged, just after the next one began."""
     out: list[dict[str, Any]] = []
     phase = "day-1"
+    labels: dict[int, str] = {1: phase}
     for data in events:
         kind = data["kind"]
         if kind == "phase_started":
-            phase = f"{data['phase']}-{data['number']}"
+            phase = labels[data["seq"]] = f"{data['phase']}-{data['number']}"
         place = data.get("place", "stage")
         if place == "booth" or (place == "den" and not include_den):
             continue
@@ -27,7 +31,7 @@ def transcript(
             out.append(
                 {
                     "t": data["t"],
-                    "phase": phase,
+                    "phase": labels.get(data["phase_seq"], phase),
                     "place": place,
                     "speaker": data["name"],
                     "text": data["text"],
@@ -38,7 +42,7 @@ def transcript(
             out.append(
                 {
                     "t": data["t"],
-                    "phase": phase,
+                    "phase": labels.get(data["phase_seq"], phase),
                     "voter": data["voter_name"],
                     "target": data["target_name"],
                 }

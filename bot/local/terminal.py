@@ -11,12 +11,15 @@ import asyncio
 import contextlib
 import sys
 import threading
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timedelta
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
+from bot import survey
+from bot.clock import utcnow
 from bot.errors import ServiceError
 from bot.local.render import PHASE_NAMES, ConsoleRenderer
 from bot.local.simulate import TERMINAL, describe_resume, pick_resume
@@ -25,9 +28,8 @@ from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from games.config import GameConfig
 from games.errors import RuleError
-from games.events import Event, GameOver, PhaseStarted
+from games.events import ChoicesOffered, Event, GameOver, PhaseStarted
 from games.names import display_list
-from games.roles import get_role
 from games.state import GameState, PhaseKind
 
 HUMAN_ID = "local:you"
@@ -119,37 +121,41 @@ class Reminders:
         return run
 
 
-def cue(state: GameState | None, seat: int, phase_seq: int) -> str | None:
-    """What the person at ``seat`` can do in the phase that just started (the terminal's
-    counterpart of the menus on Discord and Slack), or None when there is nothing to do."""
-    if state is None or state.over or state.phase.seq != phase_seq:
+def cue(offer: ChoicesOffered, state: GameState | None) -> str | None:
+    """What the person can do now, from the engine's offer (the terminal's counterpart of the
+    menus on Discord and Slack); None once the offer is stale or the night action is taken."""
+    if state is None or state.over or not offered_now(offer, state):
         return None
-    me = state.seats[seat]
-    if not me.alive:
-        return None
-    kind = state.phase.kind
-    if kind.is_vote and seat in state.votes:  # (after a resume: the vote is still there)
-        voted = state.votes[seat]
-        shown = "abstain" if voted is None else state.seats[voted].name
-        return f"Your vote stands: {shown}. /vote NAME changes it until the deadline."
-    names = ", ".join(state.seats[i].name for i in state.vote_targets(seat))
-    if kind is PhaseKind.VOTE:
-        return f"Your vote: /vote NAME (one of {names}) or /abstain; you can change it."
-    if kind is PhaseKind.NIGHT_VOTE and me.is_mafia:
+    names = ", ".join(offer.target_names)
+    if offer.verb in ("vote", "kill"):
+        if offer.seat in state.votes:  # (after a resume: the vote is still there)
+            voted = state.votes[offer.seat]
+            shown = "abstain" if voted is None else state.seats[voted].name
+            return f"Your vote stands: {shown}. /vote NAME changes it until the deadline."
+        if offer.verb == "vote":
+            return f"Your vote: /vote NAME (one of {names}) or /abstain; you can change it."
         return f"Tonight's kill: /vote NAME (one of {names})."
-    role = get_role(me.role)
-    if (
-        kind.is_night
-        and role.night_verb
-        and role.team != "mafia"
-        and seat not in state.night_actions
-    ):
-        return f"Tonight you may {role.night_verb} someone: /act NAME."
-    return None
+    if offer.seat in state.night_actions:
+        return None
+    return f"Tonight you may {offer.verb} someone: /act NAME (one of {names})."
+
+
+def offered_now(offer: ChoicesOffered, state: GameState) -> bool:
+    """Is ``offer`` for the current phase? A night action is offered once a night, at its
+    first phase, and stands through the mafia's vote that follows the night talk."""
+    if offer.phase_seq == state.phase.seq:
+        return True
+    prior = state.prior
+    return (
+        offer.verb not in ("vote", "kill")
+        and state.phase.kind is PhaseKind.NIGHT_VOTE
+        and prior is not None
+        and prior.phase.seq == offer.phase_seq
+    )
 
 
 class Cues:
-    """Prints :func:`cue` for the person's seat whenever a phase starts."""
+    """Prints :func:`cue` for the person's seat whenever the engine offers it a choice."""
 
     def __init__(self, console: Console, game_id: str, user_id: str) -> None:
         self.console = console
@@ -161,22 +167,30 @@ class Cues:
         if game.id != self.game_id or me is None:
             return
         for event in events:
-            if isinstance(event, PhaseStarted):
-                self.show(game, me.index, event.seq)
+            if isinstance(event, ChoicesOffered) and event.seat == me.index:
+                self.show(cue(event, game.state))
 
-    def show(self, game: LiveGame, seat: int, phase_seq: int) -> None:
-        line = cue(game.state, seat, phase_seq)
+    def recall(self, game: LiveGame, seat: int) -> None:
+        """After a resume: the offers of the current phase again (from the replayed log)."""
+        offers = [e for e in game.replayed if isinstance(e, ChoicesOffered) and e.seat == seat]
+        for offer in offers[-2:]:  # (at most a night action and a vote are current)
+            self.show(cue(offer, game.state))
+
+    def show(self, line: str | None) -> None:
         if line is not None:
             self.console.print(f"[cyan]{escape(line)}[/]", highlight=False)
 
 
-async def handle_line(service: GameService, game: LiveGame, seat: int, line: str) -> str | None:
-    """Carry out one typed line; returns a message for the player, or None."""
+async def handle_line(
+    service: GameService, game: LiveGame, seat: int, line: str, at: datetime | None = None
+) -> str | None:
+    """Carry out one typed line (read at ``at``: judged against the phase current then);
+    returns a message for the player, or None."""
     line = line.strip()
     if not line:
         return None
     if not line.startswith("/"):
-        await service.say(game.id, seat, line)
+        await service.say(game.id, seat, line, at=at)
         return None
     command, _, arg = line[1:].partition(" ")
     command = command.lower()
@@ -188,86 +202,165 @@ async def handle_line(service: GameService, game: LiveGame, seat: int, line: str
     if command == "vote":
         if not arg:
             return "Usage: /vote NAME"
-        await service.vote(game.id, seat, arg)
+        await service.vote(game.id, seat, arg, at=at)
         return None
     if command == "abstain":
-        await service.vote(game.id, seat, None)
+        await service.vote(game.id, seat, None, at=at)
         return None
     if command in ("act", "investigate", "protect"):
         if not arg:
             return f"Usage: /{command} NAME"
-        await service.night_act(game.id, seat, arg)
+        await service.night_act(game.id, seat, arg, at=at)
         return None  # (the Game-Manager confirms it in private, with the name as spelled)
     return f"Unknown command /{command}. Type /help."
 
 
-def _stdin_lines(loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[str | None]) -> None:
-    """Read stdin in a daemon thread (never blocks exit) and hand lines to the loop."""
-
-    def pump() -> None:
-        for raw in sys.stdin:
-            loop.call_soon_threadsafe(queue.put_nowait, raw.rstrip("\n"))
-        loop.call_soon_threadsafe(queue.put_nowait, None)
-
-    threading.Thread(target=pump, daemon=True, name="stdin").start()
+#: a typed line and the moment it was read (the terminal's platform time)
+Typed = tuple[str, datetime]
 
 
-async def _input_loop(service: GameService, game: LiveGame, seat: int, console: Console) -> None:
-    interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    finished = asyncio.create_task(game.finished.wait())
-    if interactive:
+class Keyboard:
+    """The person's lines, each with the moment it was read: a prompt with a status bar in an
+    interactive terminal, else stdin read by a daemon thread (never blocks exit)."""
+
+    def __init__(self, status: Callable[[], str]) -> None:
+        self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
+        self.ended = False  # no more input will come
+        self._status = status
+        self._queue: asyncio.Queue[Typed | None] | None = None
+        self._session: Any = None
+
+    @contextlib.contextmanager
+    def opened(self) -> Iterator[None]:
+        if not self.interactive:
+            yield
+            return
         from prompt_toolkit import PromptSession
         from prompt_toolkit.patch_stdout import patch_stdout
 
-        session: PromptSession[str] = PromptSession(
-            bottom_toolbar=lambda: status_line(game, seat), refresh_interval=1.0
-        )
+        self._session = PromptSession(bottom_toolbar=self._status, refresh_interval=1.0)
         with patch_stdout(raw=True):
-            while not game.finished.is_set():
-                prompt = asyncio.create_task(session.prompt_async("> "))
-                done, _ = await asyncio.wait({prompt, finished}, return_when="FIRST_COMPLETED")
-                if prompt not in done:
-                    prompt.cancel()
-                    with contextlib.suppress(BaseException):
-                        await prompt
-                    break
-                try:
-                    line = prompt.result()
-                except (EOFError, KeyboardInterrupt):
-                    break
-                if not await _run_line(service, game, seat, line, console):
-                    break
-        return
-    queue: asyncio.Queue[str | None] = asyncio.Queue()
-    _stdin_lines(asyncio.get_running_loop(), queue)
-    while not game.finished.is_set():
-        getter = asyncio.create_task(queue.get())
-        done, _ = await asyncio.wait({getter, finished}, return_when="FIRST_COMPLETED")
+            yield
+
+    async def read(self, stop: asyncio.Event | None = None) -> Typed | None:
+        """The next line, or None when ``stop`` is set first or input has ended."""
+        if self.ended:
+            return None
+        if self.interactive:
+            getter: asyncio.Task[Any] = asyncio.create_task(self._session.prompt_async("> "))
+        else:
+            getter = asyncio.create_task(self._lines().get())
+        waits: set[asyncio.Task[Any]] = {getter}
+        if stop is not None:
+            waits.add(asyncio.create_task(stop.wait()))
+        done, pending = await asyncio.wait(waits, return_when="FIRST_COMPLETED")
+        for task in pending:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
         if getter not in done:
-            getter.cancel()
-            break
-        typed = getter.result()
-        if typed is None:  # end of input: keep watching until the game ends
-            await finished
-            break
+            return None
+        try:
+            got = getter.result()
+        except (EOFError, KeyboardInterrupt):
+            got = None
+        if got is None:
+            self.ended = True
+            return None
+        return got if not self.interactive else (got, utcnow())
+
+    def _lines(self) -> asyncio.Queue[Typed | None]:
+        if self._queue is None:
+            queue: asyncio.Queue[Typed | None] = asyncio.Queue()
+            loop = asyncio.get_running_loop()
+
+            def pump() -> None:
+                for raw in sys.stdin:
+                    loop.call_soon_threadsafe(queue.put_nowait, (raw.rstrip("\n"), utcnow()))
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
+            threading.Thread(target=pump, daemon=True, name="stdin").start()
+            self._queue = queue
+        return self._queue
+
+
+async def _input_loop(
+    service: GameService, game: LiveGame, seat: int, console: Console, keys: Keyboard
+) -> bool:
+    """Play until the game ends (True) or the person leaves (False)."""
+    while not game.finished.is_set():
+        typed = await keys.read(game.finished)
+        if typed is None:
+            if keys.ended and not keys.interactive:  # end of input: watch until the end
+                await game.finished.wait()
+            return game.finished.is_set()
         if not await _run_line(service, game, seat, typed, console):
-            break
+            return False
+    return True
 
 
 async def _run_line(
-    service: GameService, game: LiveGame, seat: int, line: str, console: Console
+    service: GameService, game: LiveGame, seat: int, typed: Typed, console: Console
 ) -> bool:
+    line, at = typed
     if line.strip().lower() in ("/quit", "/exit"):
         console.print(f"Saved. Continue with: mafiabot play --resume {game.id}")
         return False
     try:
-        reply = await handle_line(service, game, seat, line)
+        reply = await handle_line(service, game, seat, line, at)
     except (RuleError, ServiceError) as e:
         console.print(f"[red]{escape(str(e))}[/]")
         return True
     if reply:
         console.print(escape(reply), highlight=False)
     return True
+
+
+async def ask_survey(
+    service: GameService, game: LiveGame, seat: int, console: Console, keys: Keyboard
+) -> None:
+    """The post-game survey of every platform (`bot.survey`), one line per question: Enter
+    skips a question, /skip the rest. Each answer is stored as soon as it is given."""
+    questions = survey.questions_for(game.seats, seat)
+    console.print(
+        f"{survey.intro_for(game.seats, seat)} Press Enter to skip a question, or type /skip "
+        "to skip them all.",
+        highlight=False,
+    )
+    for question in questions:
+        console.print(f"[cyan]{escape(survey_prompt(game, seat, question))}[/]", highlight=False)
+        while True:
+            typed = await keys.read()
+            if typed is None:
+                return
+            text = typed[0].strip()
+            if text.lower() in ("/skip", "/quit", "/exit"):
+                console.print("Survey skipped. Thanks for playing!")
+                return
+            if not text:
+                break
+            try:
+                columns = survey.answer(game.seats, seat, question, text)
+            except survey.SurveyError as e:
+                console.print(f"[red]{escape(str(e))}[/]")
+                continue
+            await asyncio.to_thread(
+                survey.save_answer, service.engine, game.id, seat, SURVEY_SOURCE, columns
+            )
+            break
+    console.print("Thank you, your answers are saved.")
+
+
+#: ``survey_responses.source`` of the terminal's answers
+SURVEY_SOURCE = "local"
+
+
+def survey_prompt(game: LiveGame, seat: int, question: survey.Question) -> str:
+    if question.kind == "guess":
+        return f"{question.text} ({', '.join(survey.choices(game.seats, seat))})"
+    if question.kind == "rating":
+        return f"{question.text} 1-5 (1 = not at all, 5 = completely)"
+    return question.text
 
 
 async def run_play(
@@ -304,8 +397,7 @@ async def run_play(
             cues = Cues(console, game_id, HUMAN_ID)
             service.subscribe(cues)
             console.print(describe_resume(game))
-            if game.state is not None:
-                cues.show(game, me.index, game.state.phase.seq)
+            cues.recall(game, me.index)
         else:
             game_id = await service.create_game(config, seed=seed, server_external_id=TERMINAL)
             console.print(f"Game {game_id}")
@@ -321,5 +413,9 @@ async def run_play(
             )
             await service.start(game_id)
         game = service.games[game_id]
-        await _input_loop(service, game, me.index, console)
-        await service.drain(game_id)
+        keys = Keyboard(lambda: status_line(game, me.index))
+        with keys.opened():
+            over = await _input_loop(service, game, me.index, console, keys)
+            await service.drain(game_id)
+            if over and game.state is not None and game.state.winner is not None:
+                await ask_survey(service, game, me.index, console, keys)

@@ -14,6 +14,7 @@ from bot.clock import GameClock, utcnow
 from bot.service import GameService, LiveGame, grace
 from bot.store import models as m
 from bot.timers import make_scheduler
+from bot.transcript import transcript
 from games import actions as A
 from games.config import GameConfig
 from games.errors import RuleError
@@ -113,7 +114,13 @@ async def test_a_den_line_overtaken_by_the_last_kill_vote_stays_in_the_den(
     assert line.place == "den" and line.visible_to == frozenset({0, 1})
     assert line.phase_seq == night_seq and line.t < game.state.phase.started_at
     (row,) = stored_messages(engine, game.id, "we got gray, act surprised")
-    assert row.place == "den"
+    assert row.place == "den" and row.phase_seq == night_seq
+    # logged after the dawn, the transcript still files it under the night it was typed in,
+    # and its stamp sorts it before the dawn (exports order lines by time)
+    entries = transcript(await service.history(game.id))
+    (entry,) = [e for e in entries if e.get("text") == "we got gray, act surprised"]
+    assert entry["phase"] == "night_vote-1" and entry["place"] == "den"
+    assert row.t < game.state.phase.started_at
 
 
 async def test_a_bystanders_night_line_overtaken_by_the_dawn_is_refused_with_a_note(

@@ -87,3 +87,14 @@ def test_a_whole_form_is_stored_once(engine: Engine) -> None:
     assert not survey.save(engine, survey.response(game_id, SEATS, 0, form, "slack"))
     with pytest.raises(ValueError):
         survey.response(game_id, SEATS, 0, survey.SurveyAnswer("Casey", 6, 1, 1), "slack")
+
+
+def test_nothing_to_guess_when_everyone_else_was_an_agent() -> None:
+    assert survey.questions_for(SEATS, 0) == survey.QUESTIONS
+    alone = [SEATS[0], SEATS[1], SeatInfo(2, "Casey", None, True, "baseline")]
+    assert [q.key for q in survey.questions_for(alone, 0)] == [
+        "similarity",
+        "timing",
+        "relevance",
+        "comments",
+    ]
