@@ -9,7 +9,8 @@ once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -57,28 +58,29 @@ async def first_night(table: Table, game_id: str, **options: float) -> JSON:
     )
 
 
-async def setup_game(table: Table, **minutes: float) -> str:
-    await table.setup()
-    await table.answer(
-        await table.slash(
-            "mafia config", table.mod, night_vote_minutes=minutes.pop("night_vote_minutes")
+@asynccontextmanager
+async def first_night_of(
+    fake: FakeDiscord, url: str, night_vote_minutes: float
+) -> AsyncIterator[tuple[MafiaBot, Table, str, JSON]]:
+    """A bot, its table and a game at its first night (b2 voted out); the mafia's kill menu."""
+    table = Table.build(fake)
+    async with bot_stack(fake, url, speed=40.0, test_seed=SEED) as bot:
+        await table.setup()
+        minutes = {"night_vote_minutes": night_vote_minutes}
+        await table.answer(await table.slash("mafia config", table.mod, **minutes))
+        game_id = await table.play(
+            roles="detective+doctor", day_minutes=0.25, vote_minutes=1.0, night_minutes=0.25
         )
-    )
-    return await table.play(roles="detective+doctor", **minutes)
+        yield bot, table, game_id, await first_night(table, game_id)
 
 
 async def test_a_den_line_and_the_night_ending_click_in_one_millisecond(
     fake_discord: FakeDiscord, tmp_path: Path
 ) -> None:
     fake = fake_discord
-    table = Table.build(fake)
     url = db_url_in(tmp_path)
-    async with bot_stack(fake, url, speed=40.0, test_seed=SEED) as bot:
-        game_id = await setup_game(
-            table, day_minutes=0.25, vote_minutes=1.0, night_minutes=0.25, night_vote_minutes=30
-        )
+    async with first_night_of(fake, url, 30.0) as (bot, table, game_id, menu):
         b1, mafia, doctor, detective, _ = table.humans
-        menu = await first_night(table, game_id)
         booth = table.booth(mafia)
         assert booth is not None
         text = "the detective is onto us"
@@ -115,14 +117,9 @@ async def test_lines_typed_at_the_last_instant_of_the_night(
     fake_discord: FakeDiscord, tmp_path: Path
 ) -> None:
     fake = fake_discord
-    table = Table.build(fake)
     url = db_url_in(tmp_path)
-    async with bot_stack(fake, url, speed=40.0, test_seed=SEED) as bot:
-        game_id = await setup_game(
-            table, day_minutes=0.25, vote_minutes=1.0, night_minutes=0.25, night_vote_minutes=0.5
-        )
+    async with first_night_of(fake, url, 0.5) as (bot, table, game_id, _):
         b1, mafia = table.humans[0], table.humans[1]
-        await first_night(table, game_id)
         game = bot.service.games[game_id]
         assert game.state is not None and game.state.phase.deadline is not None
         deadline = game.state.phase.deadline
