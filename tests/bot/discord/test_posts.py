@@ -12,6 +12,7 @@ from bot.discord.posts import (
     eliminated_posts,
     open_act,
     phase_posts,
+    resumed_posts,
     role_posts,
     seat_posts,
     track,
@@ -187,3 +188,17 @@ def test_an_eliminated_person_is_told_in_their_booth_and_an_agent_is_not() -> No
     assert post.seat == 1 and "graveyard thread" in post.text
     agent = PlayerEliminated(t=T0, seat=5, name="Fay", role="bystander", cause="vote")
     assert eliminated_posts(room, agent) == []
+
+
+def test_after_a_restart_the_current_phases_menus_come_back_from_the_offers() -> None:
+    room = table()
+    state = night_state(seq=5)
+    offered(room, 2, 4, "protect", (0, 2, 3, 4, 5))
+    offered(room, 4, 4, "investigate", (0, 1, 2, 3, 5))
+    offered(room, 0, 5, "kill", (1, 2, 4, 5))
+    posts = resumed_posts(room, replace(state, night_actions={4: 0}), "<t:99:R>")
+    assert posts[0].place == "stage" and "back after a restart" in posts[0].text
+    (den,) = [p for p in posts if p.place == "den"]
+    assert sorted(den.menus) == [0] and den.menus[0].names == ("Bo", "Cy", "Ed", "Fay")
+    acts = [p for p in posts if p.place == "booth"]
+    assert [p.seat for p in acts] == [2]  # the detective has acted tonight already
