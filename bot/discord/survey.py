@@ -39,7 +39,7 @@ SCALE = "(1 = not at all, 5 = completely)"
 
 def survey_text() -> str:
     """The questions, as the first survey message lists them."""
-    lines = [survey.INTRO]
+    lines = [f"{survey.INTRO} Each answer is saved as soon as you pick it:"]
     for number, question in enumerate(survey.REQUIRED, 1):
         scale = f" {SCALE}" if question.kind == "rating" else ""
         lines.append(f"{number}. {question.text}{scale}")
