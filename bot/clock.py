@@ -24,6 +24,8 @@ class GameClock:
         self.speed = speed
         self._wall0 = utcnow()
         self._start = start if start is not None else self._wall0
+        #: resumed where it stopped: the game's time stood still while it was down
+        self._paused = start is not None
         self._real0 = time.monotonic()
 
     def now(self) -> datetime:
@@ -32,7 +34,14 @@ class GameClock:
     def from_wall(self, wall: datetime) -> datetime:
         """The game time of a wall-clock moment (a platform's timestamp of an action). The
         same moment always maps to the same game time, so two actions a platform stamped
-        alike stay tied."""
+        alike stay tied.
+
+        A clock resumed where it stopped (``start`` given) stood still while the game was
+        down: a moment from that downtime maps to the moment the game stopped, the phase its
+        player still saw (a den line typed at night while the bot was down stays a night
+        line, never one of an earlier phase). A wall clock keeps the downtime, as it counts."""
+        if self._paused and wall < self._wall0:
+            return self._start
         return self._start + (wall - self._wall0) * self.speed
 
     def seconds_to_real(self, game_seconds: float) -> float:

@@ -27,15 +27,17 @@ from discord import app_commands
 
 from bot.discord.actions import Actions
 from bot.discord.afk import AfkWatch
-from bot.discord.commands import mafia_group
+from bot.discord.commands import MafiaCommands
+from bot.discord.faults import Faults
 from bot.discord.links import GameRow, LinkStore
 from bot.discord.lobby import Lobby
+from bot.discord.notify import Notifier
 from bot.discord.options import DiscordOptions, load_options
 from bot.discord.outbox import Job, Outbox
-from bot.discord.permissions import is_moderator
 from bot.discord.relay import Relay, RelayMetrics
-from bot.discord.render import Renderer, seat_card
+from bot.discord.render import Renderer
 from bot.discord.rooms import Room, Rooms
+from bot.discord.servers import Servers, reply
 from bot.discord.survey import Survey
 from bot.discord.views import DYNAMIC_ITEMS
 from bot.service import GameService, LiveGame
@@ -77,29 +79,61 @@ class MafiaBot(discord.AutoShardedClient):
         self.agent_kind = (
             agent_kind or self.options.agent_kind or ("llm" if self.settings.llm else "baseline")
         )
-        self.metrics = metrics
         self.tree = app_commands.CommandTree(self)
+        # The parts, each given what it uses (none of them reaches the others through the bot).
         self.links = LinkStore(self.engine)
-        self.outbox = Outbox(self.on_fault)
-        self.rooms = Rooms(self)
-        self.renderer = Renderer(self)
-        self.relay = Relay(self)
+        self.servers = Servers(self.links)
+        self.rooms = Rooms(self, self.links, self.options)
+        self.outbox = Outbox(self._on_fault)
+        self.notify = Notifier(self.outbox, self.rooms)
+        self.relay = Relay(self, self.rooms, service, self.links, self.notify, metrics)
+        self.rooms.on_booth.append(self.relay.booth_opened)
+        self.renderer = Renderer(
+            self.rooms,
+            self.notify,
+            manager_names=self.manager_names,
+            finish_stage=self.finish_stage,
+            metrics=metrics,
+        )
+        self.actions = Actions(
+            self,
+            service,
+            self.rooms,
+            self.links,
+            self.notify,
+            self.relay,
+            reply=reply,
+            agent_kind=self.agent_kind,
+            seat_menus=self.renderer.seat_menus,
+        )
+        self.faults = Faults(service, self.rooms, self.links, self.outbox, self.notify, self.relay)
         self.lobby = Lobby(self)
-        self.actions = Actions(self)
-        self.survey = Survey(self)
-        self.afk = AfkWatch(self)
-        self._server_cache: dict[int, tuple[dict[str, Any], bool]] = {}
+        self.survey = Survey(self.links, self.rooms, reply)
+        self.afk = AfkWatch(self.rooms, self.notify, self._afk_takeover, self.options)
         self.recovered: list[str] = []
         self.caught_up = asyncio.Event()
         self._background: set[asyncio.Task[None]] = set()
         service.subscribe(self.renderer)
         service.add_alert_sink(self)
+        service.subscribe(self.afk)
 
     # --- start-up ------------------------------------------------------------------------------
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(*DYNAMIC_ITEMS)
-        self.tree.add_command(mafia_group(self))
+        self.tree.add_command(
+            MafiaCommands(
+                self.service,
+                self.rooms,
+                self.links,
+                self.servers,
+                self.lobby,
+                self.actions,
+                self.settings,
+                self.options,
+                self.end_lobby,
+            )
+        )
         if self.options.guild_ids:
             for gid in self.options.guild_ids:
                 guild = discord.Object(gid)
@@ -108,7 +142,6 @@ class MafiaBot(discord.AutoShardedClient):
         else:
             await self.tree.sync()
         await self.recover()
-        self.afk.start()
 
     async def recover(self) -> None:
         for row in await self.links.games():
@@ -136,6 +169,7 @@ class MafiaBot(discord.AutoShardedClient):
         await self.rooms.retire_den(room)  # a den thread from an older version
         if game.status == "running":
             self.renderer.resumed(room, game)
+            self.afk.resumed(room, game)
         self.recovered.append(row.id)
         log.info("recovered game %s (%s)", row.id, game.status)
 
@@ -169,43 +203,26 @@ class MafiaBot(discord.AutoShardedClient):
             return
         room = self.rooms.get(where[0])
         if room is not None:
-            await self.thread_gone(room, where[1], where[2], payload.thread_id)
+            await self.faults.thread_gone(room, where[1], where[2], payload.thread_id)
 
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
         room = self.rooms.for_channel(channel.id)
         if room is not None:
-            await self.channel_gone(room)
+            await self.faults.channel_gone(room)
 
-    # --- helpers used everywhere ----------------------------------------------------------
+    async def _on_fault(self, job: Job, exc: BaseException) -> None:
+        await self.faults.on_fault(job, exc)
+
+    async def _afk_takeover(self, room: Room, seat: int) -> None:
+        await self.actions.takeover(room, seat, why="afk")
+
+    # --- what the lobby asks of the bot (bot/discord/lobby.py) ------------------------------
 
     async def reply(self, interaction: discord.Interaction[Any], text: str) -> None:
-        """An ephemeral answer, whether or not the interaction was answered already."""
-        try:
-            if interaction.response.is_done():
-                await interaction.followup.send(text, ephemeral=True)
-            else:
-                await interaction.response.send_message(text, ephemeral=True)
-        except discord.HTTPException as exc:
-            log.info("could not answer an interaction: %s", exc)
-
-    async def server(self, guild_id: int) -> tuple[dict[str, Any], bool]:
-        cached = self._server_cache.get(guild_id)
-        if cached is None:
-            cached = self._server_cache[guild_id] = await self.links.server_settings(guild_id)
-        return cached
-
-    async def update_server(
-        self, guild_id: int, change: Any, **kwargs: Any
-    ) -> tuple[dict[str, Any], bool]:
-        result = await self.links.update_server(guild_id, change, **kwargs)
-        self._server_cache[guild_id] = result
-        return result
+        await reply(interaction, text)
 
     async def is_moderator(self, interaction: discord.Interaction[Any]) -> bool:
-        if interaction.guild is None:
-            return False
-        settings, _ = await self.server(interaction.guild.id)
-        return is_moderator(interaction.user, interaction.permissions, settings)
+        return await self.servers.is_moderator(interaction)
 
     def manager_names(self) -> list[str]:
         user = self.user
@@ -255,94 +272,9 @@ class MafiaBot(discord.AutoShardedClient):
         if room is not None:
             await self.rooms.report(room, f"alert:{message}", message)
 
-    async def on_fault(self, job: Job, exc: BaseException) -> None:
-        room = self.rooms.get(job.game_id) if job.game_id else None
-        if room is None:
-            log.warning("dropped a post of %s: %s", job.game_id, exc)
-            return
-        if isinstance(exc, discord.NotFound) and exc.code == 10003:
-            if job.place == "stage":
-                await self.channel_gone(room)
-                return
-            thread_id = self._thread_of(room, job.place, job.seat)
-            await self.thread_gone(room, job.place, job.seat, thread_id)
-            if not room.ended:
-                self.outbox.put(room.key(job.place, job.seat), job)  # try again, in a new one
-            return
-        if isinstance(exc, discord.Forbidden):
-            await self.rooms.report(
-                room,
-                f"forbidden:{job.place}",
-                f"Discord refused a post in the {job.place} ({exc.text or exc.status}): I am "
-                "missing a permission there. /mafia setup lists what I need.",
-            )
-            return
-        log.error("dropped a %s post of game %s: %r", job.place, room.game_id, exc)
-
-    @staticmethod
-    def _thread_of(room: Room, kind: str, seat: int | None) -> int | None:
-        if kind == "booth" and seat is not None:
-            booth = room.booths.get(seat)
-            return booth.thread_id if booth else None
-        if kind == "graveyard":
-            return room.graveyard_id
-        return None
-
-    async def thread_gone(
-        self, room: Room, kind: str, seat: int | None, thread_id: int | None
-    ) -> None:
-        """A booth or the graveyard was deleted: forget it so the next post makes a new one; a
-        new booth gets the role card again (den posts queued for it follow into the new one)."""
-        if thread_id is not None:
-            self.rooms.threads.pop(thread_id, None)
-            self.relay.queues.pop(thread_id, None)
-        if kind == "booth" and seat is not None:
-            booth = room.booths.get(seat)
-            if booth is None or (thread_id is not None and booth.thread_id != thread_id):
-                return
-            del room.booths[seat]
-            await self.links.delete(room.game_id, "booth", seat)
-        elif kind == "graveyard":
-            room.graveyard_id = None
-            await self.links.delete(room.game_id, "graveyard")
-        else:
-            return
-        await self.links.incident(room.game_id, thread_id or 0, what=f"{kind} thread deleted")
-        if room.ended:
-            return
-        await self.rooms.report(
-            room,
-            f"deleted:{kind}:{thread_id}",
-            f"a {kind} thread of the game was deleted; I opened a new one and the game goes on.",
-        )
-        game = self.service.games.get(room.game_id)
-        if kind == "booth" and seat is not None and game is not None and game.state is not None:
-            card = seat_card(game.state, seat)
-            self.renderer.booth(room, seat, f"Your booth was deleted, so here is a new one. {card}")
-
-    async def channel_gone(self, room: Room) -> None:
-        """The game channel itself was deleted: the game cannot go on. It is ended (the reason
-        is stored with it) and the moderators are told."""
-        if room.ended:
-            return
-        room.ended = True
-        self.rooms.release_channel(room)
-        await self.links.incident(room.game_id, room.channel_id, what="game channel deleted")
-        game = self.service.games.get(room.game_id)
-        if game is not None and game.status in ("lobby", "running"):
-            with contextlib.suppress(Exception):
-                await self.service.end(room.game_id, "the game channel was deleted")
-        await self.rooms.report(
-            room,
-            "channel-deleted",
-            "the game channel was deleted, so I ended the game (nothing is lost: it is stored "
-            "as stopped, with this reason).",
-        )
-
     # --- shutdown ------------------------------------------------------------------------------
 
     async def close(self) -> None:
-        await self.afk.stop()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.outbox.drain(), 10)
         await self.outbox.close()

@@ -9,26 +9,38 @@ from __future__ import annotations
 
 import io
 import logging
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
 
 import discord
 from discord import app_commands
 
 from bot.consent import CONSENT_VERSION, consent_status, consent_text, has_consent
+from bot.discord.actions import Actions
+from bot.discord.links import LinkStore
+from bot.discord.lobby import Lobby
+from bot.discord.moderation import (
+    RoleChoice,
+    TieChoice,
+    _identities,
+    _roles,
+    config_summary,
+    game_config,
+    status_lines,
+)
+from bot.discord.options import DiscordOptions
 from bot.discord.permissions import describe_missing, missing
-from bot.discord.rooms import real_deadline
+from bot.discord.rooms import Room, Rooms
+from bot.discord.servers import Servers, reply
 from bot.discord.views import consent_view
+from bot.errors import ServiceError
 from bot.privacy import withdraw
 from bot.research.export import export_zip
-from bot.service import ServiceError
-from bot.table.config import MAX_AGENTS, MIN_AGENTS, config_summary
-from bot.table.links import identity_names
-from bot.table.status import phase_label
+from bot.service import GameService, LiveGame
+from bot.settings import Settings
+from bot.table.config import MAX_AGENTS, MIN_AGENTS
 from games.config import GameConfig
 from games.errors import ConfigError
-
-if TYPE_CHECKING:
-    from bot.discord.app import MafiaBot
 
 log = logging.getLogger(__name__)
 
@@ -36,61 +48,58 @@ MODS_ONLY = (
     "Only moderators can do that (Manage Server, or a moderator role set with /mafia config)."
 )
 NOT_BOUND = "This channel isn't set up for Mafia yet: a moderator can run /mafia setup here."
-RoleChoice = Literal["none", "detective", "doctor", "detective+doctor"]
-TieChoice = Literal["none", "random"]
-MINUTE_KEYS = ("day_minutes", "vote_minutes", "night_minutes", "night_vote_minutes")
 
 
-def _roles(choice: str) -> list[str]:
-    return [] if choice == "none" else choice.split("+")
+class MafiaCommands(
+    app_commands.Group,
+    name="mafia",
+    description="Play Mafia with a hidden AI player",
+    guild_only=True,
+):
+    """The ``/mafia`` group: thin commands over the service, the rooms and the lobby."""
 
+    def __init__(
+        self,
+        service: GameService,
+        rooms: Rooms,
+        links: LinkStore,
+        servers: Servers,
+        lobby: Lobby,
+        actions: Actions,
+        settings: Settings,
+        options: DiscordOptions,
+        end_lobby: Callable[[Room, LiveGame, str], Awaitable[None]],
+    ) -> None:
+        super().__init__()
+        self.service = service
+        self.rooms = rooms
+        self.links = links
+        self.servers = servers
+        self.lobby = lobby
+        self.actions = actions
+        self.settings = settings
+        self.options = options
+        self.end_lobby = end_lobby
 
-def game_config(bot: MafiaBot, server: dict[str, Any], **given: Any) -> GameConfig:
-    """Settings defaults, then the server's /mafia config, then the command's options."""
-    s = bot.settings
-    values: dict[str, Any] = {
-        "day_minutes": s.day_seconds / 60,
-        "vote_minutes": s.vote_seconds / 60,
-        "night_minutes": s.night_seconds / 60,
-        "night_vote_minutes": s.night_vote_seconds / 60,
-        "tie_rule": "none",
-        "roles": [],
-    }
-    values.update({k: server[k] for k in values if k in server})
-    values.update({k: v for k, v in given.items() if v is not None})
-    roles = values["roles"]
-    return GameConfig(
-        day_seconds=float(values["day_minutes"]) * 60,
-        vote_seconds=float(values["vote_minutes"]) * 60,
-        night_seconds=float(values["night_minutes"]) * 60,
-        night_vote_seconds=float(values["night_vote_minutes"]) * 60,
-        tie_rule=values["tie_rule"],
-        roles=tuple(_roles(roles) if isinstance(roles, str) else roles),
-    )
-
-
-def mafia_group(bot: MafiaBot) -> app_commands.Group:
-    group = app_commands.Group(
-        name="mafia", description="Play Mafia with a hidden AI player", guild_only=True
-    )
-
-    async def moderator(interaction: discord.Interaction[Any]) -> bool:
-        if await bot.is_moderator(interaction):
+    async def moderator(self, interaction: discord.Interaction[Any]) -> bool:
+        if await self.servers.is_moderator(interaction):
             return True
-        await bot.reply(interaction, MODS_ONLY)
+        await reply(interaction, MODS_ONLY)
         return False
 
     # --- setup ------------------------------------------------------------------------------
 
-    @group.command(name="setup", description="Make this channel a Mafia game channel (moderators)")
+    @app_commands.command(
+        name="setup", description="Make this channel a Mafia game channel (moderators)"
+    )
     @app_commands.describe(remove="Stop using this channel for games")
-    async def setup(interaction: discord.Interaction[Any], remove: bool = False) -> None:
-        if not await moderator(interaction):
+    async def setup(self, interaction: discord.Interaction[Any], remove: bool = False) -> None:
+        if not await self.moderator(interaction):
             return
         guild, channel = interaction.guild, interaction.channel
         assert guild is not None and channel is not None
         if not isinstance(channel, discord.TextChannel):
-            await bot.reply(interaction, "Run this in a text channel (not a thread or voice).")
+            await reply(interaction, "Run this in a text channel (not a thread or voice).")
             return
         key = str(channel.id)
 
@@ -103,9 +112,9 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
             settings["channels"] = channels
             return settings
 
-        await bot.update_server(guild.id, change, name=guild.name)
+        await self.servers.update(guild.id, change, name=guild.name)
         if remove:
-            await bot.reply(interaction, "This channel is no longer a Mafia channel.")
+            await reply(interaction, "This channel is no longer a Mafia channel.")
             return
         lacking = missing(interaction.app_permissions)
         if lacking:
@@ -126,11 +135,11 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
                 "\nNote: @everyone can't send messages in threads here; players type in "
                 "private threads (their booths), so allow Send Messages in Threads."
             )
-        await bot.reply(interaction, text)
+        await reply(interaction, text)
 
     # --- new ----------------------------------------------------------------------------------
 
-    @group.command(name="new", description="Open a game lobby in this channel")
+    @app_commands.command(name="new", description="Open a game lobby in this channel")
     @app_commands.describe(
         day_minutes="Length of the day discussion",
         night_minutes="Length of the night (mafia talk)",
@@ -141,6 +150,7 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
         persona="The agents' persona (a short description)",
     )
     async def new(
+        self,
         interaction: discord.Interaction[Any],
         day_minutes: app_commands.Range[float, 0.25, 60.0] | None = None,
         night_minutes: app_commands.Range[float, 0.25, 30.0] | None = None,
@@ -152,14 +162,16 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
     ) -> None:
         guild, channel = interaction.guild, interaction.channel
         assert guild is not None and channel is not None
-        server, _ = await bot.server(guild.id)
+        server, _ = await self.servers.get(guild.id)
         if str(channel.id) not in server.get("channels", {}):
-            await bot.reply(interaction, NOT_BOUND)
+            await reply(interaction, NOT_BOUND)
             return
-        open_game = bot.rooms.for_channel(channel.id)
-        other = open_game.game_id if open_game else await bot.links.open_game_in_channel(channel.id)
+        open_game = self.rooms.for_channel(channel.id)
+        other = (
+            open_game.game_id if open_game else await self.links.open_game_in_channel(channel.id)
+        )
         if other is not None:
-            await bot.reply(
+            await reply(
                 interaction,
                 f"Game {other} is still open in this channel; finish it first, or play in "
                 "another Mafia channel.",
@@ -167,7 +179,7 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
             return
         try:
             config = game_config(
-                bot,
+                self.settings,
                 server,
                 day_minutes=day_minutes,
                 night_minutes=night_minutes,
@@ -177,14 +189,14 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
             )
             GameConfig.from_dict(config.to_dict())
         except ConfigError as exc:
-            await bot.reply(interaction, f"Can't set up this game: {exc}")
+            await reply(interaction, f"Can't set up this game: {exc}")
             return
         count = agents if agents is not None else int(server.get("agents", 1))
-        await bot.lobby.open(interaction, config, count, persona or server.get("persona"), server)
+        await self.lobby.open(interaction, config, count, persona or server.get("persona"), server)
 
     # --- config -------------------------------------------------------------------------------
 
-    @group.command(name="config", description="Server defaults for new games (moderators)")
+    @app_commands.command(name="config", description="Server defaults for new games (moderators)")
     @app_commands.describe(
         day_minutes="Default day length",
         vote_minutes="Default day vote length",
@@ -202,6 +214,7 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
         research_logging="Keep games for anonymised research exports",
     )
     async def config(
+        self,
         interaction: discord.Interaction[Any],
         day_minutes: app_commands.Range[float, 0.25, 60.0] | None = None,
         vote_minutes: app_commands.Range[float, 0.25, 30.0] | None = None,
@@ -218,7 +231,7 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
         clear_moderator_roles: bool = False,
         research_logging: bool | None = None,
     ) -> None:
-        if not await moderator(interaction):
+        if not await self.moderator(interaction):
             return
         guild = interaction.guild
         assert guild is not None
@@ -252,120 +265,96 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
             settings["moderator_roles"] = [str(r) for r in roles_now]
             return settings
 
-        settings, logging_on = await bot.update_server(
+        settings, logging_on = await self.servers.update(
             guild.id, change, name=guild.name, logging_enabled=research_logging
         )
         try:
-            config_now = game_config(bot, settings)
+            config_now = game_config(self.settings, settings)
             GameConfig.from_dict(config_now.to_dict())
         except ConfigError as exc:
-            await bot.reply(interaction, f"Saved, but new games would fail: {exc}")
+            await reply(interaction, f"Saved, but new games would fail: {exc}")
             return
-        mods = ", ".join(f"<@&{r}>" for r in settings.get("moderator_roles", [])) or "none"
-        channels = ", ".join(f"<#{c}>" for c in settings.get("channels", {})) or "none yet"
-        opts = bot.options
-        remind = settings.get("afk_reminder_minutes", opts.afk_reminder_minutes)
-        takeover = settings.get("afk_takeover_minutes", opts.afk_takeover_minutes)
-        grave = "on" if settings.get("graveyard", opts.graveyard) else "off"
-        await bot.reply(
-            interaction,
-            "Defaults for new games on this server:\n"
-            f"{config_summary(config_now)}\n"
-            f"AI players: {settings.get('agents', 1)}. Persona: {settings.get('persona', 'any')}.\n"
-            f"AFK reminder after {remind} min; takeover after {takeover} min (0 = never).\n"
-            f"Graveyard thread: {grave}. Research logging: {'on' if logging_on else 'off'}.\n"
-            f"Moderator roles: {mods}. Game channels: {channels}.",
-        )
+        await reply(interaction, config_summary(settings, logging_on, config_now, self.options))
 
     # --- status -------------------------------------------------------------------------------
 
-    @group.command(name="status", description="Games on this server (moderators)")
-    async def status(interaction: discord.Interaction[Any]) -> None:
-        if not await moderator(interaction):
+    @app_commands.command(name="status", description="Games on this server (moderators)")
+    async def status(self, interaction: discord.Interaction[Any]) -> None:
+        if not await self.moderator(interaction):
             return
         guild = interaction.guild
         assert guild is not None
-        lines = []
-        for room in bot.rooms.rooms.values():
-            if room.guild_id != guild.id or room.ended:
-                continue
-            game = bot.service.games.get(room.game_id)
-            if game is None:
-                continue
-            if game.state is None:
-                lines.append(
-                    f"- {room.game_id} in <#{room.channel_id}>: lobby, {len(game.seats)} seat(s)"
-                )
-                continue
-            p = game.state.phase
-            ends = f", ends <t:{real_deadline(game, p.deadline)}:R>" if p.deadline else ""
-            alive = sum(1 for s in game.state.seats if s.alive)
-            lines.append(
-                f"- {room.game_id} in <#{room.channel_id}>: {phase_label(p.kind, p.number)}"
-                f"{ends}; {alive}/{len(game.state.seats)} alive, "
-                f"{len(room.humans)} human(s)"
-            )
-        await bot.reply(interaction, "\n".join(lines) if lines else "No games open here.")
+        lines = status_lines(self.rooms.rooms.values(), self.service.games, guild.id)
+        await reply(interaction, "\n".join(lines) if lines else "No games open here.")
 
     # --- end ------------------------------------------------------------------------------------
 
-    @group.command(name="end", description="Stop the game in this channel (moderators)")
+    @app_commands.command(name="end", description="Stop the game in this channel (moderators)")
     @app_commands.describe(reason="Shown to the players")
     async def end(
-        interaction: discord.Interaction[Any], reason: app_commands.Range[str, 1, 200] | None = None
+        self,
+        interaction: discord.Interaction[Any],
+        reason: app_commands.Range[str, 1, 200] | None = None,
     ) -> None:
         assert interaction.channel is not None
-        room = bot.rooms.for_channel(interaction.channel.id)
-        game = bot.service.games.get(room.game_id) if room else None
+        room = self.rooms.for_channel(interaction.channel.id)
+        game = self.service.games.get(room.game_id) if room else None
         if room is None or game is None:
-            await bot.reply(interaction, "There is no open game in this channel.")
+            await reply(interaction, "There is no open game in this channel.")
             return
         host = str(interaction.user.id) == game.host_user_id and game.status == "lobby"
-        if not host and not await moderator(interaction):
+        if not host and not await self.moderator(interaction):
             return
         why = reason or "ended by a moderator"
         try:
-            await bot.service.end(room.game_id, why)
+            await self.service.end(room.game_id, why)
         except ServiceError as exc:
-            await bot.reply(interaction, str(exc))
+            await reply(interaction, str(exc))
             return
         if game.state is None:
-            await bot.end_lobby(room, game, why)
-        await bot.reply(interaction, f"Game {room.game_id} is stopped.")
+            await self.end_lobby(room, game, why)
+        await reply(interaction, f"Game {room.game_id} is stopped.")
 
     # --- kick -----------------------------------------------------------------------------------
 
-    @group.command(name="kick", description="Take a player out; an agent or a substitute plays on")
+    @app_commands.command(
+        name="kick", description="Take a player out; an agent or a substitute plays on"
+    )
     @app_commands.describe(
         member="The player to take out",
         substitute="Someone to take over the seat (default: an AI agent)",
     )
     async def kick(
+        self,
         interaction: discord.Interaction[Any],
         member: discord.Member,
         substitute: discord.Member | None = None,
     ) -> None:
-        if not await moderator(interaction):
+        if not await self.moderator(interaction):
             return
         assert interaction.channel is not None and interaction.guild is not None
-        room = bot.rooms.for_channel(interaction.channel.id)
-        game = bot.service.games.get(room.game_id) if room else None
+        room = self.rooms.for_channel(interaction.channel.id)
+        game = self.service.games.get(room.game_id) if room else None
         if room is None or game is None or game.state is None or game.state.over:
-            await bot.reply(interaction, "There is no running game in this channel.")
+            await reply(interaction, "There is no running game in this channel.")
             return
         seat = room.seat_of(member.id)
         if seat is None:
-            await bot.reply(interaction, f"{member.display_name} is not playing in this game.")
+            await reply(interaction, f"{member.display_name} is not playing in this game.")
             return
         if substitute is not None:
             if substitute.bot or room.seat_of(substitute.id) is not None:
-                await bot.reply(interaction, f"{substitute.display_name} can't take this seat.")
+                await reply(interaction, f"{substitute.display_name} can't take this seat.")
                 return
-            ok = await bot.links.run(
-                has_consent, bot.engine, "discord", str(interaction.guild.id), str(substitute.id)
+            ok = await self.links.run(
+                has_consent,
+                self.service.engine,
+                "discord",
+                str(interaction.guild.id),
+                str(substitute.id),
             )
             if not ok:
-                await bot.reply(
+                await reply(
                     interaction,
                     f"{substitute.display_name} hasn't agreed to the notice on this server yet: "
                     "ask them to run /mafia consent and agree, then try again.",
@@ -374,10 +363,10 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:
             if substitute is not None:
-                await bot.actions.substitute(room, seat, substitute.id)
+                await self.actions.substitute(room, seat, substitute.id)
                 done = f"{substitute.display_name} plays the seat now"
             else:
-                await bot.actions.takeover(room, seat, why="kick")
+                await self.actions.takeover(room, seat, why="kick")
                 done = "an agent plays the seat now"
         except (ServiceError, ValueError) as exc:
             await interaction.followup.send(str(exc), ephemeral=True)
@@ -389,19 +378,23 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
 
     # --- export ---------------------------------------------------------------------------------
 
-    @group.command(name="export", description="Anonymised research export of this server's games")
-    async def export(interaction: discord.Interaction[Any]) -> None:
-        if not await moderator(interaction):
+    @app_commands.command(
+        name="export", description="Anonymised research export of this server's games"
+    )
+    async def export(self, interaction: discord.Interaction[Any]) -> None:
+        if not await self.moderator(interaction):
             return
         guild = interaction.guild
         assert guild is not None
         await interaction.response.defer(ephemeral=True, thinking=True)
-        ids = await bot.links.ended_games(guild.id)
+        ids = await self.links.ended_games(guild.id)
         if not ids:
             await interaction.followup.send("No finished games on this server yet.", ephemeral=True)
             return
-        identities = await _identities(bot, guild, ids)
-        data, report = await bot.links.run(export_zip, bot.engine, ids, identities=identities)
+        identities = await _identities(self.links, guild, ids)
+        data, report = await self.links.run(
+            export_zip, self.service.engine, ids, identities=identities
+        )
         summary = "\n".join(report.summary()[:15])
         if len(data) > interaction.filesize_limit:
             await interaction.followup.send(
@@ -418,16 +411,18 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
 
     # --- consent --------------------------------------------------------------------------------
 
-    @group.command(name="consent", description="Your consent: read the notice, or withdraw")
+    @app_commands.command(name="consent", description="Your consent: read the notice, or withdraw")
     @app_commands.describe(action="show (the default) or withdraw")
     async def consent(
-        interaction: discord.Interaction[Any], action: Literal["show", "withdraw"] = "show"
+        self, interaction: discord.Interaction[Any], action: Literal["show", "withdraw"] = "show"
     ) -> None:
         guild = interaction.guild
         assert guild is not None
         user = str(interaction.user.id)
         if action == "show":
-            status = await bot.links.run(consent_status, bot.engine, "discord", str(guild.id), user)
+            status = await self.links.run(
+                consent_status, self.service.engine, "discord", str(guild.id), user
+            )
             embed = discord.Embed(
                 title="The notice",
                 description=consent_text(CONSENT_VERSION, research=status.logging_enabled),
@@ -443,17 +438,17 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
             )
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
-        report = await bot.links.run(withdraw, bot.engine, "discord", str(guild.id), user)
+        report = await self.links.run(withdraw, self.service.engine, "discord", str(guild.id), user)
         for game_id in report.lobby:
             try:
-                await bot.service.leave(game_id, user)
+                await self.service.leave(game_id, user)
             except ServiceError:
                 continue
-            room = bot.rooms.get(game_id)
-            game = bot.service.games.get(game_id)
+            room = self.rooms.get(game_id)
+            game = self.service.games.get(game_id)
             if room is not None and game is not None:
-                bot.rooms.sync(room, game)
-                await bot.lobby.refresh(room, game)
+                self.rooms.sync(room, game)
+                await self.lobby.refresh(room, game)
         lines = report.summary()
         running = [g for g in report.pending if g not in report.lobby]
         extra = (
@@ -468,22 +463,3 @@ def mafia_group(bot: MafiaBot) -> app_commands.Group:
             + extra,
             ephemeral=True,
         )
-
-    return group
-
-
-async def _identities(bot: MafiaBot, guild: discord.Guild, ids: list[str]) -> dict[str, list[str]]:
-    """Account, display and nick names of the people who played, so the export can scrub them
-    from what was typed (looked up once each, at most 500)."""
-    out: dict[str, list[str]] = {}
-    for uid in await bot.links.players(ids, limit=500):
-        if not uid.isdigit():
-            continue
-        member = guild.get_member(int(uid))
-        if member is None:
-            try:
-                member = await guild.fetch_member(int(uid))
-            except discord.HTTPException:
-                continue
-        out[uid] = identity_names(member.name, member.display_name, member.global_name, member.nick)
-    return out

@@ -6,7 +6,8 @@
   ``incident`` (a deleted thread or channel, what was done about it). A restarted bot finds its
   threads and webhooks again from these.
 - ``servers.settings`` holds per-server defaults and the channels bound with ``/mafia setup``.
-- Survey answers (``survey_responses``, source "discord") are written as they come in.
+- Survey answers (``survey_responses``, source "discord") are stored by `bot.survey`, on this
+  thread.
 
 The service has its own single DB thread; this one keeps the adapter's writes from queueing
 behind game actions (and the other way round). The link rows, the thread and the list of a
@@ -23,7 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.store.models import Game, Message, PlatformLink, Seat, Server, SurveyResponse, utcnow
+from bot.store.models import Game, Message, PlatformLink, Seat, Server, utcnow
 from bot.table.links import OPEN, Link, PlatformLinks
 
 __all__ = ["PLATFORM", "GameRow", "Link", "LinkStore", "SeatRow"]
@@ -135,8 +136,9 @@ class LinkStore(PlatformLinks):
     async def relayed_watermarks(self, game_id: str) -> dict[int, int]:
         """Seat -> the newest Discord message id the service has stored for that seat.
 
-        Lines are stored with ``client_id`` "discord:<message id>" and Discord ids grow with
-        time, so anything newer in a booth was never relayed."""
+        Lines are stored with the platform id "discord:msg:<message id>" (older versions:
+        "discord:<message id>") and Discord ids grow with time, so anything newer in a booth
+        was never relayed."""
 
         def work(session: Session) -> dict[int, int]:
             rows = session.exec(
@@ -149,7 +151,7 @@ class LinkStore(PlatformLinks):
                 if seat is None or client_id is None:
                     continue
                 try:
-                    mid = int(client_id.split(":", 1)[1])
+                    mid = int(client_id.rsplit(":", 1)[1])
                 except ValueError:
                     continue
                 out[seat] = max(out.get(seat, 0), mid)
@@ -209,30 +211,3 @@ class LinkStore(PlatformLinks):
             return await self._tx(work)
         except sa.exc.IntegrityError:  # created concurrently (by the service): just retry
             return await self._tx(work)
-
-    # --- survey -------------------------------------------------------------------------------
-
-    async def save_survey(self, game_id: str, seat: int, changes: dict[str, Any]) -> SurveyResponse:
-        """Add answers to this seat's Discord survey row (one row per seat and game)."""
-
-        def work(session: Session) -> SurveyResponse:
-            row = session.exec(
-                select(SurveyResponse).where(
-                    SurveyResponse.game_id == game_id,
-                    SurveyResponse.seat_index == seat,
-                    SurveyResponse.source == PLATFORM,
-                )
-            ).first()
-            if row is None:
-                row = SurveyResponse(
-                    game_id=game_id, seat_index=seat, source=PLATFORM, original_scale="1-5"
-                )
-                session.add(row)
-            for key, value in changes.items():
-                setattr(row, key, value)
-            row.t = utcnow()
-            session.flush()
-            session.expunge(row)
-            return row
-
-        return await self._tx(work)

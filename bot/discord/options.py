@@ -39,8 +39,6 @@ class DiscordOptions(BaseSettings):
     afk_reminder_minutes: float = Field(3.0, ge=0)
     afk_takeover_minutes: float = Field(0.0, ge=0)
     graveyard: bool = False
-    #: how often AFK silences are checked, real seconds
-    afk_tick_seconds: float = Field(5.0, gt=0)
     #: deprecated (use MAFIABOT_CLOCK_SPEED): game clock speed of new games; None: the
     #: settings' clock_speed. Tests and benchmarks only: a fixed seed (deal and names)
     test_speed: float | None = Field(None, gt=0)

@@ -1,9 +1,12 @@
 """Booth -> service: what a human types in their booth becomes the seat's line.
 
 Each booth has a queue handled by one worker at a time, so a person's lines reach the service
-in the order they typed them. A line goes to `GameService.say` with
-``platform_id="discord:<message id>"``: the service applies each platform id once, which makes any
-re-delivery harmless.
+in the order they typed them. A line goes to `GameService.say` with the moment Discord took
+it (its snowflake time) and its id (``platform_id="discord:msg:<message id>"``): the engine
+judges the line against the phase of that moment (a den line typed an instant before the night
+ended stays in the den), and the service applies each id once, which makes any re-delivery
+harmless. What a line means (`say_call`: a line to say, a note to its writer, or nothing) is a
+pure function of the room and the message.
 
 Recovery. Discord does not replay messages to a fresh gateway session, so after a restart (or
 a new session after an outage) every booth is read back from its history after the newest
@@ -24,19 +27,49 @@ import logging
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import discord
 
-from bot.discord.rooms import Booth, Room
-from bot.service import ServiceError
-from bot.table.booths import in_typed_order, late_note
+from bot.discord.rooms import Booth, Room, Rooms
+from bot.discord.sanitize import plain
+from bot.errors import ServiceError
+from bot.service import GameService
+from bot.table.booths import in_typed_order
 from games.errors import RuleError
 
 if TYPE_CHECKING:
-    from bot.discord.app import MafiaBot
+    from bot.discord.links import LinkStore
+    from bot.discord.notify import Notifier
 
 log = logging.getLogger(__name__)
+
+REPLACED = "An agent plays your seat now; your lines are not relayed."
+FILES = "Only text is relayed; files and stickers are not."
+ELIMINATED = (
+    "You have been eliminated, so your lines are no longer relayed. You can keep watching the "
+    "stage."
+)
+STRAY = (
+    "Lines typed in the {where} are not relayed, and they show your account name, so the "
+    "Game-Manager removed it. Type here, in your booth."
+)
+
+
+def message_id(mid: int) -> str:
+    """The platform id of a Discord message, as the service stores it."""
+    return f"discord:msg:{mid}"
+
+
+def interaction_id(iid: int) -> str:
+    """The platform id of a Discord interaction (a click, a menu choice)."""
+    return f"discord:ix:{iid}"
+
+
+def moment(snowflake: int) -> datetime:
+    """When Discord took a message or an interaction: the time in its id (UTC, to the ms)."""
+    return discord.utils.snowflake_time(snowflake)
 
 
 @dataclass
@@ -57,6 +90,47 @@ class Line:
             bool(message.attachments or message.stickers),
             recovered=recovered,
         )
+
+
+@dataclass(frozen=True)
+class Say:
+    """A booth line for `GameService.say`."""
+
+    game_id: str
+    seat: int
+    text: str
+    at: datetime
+    platform_id: str
+
+
+def say_call(room: Room, seat: int, booth_user: int, line: Line) -> Say | str | None:
+    """What a line typed in ``seat``'s booth (opened for ``booth_user``) means: a line for the
+    service, a note for its writer, or nothing."""
+    if room.ended or not room.started:
+        return None
+    if room.humans.get(seat) != line.author_id:
+        return REPLACED if line.author_id == booth_user else None
+    text = line.text.strip()
+    if not text:
+        return FILES if line.has_files else None
+    return Say(room.game_id, seat, text, moment(line.id), message_id(line.id))
+
+
+def refusal(room: Room, seat: int, exc: Exception) -> str:
+    """The note for a line the service refused."""
+    if room.started and seat not in room.alive:
+        return ELIMINATED
+    return str(exc)
+
+
+def away_note(line: Line, text: str) -> str:
+    """A note about ``line``; one read back after a restart says which line it is about."""
+    if not line.recovered:
+        return text
+    return (
+        f"While the Game-Manager was away you wrote “{plain(line.text, 80)}”; it could not be "
+        f"relayed: {text}"
+    )
 
 
 class RelayMetrics:
@@ -122,8 +196,8 @@ class BoothQueue:
         self.buffer = []
         found: list[Line] = []
         try:
-            room = self.relay.bot.rooms.get(self.game_id)
-            channel = self.relay.bot.get_partial_messageable(
+            room = self.relay.rooms.get(self.game_id)
+            channel = self.relay.client.get_partial_messageable(
                 self.thread_id,
                 guild_id=room.guild_id if room is not None else None,
                 type=discord.ChannelType.private_thread,
@@ -161,8 +235,21 @@ class BoothQueue:
 
 
 class Relay:
-    def __init__(self, bot: MafiaBot) -> None:
-        self.bot = bot
+    def __init__(
+        self,
+        client: discord.Client,
+        rooms: Rooms,
+        service: GameService,
+        links: LinkStore,
+        notifier: Notifier,
+        metrics: RelayMetrics | None = None,
+    ) -> None:
+        self.client = client
+        self.rooms = rooms
+        self.service = service
+        self.links = links
+        self.notify = notifier
+        self.metrics = metrics
         self.queues: dict[int, BoothQueue] = {}
 
     def booth_opened(self, room: Room, booth: Booth) -> None:
@@ -184,9 +271,7 @@ class Relay:
         queues = [
             q
             for q in self.queues.values()
-            if (room := self.bot.rooms.get(q.game_id)) is not None
-            and room.started
-            and not room.ended
+            if (room := self.rooms.get(q.game_id)) is not None and room.started and not room.ended
         ]
         # Every booth is read back first (live lines wait in each booth's buffer meanwhile),
         # then the missed lines are handed over one at a time, oldest first across booths
@@ -228,9 +313,9 @@ class Relay:
         if queue is not None:
             queue.push(Line.of(message))
             return
-        if cid in self.bot.rooms.threads:
+        if cid in self.rooms.threads:
             return  # an old booth, or the graveyard (the dead may talk there)
-        room = self.bot.rooms.for_channel(cid)
+        room = self.rooms.for_channel(cid)
         if room is not None and room.started and not room.ended:
             await self.stray(room, message, "stage")
 
@@ -241,67 +326,38 @@ class Relay:
         try:
             await message.delete()
         except discord.HTTPException as exc:
-            await self.bot.rooms.report(
+            await self.rooms.report(
                 room,
                 f"delete:{type(exc).__name__}",
                 "a player typed straight into the game channel and I could not remove it "
                 "(I need Manage Messages there).",
             )
-        self.bot.renderer.booth(
-            room,
-            seat,
-            f"Lines typed in the {where} are not relayed, and they show your account name, so "
-            "the Game-Manager removed it. Type here, in your booth.",
-        )
+        self.notify.booth(room, seat, STRAY.format(where=where))
 
     # --- one line ------------------------------------------------------------------------------
 
     async def handle(self, queue: BoothQueue, line: Line) -> None:
-        room = self.bot.rooms.get(queue.game_id)
+        room = self.rooms.get(queue.game_id)
         if room is None:
             return
         booth = room.booths.get(queue.seat)
         if booth is None or booth.thread_id != queue.thread_id:
             return  # an old booth of a seat that changed hands
-        if room.ended or not room.started:
+        call = say_call(room, queue.seat, queue.user_id, line)
+        if call is None:
             return
-        if room.humans.get(queue.seat) != line.author_id:
-            if line.author_id == queue.user_id:
-                self.bot.renderer.booth(
-                    room, queue.seat, "An agent plays your seat now; your lines are not relayed."
-                )
+        if isinstance(call, str):
+            self.notify.booth(room, queue.seat, away_note(line, call))
             return
-        text = line.text.strip()
-        if not text:
-            if line.has_files:
-                self.note(room, queue, line, "Only text is relayed; files and stickers are not.")
-            return
-        metrics = self.bot.metrics
+        metrics = self.metrics
         if metrics is not None:
-            metrics.received(queue.game_id, queue.seat, text, line.received)
-        self.bot.afk.touch(queue.game_id, queue.seat)
+            metrics.received(call.game_id, call.seat, call.text, line.received)
         try:
-            await self.bot.service.say(
-                queue.game_id, queue.seat, text, platform_id=f"discord:{line.id}"
+            await self.service.say(
+                call.game_id, call.seat, call.text, at=call.at, platform_id=call.platform_id
             )
         except (RuleError, ServiceError) as exc:
             if metrics is not None:
-                metrics.sending(queue.game_id, queue.seat, text)  # not relayed: forget it
-            self.note(room, queue, line, self.refusal(room, queue.seat, exc))
-            await self.bot.links.update_data(
-                queue.game_id, "booth", queue.seat, {"seen": str(line.id)}
-            )
-
-    @staticmethod
-    def refusal(room: Room, seat: int, exc: Exception) -> str:
-        if room.started and seat not in room.alive:
-            return (
-                "You have been eliminated, so your lines are no longer relayed. You can keep "
-                "watching the stage."
-            )
-        return str(exc)
-
-    def note(self, room: Room, queue: BoothQueue, line: Line, text: str) -> None:
-        if line.recovered:
-            text = late_note(line.text, text)
-        self.bot.renderer.booth(room, queue.seat, text)
+                metrics.sending(call.game_id, call.seat, call.text)  # not relayed: forget it
+            self.notify.booth(room, queue.seat, away_note(line, refusal(room, queue.seat, exc)))
+            await self.links.update_data(queue.game_id, "booth", queue.seat, {"seen": str(line.id)})

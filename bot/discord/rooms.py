@@ -22,21 +22,23 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import discord
 
-from bot.discord.links import GameRow, Link
+from bot.discord.links import GameRow, Link, LinkStore
 from bot.discord.sanitize import chunks
 from bot.service import LiveGame
 from bot.table.booths import den_audience
 from bot.table.text import avatar_url
+from games.events import ChoicesOffered
 from games.roles import get_role
 
 if TYPE_CHECKING:
-    from bot.discord.app import MafiaBot
+    from bot.discord.options import DiscordOptions
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +85,9 @@ class Room:
     alive: set[int] = field(default_factory=set)
     roles: dict[int, str] = field(default_factory=dict)
     names: dict[int, str] = field(default_factory=dict)
+    #: (seat, verb) -> the newest choices the engine offered that seat (every menu is built
+    #: from these; a night action's stays valid until dawn)
+    offers: dict[tuple[int, str], ChoicesOffered] = field(default_factory=dict)
     afk: dict[str, float] = field(default_factory=dict)
     graveyard: bool = False
     #: AI players to seat at the start, and their persona
@@ -117,8 +122,12 @@ def real_deadline(game: LiveGame, deadline: Any) -> int:
 
 
 class Rooms:
-    def __init__(self, bot: MafiaBot) -> None:
-        self.bot = bot
+    def __init__(self, client: discord.Client, links: LinkStore, options: DiscordOptions) -> None:
+        self.client = client
+        self.links = links
+        self.options = options
+        #: called with every booth opened (the relay starts reading it)
+        self.on_booth: list[Callable[[Room, Booth], None]] = []
         self.rooms: dict[str, Room] = {}
         self.by_channel: dict[int, str] = {}
         #: thread id -> (game id, kind, seat)
@@ -155,13 +164,17 @@ class Rooms:
             del self.threads[tid]
 
     def sync(self, room: Room, game: LiveGame) -> None:
-        """Fill in who plays which seat (and, once started, names, roles and who is alive)."""
+        """Fill in who plays which seat (and, once started, names, roles, who is alive and,
+        after a resume, the choices offered so far)."""
         room.humans = {
             s.index: int(s.user_id)
             for s in game.seats
             if not s.is_agent and s.user_id is not None and s.user_id.isdigit()
         }
         room.names = {s.index: s.name for s in game.seats}
+        for event in game.replayed:  # after a resume: the choices offered before it
+            if isinstance(event, ChoicesOffered):
+                room.offers[(event.seat, event.verb)] = event
         if game.state is not None:
             room.started = True
             room.alive = {s.index for s in game.state.seats if s.alive}
@@ -213,7 +226,7 @@ class Rooms:
         if room.webhook is None:
             return None
         wid, token = room.webhook
-        return discord.Webhook.partial(wid, token, client=self.bot)
+        return discord.Webhook.partial(wid, token, client=self.client)
 
     async def webhook(self, room: Room) -> discord.Webhook:
         """The stage webhook: the known one, one of ours found in the channel, or a new one."""
@@ -224,8 +237,8 @@ class Rooms:
             hook = self._webhook(room)
             if hook is not None:
                 return hook
-            http = self.bot.http
-            app_id = str(self.bot.application_id)
+            http = self.client.http
+            app_id = str(self.client.application_id)
             found = None
             for data in await http.channel_webhooks(room.channel_id):
                 if data.get("application_id") != app_id or not data.get("token"):
@@ -235,7 +248,7 @@ class Rooms:
             if found is None:
                 found = await http.create_webhook(
                     room.channel_id,
-                    name=self.bot.options.webhook_name,
+                    name=self.options.webhook_name,
                     reason=f"mafiabot: stage of game {room.game_id}",
                 )
             token = found.get("token")
@@ -243,18 +256,18 @@ class Rooms:
                 raise RuntimeError("Discord returned a webhook without a token")
             room.webhook = (int(found["id"]), str(token))
             if room.webhook_id_hint not in (None, room.webhook[0]):
-                await self.bot.links.incident(
+                await self.links.incident(
                     room.game_id,
                     room.webhook[0],
                     what="webhook recreated",
                     old=str(room.webhook_id_hint),
                 )
             room.webhook_id_hint = room.webhook[0]
-            await self.bot.links.put(room.game_id, "webhook", room.webhook[0])
+            await self.links.put(room.game_id, "webhook", room.webhook[0])
             return self._webhook(room)  # type: ignore[return-value]
 
     def avatar(self, name: str) -> str:
-        return avatar_url(name, self.bot.options.avatar_template)
+        return avatar_url(name, self.options.avatar_template)
 
     async def speak(
         self, room: Room, name: str, text: str, *, thread_id: int | None = None
@@ -287,7 +300,7 @@ class Rooms:
 
     def messageable(self, room: Room, channel_id: int, thread: bool) -> discord.PartialMessageable:
         kind = discord.ChannelType.private_thread if thread else discord.ChannelType.text
-        return self.bot.get_partial_messageable(channel_id, guild_id=room.guild_id, type=kind)
+        return self.client.get_partial_messageable(channel_id, guild_id=room.guild_id, type=kind)
 
     async def post(
         self,
@@ -315,7 +328,7 @@ class Rooms:
     # --- threads ------------------------------------------------------------------------------
 
     async def _thread(self, room: Room, name: str, members: set[int]) -> int:
-        data = await self.bot.http.start_thread_without_message(
+        data = await self.client.http.start_thread_without_message(
             room.channel_id,
             name=name,
             auto_archive_duration=ARCHIVE_AFTER,
@@ -325,7 +338,7 @@ class Rooms:
         )
         tid = int(data["id"])
         for uid in sorted(members):
-            await self.bot.http.add_user_to_thread(tid, uid)
+            await self.client.http.add_user_to_thread(tid, uid)
         return tid
 
     async def booth(self, room: Room, seat: int, user_id: int) -> Booth:
@@ -341,8 +354,9 @@ class Rooms:
             booth = Booth(seat, user_id, tid, tid)
             room.booths[seat] = booth
             self.threads[tid] = (room.game_id, "booth", seat)
-            await self.bot.links.put(room.game_id, "booth", tid, seat, {"user_id": str(user_id)})
-            self.bot.relay.booth_opened(room, booth)
+            await self.links.put(room.game_id, "booth", tid, seat, {"user_id": str(user_id)})
+            for hook in self.on_booth:
+                hook(room, booth)
             return booth
 
     async def retire_den(self, room: Room) -> None:
@@ -360,34 +374,34 @@ class Rooms:
             await self.archive(tid)
         except discord.HTTPException as exc:
             log.info("could not close the old den of game %s: %s", room.game_id, exc)
-        await self.bot.links.delete(room.game_id, "den")
+        await self.links.delete(room.game_id, "den")
 
     async def graveyard(self, room: Room, user_id: int) -> int:
         async with room.lock:
             if room.graveyard_id is None:
                 room.graveyard_id = await self._thread(room, f"graveyard · {room.game_id}", set())
                 self.threads[room.graveyard_id] = (room.game_id, "graveyard", None)
-                await self.bot.links.put(room.game_id, "graveyard", room.graveyard_id)
-            await self.bot.http.add_user_to_thread(room.graveyard_id, user_id)
+                await self.links.put(room.game_id, "graveyard", room.graveyard_id)
+            await self.client.http.add_user_to_thread(room.graveyard_id, user_id)
             return room.graveyard_id
 
     async def archive(self, thread_id: int, *, lock: bool = True) -> None:
         with contextlib.suppress(discord.NotFound):
-            await self.bot.http.edit_channel(thread_id, archived=True, locked=lock)
+            await self.client.http.edit_channel(thread_id, archived=True, locked=lock)
 
     # --- the stage's permissions --------------------------------------------------------------
 
     async def lock_stage(self, room: Room) -> None:
         """Let only the bot post on the stage: save both overwrites, then change them."""
-        http = self.bot.http
-        assert self.bot.user is not None
-        me = self.bot.user.id
+        http = self.client.http
+        assert self.client.user is not None
+        me = self.client.user.id
         raw: dict[str, Any] = dict(await http.get_channel(room.channel_id))
         current = {int(o["id"]): o for o in raw.get("permission_overwrites", [])}
         everyone, mine = current.get(room.guild_id), current.get(me)
-        links = await self.bot.links.links(room.game_id)
+        links = await self.links.links(room.game_id)
         if not any(link.kind == "perms" for link in links):  # never overwrite a saved original
-            await self.bot.links.put(
+            await self.links.put(
                 room.game_id, "perms", room.channel_id, data={"everyone": everyone, "bot": mine}
             )
         allow = int(mine["allow"]) if mine else 0
@@ -413,13 +427,13 @@ class Rooms:
 
     async def unlock_stage(self, room: Room) -> None:
         """Put the saved overwrites back exactly as they were."""
-        links = await self.bot.links.links(room.game_id)
+        links = await self.links.links(room.game_id)
         saved = next((link for link in links if link.kind == "perms"), None)
         if saved is None:
             return
-        http = self.bot.http
-        assert self.bot.user is not None
-        for target, kind, key in ((room.guild_id, 0, "everyone"), (self.bot.user.id, 1, "bot")):
+        http = self.client.http
+        assert self.client.user is not None
+        for target, kind, key in ((room.guild_id, 0, "everyone"), (self.client.user.id, 1, "bot")):
             original = saved.data.get(key)
             reason = "mafiabot: game over, permissions restored"
             if original:
@@ -433,7 +447,7 @@ class Rooms:
                 )
             else:
                 await http.delete_channel_permissions(room.channel_id, target, reason=reason)
-        await self.bot.links.delete(room.game_id, "perms")
+        await self.links.delete(room.game_id, "perms")
 
     # --- reports ------------------------------------------------------------------------------
 
@@ -445,7 +459,7 @@ class Rooms:
         log.warning("game %s: %s", room.game_id, text)
         for uid in sorted(room.contacts):
             try:
-                dm = await self.bot.create_dm(discord.Object(uid))
+                dm = await self.client.create_dm(discord.Object(uid))
                 await dm.send(f"Mafia game {room.game_id}: {text}", allowed_mentions=NONE)
             except discord.HTTPException as exc:
                 log.info("could not DM %s about game %s: %s", uid, room.game_id, exc)

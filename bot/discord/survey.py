@@ -1,47 +1,56 @@
-"""The post-game questionnaire of the LLMafia study, in each human's booth.
+"""The post-game survey in each human's booth: `bot.survey`'s questions, rendered as menus.
 
-Four menus in one message: which player was the AI, then how human-like, how well-timed and
-how relevant its messages were, each 1-5. Every answer is stored the moment it is chosen (one
-``survey_responses`` row per seat, source "discord", scale "1-5"), so a half-finished survey
-still counts and a restart loses nothing; choosing again changes the answer.
-
-``about_seat_index`` is the AI the ratings describe: the one guessed when the guess named an
-agent, else the only agent (None with several), as in `bot.platform_common`;
-``identified_ai`` says whether the guess named an agent.
+The questions, their order, the 1-5 scale and how an answer is checked and stored are
+`bot.survey`'s, the same on every platform; this module only draws them. One message holds
+the guess (one or two menus of the other characters) and the three ratings; a second one
+offers the optional comment (a button opening a form). Every answer is stored the moment it
+is chosen (``survey_responses``, source "discord"), so a half-finished survey still counts and
+a restart loses nothing; choosing again changes the answer.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import discord
 
 from bot import survey
+from bot.discord.links import LinkStore
+from bot.discord.rooms import Rooms
 from bot.discord.sanitize import plain
-from bot.discord.views import MAX_OPTIONS, SurveySelect
+from bot.discord.views import MAX_OPTIONS, CommentButton, CommentModal, SurveySelect
+from bot.service import SeatInfo
 
-if TYPE_CHECKING:
-    from bot.discord.app import MafiaBot
+Reply = Callable[[discord.Interaction[Any], str], Awaitable[None]]
 
-#: menu key -> (column, placeholder): the questions of `bot.survey`
-QUESTIONS = {
-    key: (q.key, f"{q.text} (1-5)")
-    for key, q in (("sim", survey.SIMILARITY), ("time", survey.TIMING), ("rel", survey.RELEVANCE))
+#: the menu keys in custom ids (kept short, and stable for surveys already posted)
+MENU_KEYS: dict[str, survey.Question] = {
+    "ai0": survey.GUESS,
+    "ai1": survey.GUESS,
+    "sim": survey.SIMILARITY,
+    "time": survey.TIMING,
+    "rel": survey.RELEVANCE,
+    "note": survey.COMMENTS,
 }
-SCALE = [(label, str(n)) for n, label in survey.RATING_LABELS.items()]
-FIELDS = ("guessed_name", "similarity", "timing", "relevance")
+RATING_KEYS = {q.key: k for k, q in MENU_KEYS.items() if q.kind == "rating"}
+SCALE = "(1 = not at all, 5 = completely)"
 
 
-def survey_message(
-    game_id: str, seat: int, names: dict[int, str], agents: set[int]
-) -> tuple[str, discord.ui.View]:
-    asked = [q.text for q in survey.REQUIRED]
-    text = f"{survey.INTRO} Each answer is saved as soon as you pick it:\n" + "\n".join(
-        f"{i}. {q}" for i, q in enumerate(asked, 1)
-    )
+def survey_text() -> str:
+    """The questions, as the first survey message lists them."""
+    lines = [f"{survey.INTRO} Each answer is saved as soon as you pick it:"]
+    for number, question in enumerate(survey.REQUIRED, 1):
+        scale = f" {SCALE}" if question.kind == "rating" else ""
+        lines.append(f"{number}. {question.text}{scale}")
+    return "\n".join(lines)
+
+
+def survey_message(game_id: str, seat: int, choices: list[str]) -> tuple[str, discord.ui.View]:
+    """The guess and the ratings: ``choices`` are the characters the respondent may name
+    (`bot.survey.choices`)."""
     view = discord.ui.View(timeout=None)
-    others = [n for s, n in sorted(names.items()) if s != seat]
-    parts = [others[i : i + MAX_OPTIONS] for i in range(0, len(others), MAX_OPTIONS)][:2]
+    parts = [choices[i : i + MAX_OPTIONS] for i in range(0, len(choices), MAX_OPTIONS)][:2]
     for i, part in enumerate(parts):
         view.add_item(
             SurveySelect(
@@ -49,64 +58,88 @@ def survey_message(
                 seat,
                 f"ai{i}",
                 [discord.SelectOption(label=plain(n, 100), value=n) for n in part],
-                placeholder=survey.GUESS.text if i == 0 else "... or one of these?",
+                placeholder=plain(survey.GUESS.text, 150) if i == 0 else "... or one of these?",
             )
         )
-    for key, (_, question) in QUESTIONS.items():
+    scale = [
+        discord.SelectOption(label=label, value=str(value))
+        for value, label in survey.RATING_LABELS.items()
+    ]
+    for question in survey.RATINGS:
         view.add_item(
             SurveySelect(
                 game_id,
                 seat,
-                key,
-                [discord.SelectOption(label=lbl, value=val) for lbl, val in SCALE],
-                placeholder=plain(question, 150),
+                RATING_KEYS[question.key],
+                scale,
+                placeholder=plain(question.text, 150),
             )
         )
-    return text, view
+    return survey_text(), view
+
+
+def comment_message(game_id: str, seat: int) -> tuple[str, discord.ui.View]:
+    view = discord.ui.View(timeout=None)
+    view.add_item(CommentButton(game_id, seat))
+    return survey.COMMENTS.text, view
 
 
 class Survey:
-    def __init__(self, bot: MafiaBot) -> None:
-        self.bot = bot
+    def __init__(self, links: LinkStore, rooms: Rooms, reply: Reply) -> None:
+        self.links = links
+        self.rooms = rooms
+        self.reply = reply
+
+    async def seats(
+        self, interaction: discord.Interaction[Any], game_id: str, seat: int
+    ) -> list[SeatInfo] | None:
+        """The game's seats, if ``seat`` is the clicker's (else they are told)."""
+        rows = await self.links.seats(game_id)
+        mine = next((s for s in rows if s.index == seat), None)
+        if mine is None or mine.user_id != str(interaction.user.id):
+            await self.reply(interaction, "This questionnaire belongs to another player.")
+            return None
+        return [SeatInfo(s.index, s.name, s.user_id, s.is_agent) for s in rows]
+
+    async def comment_form(
+        self, interaction: discord.Interaction[Any], game_id: str, seat: int
+    ) -> None:
+        if await self.seats(interaction, game_id, seat) is None:
+            return
+        form = CommentModal(game_id, seat, "A comment for the research", survey.COMMENTS.text)
+        await interaction.response.send_modal(form)
 
     async def answer(
         self,
         interaction: discord.Interaction[Any],
         game_id: str,
         seat: int,
-        question: str,
+        key: str,
         value: str,
     ) -> None:
-        seats = await self.bot.links.seats(game_id)
-        mine = next((s for s in seats if s.index == seat), None)
-        if mine is None or mine.user_id != str(interaction.user.id):
-            await self.bot.reply(interaction, "This questionnaire belongs to another player.")
+        question = MENU_KEYS.get(key)
+        seats = await self.seats(interaction, game_id, seat)
+        if seats is None or question is None:
             return
-        agents = [s for s in seats if s.is_agent]
-        changes: dict[str, Any] = {
-            "about_seat_index": agents[0].index if len(agents) == 1 else None
-        }
-        if question.startswith("ai"):
-            guessed = next((s for s in seats if s.name == value), None)
-            if guessed is None:
-                await self.bot.reply(interaction, "There is no such player in this game.")
-                return
-            changes["guessed_name"] = guessed.name
-            changes["identified_ai"] = guessed.is_agent
-            if guessed.is_agent:
-                changes["about_seat_index"] = guessed.index
-            said = f"Your guess: {guessed.name}."
-        else:
-            column, _ = QUESTIONS[question]
-            changes[column] = float(int(value))
+        try:
+            columns = survey.answer(seats, seat, question, value)
+        except survey.SurveyError as exc:
+            await self.reply(interaction, str(exc))
+            return
+        engine = self.links.engine
+        row = await self.links.run(survey.save_answer, engine, game_id, seat, "discord", columns)
+        if question.kind == "guess":
+            said = f"Your guess: {columns['guessed_name']}."
+        elif question.kind == "rating":
             said = f"Saved: {value} of 5."
-        row = await self.bot.links.save_survey(game_id, seat, changes)
-        left = [f for f in FIELDS if getattr(row, f) is None]
+        else:
+            said = "Thanks, your comment is saved."
+        left = survey.missing(row)
         if left:
-            await self.bot.reply(interaction, f"{said} ({len(left)} question(s) left.)")
+            await self.reply(interaction, f"{said} ({len(left)} question(s) left.)")
             return
-        await self.bot.reply(interaction, f"{said} All done, thank you for playing!")
-        room = self.bot.rooms.get(game_id)
+        await self.reply(interaction, f"{said} All done, thank you for playing!")
+        room = self.rooms.get(game_id)
         booth = room.booths.get(seat) if room is not None else None
         if booth is not None:
-            await self.bot.rooms.archive(booth.thread_id, lock=False)
+            await self.rooms.archive(booth.thread_id, lock=False)

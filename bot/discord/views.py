@@ -279,6 +279,58 @@ class SurveySelect(
             )
 
 
+class CommentModal(discord.ui.Modal):
+    """The survey's optional comment, as a form."""
+
+    def __init__(self, game_id: str, seat: int, title: str, label: str) -> None:
+        super().__init__(title=plain(title, 45), custom_id=f"mafia:comment:{game_id}:{seat}")
+        self.game_id = game_id
+        self.seat = seat
+        self.text: discord.ui.TextInput[CommentModal] = discord.ui.TextInput(
+            label=plain(label, 45),
+            custom_id="comments",
+            style=discord.TextStyle.paragraph,
+            required=False,
+            max_length=1000,
+        )
+        self.add_item(self.text)
+
+    async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
+        await bot_of(interaction).survey.answer(
+            interaction, self.game_id, self.seat, "note", self.text.value
+        )
+
+
+class CommentButton(
+    discord.ui.DynamicItem[Button], template=rf"mafia:survey:{GAME}:(?P<seat>\d+):note"
+):
+    """Opens the comment form (a form cannot be part of a message, so a button asks for it)."""
+
+    def __init__(self, game_id: str, seat: int) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label="Add a comment",
+                style=discord.ButtonStyle.secondary,
+                custom_id=f"mafia:survey:{game_id}:{seat}:note",
+            )
+        )
+        self.game_id = game_id
+        self.seat = seat
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> CommentButton:
+        return cls(match["game"], int(match["seat"]))
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        await bot_of(interaction).survey.comment_form(interaction, self.game_id, self.seat)
+
+
 DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     LobbyButton,
     ConsentButton,
@@ -286,4 +338,5 @@ DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     KillSelect,
     ActSelect,
     SurveySelect,
+    CommentButton,
 )

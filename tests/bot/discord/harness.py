@@ -33,7 +33,7 @@ ROLE_CARD = re.compile(r"You are (?P<name>[\w ]+)\. Your role: (?P<role>\w+)\.")
 
 
 def test_options(**overrides: Any) -> DiscordOptions:
-    values: dict[str, Any] = {"afk_tick_seconds": 0.2, "afk_reminder_minutes": 0.0}
+    values: dict[str, Any] = {"afk_reminder_minutes": 0.0}
     values.update(overrides)
     return DiscordOptions(_env_file=None, **values)  # type: ignore[call-arg]
 

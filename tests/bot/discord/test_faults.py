@@ -137,7 +137,7 @@ async def test_a_missing_permission_at_run_time_is_reported_not_crashed_on(
         assert room is not None
         seat = room.seat_of(carol.id)
         assert seat is not None
-        bot.renderer.booth(room, seat, "a note the bot may not post any more")
+        bot.notify.booth(room, seat, "a note the bot may not post any more")
         await fake_discord.wait_until(
             lambda: any("refused a post in the booth" in d for d in table_dms(table, fake_discord)),
             5.0,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from sqlmodel import Session, select
 
+from bot import survey as questions
 from bot.consent import CONSENT_VERSION
 from bot.store.models import Consent, Game, SurveyResponse
 from tests.bot.discord.harness import Table, bot_stack, component, custom_ids, db_url_in
@@ -98,11 +99,24 @@ async def test_a_full_game_from_lobby_to_survey(fake_discord: FakeDiscord, tmp_p
             booth = table.booth(person)
             assert booth is not None
             survey = await fake.wait_for_message(booth, lambda m: bool(m["components"]))
+            # the questions are bot/survey.py's, the same on every platform
+            assert all(q.text in survey["content"] for q in questions.REQUIRED)
             ids = {cid.split(":")[-1]: cid for cid in custom_ids(survey)}
             guess = agent_name if table.names[person.id] != agent_name else target
             for question, value in (("ai0", guess), ("sim", "4"), ("time", "3"), ("rel", "5")):
                 inter = await fake.select(survey, ids[question], [value], user=person)
                 assert (await inter.response()).ephemeral
+        # The optional comment: a button in the next post opens a form.
+        first = table.humans[0]
+        booth = table.booth(first)
+        assert booth is not None
+        ask = await fake.wait_for_message(
+            booth, lambda m: questions.COMMENTS.text in m["content"] and bool(m["components"])
+        )
+        opened = await fake.click(ask, component(ask, f"mafia:survey:{game_id}:"), user=first)
+        assert (await opened.response()).type == 9 and opened.modal is not None
+        sent = await fake.submit_modal(opened, {"comments": "it typed too fast"})
+        assert "comment is saved" in ((await sent.response()).content or "")
         await bot.outbox.drain()
         await fake.wait_until(lambda: table.town.overwrites == original_overwrites)
 
@@ -120,6 +134,7 @@ async def test_a_full_game_from_lobby_to_survey(fake_discord: FakeDiscord, tmp_p
             a.identified_ai and a.similarity == 4.0 and a.timing == 3.0 and a.relevance == 5.0
             for a in answers
         )
+        assert [a.comments for a in answers if a.comments] == ["it typed too fast"]
 
 
 def _engine(tmp_path: Path):  # type: ignore[no-untyped-def]

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlmodel import Session, select
 
 from bot.store.db import make_engine

@@ -50,8 +50,9 @@ Marker = Callable[[], None]
 class GatewayConnection:
     """One websocket.  Everything sent to it goes through `enqueue`, in order."""
 
-    def __init__(self, ws: web.WebSocketResponse, request: web.Request, *,
-                 allow_compression: bool = True) -> None:
+    def __init__(
+        self, ws: web.WebSocketResponse, request: web.Request, *, allow_compression: bool = True
+    ) -> None:
         self.ws = ws
         self.path = request.path
         self.query = dict(request.query)
@@ -178,8 +179,9 @@ async def handle_gateway(world: World, request: web.Request) -> web.StreamRespon
             # A client that closes with 1000/1001 ends its session; anything else may resume.
             if not conn.server_closing and ws.close_code in (1000, 1001):
                 session.alive = False
-        world.gateway_log.append({"event": "disconnect", "code": ws.close_code,
-                                  "by_server": conn.server_closing})
+        world.gateway_log.append(
+            {"event": "disconnect", "code": ws.close_code, "by_server": conn.server_closing}
+        )
         await conn.finish()
         if conn in world.connections:
             world.connections.remove(conn)
@@ -250,12 +252,7 @@ async def _resume(world: World, conn: GatewayConnection, data: JSON) -> None:
     complete = session is not None and (
         seq >= session.seq or (replay and replay[0]["s"] == seq + 1)
     )
-    if (
-        session is None
-        or not session.alive
-        or data.get("token") != world.token
-        or not complete
-    ):
+    if session is None or not session.alive or data.get("token") != world.token or not complete:
         conn.enqueue(_control(OP_INVALID_SESSION, False))
         return
     old = session.connection
@@ -288,7 +285,8 @@ def _request_members(world: World, conn: GatewayConnection, data: JSON) -> None:
     if query:
         q = query.lower()
         members = [
-            m for m in members
+            m
+            for m in members
             if m.user.username.lower().startswith(q) or (m.nick or "").lower().startswith(q)
         ]
     limit = data.get("limit") or 0

@@ -45,11 +45,20 @@ MODAL = 9
 
 _ALLOWED: dict[int, set[int]] = {
     APPLICATION_COMMAND: {CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, MODAL},
-    MESSAGE_COMPONENT: {CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, DEFERRED_UPDATE_MESSAGE,
-                        UPDATE_MESSAGE, MODAL},
+    MESSAGE_COMPONENT: {
+        CHANNEL_MESSAGE,
+        DEFERRED_CHANNEL_MESSAGE,
+        DEFERRED_UPDATE_MESSAGE,
+        UPDATE_MESSAGE,
+        MODAL,
+    },
     AUTOCOMPLETE: {AUTOCOMPLETE_RESULT},
-    MODAL_SUBMIT: {CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, DEFERRED_UPDATE_MESSAGE,
-                   UPDATE_MESSAGE},
+    MODAL_SUBMIT: {
+        CHANNEL_MESSAGE,
+        DEFERRED_CHANNEL_MESSAGE,
+        DEFERRED_UPDATE_MESSAGE,
+        UPDATE_MESSAGE,
+    },
 }
 SELECT_TYPES = (3, 5, 6, 7, 8)
 ATTACHMENT_SIZE_LIMIT = 10 * 1024 * 1024
@@ -79,8 +88,15 @@ class Callback:
 class Interaction:
     """Handle on one interaction the fake sent to the bot."""
 
-    def __init__(self, world: World, payload: JSON, *, user_id: int, channel_id: int,
-                 source_message_id: int | None = None) -> None:
+    def __init__(
+        self,
+        world: World,
+        payload: JSON,
+        *,
+        user_id: int,
+        channel_id: int,
+        source_message_id: int | None = None,
+    ) -> None:
         self.world = world
         self.payload = payload
         self.id = int(payload["id"])
@@ -138,8 +154,8 @@ class Interaction:
     async def edited(self, within: float = 5.0) -> JSON:
         """Wait until the original response has been edited (e.g. after a defer)."""
         await self.world.wait_until(
-            lambda: self.original is not None and self.original.get("edited_timestamp"),
-            within)
+            lambda: self.original is not None and self.original.get("edited_timestamp"), within
+        )
         assert self.original is not None
         return self.original
 
@@ -208,13 +224,17 @@ def _infer_option_type(value: Any) -> int:
     return 3
 
 
-def _resolve(world: World, resolved: JSON, kind: int, value: Any, channel: Channel,
-             invoker: User) -> str:
+def _resolve(
+    world: World, resolved: JSON, kind: int, value: Any, channel: Channel, invoker: User
+) -> str:
     """Add a user/channel/role option value to `resolved`; return its id as Discord sends it."""
     guild = world.guilds.get(channel.guild_id) if channel.guild_id else None
     if kind == 9:  # mentionable: a role or a user
-        kind = 8 if isinstance(value, Role) or (
-            guild is not None and world._id(value) in guild.roles) else 6
+        kind = (
+            8
+            if isinstance(value, Role) or (guild is not None and world._id(value) in guild.roles)
+            else 6
+        )
     if kind == 6:
         user = world.user(value)
         resolved.setdefault("users", {})[str(user.id)] = user.payload()
@@ -249,8 +269,9 @@ def _find_command(world: World, name: str, guild_id: int | None) -> tuple[JSON |
     return None, False
 
 
-def slash_payload(world: World, path: str, options: dict[str, Any], user: User,
-                  channel: Channel) -> JSON:
+def slash_payload(
+    world: World, path: str, options: dict[str, Any], user: User, channel: Channel
+) -> JSON:
     """An APPLICATION_COMMAND interaction for `/path` (e.g. "mafia new").
 
     With commands registered (the bot synced its tree) the declared option types, required
@@ -324,13 +345,17 @@ def find_component(msg: JSON, custom_id: str) -> JSON:
     for comp in iter_components(msg.get("components") or []):
         if comp.get("custom_id") == custom_id:
             return comp
-    ids = [c.get("custom_id") for c in iter_components(msg.get("components") or [])
-           if c.get("custom_id")]
+    ids = [
+        c.get("custom_id")
+        for c in iter_components(msg.get("components") or [])
+        if c.get("custom_id")
+    ]
     raise LookupError(f"message {msg['id']} has no component {custom_id!r} (has {ids})")
 
 
-def component_payload(world: World, msg: JSON, custom_id: str, user: User,
-                      values: list[Any] | None = None) -> JSON:
+def component_payload(
+    world: World, msg: JSON, custom_id: str, user: User, values: list[Any] | None = None
+) -> JSON:
     """A MESSAGE_COMPONENT interaction for clicking/selecting on `msg`, as a user could."""
     mid = int(msg["id"])
     owner = world.ephemeral_owner.get(mid)
@@ -356,8 +381,9 @@ def component_payload(world: World, msg: JSON, custom_id: str, user: User,
         else:
             resolved: JSON = {}
             kinds = {5: 6, 6: 8, 7: 9, 8: 7}
-            data["values"] = [_resolve(world, resolved, kinds[comp["type"]], v, channel, user)
-                              for v in values]
+            data["values"] = [
+                _resolve(world, resolved, kinds[comp["type"]], v, channel, user) for v in values
+            ]
             data["resolved"] = resolved
     elif values is not None:
         raise ValueError(f"component {custom_id!r} is not a select")
@@ -366,8 +392,14 @@ def component_payload(world: World, msg: JSON, custom_id: str, user: User,
     return payload
 
 
-def modal_payload(world: World, source: Interaction | None, custom_id: str | None,
-                  values: dict[str, Any], user: User, channel: Channel) -> JSON:
+def modal_payload(
+    world: World,
+    source: Interaction | None,
+    custom_id: str | None,
+    values: dict[str, Any],
+    user: User,
+    channel: Channel,
+) -> JSON:
     """A MODAL_SUBMIT for the modal `source` opened (or an ad-hoc one by `custom_id`)."""
     if source is not None:
         modal = source.modal
@@ -375,15 +407,18 @@ def modal_payload(world: World, source: Interaction | None, custom_id: str | Non
             raise LookupError(f"{source!r} did not open a modal")
         custom_id = modal["custom_id"]
         components = [_submitted(c, values) for c in modal.get("components", [])]
-        unknown = set(values) - {c.get("custom_id") for c in
-                                 iter_components(modal.get("components", []))}
+        unknown = set(values) - {
+            c.get("custom_id") for c in iter_components(modal.get("components", []))
+        }
         if unknown:
             raise LookupError(f"modal {custom_id!r} has no inputs {sorted(unknown)}")
     else:
         if custom_id is None:
             raise ValueError("submit_modal needs the interaction that opened it or a custom_id")
-        components = [{"type": 1, "components": [
-            {"type": 4, "custom_id": k, "value": v}]} for k, v in values.items()]
+        components = [
+            {"type": 1, "components": [{"type": 4, "custom_id": k, "value": v}]}
+            for k, v in values.items()
+        ]
     data: JSON = {"custom_id": custom_id, "components": components}
     payload = _base(world, MODAL_SUBMIT, user, channel, data)
     if source is not None and source.source_message_id is not None:
@@ -396,24 +431,33 @@ def modal_payload(world: World, source: Interaction | None, custom_id: str | Non
 def _submitted(comp: JSON, values: dict[str, Any]) -> JSON:
     kind = comp.get("type")
     if kind == 1:
-        return {"type": 1, "id": comp.get("id"),
-                "components": [_submitted(c, values) for c in comp.get("components", [])]}
+        return {
+            "type": 1,
+            "id": comp.get("id"),
+            "components": [_submitted(c, values) for c in comp.get("components", [])],
+        }
     if kind == 18:
-        return {"type": 18, "id": comp.get("id"), "component": _submitted(comp["component"],
-                                                                          values)}
+        return {
+            "type": 18,
+            "id": comp.get("id"),
+            "component": _submitted(comp["component"], values),
+        }
     cid = str(comp.get("custom_id"))
     if kind == 4:
         value = values.get(cid, comp.get("value") or "")
         if comp.get("required", True) and not value:
             raise ValueError(f"text input {cid!r} is required")
-        if value and not comp.get("min_length", 0) <= len(value) <= comp.get("max_length",
-                                                                                4000):
+        if value and not comp.get("min_length", 0) <= len(value) <= comp.get("max_length", 4000):
             raise ValueError(f"text input {cid!r} length out of range")
         return {"type": 4, "id": comp.get("id"), "custom_id": cid, "value": value}
     if kind in SELECT_TYPES:
         chosen = values.get(cid, [])
-        return {"type": kind, "id": comp.get("id"), "custom_id": cid,
-                "values": [str(v) for v in chosen]}
+        return {
+            "type": kind,
+            "id": comp.get("id"),
+            "custom_id": cid,
+            "values": [str(v) for v in chosen],
+        }
     return {"type": kind, "id": comp.get("id")}
 
 
@@ -425,8 +469,7 @@ def _metadata(world: World, inter: Interaction) -> JSON:
         "id": str(inter.id),
         "type": inter.type,
         "user": world.users[inter.user_id].payload(),
-        "authorizing_integration_owners": inter.payload.get("authorizing_integration_owners",
-                                                            {}),
+        "authorizing_integration_owners": inter.payload.get("authorizing_integration_owners", {}),
     }
     if inter.type == APPLICATION_COMMAND:
         data["name"] = inter.payload["data"]["name"]
@@ -436,15 +479,23 @@ def _metadata(world: World, inter: Interaction) -> JSON:
     return data
 
 
-def _post(world: World, inter: Interaction, body: JSON, files: list[UploadedFile], *,
-          ephemeral: bool, loading: bool = False) -> JSON:
+def _post(
+    world: World,
+    inter: Interaction,
+    body: JSON,
+    files: list[UploadedFile],
+    *,
+    ephemeral: bool,
+    loading: bool = False,
+) -> JSON:
     channel = world.channels.get(inter.channel_id)
     if channel is None:
         raise DiscordError(404, 10003, "Unknown Channel")
     attachments = world.upload(channel, body, files)
     flags = int(body.get("flags") or 0) & ~64
     msg = world.create_message(
-        channel, world.bot,
+        channel,
+        world.bot,
         content="" if loading else body.get("content") or "",
         embeds=None if loading else body.get("embeds"),
         components=None if loading else body.get("components"),
@@ -458,16 +509,20 @@ def _post(world: World, inter: Interaction, body: JSON, files: list[UploadedFile
         tts=bool(body.get("tts")),
     )
     if inter.type == APPLICATION_COMMAND:
-        msg["interaction"] = {"id": str(inter.id), "type": inter.type,
-                              "name": inter.payload["data"]["name"],
-                              "user": world.users[inter.user_id].payload()}
+        msg["interaction"] = {
+            "id": str(inter.id),
+            "type": inter.type,
+            "name": inter.payload["data"]["name"],
+            "user": world.users[inter.user_id].payload(),
+        }
     if ephemeral:
         world.ephemeral_owner[int(msg["id"])] = inter.user_id
     return msg
 
 
-def handle_callback(world: World, inter: Interaction, body: JSON, files: list[UploadedFile],
-                    with_response: bool) -> JSON | None:
+def handle_callback(
+    world: World, inter: Interaction, body: JSON, files: list[UploadedFile], with_response: bool
+) -> JSON | None:
     cb_type = int(body.get("type", 0))
     data = body.get("data") or {}
     callback = Callback(cb_type, data, files)
@@ -482,8 +537,11 @@ def handle_callback(world: World, inter: Interaction, body: JSON, files: list[Up
     if cb_type in (DEFERRED_UPDATE_MESSAGE, UPDATE_MESSAGE) and inter.source_message_id is None:
         allowed = allowed - {DEFERRED_UPDATE_MESSAGE, UPDATE_MESSAGE}
     if cb_type not in allowed:
-        raise invalid_form("type", "INTERACTION_RESPONSE_TYPE_INVALID",
-                           f"Interaction response type {cb_type} is not valid here")
+        raise invalid_form(
+            "type",
+            "INTERACTION_RESPONSE_TYPE_INVALID",
+            f"Interaction response type {cb_type} is not valid here",
+        )
     ephemeral = bool(int(data.get("flags") or 0) & 64)
     message: JSON | None = None
     if cb_type == CHANNEL_MESSAGE:
@@ -506,8 +564,11 @@ def handle_callback(world: World, inter: Interaction, body: JSON, files: list[Up
             attachments = None
             if keep is not None or files:
                 kept_ids = {str(a.get("id")) for a in keep or []}
-                kept = [a for a in source["attachments"] if a["id"] in kept_ids] \
-                    if keep is not None else source["attachments"]
+                kept = (
+                    [a for a in source["attachments"] if a["id"] in kept_ids]
+                    if keep is not None
+                    else source["attachments"]
+                )
                 attachments = world.upload(channel, data, files, kept)
             message = world.edit_message(source, data, attachments=attachments)
         else:
@@ -534,8 +595,9 @@ def handle_callback(world: World, inter: Interaction, body: JSON, files: list[Up
     return result
 
 
-def handle_followup(world: World, inter: Interaction, body: JSON,
-                    files: list[UploadedFile]) -> JSON:
+def handle_followup(
+    world: World, inter: Interaction, body: JSON, files: list[UploadedFile]
+) -> JSON:
     if inter.callback is None or inter.callback.type == MODAL:
         raise unknown_webhook()
     world.check_message_body(body, bool(files))

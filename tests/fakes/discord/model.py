@@ -33,9 +33,28 @@ class SnowflakeGenerator:
         self._last_ms = 0
         self._increment = 0
         self._lock = threading.Lock()
+        self._pinned: int | None = None
+        self._pinned_increment = 0
+
+    def pin(self, when: dt.datetime | None) -> None:
+        """Stamp the next ids with ``when`` (to the millisecond) instead of now, until
+        ``pin(None)``: two events in one millisecond, or a message Discord stamped at one
+        moment and delivers later. Pinned ids come from another process number, so they never
+        collide with the running ones (and, pinned in the past, are older than them)."""
+        with self._lock:
+            self._pinned = None if when is None else int(when.timestamp() * 1000)
+            self._pinned_increment = 0
 
     def next(self) -> int:
         with self._lock:
+            if self._pinned is not None:
+                self._pinned_increment += 1
+                return (
+                    ((self._pinned - DISCORD_EPOCH_MS) << 22)
+                    | (self._worker << 17)
+                    | ((self._process ^ 1) << 12)
+                    | (self._pinned_increment & 0xFFF)
+                )
             ms = int(time.time() * 1000)
             if ms <= self._last_ms:
                 ms = self._last_ms
@@ -234,8 +253,11 @@ class Role:
             "permissions": str(self.permissions),
             "position": self.position,
             "color": self.color,
-            "colors": {"primary_color": self.color, "secondary_color": None,
-                       "tertiary_color": None},
+            "colors": {
+                "primary_color": self.color,
+                "secondary_color": None,
+                "tertiary_color": None,
+            },
             "hoist": self.hoist,
             "managed": self.managed,
             "mentionable": self.mentionable,
@@ -288,8 +310,12 @@ class Overwrite:
     deny: int = 0
 
     def payload(self) -> JSON:
-        return {"id": str(self.id), "type": self.type, "allow": str(self.allow),
-                "deny": str(self.deny)}
+        return {
+            "id": str(self.id),
+            "type": self.type,
+            "allow": str(self.allow),
+            "deny": str(self.deny),
+        }
 
 
 @dataclass(eq=False)
@@ -326,11 +352,16 @@ class Channel:
         return self.type in THREAD_TYPES
 
     def payload(self, fake: Any = None) -> JSON:
-        data: JSON = {"id": str(self.id), "type": self.type, "flags": 0,
-                      "last_message_id": _opt(self.last_message_id)}
+        data: JSON = {
+            "id": str(self.id),
+            "type": self.type,
+            "flags": 0,
+            "last_message_id": _opt(self.last_message_id),
+        }
         if self.type == DM:
-            data["recipients"] = [fake.users[u].payload() for u in self.recipient_ids] \
-                if fake is not None else []
+            data["recipients"] = (
+                [fake.users[u].payload() for u in self.recipient_ids] if fake is not None else []
+            )
             return data
         data["guild_id"] = _opt(self.guild_id)
         data["name"] = self.name

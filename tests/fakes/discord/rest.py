@@ -205,8 +205,14 @@ async def _read_body(request: web.Request) -> tuple[Any, list[UploadedFile]]:
             if part.name == "payload_json":
                 payload = json.loads(data.decode())
             elif part.filename is not None:
-                files.append(UploadedFile(part.name or "", part.filename,
-                                          part.headers.get("Content-Type"), bytes(data)))
+                files.append(
+                    UploadedFile(
+                        part.name or "",
+                        part.filename,
+                        part.headers.get("Content-Type"),
+                        bytes(data),
+                    )
+                )
         return payload, files
     raw = await request.read()
     if not raw:
@@ -222,9 +228,16 @@ async def handle_rest(world: World, request: web.Request) -> web.StreamResponse:
     method = request.method
     rd, params, path_known = _match(method, path)
     body, files = await _read_body(request)
-    rec = RecordedRequest(method=method, path=path, route=rd.template if rd else None,
-                          params=params, query=dict(request.query),
-                          headers=dict(request.headers), json=body, files=files)
+    rec = RecordedRequest(
+        method=method,
+        path=path,
+        route=rd.template if rd else None,
+        params=params,
+        query=dict(request.query),
+        headers=dict(request.headers),
+        json=body,
+        files=files,
+    )
     world.requests.append(rec)
     bucket = _bucket(method, rd.template if rd else path)
     headers = _ratelimit_headers(bucket, 4, 1.0)
@@ -273,15 +286,21 @@ def _fault(rule: Rule, bucket: str) -> tuple[int, JSON, dict[str, str]]:
         message = rule.message if rule.message != Rule.message else f"{rule.status}: fault"
         return rule.status, {"message": message, "code": rule.code}, {}
     headers = _ratelimit_headers(bucket, 0, rule.retry_after)
-    headers.update({
-        "Retry-After": str(max(1, math.ceil(rule.retry_after))),
-        "X-RateLimit-Scope": rule.scope,
-        "Via": "1.1 google",
-    })
+    headers.update(
+        {
+            "Retry-After": str(max(1, math.ceil(rule.retry_after))),
+            "X-RateLimit-Scope": rule.scope,
+            "Via": "1.1 google",
+        }
+    )
     if rule.is_global:
         headers["X-RateLimit-Global"] = "true"
-    body = {"message": rule.message, "retry_after": rule.retry_after, "global": rule.is_global,
-            "code": 0}
+    body = {
+        "message": rule.message,
+        "retry_after": rule.retry_after,
+        "global": rule.is_global,
+        "code": 0,
+    }
     return 429, body, headers
 
 
@@ -308,13 +327,15 @@ def thread_or_400(world: World, channel_id: str) -> Channel:
 
 def check_webhook_name(name: Any, field_name: str = "name") -> None:
     if not isinstance(name, str) or not 1 <= len(name) <= 80:
-        raise invalid_form(field_name, "BASE_TYPE_BAD_LENGTH",
-                           "Must be between 1 and 80 in length.")
+        raise invalid_form(
+            field_name, "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 80 in length."
+        )
     lowered = name.lower()
     for banned in ("clyde", "discord"):
         if banned in lowered:
-            raise invalid_form(field_name, "USERNAME_INVALID_CONTAINS",
-                               f'Username cannot contain "{banned}"')
+            raise invalid_form(
+                field_name, "USERNAME_INVALID_CONTAINS", f'Username cannot contain "{banned}"'
+            )
 
 
 def attachments_for_edit(world: World, channel: Channel, msg: JSON, req: Req) -> list[JSON] | None:
@@ -334,4 +355,3 @@ def interaction_by_token(w: World, token: str) -> Interaction:
         if inter.token == token:
             return inter
     raise unknown_webhook()
-

@@ -54,9 +54,18 @@ async def get_user(w: World, r: Req) -> Any:
 
 @route("GET", "/users/@me/guilds")
 async def get_my_guilds(w: World, r: Req) -> Any:
-    return [{"id": str(g.id), "name": g.name, "icon": None, "banner": None, "owner": False,
-             "permissions": str(w.guild_permissions(g, w.bot)), "features": []}
-            for g in w.guilds.values()]
+    return [
+        {
+            "id": str(g.id),
+            "name": g.name,
+            "icon": None,
+            "banner": None,
+            "owner": False,
+            "permissions": str(w.guild_permissions(g, w.bot)),
+            "features": [],
+        }
+        for g in w.guilds.values()
+    ]
 
 
 @route("POST", "/users/@me/channels")
@@ -74,9 +83,16 @@ async def get_gateway(w: World, r: Req) -> Any:
 
 @route("GET", "/gateway/bot")
 async def get_gateway_bot(w: World, r: Req) -> Any:
-    return {"url": w.ws_url, "shards": 1,
-            "session_start_limit": {"total": 1000, "remaining": 999,
-                                    "reset_after": 14_400_000, "max_concurrency": 1}}
+    return {
+        "url": w.ws_url,
+        "shards": 1,
+        "session_start_limit": {
+            "total": 1000,
+            "remaining": 999,
+            "reset_after": 14_400_000,
+            "max_concurrency": 1,
+        },
+    }
 
 
 @route("GET", "/oauth2/applications/@me")
@@ -101,13 +117,10 @@ def _commands(w: World, r: Req) -> tuple[list[JSON], int | None]:
     return w.global_commands, None
 
 
-def _store_command(w: World, body: JSON, guild_id: int | None,
-                   existing: list[JSON]) -> JSON:
+def _store_command(w: World, body: JSON, guild_id: int | None, existing: list[JSON]) -> JSON:
     name = body.get("name")
-    if not isinstance(name, str) or not re.fullmatch(r"[-_\w]{1,32}", name) \
-            or name != name.lower():
-        raise invalid_form("name", "APPLICATION_COMMAND_INVALID_NAME",
-                           "Command name is invalid")
+    if not isinstance(name, str) or not re.fullmatch(r"[-_\w]{1,32}", name) or name != name.lower():
+        raise invalid_form("name", "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid")
     kind = body.get("type", 1)
     if kind == 1 and not body.get("description"):
         raise invalid_form("description", "BASE_TYPE_REQUIRED", "This field is required")
@@ -220,8 +233,7 @@ async def get_guild(w: World, r: Req) -> Any:
 @route("GET", "/guilds/{guild_id}/channels")
 async def guild_channels(w: World, r: Req) -> Any:
     guild = guild_or_404(w, r.params["guild_id"])
-    return [c.payload(w) for c in w.channels.values()
-            if c.guild_id == guild.id and not c.is_thread]
+    return [c.payload(w) for c in w.channels.values() if c.guild_id == guild.id and not c.is_thread]
 
 
 @route("POST", "/guilds/{guild_id}/channels")
@@ -238,12 +250,19 @@ async def create_guild_channel(w: World, r: Req) -> Any:
         allow, deny = int(o.get("allow") or 0), int(o.get("deny") or 0)
         if (allow | deny) & ~have:
             raise missing_permissions()
-        overwrites.append(Overwrite(id=int(o["id"]), type=int(o.get("type", 0)),
-                                    allow=allow, deny=deny))
+        overwrites.append(
+            Overwrite(id=int(o["id"]), type=int(o.get("type", 0)), allow=allow, deny=deny)
+        )
     parent = body.get("parent_id")
-    ch = w.add_channel(guild, name, type=int(body.get("type") or TEXT),
-                       parent=int(parent) if parent else None, topic=body.get("topic"),
-                       position=body.get("position"), overwrites=overwrites)
+    ch = w.add_channel(
+        guild,
+        name,
+        type=int(body.get("type") or TEXT),
+        parent=int(parent) if parent else None,
+        topic=body.get("topic"),
+        position=body.get("position"),
+        overwrites=overwrites,
+    )
     return Reply(201, ch.payload(w))
 
 
@@ -279,8 +298,9 @@ async def create_role(w: World, r: Req) -> Any:
     perms = int(r.body.get("permissions") or 0)
     if perms & ~w.guild_permissions(guild, w.bot):
         raise missing_permissions()
-    role = w.add_role(guild, r.body.get("name") or "new role", perms,
-                      mentionable=bool(r.body.get("mentionable")))
+    role = w.add_role(
+        guild, r.body.get("name") or "new role", perms, mentionable=bool(r.body.get("mentionable"))
+    )
     role.color = int(r.body.get("color") or 0)
     role.hoist = bool(r.body.get("hoist"))
     return role.payload()
@@ -320,8 +340,10 @@ async def remove_member_role(w: World, r: Req) -> Any:
 @route("GET", "/guilds/{guild_id}/threads/active")
 async def active_threads(w: World, r: Req) -> Any:
     guild = guild_or_404(w, r.params["guild_id"])
-    threads = [c for c in w.channels.values()
-               if c.guild_id == guild.id and c.is_thread and not c.archived]
-    return {"threads": [t.payload(w) for t in threads],
-            "members": [w._thread_member(t, w.bot.id) for t in threads
-                        if w.bot.id in t.member_ids]}
+    threads = [
+        c for c in w.channels.values() if c.guild_id == guild.id and c.is_thread and not c.archived
+    ]
+    return {
+        "threads": [t.payload(w) for t in threads],
+        "members": [w._thread_member(t, w.bot.id) for t in threads if w.bot.id in t.member_ids],
+    }

@@ -60,14 +60,16 @@ async def send_message(w: World, r: Req) -> Any:
         if (ref is None or int(ref["channel_id"]) != ref_channel) and reference.get(
             "fail_if_not_exists", True
         ):
-            raise invalid_form("message_reference", "MESSAGE_REFERENCE_UNKNOWN_MESSAGE",
-                               "Unknown message")
+            raise invalid_form(
+                "message_reference", "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message"
+            )
         if ref is None:
             reference = None
     else:
         reference = None
     msg = w.create_message(
-        ch, w.bot,
+        ch,
+        w.bot,
         content=body.get("content") or "",
         embeds=body.get("embeds"),
         components=body.get("components"),
@@ -91,7 +93,7 @@ async def list_messages(w: World, r: Req) -> Any:
     ids = [int(m["id"]) for m in msgs]
     if "around" in r.query:
         around = int(r.query["around"])
-        before = [m for m, i in zip(msgs, ids, strict=True) if i < around][-(limit // 2):]
+        before = [m for m, i in zip(msgs, ids, strict=True) if i < around][-(limit // 2) :]
         after = [m for m, i in zip(msgs, ids, strict=True) if i >= around][: limit - len(before)]
         return list(reversed(before + after))
     if "after" in r.query:
@@ -155,9 +157,16 @@ async def add_reaction(w: World, r: Req) -> Any:
                 reaction["me"] = True
                 reaction["count"] += 1
             return None
-    msg["reactions"].append({"count": 1, "me": True, "emoji": {"id": None, "name": emoji},
-                             "burst_colors": [], "me_burst": False,
-                             "count_details": {"burst": 0, "normal": 1}})
+    msg["reactions"].append(
+        {
+            "count": 1,
+            "me": True,
+            "emoji": {"id": None, "name": emoji},
+            "burst_colors": [],
+            "me_burst": False,
+            "count_details": {"burst": 0, "normal": 1},
+        }
+    )
     return None
 
 
@@ -165,8 +174,11 @@ async def add_reaction(w: World, r: Req) -> Any:
 async def remove_reaction(w: World, r: Req) -> Any:
     ch = w.find_channel(r.params["channel_id"])
     msg = w.find_message(ch, r.params["message_id"])
-    msg["reactions"] = [x for x in msg["reactions"]
-                        if not (x["emoji"]["name"] == r.params["emoji"] and x["count"] == 1)]
+    msg["reactions"] = [
+        x
+        for x in msg["reactions"]
+        if not (x["emoji"]["name"] == r.params["emoji"] and x["count"] == 1)
+    ]
     return None
 
 
@@ -199,9 +211,12 @@ async def unpin_message(w: World, r: Req) -> Any:
 async def list_pins(w: World, r: Req) -> Any:
     ch = w.find_channel(r.params["channel_id"])
     w.require(ch, "read_message_history")
-    return {"items": [{"pinned_at": iso(), "message": m} for m in reversed(w.messages_in(ch))
-                      if m["pinned"]], "has_more": False}
-
+    return {
+        "items": [
+            {"pinned_at": iso(), "message": m} for m in reversed(w.messages_in(ch)) if m["pinned"]
+        ],
+        "has_more": False,
+    }
 
 
 # --- channels and threads -------------------------------------------------------------------
@@ -224,8 +239,9 @@ async def edit_channel(w: World, r: Req) -> Any:
         manage = bool(w.permissions_for(ch, w.bot) & P["manage_threads"])
         if ({"locked", "invitable"} & set(body)) and not manage:
             raise missing_permissions()
-        if ({"archived", "name", "auto_archive_duration", "rate_limit_per_user"} & set(body)) \
-                and not (manage or is_owner):
+        if (
+            {"archived", "name", "auto_archive_duration", "rate_limit_per_user"} & set(body)
+        ) and not (manage or is_owner):
             raise missing_permissions()
         if ch.locked and body.get("archived") is False and not manage:
             raise missing_permissions()
@@ -264,8 +280,9 @@ def _overwrite(w: World, ch: Channel, body: JSON, target: str | None = None) -> 
     if (allow | deny) & ~have:
         raise missing_permissions()
     kind = int(body.get("type", 0))
-    return Overwrite(id=int(target if target is not None else body["id"]), type=kind,
-                     allow=allow, deny=deny)
+    return Overwrite(
+        id=int(target if target is not None else body["id"]), type=kind, allow=allow, deny=deny
+    )
 
 
 @route("DELETE", "/channels/{channel_id}")
@@ -305,8 +322,11 @@ def _check_thread_options(body: JSON) -> tuple[str, int]:
         raise invalid_form("name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
     duration = int(body.get("auto_archive_duration") or 1440)
     if duration not in (60, 1440, 4320, 10080):
-        raise invalid_form("auto_archive_duration", "BASE_TYPE_CHOICES",
-                           "Value must be one of (60, 1440, 4320, 10080).")
+        raise invalid_form(
+            "auto_archive_duration",
+            "BASE_TYPE_CHOICES",
+            "Value must be one of (60, 1440, 4320, 10080).",
+        )
     return name, duration
 
 
@@ -321,13 +341,18 @@ async def start_thread(w: World, r: Req) -> Any:
         raise invalid_form("type", "BASE_TYPE_CHOICES", "Value must be one of (10, 11, 12).")
     if kind == PRIVATE_THREAD and parent.type != TEXT:
         raise DiscordError(400, 50024, "Cannot execute action on this channel type")
-    w.require(parent, "create_private_threads" if kind == PRIVATE_THREAD
-              else "create_public_threads")
+    w.require(
+        parent, "create_private_threads" if kind == PRIVATE_THREAD else "create_public_threads"
+    )
     name, duration = _check_thread_options(body)
-    thread = w.add_thread(parent, name, private=kind == PRIVATE_THREAD,
-                          invitable=body.get("invitable", True) is not False,
-                          auto_archive_duration=duration,
-                          rate_limit_per_user=int(body.get("rate_limit_per_user") or 0))
+    thread = w.add_thread(
+        parent,
+        name,
+        private=kind == PRIVATE_THREAD,
+        invitable=body.get("invitable", True) is not False,
+        auto_archive_duration=duration,
+        rate_limit_per_user=int(body.get("rate_limit_per_user") or 0),
+    )
     return Reply(201, thread.payload(w))
 
 
@@ -341,9 +366,13 @@ async def start_thread_from_message(w: World, r: Req) -> Any:
         raise DiscordError(400, 160004, "A thread has already been created for this message")
     w.require(parent, "create_public_threads")
     name, duration = _check_thread_options(r.body)
-    thread = w.add_thread(parent, name, thread_id=int(msg["id"]),
-                          auto_archive_duration=duration,
-                          rate_limit_per_user=int(r.body.get("rate_limit_per_user") or 0))
+    thread = w.add_thread(
+        parent,
+        name,
+        thread_id=int(msg["id"]),
+        auto_archive_duration=duration,
+        rate_limit_per_user=int(r.body.get("rate_limit_per_user") or 0),
+    )
     msg["flags"] |= 32  # HAS_THREAD
     return Reply(201, thread.payload(w))
 
@@ -375,8 +404,12 @@ async def add_thread_member(w: World, r: Req) -> Any:
     if guild is None or uid not in guild.members:
         raise DiscordError(404, 10007, "Unknown Member")
     w.require(th, "send_messages_in_threads")
-    if th.type == PRIVATE_THREAD and uid != w.bot.id and w.bot.id not in th.member_ids \
-            and not w.permissions_for(th, w.bot) & P["manage_threads"]:
+    if (
+        th.type == PRIVATE_THREAD
+        and uid != w.bot.id
+        and w.bot.id not in th.member_ids
+        and not w.permissions_for(th, w.bot) & P["manage_threads"]
+    ):
         raise missing_access()
     w.add_thread_member(th, uid)
     return None

@@ -98,14 +98,18 @@ def _edit_webhook(w: World, wh: Webhook, body: JSON, *, allow_move: bool) -> JSO
         check_webhook_name(body["name"])
         wh.name = body["name"]
     if "avatar" in body:
-        wh.avatar = hashlib.md5(str(body["avatar"]).encode()).hexdigest() if body["avatar"] \
-            else None
+        wh.avatar = (
+            hashlib.md5(str(body["avatar"]).encode()).hexdigest() if body["avatar"] else None
+        )
     if allow_move and body.get("channel_id"):
         target = w.find_channel(body["channel_id"])
         w.require(target, "manage_webhooks")
         wh.channel_id = target.id
-    w._dispatch("WEBHOOKS_UPDATE", {"guild_id": str(wh.guild_id),
-                                    "channel_id": str(wh.channel_id)}, guild_id=wh.guild_id)
+    w._dispatch(
+        "WEBHOOKS_UPDATE",
+        {"guild_id": str(wh.guild_id), "channel_id": str(wh.channel_id)},
+        guild_id=wh.guild_id,
+    )
     return wh.payload(w)
 
 
@@ -160,22 +164,38 @@ async def execute_webhook(w: World, r: Req) -> Any:
     w.check_message_body(body, bool(r.files))
     w.check_sendable(target, bot=False)
     msg = w.create_message(
-        target, w.bot,
+        target,
+        w.bot,
         content=body.get("content") or "",
         embeds=body.get("embeds"),
         components=body.get("components"),
         attachments=w.upload(target, body, r.files),
         flags=int(body.get("flags") or 0),
-        webhook={"id": wh.id, "username": username or wh.name,
-                 "avatar": hashlib.md5(body["avatar_url"].encode()).hexdigest()
-                 if body.get("avatar_url") else wh.avatar},
+        webhook={
+            "id": wh.id,
+            "username": username or wh.name,
+            "avatar": hashlib.md5(body["avatar_url"].encode()).hexdigest()
+            if body.get("avatar_url")
+            else wh.avatar,
+        },
         application_id=wh.application_id,
         tts=bool(body.get("tts")),
     )
-    w.webhook_executions.append(WebhookExecution(
-        webhook_id=wh.id, channel_id=target.id, thread_id=int(thread_id) if thread_id else None,
-        username=username, avatar_url=body.get("avatar_url"), content=msg["content"],
-        embeds=msg["embeds"], wait=wait, payload=body, message=msg, files=list(r.files)))
+    w.webhook_executions.append(
+        WebhookExecution(
+            webhook_id=wh.id,
+            channel_id=target.id,
+            thread_id=int(thread_id) if thread_id else None,
+            username=username,
+            avatar_url=body.get("avatar_url"),
+            content=msg["content"],
+            embeds=msg["embeds"],
+            wait=wait,
+            payload=body,
+            message=msg,
+            files=list(r.files),
+        )
+    )
     return msg if wait else None
 
 

@@ -71,8 +71,12 @@ class FakeDiscord(World):
         await self.start()
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         await self.stop()
 
     async def start(self) -> None:
@@ -143,23 +147,51 @@ class FakeDiscord(World):
 
     # --- faults ---------------------------------------------------------------------------
 
-    def rate_limit(self, pattern: str, times: int = 1, retry_after: float = 0.05, *,
-                   skip: int = 0, is_global: bool = False, scope: str = "user") -> Rule:
+    def rate_limit(
+        self,
+        pattern: str,
+        times: int = 1,
+        retry_after: float = 0.05,
+        *,
+        skip: int = 0,
+        is_global: bool = False,
+        scope: str = "user",
+    ) -> Rule:
         """Answer the next `times` requests matching `pattern` with a 429.
 
         `pattern`: glob over "METHOD /path" or the route template, e.g.
         "POST /channels/*/messages" or "POST /webhooks/{webhook_id}/{webhook_token}".
         """
-        rule = Rule(pattern, times=times, skip=skip, retry_after=retry_after,
-                    is_global=is_global, scope=scope)
+        rule = Rule(
+            pattern,
+            times=times,
+            skip=skip,
+            retry_after=retry_after,
+            is_global=is_global,
+            scope=scope,
+        )
         self.rules.append(rule)
         return rule
 
-    def fail(self, pattern: str, status: int, code: int = 0, message: str | None = None, *,
-             times: int = 1, skip: int = 0) -> Rule:
+    def fail(
+        self,
+        pattern: str,
+        status: int,
+        code: int = 0,
+        message: str | None = None,
+        *,
+        times: int = 1,
+        skip: int = 0,
+    ) -> Rule:
         """Answer matching requests with an arbitrary error (e.g. 500, or 403/50013)."""
-        rule = Rule(pattern, times=times, skip=skip, status=status, code=code,
-                    message=message or f"{status}: injected fault")
+        rule = Rule(
+            pattern,
+            times=times,
+            skip=skip,
+            status=status,
+            code=code,
+            message=message or f"{status}: injected fault",
+        )
         self.rules.append(rule)
         return rule
 
@@ -174,8 +206,9 @@ class FakeDiscord(World):
         probe = Rule(pattern)
         return [r for r in self.requests if probe.matches(r.method, r.path, r.route)]
 
-    async def wait_for_request(self, pattern: str, *, count: int = 1,
-                               within: float = 5.0) -> RecordedRequest:
+    async def wait_for_request(
+        self, pattern: str, *, count: int = 1, within: float = 5.0
+    ) -> RecordedRequest:
         """Wait until `count` answered requests match `pattern`; return the latest."""
 
         def done() -> list[RecordedRequest]:
@@ -207,8 +240,9 @@ class FakeDiscord(World):
             for msg in self.messages_in(cid):
                 if int(msg["id"]) <= after_id:
                     continue
-                if from_bot and (msg["author"]["id"] != bot_id or
-                                 msg.get("webhook_id", bot_id) != bot_id):
+                if from_bot and (
+                    msg["author"]["id"] != bot_id or msg.get("webhook_id", bot_id) != bot_id
+                ):
                     continue
                 if predicate is None or predicate(msg):
                     return msg
@@ -222,8 +256,11 @@ class FakeDiscord(World):
     def _can_post(self, channel: Channel, user_id: int) -> bool:
         perms = self.permissions_for(channel, user_id)
         needed = P["send_messages_in_threads"] if channel.is_thread else P["send_messages"]
-        if channel.type == PRIVATE_THREAD and user_id not in channel.member_ids \
-                and not perms & P["manage_threads"]:
+        if (
+            channel.type == PRIVATE_THREAD
+            and user_id not in channel.member_ids
+            and not perms & P["manage_threads"]
+        ):
             return False
         return bool(perms & P["view_channel"] and perms & needed)
 
@@ -257,16 +294,29 @@ class FakeDiscord(World):
                 self.check_sendable(ch, bot=False)
             except DiscordError as exc:
                 raise PermissionError(str(exc)) from None
-        uploads = [UploadedFile(f"files[{i}]", name, None, data)
-                   for i, (name, data) in enumerate(files or [])]
+        uploads = [
+            UploadedFile(f"files[{i}]", name, None, data)
+            for i, (name, data) in enumerate(files or [])
+        ]
         reference = None
         if reply_to is not None:
             reference = {"message_id": self._id(reply_to), "channel_id": ch.id}
-        msg = self.create_message(ch, user, content=content, embeds=embeds,
-                                  attachments=self.upload(ch, {}, uploads),
-                                  reference=reference)
+        msg = self.create_message(
+            ch,
+            user,
+            content=content,
+            embeds=embeds,
+            attachments=self.upload(ch, {}, uploads),
+            reference=reference,
+        )
         await self.flush()
         return msg
+
+    async def deliver(self, message: JSON) -> None:
+        """Dispatch MESSAGE_CREATE for a message stored with ``create_message(...,
+        dispatch=False)``: a message Discord took at one moment and delivers later."""
+        self._dispatch_message("MESSAGE_CREATE", message)
+        await self.flush()
 
     async def send_dm(self, user: UserLike, content: str) -> JSON:
         """A user DMs the bot (MESSAGE_CREATE without guild_id)."""
@@ -285,18 +335,30 @@ class FakeDiscord(World):
         self.delete_message(self.messages[self._id(message)])
         await self.flush()
 
-    async def _interact(self, payload: JSON, user_id: int, channel_id: int,
-                        source_message_id: int | None = None) -> Interaction:
-        inter = Interaction(self, payload, user_id=user_id, channel_id=channel_id,
-                            source_message_id=source_message_id)
+    async def _interact(
+        self, payload: JSON, user_id: int, channel_id: int, source_message_id: int | None = None
+    ) -> Interaction:
+        inter = Interaction(
+            self,
+            payload,
+            user_id=user_id,
+            channel_id=channel_id,
+            source_message_id=source_message_id,
+        )
         self.interactions[inter.id] = inter
         guild_id = int(payload["guild_id"]) if payload.get("guild_id") else None
         self._dispatch("INTERACTION_CREATE", payload, guild_id=guild_id)
         await self.flush()
         return inter
 
-    async def slash(self, command: str, options: dict[str, Any] | None = None, *,
-                    user: UserLike, channel: ChannelLike) -> Interaction:
+    async def slash(
+        self,
+        command: str,
+        options: dict[str, Any] | None = None,
+        *,
+        user: UserLike,
+        channel: ChannelLike,
+    ) -> Interaction:
         """Run `/command` (e.g. "mafia new") with `options` {name: value}.
 
         Values may be str/int/float/bool, or User/Member/Channel/Role objects for
@@ -306,16 +368,16 @@ class FakeDiscord(World):
         payload = slash_payload(self, command, options or {}, u, ch)
         return await self._interact(payload, u.id, ch.id)
 
-    async def click(self, message: JSON | int, custom_id: str, *,
-                    user: UserLike) -> Interaction:
+    async def click(self, message: JSON | int, custom_id: str, *, user: UserLike) -> Interaction:
         """Click the button `custom_id` on a message (must exist and not be disabled)."""
         msg = self.messages[self._id(message)]
         u = self.user(user)
         payload = component_payload(self, msg, custom_id, u)
         return await self._interact(payload, u.id, int(msg["channel_id"]), int(msg["id"]))
 
-    async def select(self, message: JSON | int, custom_id: str, values: list[Any], *,
-                     user: UserLike) -> Interaction:
+    async def select(
+        self, message: JSON | int, custom_id: str, values: list[Any], *, user: UserLike
+    ) -> Interaction:
         """Choose `values` in a select menu (option values, or users/roles/channels)."""
         msg = self.messages[self._id(message)]
         u = self.user(user)

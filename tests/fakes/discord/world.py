@@ -118,8 +118,12 @@ def missing_access() -> DiscordError:
 
 
 def invalid_form(field_name: str, code: str, message: str) -> DiscordError:
-    return DiscordError(400, 50035, "Invalid Form Body",
-                        {field_name: {"_errors": [{"code": code, "message": message}]}})
+    return DiscordError(
+        400,
+        50035,
+        "Invalid Form Body",
+        {field_name: {"_errors": [{"code": code, "message": message}]}},
+    )
 
 
 @dataclass
@@ -172,8 +176,7 @@ class World:
         self.interaction_timeout = interaction_timeout
         self.gateway_compression = gateway_compression
         self.application_id = self.snowflakes.next()
-        self.bot = User(id=self.application_id, username=bot_name, bot=True,
-                        discriminator="4821")
+        self.bot = User(id=self.application_id, username=bot_name, bot=True, discriminator="4821")
         self.app_owner = User(id=self.snowflakes.next(), username="app-owner")
         self.users: dict[int, User] = {self.bot.id: self.bot, self.app_owner.id: self.app_owner}
         self.guilds: dict[int, Guild] = {}
@@ -404,8 +407,9 @@ class World:
 
     def _dispatch_message(self, event: str, msg: JSON) -> None:
         guild_id = int(msg["guild_id"]) if msg.get("guild_id") else None
-        self._dispatch(event, msg, guild_id=guild_id,
-                       transform=lambda s, m: self._visible_message(s, m))
+        self._dispatch(
+            event, msg, guild_id=guild_id, transform=lambda s, m: self._visible_message(s, m)
+        )
 
     def _visible_message(self, session: GatewaySession, msg: JSON) -> JSON | None:
         """The message as this session may see it: not at all in a channel the bot cannot
@@ -437,8 +441,11 @@ class World:
             "v": 10,
             "user": user,
             "user_settings": {},
-            "guilds": [{"id": str(g.id), "unavailable": True}
-                       for g in self.guilds.values() if session.sees_guild(g.id)],
+            "guilds": [
+                {"id": str(g.id), "unavailable": True}
+                for g in self.guilds.values()
+                if session.sees_guild(g.id)
+            ],
             "session_id": session.id,
             "session_type": "normal",
             "resume_gateway_url": self.resume_gateway_url,
@@ -514,10 +521,8 @@ class World:
 
     # --- world building ---------------------------------------------------------------------
 
-    def add_user(self, username: str, *, global_name: str | None = None,
-                 bot: bool = False) -> User:
-        user = User(id=self.snowflakes.next(), username=username, global_name=global_name,
-                    bot=bot)
+    def add_user(self, username: str, *, global_name: str | None = None, bot: bool = False) -> User:
+        user = User(id=self.snowflakes.next(), username=username, global_name=global_name, bot=bot)
         self.users[user.id] = user
         return user
 
@@ -530,11 +535,18 @@ class World:
         gid = self.snowflakes.next()
         owner_id = self.user(owner).id if owner is not None else self.snowflakes.next()
         guild = Guild(id=gid, name=name, owner_id=owner_id)
-        guild.roles[gid] = Role(id=gid, guild_id=gid, name="@everyone",
-                                permissions=EVERYONE_DEFAULT)
-        bot_role = Role(id=self.snowflakes.next(), guild_id=gid, name=self.bot.username,
-                        permissions=BOT_ROLE_DEFAULT, position=1, managed=True,
-                        bot_id=self.bot.id)
+        guild.roles[gid] = Role(
+            id=gid, guild_id=gid, name="@everyone", permissions=EVERYONE_DEFAULT
+        )
+        bot_role = Role(
+            id=self.snowflakes.next(),
+            guild_id=gid,
+            name=self.bot.username,
+            permissions=BOT_ROLE_DEFAULT,
+            position=1,
+            managed=True,
+            bot_id=self.bot.id,
+        )
         guild.roles[bot_role.id] = bot_role
         guild.members[self.bot.id] = Member(guild_id=gid, user=self.bot, roles=[bot_role.id])
         self.guilds[gid] = guild
@@ -546,23 +558,37 @@ class World:
         self.notify()
         return guild
 
-    def add_role(self, guild: GuildLike, name: str, permissions: int | str = 0, *,
-                 position: int = 1, mentionable: bool = False) -> Role:
+    def add_role(
+        self,
+        guild: GuildLike,
+        name: str,
+        permissions: int | str = 0,
+        *,
+        position: int = 1,
+        mentionable: bool = False,
+    ) -> Role:
         """A new role; like Discord, it goes in just above @everyone (position 1) unless told
         otherwise, so the bot's own role stays above it and the bot can assign it."""
         g = self.guild(guild)
         shifted = [r for r in g.roles.values() if r.id != g.id and r.position >= position]
         for other in shifted:
             other.position += 1
-        role = Role(id=self.snowflakes.next(), guild_id=g.id, name=name,
-                    permissions=permission_bits(permissions), position=position,
-                    mentionable=mentionable)
+        role = Role(
+            id=self.snowflakes.next(),
+            guild_id=g.id,
+            name=name,
+            permissions=permission_bits(permissions),
+            position=position,
+            mentionable=mentionable,
+        )
         g.roles[role.id] = role
-        self._dispatch("GUILD_ROLE_CREATE", {"guild_id": str(g.id), "role": role.payload()},
-                       guild_id=g.id)
+        self._dispatch(
+            "GUILD_ROLE_CREATE", {"guild_id": str(g.id), "role": role.payload()}, guild_id=g.id
+        )
         for other in shifted:
-            self._dispatch("GUILD_ROLE_UPDATE", {"guild_id": str(g.id), "role": other.payload()},
-                           guild_id=g.id)
+            self._dispatch(
+                "GUILD_ROLE_UPDATE", {"guild_id": str(g.id), "role": other.payload()}, guild_id=g.id
+            )
         return role
 
     def add_member(
@@ -590,8 +616,14 @@ class World:
         self._dispatch("GUILD_MEMBER_ADD", data, guild_id=g.id)
         return member
 
-    def update_member(self, guild: GuildLike, user: UserLike, *, nick: str | None = None,
-                      roles: Sequence[Role | int] | None = None) -> Member:
+    def update_member(
+        self,
+        guild: GuildLike,
+        user: UserLike,
+        *,
+        nick: str | None = None,
+        roles: Sequence[Role | int] | None = None,
+    ) -> Member:
         member = self.member(guild, user)
         if nick is not None:
             member.nick = nick
@@ -605,8 +637,11 @@ class World:
     def remove_member(self, guild: GuildLike, user: UserLike) -> None:
         g = self.guild(guild)
         member = g.members.pop(self.user(user).id)
-        self._dispatch("GUILD_MEMBER_REMOVE",
-                       {"guild_id": str(g.id), "user": member.user.payload()}, guild_id=g.id)
+        self._dispatch(
+            "GUILD_MEMBER_REMOVE",
+            {"guild_id": str(g.id), "user": member.user.payload()},
+            guild_id=g.id,
+        )
 
     def add_channel(
         self,
@@ -622,9 +657,13 @@ class World:
         g = self.guild(guild)
         siblings = [c for c in self.channels.values() if c.guild_id == g.id and not c.is_thread]
         ch = Channel(
-            id=self.snowflakes.next(), type=type, name=name, guild_id=g.id,
+            id=self.snowflakes.next(),
+            type=type,
+            name=name,
+            guild_id=g.id,
             position=position if position is not None else len(siblings),
-            parent_id=self.channel(parent).id if parent is not None else None, topic=topic,
+            parent_id=self.channel(parent).id if parent is not None else None,
+            topic=topic,
             overwrites={o.id: o for o in overwrites or []},
         )
         self.channels[ch.id] = ch
@@ -650,7 +689,10 @@ class World:
         th = Channel(
             id=thread_id or self.snowflakes.next(),
             type=PRIVATE_THREAD if private else PUBLIC_THREAD,
-            name=name, guild_id=par.guild_id, parent_id=par.id, owner_id=owner_user.id,
+            name=name,
+            guild_id=par.guild_id,
+            parent_id=par.id,
+            owner_id=owner_user.id,
             invitable=invitable if private else True,
             auto_archive_duration=auto_archive_duration,
             rate_limit_per_user=rate_limit_per_user,
@@ -668,8 +710,12 @@ class World:
         return th
 
     def _thread_member(self, thread: Channel, user_id: int, *, with_member: bool = False) -> JSON:
-        data: JSON = {"id": str(thread.id), "user_id": str(user_id),
-                      "join_timestamp": thread.member_ids.get(user_id, iso()), "flags": 1}
+        data: JSON = {
+            "id": str(thread.id),
+            "user_id": str(user_id),
+            "join_timestamp": thread.member_ids.get(user_id, iso()),
+            "flags": 1,
+        }
         if with_member and thread.guild_id is not None:
             member = self.guilds[thread.guild_id].members.get(user_id)
             if member is not None:
@@ -682,22 +728,32 @@ class World:
         if uid in th.member_ids:
             return
         th.member_ids[uid] = iso()
-        self._dispatch("THREAD_MEMBERS_UPDATE", {
-            "id": str(th.id), "guild_id": str(th.guild_id),
-            "member_count": min(len(th.member_ids), 50),
-            "added_members": [self._thread_member(th, uid, with_member=True)],
-        }, guild_id=th.guild_id)
+        self._dispatch(
+            "THREAD_MEMBERS_UPDATE",
+            {
+                "id": str(th.id),
+                "guild_id": str(th.guild_id),
+                "member_count": min(len(th.member_ids), 50),
+                "added_members": [self._thread_member(th, uid, with_member=True)],
+            },
+            guild_id=th.guild_id,
+        )
 
     def remove_thread_member(self, thread: ChannelLike, user: UserLike) -> None:
         th = self.channel(thread)
         uid = self.user(user).id
         if th.member_ids.pop(uid, None) is None:
             return
-        self._dispatch("THREAD_MEMBERS_UPDATE", {
-            "id": str(th.id), "guild_id": str(th.guild_id),
-            "member_count": min(len(th.member_ids), 50),
-            "removed_member_ids": [str(uid)],
-        }, guild_id=th.guild_id)
+        self._dispatch(
+            "THREAD_MEMBERS_UPDATE",
+            {
+                "id": str(th.id),
+                "guild_id": str(th.guild_id),
+                "member_count": min(len(th.member_ids), 50),
+                "removed_member_ids": [str(uid)],
+            },
+            guild_id=th.guild_id,
+        )
 
     def update_channel(self, channel: ChannelLike) -> None:
         """Announce the channel's current state (CHANNEL_UPDATE or THREAD_UPDATE)."""
@@ -716,9 +772,16 @@ class World:
             del self.webhooks[wh.id]
             self.deleted_webhooks.add(wh.id)
         if ch.is_thread:
-            self._dispatch("THREAD_DELETE", {"id": str(ch.id), "guild_id": str(ch.guild_id),
-                                             "parent_id": str(ch.parent_id), "type": ch.type},
-                           guild_id=ch.guild_id)
+            self._dispatch(
+                "THREAD_DELETE",
+                {
+                    "id": str(ch.id),
+                    "guild_id": str(ch.guild_id),
+                    "parent_id": str(ch.parent_id),
+                    "type": ch.type,
+                },
+                guild_id=ch.guild_id,
+            )
         else:
             self._dispatch("CHANNEL_DELETE", payload, guild_id=ch.guild_id)
         return payload
@@ -729,19 +792,28 @@ class World:
         for mid in self.channel_messages.pop(ch.id, []):
             self.messages.pop(mid, None)
 
-    def add_webhook(self, channel: ChannelLike, name: str = "Mafia Stage", *,
-                    creator: UserLike | None = None) -> Webhook:
+    def add_webhook(
+        self, channel: ChannelLike, name: str = "Mafia Stage", *, creator: UserLike | None = None
+    ) -> Webhook:
         ch = self.channel(channel)
         if ch.is_thread or ch.guild_id is None:
             raise ValueError("webhooks belong to a guild text channel, not a thread or DM")
         creator_user = self.user(creator) if creator is not None else self.bot
-        wh = Webhook(id=self.snowflakes.next(), token=secrets.token_urlsafe(48),
-                     channel_id=ch.id, guild_id=ch.guild_id, name=name,
-                     creator_id=creator_user.id,
-                     application_id=self.application_id if creator_user is self.bot else None)
+        wh = Webhook(
+            id=self.snowflakes.next(),
+            token=secrets.token_urlsafe(48),
+            channel_id=ch.id,
+            guild_id=ch.guild_id,
+            name=name,
+            creator_id=creator_user.id,
+            application_id=self.application_id if creator_user is self.bot else None,
+        )
         self.webhooks[wh.id] = wh
-        self._dispatch("WEBHOOKS_UPDATE", {"guild_id": str(ch.guild_id),
-                                           "channel_id": str(ch.id)}, guild_id=ch.guild_id)
+        self._dispatch(
+            "WEBHOOKS_UPDATE",
+            {"guild_id": str(ch.guild_id), "channel_id": str(ch.id)},
+            guild_id=ch.guild_id,
+        )
         return wh
 
     def delete_webhook(self, webhook: Webhook | int) -> None:
@@ -749,9 +821,11 @@ class World:
         wh = webhook if isinstance(webhook, Webhook) else self.webhooks[int(webhook)]
         self.webhooks.pop(wh.id, None)
         self.deleted_webhooks.add(wh.id)
-        self._dispatch("WEBHOOKS_UPDATE", {"guild_id": str(wh.guild_id),
-                                           "channel_id": str(wh.channel_id)},
-                       guild_id=wh.guild_id)
+        self._dispatch(
+            "WEBHOOKS_UPDATE",
+            {"guild_id": str(wh.guild_id), "channel_id": str(wh.channel_id)},
+            guild_id=wh.guild_id,
+        )
 
     def dm_channel(self, user: UserLike) -> Channel:
         u = self.user(user)
@@ -795,10 +869,16 @@ class World:
         mid = self.snowflakes.next()
         guild = self.guilds.get(channel.guild_id) if channel.guild_id else None
         if webhook is not None:
-            author_payload: JSON = {"id": str(webhook["id"]), "username": webhook["username"],
-                                    "avatar": webhook.get("avatar"), "discriminator": "0000",
-                                    "global_name": None, "public_flags": 0, "flags": 0,
-                                    "bot": True}
+            author_payload: JSON = {
+                "id": str(webhook["id"]),
+                "username": webhook["username"],
+                "avatar": webhook.get("avatar"),
+                "discriminator": "0000",
+                "global_name": None,
+                "public_flags": 0,
+                "flags": 0,
+                "bot": True,
+            }
         else:
             author_payload = author.payload()
         msg: JSON = {
@@ -812,8 +892,11 @@ class World:
             "tts": tts,
             "mention_everyone": "@everyone" in content or "@here" in content,
             "mentions": self._mentions(content, guild),
-            "mention_roles": [r for r in _ROLE_MENTION.findall(content)
-                              if guild is not None and int(r) in guild.roles],
+            "mention_roles": [
+                r
+                for r in _ROLE_MENTION.findall(content)
+                if guild is not None and int(r) in guild.roles
+            ],
             "attachments": attachments or [],
             "embeds": [self._embed(e) for e in embeds or []],
             "components": component_ids(components or []),
@@ -841,7 +924,8 @@ class World:
             ref_msg = self.messages.get(int(reference["message_id"]))
             msg["type"] = 19 if type == 0 else type
             msg["message_reference"] = {
-                "type": 0, "message_id": str(reference["message_id"]),
+                "type": 0,
+                "message_id": str(reference["message_id"]),
                 "channel_id": str(reference.get("channel_id") or channel.id),
                 "guild_id": msg.get("guild_id"),
             }
@@ -883,8 +967,14 @@ class World:
         data.setdefault("content_scan_version", 0)
         return data
 
-    def edit_message(self, msg: JSON, changes: JSON, *, attachments: list[JSON] | None = None,
-                     ephemeral: bool = False) -> JSON:
+    def edit_message(
+        self,
+        msg: JSON,
+        changes: JSON,
+        *,
+        attachments: list[JSON] | None = None,
+        ephemeral: bool = False,
+    ) -> JSON:
         for key in ("content", "embeds", "components", "flags"):
             if key not in changes:
                 continue
@@ -901,8 +991,9 @@ class World:
                 value = (msg["flags"] & (64 | 128)) | (int(value) & ~(64 | 128))
             elif key == "content":
                 value = value or ""
-                msg["mentions"] = self._mentions(value, self.guilds.get(
-                    int(msg["guild_id"])) if msg.get("guild_id") else None)
+                msg["mentions"] = self._mentions(
+                    value, self.guilds.get(int(msg["guild_id"])) if msg.get("guild_id") else None
+                )
             msg[key] = value
         if attachments is not None:
             msg["attachments"] = attachments
@@ -928,11 +1019,13 @@ class World:
         data: JSON = {"id": str(mid), "channel_id": str(cid)}
         if msg.get("guild_id"):
             data["guild_id"] = msg["guild_id"]
-        self._dispatch("MESSAGE_DELETE", data,
-                       guild_id=int(msg["guild_id"]) if msg.get("guild_id") else None)
+        self._dispatch(
+            "MESSAGE_DELETE", data, guild_id=int(msg["guild_id"]) if msg.get("guild_id") else None
+        )
 
-    def check_sendable(self, channel: Channel, *, has_files: bool = False,
-                       bot: bool = True) -> None:
+    def check_sendable(
+        self, channel: Channel, *, has_files: bool = False, bot: bool = True
+    ) -> None:
         """Permission and thread-state checks shared by message sends and webhooks."""
         if bot:
             if channel.is_thread:
@@ -954,16 +1047,28 @@ class World:
     def check_message_body(payload: JSON, has_files: bool) -> None:
         content = payload.get("content") or ""
         if len(content) > MAX_CONTENT:
-            raise invalid_form("content", "BASE_TYPE_MAX_LENGTH",
-                               f"Must be {MAX_CONTENT} or fewer in length.")
+            raise invalid_form(
+                "content", "BASE_TYPE_MAX_LENGTH", f"Must be {MAX_CONTENT} or fewer in length."
+            )
         if len(payload.get("embeds") or []) > 10:
             raise invalid_form("embeds", "BASE_TYPE_MAX_LENGTH", "Must be 10 or fewer in length.")
-        if not (content or payload.get("embeds") or payload.get("components") or has_files
-                or payload.get("sticker_ids") or payload.get("poll")):
+        if not (
+            content
+            or payload.get("embeds")
+            or payload.get("components")
+            or has_files
+            or payload.get("sticker_ids")
+            or payload.get("poll")
+        ):
             raise DiscordError(400, 50006, "Cannot send an empty message")
 
-    def upload(self, channel: Channel, payload: JSON, files: list[UploadedFile],
-               keep: list[JSON] | None = None) -> list[JSON]:
+    def upload(
+        self,
+        channel: Channel,
+        payload: JSON,
+        files: list[UploadedFile],
+        keep: list[JSON] | None = None,
+    ) -> list[JSON]:
         """Attachment objects for `files` (matched to `payload["attachments"]` by index)."""
         meta = {str(a.get("id")): a for a in payload.get("attachments") or []}
         out = list(keep or [])
@@ -972,12 +1077,18 @@ class World:
             self.attachments[aid] = f
             extra = meta.get(str(index), {})
             url = f"https://cdn.discordapp.com/attachments/{channel.id}/{aid}/{f.filename}"
-            out.append({
-                "id": str(aid), "filename": f.filename, "size": len(f.data), "url": url,
-                "proxy_url": url.replace("cdn.discordapp.com", "media.discordapp.net"),
-                "content_type": f.content_type, "description": extra.get("description"),
-                "spoiler": f.filename.startswith("SPOILER_"),
-            })
+            out.append(
+                {
+                    "id": str(aid),
+                    "filename": f.filename,
+                    "size": len(f.data),
+                    "url": url,
+                    "proxy_url": url.replace("cdn.discordapp.com", "media.discordapp.net"),
+                    "content_type": f.content_type,
+                    "description": extra.get("description"),
+                    "spoiler": f.filename.startswith("SPOILER_"),
+                }
+            )
         return out
 
     # --- views ------------------------------------------------------------------------------
@@ -985,8 +1096,7 @@ class World:
     def messages_in(self, channel: ChannelLike) -> list[JSON]:
         """Messages currently visible in a channel or thread, oldest first (no ephemerals)."""
         cid = self._id(channel)
-        return [self.messages[m] for m in self.channel_messages.get(cid, [])
-                if m in self.messages]
+        return [self.messages[m] for m in self.channel_messages.get(cid, []) if m in self.messages]
 
     def contents_in(self, channel: ChannelLike) -> list[str]:
         return [m["content"] for m in self.messages_in(channel)]

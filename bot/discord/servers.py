@@ -1,0 +1,58 @@
+"""Per-server settings (``/mafia setup`` and ``/mafia config``), cached, and who moderates.
+
+Read once per server from the adapter's store and kept in memory; every change goes through
+`update`, which stores it and refreshes the cache.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import discord
+
+from bot.discord.links import LinkStore
+from bot.discord.permissions import is_moderator
+
+log = logging.getLogger(__name__)
+
+Change = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+async def reply(interaction: discord.Interaction[Any], text: str) -> None:
+    """An ephemeral answer, whether or not the interaction was answered already."""
+    try:
+        if interaction.response.is_done():
+            await interaction.followup.send(text, ephemeral=True)
+        else:
+            await interaction.response.send_message(text, ephemeral=True)
+    except discord.HTTPException as exc:
+        log.info("could not answer an interaction: %s", exc)
+
+
+class Servers:
+    def __init__(self, links: LinkStore) -> None:
+        self.links = links
+        self._cache: dict[int, tuple[dict[str, Any], bool]] = {}
+
+    async def get(self, guild_id: int) -> tuple[dict[str, Any], bool]:
+        """(settings, research logging on) of a server."""
+        cached = self._cache.get(guild_id)
+        if cached is None:
+            cached = self._cache[guild_id] = await self.links.server_settings(guild_id)
+        return cached
+
+    async def update(
+        self, guild_id: int, change: Change, **kwargs: Any
+    ) -> tuple[dict[str, Any], bool]:
+        result = await self.links.update_server(guild_id, change, **kwargs)
+        self._cache[guild_id] = result
+        return result
+
+    async def is_moderator(self, interaction: discord.Interaction[Any]) -> bool:
+        """Manage Server, or one of the server's moderator roles."""
+        if interaction.guild is None:
+            return False
+        settings, _ = await self.get(interaction.guild.id)
+        return is_moderator(interaction.user, interaction.permissions, settings)

@@ -1,0 +1,81 @@
+"""What a booth line means, without Discord: `say_call` and the notes a writer gets."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import discord
+
+from bot.discord.relay import (
+    ELIMINATED,
+    FILES,
+    REPLACED,
+    Line,
+    Say,
+    away_note,
+    interaction_id,
+    message_id,
+    moment,
+    refusal,
+    say_call,
+)
+from bot.discord.rooms import Room
+
+WHEN = datetime(2026, 3, 1, 12, 30, 15, 123000, tzinfo=UTC)
+MID = discord.utils.time_snowflake(WHEN)
+
+
+def room() -> Room:
+    return Room(
+        game_id="g1",
+        guild_id=1,
+        channel_id=2,
+        humans={0: 100, 1: 101},
+        alive={0, 1, 2},
+        started=True,
+    )
+
+
+def test_a_line_becomes_a_say_call_at_its_snowflake_time_with_its_id() -> None:
+    call = say_call(room(), 0, 100, Line(MID, 100, "  hello there  "))
+    assert call == Say("g1", 0, "hello there", WHEN, f"discord:msg:{MID}")
+    assert moment(MID) == WHEN  # to the millisecond Discord took it
+
+
+def test_platform_ids_name_the_kind_of_event() -> None:
+    assert message_id(42) == "discord:msg:42"
+    assert interaction_id(42) == "discord:ix:42"
+
+
+def test_nothing_is_said_before_the_start_or_after_the_end() -> None:
+    waiting = room()
+    waiting.started = False
+    assert say_call(waiting, 0, 100, Line(MID, 100, "hi")) is None
+    over = room()
+    over.ended = True
+    assert say_call(over, 0, 100, Line(MID, 100, "hi")) is None
+
+
+def test_a_replaced_player_is_told_and_anyone_else_is_ignored() -> None:
+    r = room()
+    r.humans[0] = 999  # a substitute holds the seat now
+    assert say_call(r, 0, 100, Line(MID, 100, "still me")) == REPLACED
+    assert say_call(r, 0, 100, Line(MID, 555, "a moderator peeking")) is None
+
+
+def test_an_empty_line_with_a_file_gets_a_note_and_an_empty_one_nothing() -> None:
+    assert say_call(room(), 0, 100, Line(MID, 100, "  ", has_files=True)) == FILES
+    assert say_call(room(), 0, 100, Line(MID, 100, "   ")) is None
+
+
+def test_refusals_and_notes_about_lines_read_back_after_a_restart() -> None:
+    r = room()
+    assert refusal(r, 0, ValueError("It's night.")) == "It's night."
+    r.alive.discard(0)
+    assert refusal(r, 0, ValueError("It's night.")) == ELIMINATED
+    live = Line(MID, 100, "hello")
+    assert away_note(live, "no") == "no"
+    back = Line(MID, 100, "hello", recovered=True)
+    assert away_note(back, "no") == (
+        "While the Game-Manager was away you wrote “hello”; it could not be relayed: no"
+    )
