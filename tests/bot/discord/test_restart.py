@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlmodel import Session, select
 
 from bot.store.db import make_engine
