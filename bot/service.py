@@ -18,6 +18,7 @@ import contextlib
 import logging
 import random
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -211,6 +212,10 @@ class GameService:
         self.llm_factory: Any = None
         # One writer thread: keeps the event loop free and SQLite single-writer, in order.
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mafiabot-db")
+        #: told how long each database call took, waiting included (metrics; bot.ops)
+        self.on_db_call: Callable[[float], None] | None = None
+        #: set when the process is shutting down: no new games (bot.ops.shutdown)
+        self.closing = False
 
     # --- plumbing -----------------------------------------------------------------------------
 
@@ -219,7 +224,12 @@ class GameService:
             with session_scope(self.engine) as session:
                 return fn(session)
 
-        return await asyncio.get_running_loop().run_in_executor(self._db, work)
+        asked = time.perf_counter()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._db, work)
+        finally:
+            if self.on_db_call is not None:
+                self.on_db_call(time.perf_counter() - asked)
 
     def subscribe(self, listener: GameListener) -> None:
         """Add a renderer. It gets each committed batch of events for every game."""
@@ -256,6 +266,8 @@ class GameService:
         speed: float = 1.0,
     ) -> str:
         """Open a lobby. The config is checked against its own limits now (player count later)."""
+        if self.closing:
+            raise ServiceError("The bot is restarting; open the game again in a minute.")
         if speed <= 0:
             raise ConfigError("speed must be positive.")
         GameConfig.from_dict(config.to_dict())  # round-trips: refuse unknown settings early

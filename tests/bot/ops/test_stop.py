@@ -1,0 +1,97 @@
+"""The graceful stop inside one process: the order of things after SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from bot.ops.metrics import Metrics
+from bot.ops.serve import operations, serve_until_stopped
+from bot.runtime import running_service
+from bot.service import ServiceError
+from games.config import GameConfig
+from games.events import Event
+from tests.bot.ops.test_service_metrics import settings_in
+
+CONFIG = GameConfig(day_seconds=600, vote_seconds=60, night_seconds=60, night_vote_seconds=60)
+
+
+class SlowRenderer:
+    """A listener that takes its time with each batch, like a renderer queueing posts."""
+
+    def __init__(self) -> None:
+        self.batches = 0
+        self.started = asyncio.Event()
+
+    async def on_events(self, game: object, events: Sequence[Event]) -> None:
+        self.started.set()
+        await asyncio.sleep(0.2)
+        self.batches += 1
+
+
+async def test_sigterm_refuses_new_games_delivers_what_was_accepted_then_stops_adapters(
+    tmp_path: Path,
+) -> None:
+    settings = settings_in(tmp_path)
+    meter = Metrics()
+    order: list[str] = []
+    async with (
+        running_service(settings, metrics=meter) as service,
+        operations(settings, service, meter) as ops,
+    ):
+        renderer = SlowRenderer()
+        service.subscribe(renderer)
+        game_id = await service.create_game(CONFIG, seed=1)
+        for _ in range(5):
+            await service.join(game_id, None, is_agent=True, agent_kind="baseline")
+
+        async def adapter() -> None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                order.append(f"adapter closed after {renderer.batches} batch(es)")
+                raise
+
+        async def stop_while_a_batch_is_rendering() -> None:
+            await service.start(game_id)
+            await renderer.started.wait()
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        trigger = asyncio.create_task(stop_while_a_batch_is_rendering())
+        await asyncio.wait_for(serve_until_stopped(ops, {"fake": adapter()}), 10)
+        await trigger
+
+        assert order == ["adapter closed after 1 batch(es)"]  # the start was rendered first
+        assert ops.health.stopping and await ops.health.down() == ["shutting down", "fake"]
+        with pytest.raises(ServiceError, match="restarting"):
+            await service.create_game(CONFIG)
+
+
+async def test_an_adapter_that_fails_stops_the_others_and_its_error_is_raised(
+    tmp_path: Path,
+) -> None:
+    settings = settings_in(tmp_path)
+    meter = Metrics()
+    stopped = asyncio.Event()
+    async with (
+        running_service(settings, metrics=meter) as service,
+        operations(settings, service, meter) as ops,
+    ):
+
+        async def broken() -> None:
+            raise RuntimeError("the gateway refused us")
+
+        async def other() -> None:
+            try:
+                await asyncio.Event().wait()
+            finally:
+                stopped.set()
+
+        with pytest.raises(RuntimeError, match="refused"):
+            await serve_until_stopped(ops, {"broken": broken(), "other": other()})
+        assert stopped.is_set()
