@@ -314,7 +314,7 @@ def import_llmafia_command(
     try:
         run_import(url, path, Console())
     except (FileNotFoundError, ValueError) as e:
-        err.print(f"[red]{e}[/]")
+        err.print(str(e), markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 
@@ -340,6 +340,9 @@ def report(
             help="Table 4: how separable messages are, on offline MiniLM sentence embeddings.",
         ),
     ] = True,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an earlier report in --out, and --json.")
+    ] = False,
 ) -> None:
     """The LLMafia paper's Tables 1-5 and Figures 4-7, human against agent players."""
     from bot.research.commands import run_report
@@ -347,9 +350,9 @@ def report(
 
     url = database_url(_settings(), db)
     try:
-        run_report(url, games, out, json_file, Console(), embeddings=embeddings)
-    except LookupError as e:
-        err.print(f"[red]{e}[/]")
+        run_report(url, games, out, json_file, Console(), embeddings=embeddings, force=force)
+    except (LookupError, ValueError) as e:
+        err.print(str(e), markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 
@@ -415,6 +418,9 @@ def export_command(
         Path | None,
         typer.Option("--identities", help='JSON {"user id": ["name", ...]} to scrub from text.'),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an earlier export in --out (only that).")
+    ] = False,
     db: Db = None,
 ) -> None:
     """Anonymised research export of finished games (consenting players only)."""
@@ -433,9 +439,10 @@ def export_command(
             with_agent_log,
             Console(),
             identities_file=identities,
+            force=force,
         )
     except (LookupError, ValueError) as e:
-        err.print(str(e), markup=False)
+        err.print(str(e), markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 

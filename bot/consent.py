@@ -30,7 +30,7 @@ from rich.console import Console
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.service import ServiceError
+from bot.errors import ServiceError
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import Consent, Game, Seat, Server, utcnow

@@ -13,16 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from bot import survey
 from bot.service import LiveGame, SeatInfo
-from bot.store.db import session_scope
-from bot.store.models import SurveyResponse, utcnow
 from games.config import MAX_PLAYERS, MIN_PLAYERS, GameConfig
 from games.names import display_list
 from games.narration import duration
@@ -279,102 +277,18 @@ def status_text(game: LiveGame, seat: int | None) -> str:
     return "\n".join(lines)
 
 
-# --- the post-game survey -----------------------------------------------------------------------
+# --- the post-game survey: bot.survey (these names stay for the adapters that use them) ---------
 
-SURVEY_INTRO = (
-    "Thanks for playing! One of the players was an AI agent. Three quick questions help the "
-    "research (answers are stored under your character name only)."
-)
-SURVEY_GUESS_QUESTION = "Which player do you think was the AI?"
+SURVEY_INTRO = survey.INTRO
+SURVEY_GUESS_QUESTION = survey.GUESS.text
 #: (SurveyResponse field, question), all answered on 1-5
-RATING_QUESTIONS: tuple[tuple[str, str], ...] = (
-    ("similarity", "How human-like did the AI player seem?"),
-    ("timing", "How natural was the timing of its messages?"),
-    ("relevance", "How relevant were its messages to the game?"),
-)
-RATING_LABELS: dict[int, str] = {
-    1: "1 - not at all",
-    2: "2 - a little",
-    3: "3 - somewhat",
-    4: "4 - mostly",
-    5: "5 - completely",
-}
-
-
-@dataclass(frozen=True)
-class SurveyAnswer:
-    guess: str
-    similarity: int
-    timing: int
-    relevance: int
-    comments: str | None = None
-
-
-def survey_choices(seats: Sequence[SeatInfo], seat: int) -> list[str]:
-    """Every character at the table but the respondent's own (the dead included)."""
-    return [s.name for s in seats if s.index != seat]
-
-
-def survey_response(
-    game_id: str,
-    seats: Sequence[SeatInfo],
-    seat: int,
-    answer: SurveyAnswer,
-    source: str,
-    t: datetime | None = None,
-) -> SurveyResponse:
-    """The row for one answer. ``about_seat_index`` is the AI the ratings describe: the one
-    guessed when the guess was right, else the only agent (None with several)."""
-    for rating in (answer.similarity, answer.timing, answer.relevance):
-        if rating not in RATING_LABELS:
-            raise ValueError(f"ratings are 1-5, got {rating}")
-    by_name = {s.name.casefold(): s for s in seats}
-    guessed = by_name.get(answer.guess.casefold())
-    if guessed is None or guessed.index == seat:
-        raise ValueError(f"{answer.guess!r} is not another player of this game")
-    agents = [s.index for s in seats if s.is_agent]
-    identified = guessed.is_agent
-    about = guessed.index if identified else (agents[0] if len(agents) == 1 else None)
-    comments = (answer.comments or "").strip() or None
-    return SurveyResponse(
-        game_id=game_id,
-        seat_index=seat,
-        about_seat_index=about,
-        identified_ai=identified,
-        guessed_name=guessed.name,
-        similarity=float(answer.similarity),
-        timing=float(answer.timing),
-        relevance=float(answer.relevance),
-        original_scale="1-5",
-        comments=comments,
-        t=t or utcnow(),
-        source=source,
-    )
-
-
-def survey_answered(engine: Engine, game_id: str, seat: int) -> bool:
-    with Session(engine) as session:
-        row = session.exec(
-            select(SurveyResponse).where(
-                SurveyResponse.game_id == game_id, SurveyResponse.seat_index == seat
-            )
-        ).first()
-    return row is not None
-
-
-def save_survey(engine: Engine, row: SurveyResponse) -> bool:
-    """Store one answer; False (nothing stored) when this seat already answered."""
-    with session_scope(engine) as session:
-        exists = session.exec(
-            select(SurveyResponse).where(
-                SurveyResponse.game_id == row.game_id,
-                SurveyResponse.seat_index == row.seat_index,
-            )
-        ).first()
-        if exists is not None:
-            return False
-        session.add(row)
-    return True
+RATING_QUESTIONS: tuple[tuple[str, str], ...] = tuple((q.key, q.text) for q in survey.RATINGS)
+RATING_LABELS = survey.RATING_LABELS
+SurveyAnswer = survey.SurveyAnswer
+survey_choices = survey.choices
+survey_response = survey.response
+survey_answered = survey.answered
+save_survey = survey.save
 
 
 def seat_infos(engine: Engine, game_id: str) -> list[SeatInfo]:

@@ -7,14 +7,27 @@ events to listeners (renderers) and to agent seats (only what each seat may see)
 Crash safety: the ``actions`` table is the game's authoritative log. Nothing is shown to anyone
 before it is committed, and on start-up :meth:`GameService.resume_all` replays each running
 game's log through the engine (which is deterministic), re-arms the phase deadline with the
-time that is left, and re-attaches the agents. Speech carries an optional ``client_id`` (the
-platform's message id) so a line delivered twice is stored once.
+time that is left, and re-attaches the agents. Every player action may carry the platform's
+moment (``at``: it is judged against the phase current then) and id (``platform_id``: applied
+once, also across restarts).
+
+Faults: a write the database refuses changes nothing in memory either (the state is replaced
+only after its transaction committed) and reaches the caller as `StoreUnavailable`, one line
+to show the player. A deadline tick that fails is retried with backoff until it is stored; a
+game is never left waiting on a timer that is not armed, and a failure that lasts is reported
+once to the alert sinks (the host's DM on Discord and Slack, stderr in the terminal).
+
+Ownership: one process drives a game at a time (`bot.lease`): the service takes a game's lease
+when it creates or resumes it, renews it while it holds it, and every transaction that writes
+a held game's rows is fenced with the lease's epoch, so a process that lost a game cannot
+write to it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import secrets
@@ -22,7 +35,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
 import sqlalchemy as sa
@@ -30,10 +43,13 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlmodel import Session, col, select
 
 from agent.base import Player
-from bot.clock import GameClock
+from bot import lease
+from bot.clock import GameClock, utcnow
+from bot.consent import consent_check
+from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.store import models as m
 from bot.store.db import session_scope
-from bot.timers import SchedulerTimers, TimerHandle
+from bot.timers import Backoff, SchedulerTimers, TimerHandle
 from games import actions as A
 from games.actions import Action, action_from_dict, action_kind, action_to_dict
 from games.config import GameConfig
@@ -56,11 +72,57 @@ from games.narration import MANAGER, manager_line
 from games.state import GameState
 
 log = logging.getLogger(__name__)
+#: problems someone must act on, one line each (the CLI prints this logger on stderr)
+alert_log = logging.getLogger("bot.service.alerts")
 T = TypeVar("T")
 
 
-class ServiceError(RuntimeError):
-    """A request the service refuses (unknown game, not in the lobby, ...). Show it to the user."""
+class StoreUnavailable(ServiceError):
+    """The database refused a read or a write; nothing was changed (in memory either)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"The game could not be saved just now ({reason}); nothing changed. "
+            "Try again in a moment."
+        )
+        self.reason = reason
+
+
+class GameHeld(ServiceError):
+    """Another live process drives this game (see `bot.lease`)."""
+
+    def __init__(self, held: lease.HeldBy) -> None:
+        super().__init__(
+            f"Game {held.game_id} is being run by another mafiabot process "
+            f"({held.describe()}); stop that one first."
+        )
+        self.held = held
+
+
+class GameMoved(ServiceError):
+    """This process lost the game's lease to another one: it may no longer write to it."""
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"Game {game_id} is now run by another mafiabot process.")
+        self.game_id = game_id
+
+
+def db_reason(exc: BaseException) -> str:
+    """The database's own words for a failure, one short line (no statement, no parameters)."""
+    orig = getattr(exc, "orig", None) or exc
+    text = str(orig).strip().splitlines()
+    return (text[0] if text else type(orig).__name__)[:160]
+
+
+_FENCE, _FENCED = "mafiabot.service", "mafiabot.fenced"
+
+
+@sa.event.listens_for(Session, "before_flush")
+def _fence_flush(session: Session, _context: Any, _instances: Any) -> None:
+    """Every flush of a service transaction checks the leases of the games it writes."""
+    service = session.info.get(_FENCE)
+    if service is not None:
+        service._fence(session)
 
 
 @dataclass
@@ -81,6 +143,13 @@ class GameListener(Protocol):
     """A renderer: gets every event of every game, in order, after it is committed."""
 
     async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None: ...
+
+
+class AlertSink(Protocol):
+    """Where a problem a person must act on goes (the game's host): called once per problem,
+    with one line of text."""
+
+    async def on_alert(self, game: LiveGame, message: str) -> None: ...
 
 
 class SeatPortImpl:
@@ -159,11 +228,22 @@ class LiveGame:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     action_seq: int = 0
     event_seq: int = 0
-    #: the stamp of the last applied action (stamps never go backwards)
+    #: the latest stamp applied (an action made without a platform moment is stamped no
+    #: earlier)
     last_t: datetime | None = None
+    #: each seat's latest stamp per channel, (seat, "line" | "click") -> stamp: a seat's lines
+    #: are never stamped before its previous line, nor its clicks before its previous click
+    seat_t: dict[tuple[int, str], datetime] = field(default_factory=dict)
+    #: the platform ids already applied (``platform_id``; the ``actions.client_id`` column)
     client_ids: set[str] = field(default_factory=set)
     deadline_handle: TimerHandle | None = None
     armed_phase: int | None = None
+    #: a deadline tick is being written now (if it fails it arms its own retry)
+    ticking: bool = False
+    #: the deadline write failing now: attempts so far, since when (monotonic), reported yet
+    tick_failures: int = 0
+    failing_since: float | None = None
+    alerted: bool = False
     players: dict[int, Player] = field(default_factory=dict)
     outboxes: dict[int, _Outbox] = field(default_factory=dict)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
@@ -189,6 +269,86 @@ def seating(seed: int, players: int) -> list[int]:
     return order
 
 
+#: How long a phase stays open after its deadline, in real seconds: votes made before the
+#: deadline that are still on their way (a Discord interaction, a Slack request, a line read
+#: from the terminal) are applied first, and the close is stamped at the deadline. Also how
+#: long before the current phase was applied a platform's moment is still believed.
+DEADLINE_GRACE_SECONDS = 1.5
+#: ... at most this share of the game's shortest phase (accelerated clocks, short phases)
+DEADLINE_GRACE_SHARE = 0.1
+
+
+def grace(game: LiveGame) -> timedelta:
+    """The grace of :data:`DEADLINE_GRACE_SECONDS` in game time. None in a game of agents
+    only: they act in-process, nothing of theirs is ever on its way."""
+    if all(s.is_agent for s in game.seats):
+        return timedelta(0)
+    c = game.config
+    shortest = min(c.day_seconds, c.vote_seconds, c.night_seconds, c.night_vote_seconds)
+    seconds = min(DEADLINE_GRACE_SECONDS * game.clock.speed, shortest * DEADLINE_GRACE_SHARE)
+    return timedelta(seconds=seconds)
+
+
+def action_moment(
+    game: LiveGame,
+    state: GameState,
+    received: datetime,
+    at: datetime | None,
+    source: tuple[int, str] | None,
+) -> datetime:
+    """The game-time stamp of an action the service received at ``received`` (game time).
+
+    Without ``at`` it is ``received`` (never before the latest stamp applied). With ``at``
+    (the platform's wall-clock moment) it is that moment in game time, trusted within bounds:
+    never in the future, never more than :func:`grace` before the current phase was applied
+    (nor before the phase before it began), never before the same seat's previous action on
+    the same channel (``source``: (seat, "line") or (seat, "click")). A platform delivers a
+    person's lines in the order they were typed, and their clicks in the order they were
+    made, but a click can overtake a line typed just before it: that line keeps its earlier
+    moment. The engine then judges the action against the phase current at that moment."""
+    if at is None:
+        last = game.last_t
+        return received if last is None or received >= last else last
+    if at.tzinfo is None:
+        raise ValueError("at must be timezone-aware")
+    ago = (utcnow() - at).total_seconds() * game.clock.speed
+    made = min(received, received - timedelta(seconds=max(0.0, ago)))
+    prior = state.prior
+    floor = state.opened_at() - grace(game)
+    began = state.phase.started_at if prior is None else prior.phase.started_at
+    made = max(made, floor, began)
+    previous = game.seat_t.get(source) if source is not None else None
+    return made if previous is None or made >= previous else previous
+
+
+def _after_applied(action: A.Vote | A.NightAct, state: GameState, last: datetime | None) -> Action:
+    """A vote made in the current phase is stamped no earlier than what is already applied,
+    while that stays before the deadline: a phase its vote completes then never starts before
+    a line already placed in it (the shift is the time the vote was on its way)."""
+    deadline = state.phase.deadline
+    t = action.t
+    if last is None or t >= last or t < state.opened_at():
+        return action
+    if deadline is not None and last >= deadline:
+        return action
+    return dataclasses.replace(action, t=last)
+
+
+def _note_applied(game: LiveGame, action: Action, platform_id: str | None) -> None:
+    """Remember what bounds the next stamps, and the platform id (see :func:`action_moment`)."""
+    t = action.t
+    if game.last_t is None or t > game.last_t:
+        game.last_t = t
+    seat = getattr(action, "seat", None)
+    if seat is not None:
+        source = (seat, "line" if isinstance(action, A.Say) else "click")
+        previous = game.seat_t.get(source)
+        if previous is None or t > previous:
+            game.seat_t[source] = t
+    if platform_id:
+        game.client_ids.add(platform_id)
+
+
 def new_game_id() -> str:
     alphabet = "abcdefghjkmnpqrstuvwxyz23456789"
     return "g" + "".join(secrets.choice(alphabet) for _ in range(7))
@@ -200,8 +360,22 @@ class GameService:
         engine: sa.Engine,
         scheduler: AsyncIOScheduler,
         agent_factory: AgentFactory | None = None,
+        *,
+        lease_seconds: float = lease.LEASE_SECONDS,
+        alert_after: float = 10.0,
+        tick_backoff: Backoff | None = None,
     ) -> None:
         self.engine = engine
+        #: this service as a lease holder, and the games it holds (id -> fencing epoch)
+        self.holder = lease.Holder.this_process()
+        self.lease_seconds = lease_seconds
+        self._leases: dict[str, int] = {}
+        self._keeper: asyncio.Task[None] | None = None
+        #: a deadline write failing for this many real seconds is reported to the alert sinks
+        self.alert_after = alert_after
+        self.tick_backoff = tick_backoff or Backoff()
+        self._alert_sinks: list[AlertSink] = []
+        self._tasks: set[asyncio.Task[None]] = set()
         self.scheduler = scheduler
         self.agent_factory = agent_factory
         self.games: dict[str, LiveGame] = {}
@@ -214,22 +388,76 @@ class GameService:
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mafiabot-db")
         #: told how long each database call took, waiting included (metrics; bot.ops)
         self.on_db_call: Callable[[float], None] | None = None
-        #: set when the process is shutting down: no new games (bot.ops.shutdown)
+        #: set when the process is shutting down: no new games (bot.ops.serve)
         self.closing = False
 
     # --- plumbing -----------------------------------------------------------------------------
 
     async def _run_db(self, fn: Callable[[Session], T]) -> T:
+        """Run ``fn`` in one transaction on the database thread. Writes to the games this
+        service holds are fenced (`_fence`). A dropped connection is retried once; what the
+        database refuses becomes `StoreUnavailable` (nothing was committed)."""
+
         def work() -> T:
-            with session_scope(self.engine) as session:
-                return fn(session)
+            for attempt in (1, 2):
+                try:
+                    with session_scope(self.engine) as session:
+                        session.info[_FENCE] = self
+                        return fn(session)
+                except sa.exc.DBAPIError as exc:
+                    if attempt == 1 and exc.connection_invalidated:
+                        continue
+                    if isinstance(exc, sa.exc.IntegrityError):
+                        raise
+                    raise StoreUnavailable(db_reason(exc)) from exc
+            raise AssertionError("unreachable")
 
         asked = time.perf_counter()
         try:
             return await asyncio.get_running_loop().run_in_executor(self._db, work)
+        except GameMoved as moved:
+            self._moved(moved.game_id)
+            raise
         finally:
             if self.on_db_call is not None:
                 self.on_db_call(time.perf_counter() - asked)
+
+    def _fence(self, session: Session) -> None:
+        """Inside a transaction about to write: check the lease of every held game it
+        touches (once per transaction). See `bot.lease.fence`."""
+        checked: set[str] = session.info.setdefault(_FENCED, set())
+        touched = set()
+        for obj in (*session.new, *session.dirty, *session.deleted):
+            gid = obj.id if isinstance(obj, m.Game) else getattr(obj, "game_id", None)
+            if isinstance(gid, str) and gid not in checked:
+                touched.add(gid)
+        for gid in sorted(touched):
+            epoch = self._leases.get(gid)
+            if epoch is None:
+                continue  # not a game this process drives (an import, a tool)
+            if not lease.fence(session.connection(), gid, self.holder, epoch):
+                raise GameMoved(gid)
+            checked.add(gid)
+
+    def add_alert_sink(self, sink: AlertSink) -> None:
+        """Add where alerts go (each problem once, one line); they are also logged."""
+        self._alert_sinks.append(sink)
+
+    def _alert(self, game: LiveGame, message: str) -> None:
+        alert_log.error("%s", message)
+        for sink in self._alert_sinks:
+            self._background(sink.on_alert(game, message), "alert")
+
+    def _background(self, work: Awaitable[None], what: str) -> None:
+        async def run() -> None:
+            try:
+                await work
+            except Exception:
+                log.exception("%s failed", what)
+
+        task = asyncio.create_task(run(), name=f"mafiabot:{what}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def subscribe(self, listener: GameListener) -> None:
         """Add a renderer. It gets each committed batch of events for every game."""
@@ -298,9 +526,12 @@ class GameService:
                     clock_speed=speed,
                 )
             )
+            session.flush()
+            lease.create(session.connection(), game_id, self.holder, utcnow(), self.lease_seconds)
             return server.id
 
         server_id = await self._run_db(create)
+        self._hold(game_id, 1)
         clock = GameClock(speed)
         self.games[game_id] = LiveGame(
             id=game_id,
@@ -367,8 +598,6 @@ class GameService:
     async def _check_consent(self, game: LiveGame, user_id: str) -> None:
         """Refuse a human on Discord/Slack who has not agreed to the current consent notice;
         raises `bot.consent.ConsentRequired` (a ServiceError) carrying the notice to show."""
-        from bot.consent import consent_check  # bot.consent imports this module
-
         server_id = game.server_id
         refusal = await self._run_db(lambda session: consent_check(session, server_id, user_id))
         if refusal is not None:
@@ -493,13 +722,34 @@ class GameService:
 
     # --- play ---------------------------------------------------------------------------------
 
-    async def say(self, game_id: str, seat: int, text: str, client_id: str | None = None) -> bool:
-        """Speak as ``seat``. Returns False when ``client_id`` was already stored (a resend)."""
+    async def say(
+        self,
+        game_id: str,
+        seat: int,
+        text: str,
+        *,
+        at: datetime | None = None,
+        platform_id: str | None = None,
+    ) -> bool:
+        """Speak as ``seat``. ``at``: when the platform says the line was typed (aware UTC;
+        None: now); the line is placed by the phase current then. ``platform_id``: the
+        platform's id of the message; False (nothing done) when it was already applied."""
         game, _ = self._running(game_id)
-        return await self._act(game, lambda t: A.Say(seat, text, t), client_id)
+        return await self._act(
+            game, lambda t: A.Say(seat, text, t), platform_id, at=at, source=(seat, "line")
+        )
 
-    async def vote(self, game_id: str, seat: int, target: str | None) -> None:
-        """Vote by character name (None abstains)."""
+    async def vote(
+        self,
+        game_id: str,
+        seat: int,
+        target: str | None,
+        *,
+        at: datetime | None = None,
+        platform_id: str | None = None,
+    ) -> bool:
+        """Vote by character name (None abstains). A vote made (``at``) before the deadline
+        counts even when it arrives a little after it; see :meth:`say` for ``platform_id``."""
         game, state = self._running(game_id)
         index = None
         if target is not None:
@@ -507,12 +757,27 @@ class GameService:
             seats = state.vote_targets(seat) or [i for i in state.alive() if i != seat]
             choices = [state.seats[i].name for i in seats]
             index = resolve_name(target, self._others(state, seat), choices)
-        await self._act(game, lambda t: A.Vote(seat, index, t), None)
+        return await self._act(
+            game, lambda t: A.Vote(seat, index, t), platform_id, at=at, source=(seat, "click")
+        )
 
-    async def night_act(self, game_id: str, seat: int, target: str) -> None:
+    async def night_act(
+        self,
+        game_id: str,
+        seat: int,
+        target: str,
+        *,
+        at: datetime | None = None,
+        platform_id: str | None = None,
+    ) -> bool:
+        """The seat's role's night action on a character name; as :meth:`vote`."""
         game, state = self._running(game_id)
-        index = resolve_name(target, {s.index: s.name for s in state.seats if s.alive})
-        await self._act(game, lambda t: A.NightAct(seat, index, t), None)
+        seats = state.night_targets(seat) or [i for i in state.alive() if i != seat]
+        choices = [state.seats[i].name for i in seats]
+        index = resolve_name(target, self._others(state, seat), choices)
+        return await self._act(
+            game, lambda t: A.NightAct(seat, index, t), platform_id, at=at, source=(seat, "click")
+        )
 
     async def end(self, game_id: str, reason: str = "ended by a moderator") -> None:
         game = self._game(game_id)
@@ -537,28 +802,38 @@ class GameService:
         return {s.index: s.name for s in state.seats}
 
     async def _act(
-        self, game: LiveGame, make: Callable[[datetime], Action], client_id: str | None
+        self,
+        game: LiveGame,
+        make: Callable[[datetime], Action],
+        platform_id: str | None,
+        *,
+        at: datetime | None = None,
+        source: tuple[int, str] | None = None,
     ) -> bool:
-        """Apply an action stamped with the game clock when the service *received* it.
+        """Apply an action made at ``at`` (platform wall-clock time; None: when the service
+        *received* it), stamped in game time within bounds (see :func:`action_moment`).
 
-        The stamp is read just before queueing for the game's lock (asyncio locks are
-        first-come, first-served, so stamps still follow the order in which actions are
-        applied): a vote sent before the deadline is not refused because the store was busy
-        writing the previous action. Never earlier than the last applied action.
+        ``received`` is read just before queueing for the game's lock (asyncio locks are
+        first-come, first-served): a vote sent before the deadline is not refused because the
+        store was busy writing the previous action. ``platform_id``: an id already applied,
+        also before a restart, is ignored (False). It is stored even when the action changes
+        nothing (the same vote twice), so replaying an old click can never undo a later one.
         """
         received = game.clock.now()
         async with game.lock:
-            if client_id is not None and client_id in game.client_ids:
+            if platform_id is not None and platform_id in game.client_ids:
                 return False
-            last = game.last_t
-            action = make(received if last is None or received >= last else last)
             state = game.state
             if state is None:
                 raise ServiceError("The game hasn't started yet.")
+            t = action_moment(game, state, received, at, source)
+            action = make(t)
+            if isinstance(action, A.Vote | A.NightAct):
+                action = _after_applied(action, state, game.last_t)
             if state.over and not isinstance(action, A.Tick):
                 raise RuleError("The game is over.")
             new, events = apply(state, action)  # RuleError: nothing stored, nothing changes
-            if not events:
+            if not events and platform_id is None:
                 return True  # a no-op (same vote twice, early tick): nothing to record
             seq = game.action_seq + 1
 
@@ -570,19 +845,17 @@ class GameService:
                         kind=action_kind(action),
                         payload=action_to_dict(action),
                         t=action.t,
-                        client_id=client_id,
+                        client_id=platform_id,
                     )
                 )
-                self._write_events(session, game, seq, events, new, client_id)
+                self._write_events(session, game, seq, events, new, platform_id)
                 row = session.get(m.Game, game.id)
                 assert row is not None
                 row.last_seq = seq
 
             await self._run_db(write)
             game.action_seq = seq
-            game.last_t = action.t
-            if client_id is not None:
-                game.client_ids.add(client_id)
+            _note_applied(game, action, platform_id)
             game.state = new
             self._advance_seqs(game, events)
             self._arm_deadline(game)
@@ -695,31 +968,214 @@ class GameService:
 
     # --- time ---------------------------------------------------------------------------------
 
-    def _arm_deadline(self, game: LiveGame) -> None:
+    def _arm_deadline(self, game: LiveGame, retry_in: float | None = None) -> None:
+        """Make sure the current phase's deadline will fire: a timer at the deadline, or
+        (``retry_in``) a retry of a failed tick that many real seconds from now. Armed means a
+        pending timer or a tick being written: never a mark alone (a tick that failed leaves
+        its retry armed, see `_tick`)."""
         state = game.state
         if state is None:
             return
+        handle = game.deadline_handle
         if state.over or state.phase.deadline is None:
-            if game.deadline_handle is not None:
-                game.deadline_handle.cancel()
+            if handle is not None:
+                handle.cancel()
             game.deadline_handle = None
+            game.armed_phase = None
             return
-        if game.armed_phase == state.phase.seq:
+        if (
+            retry_in is None
+            and game.armed_phase == state.phase.seq
+            and (game.ticking or (handle is not None and handle.pending))
+        ):
             return
-        if game.deadline_handle is not None:
-            game.deadline_handle.cancel()
+        if handle is not None:
+            handle.cancel()
         deadline = state.phase.deadline
         phase_seq = state.phase.seq
-        game.armed_phase = phase_seq
 
         async def fire() -> None:
-            current = game.state
-            if current is None or current.phase.seq != phase_seq:
-                return
-            # never earlier than the deadline, whatever the clock's rounding
-            await self._act(game, lambda t: A.Tick(max(t, deadline)), None)
+            await self._tick(game, phase_seq, deadline)
 
-        game.deadline_handle = game.timers.call_at(deadline, fire)
+        game.armed_phase = phase_seq
+        game.deadline_handle = (
+            game.timers.call_at(deadline + grace(game), fire)
+            if retry_in is None
+            else game.timers.call_later(retry_in, fire)
+        )
+
+    async def _tick(self, game: LiveGame, phase_seq: int, deadline: datetime) -> None:
+        """End the phase at its deadline. If the write fails, nothing changed: retry with
+        backoff (the phase then ends at the moment the retry is stored, never earlier than
+        the deadline) and report a failure lasting ``alert_after`` seconds once."""
+        state = game.state
+        if (
+            state is None
+            or state.over
+            or state.phase.seq != phase_seq
+            or self.games.get(game.id) is not game
+        ):
+            return
+        game.ticking = True
+        failed: Exception | None = None
+        try:
+            if game.tick_failures == 0:
+                # stamped at the deadline, applied a grace after it (DEADLINE_GRACE_SECONDS)
+                await self._act(game, lambda t: A.Tick(deadline, max(t, deadline)), None)
+            else:  # a retry: the phase ends when the database finally stores it
+                await self._act(game, lambda t: A.Tick(max(t, deadline)), None)
+        except GameMoved:
+            return  # another process has the game now (`_moved` stopped it here)
+        except Exception as exc:
+            failed = exc
+        finally:
+            game.ticking = False
+        if failed is None:
+            self._tick_stored(game)
+        current = game.state
+        if current is None or current.over or current.phase.seq != phase_seq:
+            return
+        if failed is None:  # stored but the phase goes on (nothing was due): wait again
+            self._arm_deadline(game)
+            return
+        now = time.monotonic()
+        if game.failing_since is None:
+            game.failing_since = now
+        delay = self.tick_backoff.delay(game.tick_failures)
+        game.tick_failures += 1
+        reason = failed.reason if isinstance(failed, StoreUnavailable) else db_reason(failed)
+        log.warning(
+            "game %s: the deadline could not be stored (attempt %d: %s); retrying in %.1f s",
+            game.id, game.tick_failures, reason, delay,
+        )  # fmt: skip
+        self._arm_deadline(game, retry_in=delay)
+        lasting = now - game.failing_since
+        if not game.alerted and lasting >= self.alert_after:
+            game.alerted = True
+            self._alert(
+                game,
+                f"Game {game.id}: the phase should have ended {lasting:.0f} s ago, but the "
+                f"database refuses to store it ({reason}). I keep retrying; the game goes on "
+                "by itself as soon as the database accepts writes again.",
+            )
+
+    @staticmethod
+    def _tick_stored(game: LiveGame) -> None:
+        if game.alerted:
+            log.warning(
+                "game %s: the database accepts writes again after %d failed attempt(s)",
+                game.id, game.tick_failures,
+            )  # fmt: skip
+        game.tick_failures = 0
+        game.failing_since = None
+        game.alerted = False
+
+    def _rearm_overdue(self) -> None:
+        """The watchdog: any running game whose deadline has passed with nothing armed to end
+        its phase gets its timer again (whatever left it unarmed)."""
+        for game in list(self.games.values()):
+            state = game.state
+            if state is None or state.over or state.phase.deadline is None:
+                continue
+            armed = game.armed_phase == state.phase.seq and (
+                game.ticking or (game.deadline_handle is not None and game.deadline_handle.pending)
+            )
+            if not armed and state.phase.deadline < game.clock.now():
+                log.warning("game %s: re-arming an overdue deadline", game.id)
+                self._arm_deadline(game)
+
+    # --- ownership (bot/lease.py) -------------------------------------------------------------
+
+    def _hold(self, game_id: str, epoch: int) -> None:
+        self._leases[game_id] = epoch
+        if self._keeper is None or self._keeper.done():
+            self._keeper = asyncio.create_task(self._keep(), name="mafiabot:leases")
+
+    async def _keep(self) -> None:
+        """Renew our leases every third of their length; stop driving games taken over by
+        another process; re-arm overdue deadlines."""
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            await self.renew_leases()
+            self._rearm_overdue()
+
+    async def renew_leases(self) -> None:
+        held = dict(self._leases)
+        if not held:
+            return
+        try:
+            lost = await self._run_db(
+                lambda s: lease.renew(
+                    s.connection(), self.holder, held, utcnow(), self.lease_seconds
+                )
+            )
+        except Exception as exc:  # an outage: the fence keeps us safe, try again next round
+            log.warning("could not renew %d game lease(s): %s", len(held), db_reason(exc))
+            return
+        for game_id in lost:
+            if self._leases.get(game_id) == held[game_id]:
+                self._moved(game_id)
+
+    def _moved(self, game_id: str) -> None:
+        """Another process took the game over: stop driving it here, at once."""
+        if self._leases.pop(game_id, None) is None:
+            return
+        game = self.games.pop(game_id, None)
+        if game is None:
+            return
+        log.warning("game %s: taken over by another process; no longer driving it", game_id)
+        if game.deadline_handle is not None:
+            game.deadline_handle.cancel()
+        game.status = "moved"
+        players, outboxes = list(game.players.values()), list(game.outboxes.values())
+        game.players.clear()
+        game.outboxes.clear()
+
+        async def stop() -> None:
+            for player in players:
+                await player.close()
+            for outbox in outboxes:
+                await outbox.close()
+
+        self._background(stop(), f"stop {game_id}")
+        game.finished.set()
+
+    async def _take(self, game_id: str) -> int:
+        """Take the game's lease for this service, or raise `GameHeld` / a `ServiceError`
+        naming why there is nothing to take."""
+
+        def take(session: Session) -> lease.Lease | lease.HeldBy:
+            conn = session.connection()
+            lease.touch(conn, game_id)  # SQLite: the write lock first, then read
+            row = session.get(m.Game, game_id)
+            if row is None:
+                raise ServiceError(f"There is no game {game_id!r} in the database.")
+            if row.status not in ("lobby", "running"):
+                raise ServiceError(f"Game {game_id} is {row.status}; there is nothing to resume.")
+            return lease.acquire(conn, game_id, self.holder, utcnow(), self.lease_seconds)
+
+        for attempt in (1, 2, 3):
+            try:
+                got = await self._run_db(take)
+            except sa.exc.IntegrityError:  # another process created the lease just now
+                if attempt == 3:
+                    raise
+                continue
+            if isinstance(got, lease.HeldBy):
+                raise GameHeld(got)
+            self._hold(game_id, got.epoch)
+            return got.epoch
+        raise AssertionError("unreachable")
+
+    async def _release(self, game_ids: list[str]) -> None:
+        if not game_ids:
+            return
+        try:
+            await self._run_db(
+                lambda s: lease.release(s.connection(), self.holder, game_ids, utcnow())
+            )
+        except Exception as exc:  # it expires by itself
+            log.warning("could not release game lease(s) %s: %s", game_ids, db_reason(exc))
 
     # --- delivery -----------------------------------------------------------------------------
 
@@ -807,6 +1263,8 @@ class GameService:
         for outbox in game.outboxes.values():
             await outbox.close()
         game.outboxes.clear()
+        if self._leases.pop(game.id, None) is not None:
+            await self._release([game.id])
         game.finished.set()
 
     async def drain(self, game_id: str | None = None) -> None:
@@ -832,7 +1290,39 @@ class GameService:
         accelerated simulation always does this)."""
         if game_id in self.games:
             return self.games[game_id]
+        await self._take(game_id)
+        try:
+            return await self._load(game_id, paused)
+        except BaseException:
+            if self._leases.pop(game_id, None) is not None:
+                await self._release([game_id])
+            raise
 
+    async def replay(self, game_id: str) -> LiveGame:
+        """The game rebuilt from its action log, read only: nothing is taken over, armed or
+        attached (any process may do this, whoever drives the game)."""
+        return await self._read(game_id, paused=True)
+
+    async def _load(self, game_id: str, paused: bool) -> LiveGame:
+        game = await self._read(game_id, paused)
+        if game.status not in ("lobby", "running"):  # ended between taking the lease and now
+            raise ServiceError(f"Game {game_id} is {game.status}; there is nothing to resume.")
+        self.games[game_id] = game
+        if game.state is None:
+            return game
+        history = game.replayed
+        self._attach_agents(game)
+        for seat, outbox in game.outboxes.items():
+            seen = [e for e in history if visible(e, seat)]
+            if seen:
+                outbox.put(seen)
+        if game.state.over:  # crashed between the last action and marking the game finished
+            await self._finish(game)
+        else:
+            self._arm_deadline(game)
+        return game
+
+    async def _read(self, game_id: str, paused: bool) -> LiveGame:
         def load(session: Session) -> tuple[m.Game, list[m.Seat], list[m.Action], datetime | None]:
             row = session.get(m.Game, game_id)
             if row is None:
@@ -854,8 +1344,6 @@ class GameService:
 
         row, seat_rows, action_rows, last_t = await self._run_db(load)
         config = GameConfig.from_dict(dict(row.config))
-        if row.status not in ("lobby", "running"):
-            raise ServiceError(f"Game {game_id} is {row.status}; there is nothing to resume.")
         # Real-time games keep the wall clock (downtime counts); accelerated simulations carry
         # on from the last recorded moment, so the remaining phase time is preserved.
         start = None if row.clock_speed == 1.0 and not paused else (last_t or row.started_at)
@@ -875,8 +1363,7 @@ class GameService:
             channel_id=row.channel_id,
             host_user_id=row.host_user_id,
         )
-        self.games[game_id] = game
-        if row.status == "lobby":
+        if row.started_at is None:
             return game
         assert row.started_at is not None
         state, events = new_game(config, [s.name for s in game.seats], game.seed, row.started_at)
@@ -886,22 +1373,11 @@ class GameService:
             action = action_from_dict(dict(a.payload))
             state, more = apply(state, action)
             history.extend(more)
-            game.last_t = action.t
-            if a.client_id:
-                game.client_ids.add(a.client_id)
+            _note_applied(game, action, a.client_id)
         game.state = state
         game.action_seq = action_rows[-1].seq if action_rows else 0
         game.event_seq = len(history)
         game.replayed = tuple(history)
-        self._attach_agents(game)
-        for seat, outbox in game.outboxes.items():
-            seen = [e for e in history if visible(e, seat)]
-            if seen:
-                outbox.put(seen)
-        if state.over:  # crashed between the last action and marking the game finished
-            await self._finish(game)
-        else:
-            self._arm_deadline(game)
         return game
 
     async def unfinished_games(
@@ -946,6 +1422,9 @@ class GameService:
         return await self._run_db(query)
 
     async def close(self) -> None:
+        """Stop everything; the games this service held are released for the next process."""
+        if self._keeper is not None:
+            self._keeper.cancel()
         for game in self.games.values():
             if game.deadline_handle is not None:
                 game.deadline_handle.cancel()
@@ -955,4 +1434,8 @@ class GameService:
                 await outbox.close()
         for outbox in self._listeners:
             await outbox.close()
+        for task in list(self._tasks):
+            task.cancel()
+        held, self._leases = list(self._leases), {}
+        await self._release(held)
         self._db.shutdown(wait=True)

@@ -3,6 +3,11 @@ time by the game's clock. No polling: the scheduler sleeps until its next job.
 
 Jobs live in memory. What must survive a crash is the *deadline*, which is in the database;
 on start-up the service re-arms every running game's deadline from there.
+
+A callback that fails is the caller's to retry: `Backoff` gives the delays (real seconds,
+growing, capped, with jitter so games sharing one locked database do not retry in step) and
+`call_later` arms the retry. `TimerHandle.pending` tells whether a timer is still armed, so the
+service never mistakes a timer that already ran (and failed) for one that will still run.
 """
 
 from __future__ import annotations
@@ -10,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import random
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from apscheduler.jobstores.base import JobLookupError
@@ -26,7 +33,13 @@ class TimerHandle:
     def __init__(self, scheduler: AsyncIOScheduler, job_id: str) -> None:
         self._scheduler = scheduler
         self.job_id = job_id
+        #: cancelled, or already run: either way it will not run (again)
         self.cancelled = False
+
+    @property
+    def pending(self) -> bool:
+        """Still armed: it will run unless cancelled."""
+        return not self.cancelled
 
     def cancel(self) -> None:
         if self.cancelled:
@@ -44,7 +57,11 @@ class SchedulerTimers:
         self.clock = clock
 
     def call_at(self, when: datetime, callback: Callable[[], Awaitable[None]]) -> TimerHandle:
-        delay = self.clock.real_delay_until(when)
+        return self.call_later(self.clock.real_delay_until(when), callback)
+
+    def call_later(self, delay: float, callback: Callable[[], Awaitable[None]]) -> TimerHandle:
+        """Run ``callback`` after ``delay`` *real* seconds (retries wait in real time: an
+        outage lasts as long at any game speed)."""
         job_id = f"t{next(_ids)}"
         handle = TimerHandle(self.scheduler, job_id)
 
@@ -65,6 +82,21 @@ class SchedulerTimers:
             misfire_grace_time=None,
         )
         return handle
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Delays between attempts: ``first``, then ×``factor`` each time, at most ``cap``; each
+    one drawn from its upper half (jitter)."""
+
+    first: float = 0.25
+    factor: float = 2.0
+    cap: float = 15.0
+
+    def delay(self, attempt: int) -> float:
+        """The wait before retry number ``attempt`` (0 = the first retry)."""
+        top = min(self.cap, self.first * self.factor ** min(attempt, 32))
+        return random.uniform(top / 2, top)
 
 
 def make_scheduler() -> AsyncIOScheduler:

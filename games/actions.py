@@ -39,9 +39,15 @@ class NightAct:
 
 @dataclass(frozen=True)
 class Tick:
-    """The clock reached ``t``: ends the phase when its deadline has passed, else nothing."""
+    """The clock reached ``t``: ends the phase when its deadline has passed, else nothing.
+
+    ``applied``: when the service applied it, if later than ``t``. The service closes a phase
+    a short grace after its deadline (so votes made before it, still on their way, count) but
+    stamps the close at the deadline; a line typed before ``applied`` was typed while its
+    writer still saw the old phase, and is placed there."""
 
     t: datetime
+    applied: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -81,5 +87,7 @@ def action_to_dict(action: Action) -> dict[str, Any]:
 def action_from_dict(data: dict[str, Any]) -> Action:
     payload = dict(data)
     cls = _KINDS[payload.pop("kind")]
-    payload["t"] = datetime.fromisoformat(payload["t"])
+    for key in ("t", "applied"):
+        if payload.get(key) is not None:
+            payload[key] = datetime.fromisoformat(payload[key])
     return cls(**payload)

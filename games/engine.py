@@ -18,6 +18,7 @@ from games.actions import Abort, Action, NightAct, Say, Tick, Vote
 from games.config import GameConfig
 from games.errors import ConfigError, RuleError
 from games.events import (
+    ChoicesOffered,
     Event,
     GameOver,
     GameStarted,
@@ -35,7 +36,8 @@ from games.events import (
 )
 from games.names import normalize_name, resolve_name
 from games.roles import NightContext, Team, get_role
-from games.state import GameState, Phase, PhaseKind, SeatState
+from games.state import GameState, Phase, PhaseKind, PriorPhase, SeatState
+from games.text import one_line
 
 # In Python 3.11 ``PhaseKind.DAY`` read off the class costs several times a module global:
 # the hot paths below use these aliases instead.
@@ -174,17 +176,12 @@ def clean_text(text: str) -> str:
 
 def _say(state: GameState, action: Say) -> Result:
     seat = _seat(state, action.seat)
+    prior = state.prior
+    if prior is not None and action.t < prior.until:
+        return _late_say(state, action, seat, prior)
     if not seat.alive:
         raise RuleError("You have been eliminated: the dead can watch but not speak.")
-    text = clean_text(action.text)
-    if not text:
-        raise RuleError("Your message is empty; nothing was sent.")
-    limit = state.config.max_message_chars
-    if len(text) > limit:
-        raise RuleError(
-            f"Your message is too long ({len(text)} characters; the limit is {limit}). "
-            "Nothing was sent."
-        )
+    text = _checked_text(state, action.text)
     kind = state.phase.kind
     if kind is _NIGHT or kind is _NIGHT_VOTE:
         if not seat.is_mafia:
@@ -193,6 +190,40 @@ def _say(state: GameState, action: Say) -> Result:
     else:
         event = _message(action.t, "stage", None, seat, text, state.phase.seq)
     return state, [event]
+
+
+def _late_say(state: GameState, action: Say, seat: SeatState, prior: PriorPhase) -> Result:
+    """A line made before the current phase was applied (a vote or the deadline ended the
+    phase while the line was on its way): it is placed by the phase it was typed in. A den
+    line stays in the den, a bystander's night line is refused, a day line goes to the stage
+    (stamped and numbered as that day's)."""
+    if action.t < prior.phase.started_at:
+        raise RuleError("That line was typed too long ago to be placed; nothing was sent.")
+    if seat.index not in prior.alive:
+        raise RuleError("You have been eliminated: the dead can watch but not speak.")
+    text = _checked_text(state, action.text)
+    phase = prior.phase
+    if phase.kind.is_night:
+        if not seat.is_mafia:
+            raise RuleError(
+                "You typed that line at night, when only the mafia can talk; it was not sent."
+            )
+        den = frozenset(i for i in prior.alive if state.seats[i].is_mafia)
+        return state, [_message(action.t, "den", den, seat, text, phase.seq)]
+    return state, [_message(action.t, "stage", None, seat, text, phase.seq)]
+
+
+def _checked_text(state: GameState, raw: str) -> str:
+    text = clean_text(one_line(raw))
+    if not text:
+        raise RuleError("Your message is empty; nothing was sent.")
+    limit = state.config.max_message_chars
+    if len(text) > limit:
+        raise RuleError(
+            f"Your message is too long ({len(text)} characters; the limit is {limit}). "
+            "Nothing was sent."
+        )
+    return text
 
 
 _object_new = object.__new__
@@ -250,9 +281,11 @@ def _message(
 
 def _too_late(state: GameState, t: datetime) -> None:
     """A vote or night action stamped at or after the deadline is refused: the phase is over,
-    even if the timer that ends it has not been applied yet."""
+    even if the timer that ends it has not been applied yet. So is one made before the
+    current phase began: it was meant for a phase that has ended (a day-vote click that
+    arrives in the night must not become a kill vote)."""
     deadline = state.phase.deadline
-    if deadline is not None and t >= deadline:
+    if (deadline is not None and t >= deadline) or t < state.opened_at():
         raise RuleError("Too late: time is up for this phase.")
 
 
@@ -420,10 +453,10 @@ def _night_act(state: GameState, action: NightAct) -> Result:
         raise RuleError("You have been eliminated and can no longer act.")
     if role.night_verb is None:
         raise RuleError("Your role has no night action.")
+    _too_late(state, action.t)
     kind = state.phase.kind
     if kind is not _NIGHT and kind is not _NIGHT_VOTE:
         raise RuleError(f"You can only {role.night_verb} at night.")
-    _too_late(state, action.t)
     target = _seat(state, action.target)
     if not target.alive:
         raise RuleError(f"{target.name} has already been eliminated; pick a living player.")
@@ -458,7 +491,35 @@ def _tick(state: GameState, action: Tick) -> Result:
     deadline = state.phase.deadline
     if state.phase.kind is _OVER or deadline is None or action.t < deadline:
         return state, []
-    return _end_phase(state, action.t, "deadline")
+    applied = action.applied
+    return _end_phase(state, action.t, "deadline", action.t if applied is None else applied)
+
+
+def _opening(state: GameState, talk_skipped: bool) -> list[Event]:
+    """A phase's start: the announcement, then what each seat that can act may do in it (the
+    night actors once a night, at its first phase)."""
+    events: list[Event] = [_phase_started(state, talk_skipped)]
+    p = state.phase
+    first_night_phase = p.kind is _NIGHT or (p.kind is _NIGHT_VOTE and talk_skipped)
+    for s in state.seats:
+        choice = state.choice(s.index)
+        if choice is None:
+            continue
+        verb, targets, can_abstain = choice
+        if verb in ("vote", "kill") or first_night_phase:
+            events.append(
+                ChoicesOffered(
+                    t=p.started_at,
+                    visible_to=frozenset({s.index}),
+                    seat=s.index,
+                    phase_seq=p.seq,
+                    verb=verb,
+                    targets=tuple(targets),
+                    target_names=tuple(state.seats[i].name for i in targets),
+                    can_abstain=can_abstain,
+                )
+            )
+    return events
 
 
 def _phase_started(state: GameState, talk_skipped: bool) -> PhaseStarted:
@@ -486,25 +547,23 @@ def _start(state: GameState, kind: PhaseKind, number: int, t: datetime) -> GameS
     return _evolve(state, phase=phase, votes={})
 
 
-def _end_phase(state: GameState, t: datetime, reason: str) -> Result:
+def _end_phase(state: GameState, t: datetime, reason: str, until: datetime | None = None) -> Result:
+    """End the current phase at ``t`` (``until``: when that was applied, if later)."""
     p = state.phase
+    prior = PriorPhase(p, state.alive(), t if until is None or until < t else until)
     events: list[Event] = [
         PhaseEnded(t=t, phase=p.kind.value, number=p.number, seq=p.seq, reason=reason)
     ]
     if p.kind is _DAY:
         state = _start(state, _VOTE, p.number, t)
-        events.append(_phase_started(state, talk_skipped=False))
-        return state, events
-    if p.kind is _NIGHT:
+        events.extend(_opening(state, talk_skipped=False))
+    elif p.kind is _NIGHT:
         state = _start(state, _NIGHT_VOTE, p.number, t)
-        events.append(_phase_started(state, talk_skipped=False))
-        return state, events
-    if p.kind is _VOTE:
-        state, more = _resolve_day(state, t)
+        events.extend(_opening(state, talk_skipped=False))
     else:
-        state, more = _resolve_night(state, t)
-    events.extend(more)
-    return state, events
+        state, more = _resolve_day(state, t) if p.kind is _VOTE else _resolve_night(state, t)
+        events.extend(more)
+    return _evolve(state, prior=prior), events
 
 
 def _tally(
@@ -569,7 +628,7 @@ def _resolve_day(state: GameState, t: datetime) -> Result:
     single = len(state.alive_mafia()) == 1 and state.config.skip_night_talk_single_mafia
     kind = _NIGHT_VOTE if single else _NIGHT
     state = _evolve(_start(state, kind, number, t), night_actions={})
-    events.append(_phase_started(state, talk_skipped=single))
+    events.extend(_opening(state, talk_skipped=single))
     return state, events
 
 
@@ -625,7 +684,7 @@ def _resolve_night(state: GameState, t: datetime) -> Result:
         state, more = _finish(state, t, winner, _win_reason(winner))
         return state, events + more
     state = _start(state, _DAY, state.phase.number + 1, t)
-    events.append(_phase_started(state, talk_skipped=False))
+    events.extend(_opening(state, talk_skipped=False))
     return state, events
 
 

@@ -56,6 +56,28 @@ class PhaseStarted(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ChoicesOffered(Event):
+    """What one seat can do in the phase that just started, for that seat only: every menu,
+    cue and agent decision is built from it, so no renderer computes a target list.
+
+    Offered when a phase starts in which the seat can act: the day vote (every living seat),
+    the mafia's kill vote (living mafia), and a detective's or doctor's night action (once a
+    night, at its first phase; valid until dawn)."""
+
+    kind: ClassVar[str] = "choices_offered"
+    place: Place = "booth"
+    seat: int
+    phase_seq: int
+    #: "vote" | "kill" | "investigate" | "protect" (named like `NightActionRecorded.verb`:
+    #: ``kind`` is the event's own kind, "choices_offered")
+    verb: str
+    #: seat indices, in seat order
+    targets: tuple[int, ...]
+    target_names: tuple[str, ...]
+    can_abstain: bool
+
+
+@dataclass(frozen=True, kw_only=True)
 class PhaseEnded(Event):
     kind: ClassVar[str] = "phase_ended"
     phase: str
@@ -152,6 +174,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         GameStarted,
         RoleAssigned,
         PhaseStarted,
+        ChoicesOffered,
         PhaseEnded,
         MessageAccepted,
         VoteCast,

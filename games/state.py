@@ -54,6 +54,23 @@ class Phase:
 
 
 @dataclass(frozen=True)
+class PriorPhase:
+    """The phase before the current one, as far as judging a late action needs it.
+
+    Platforms deliver an action some milliseconds after it was made, and another action can
+    end the phase in between (a night's last kill vote overtakes a den line typed just before
+    it). An action stamped before the current phase was applied is judged against this phase:
+    who was alive in it, what kind it was, and its number in the game."""
+
+    phase: Phase
+    #: seats alive during that phase (before the eliminations that ended it)
+    alive: frozenset[int]
+    #: when the change to the current phase was applied (at or after the current phase's
+    #: ``started_at``): what a player typed before then, they typed in this phase
+    until: datetime
+
+
+@dataclass(frozen=True)
 class SeatState:
     index: int
     name: str
@@ -83,6 +100,8 @@ class GameState:
     last_night_actions: Mapping[int, int] = field(default_factory=dict)
     winner: Team | None = None
     end_reason: str | None = None
+    #: the phase before this one (None on day 1), for actions that arrive after it ended
+    prior: PriorPhase | None = None
 
     # --- queries -------------------------------------------------------------------------
     @property
@@ -140,6 +159,44 @@ class GameState:
             for s in self.seats
             if s.alive and s.index != voter and not (night and s.is_mafia)
         ]
+
+    def night_targets(self, seat: int) -> list[int]:
+        """The seats ``seat`` may use its role's night action on now, in seat order, by the
+        role's own rule (a doctor may protect themself, not last night's patient; a detective
+        anyone but themself). Empty when it is not night, the seat is out, or its role has no
+        night action (the mafia's kill is their vote: :meth:`vote_targets`)."""
+        kind = self.phase.kind
+        if kind is not _NIGHT and kind is not _NIGHT_VOTE:
+            return []
+        me = self.seats[seat]
+        role = get_role(me.role)
+        if not me.alive or role.night_verb is None:
+            return []
+        alive = self.alive()
+        last = self.last_night_actions
+        return [i for i in sorted(alive) if role.check_target(seat, i, alive, last) is None]
+
+    def choice(self, seat: int) -> tuple[str, list[int], bool] | None:
+        """What ``seat`` can do now: (kind, targets, can abstain), kind being "vote", "kill",
+        "investigate" or "protect"; None when it can do nothing. A night actor's choice is
+        offered for the whole night (its talk and its vote)."""
+        if self.over or not self.seats[seat].alive:
+            return None
+        kind = self.phase.kind
+        if kind is _VOTE:
+            return "vote", self.vote_targets(seat), True
+        if kind is _NIGHT_VOTE and self.seats[seat].is_mafia:
+            return "kill", self.vote_targets(seat), True
+        verb = get_role(self.seats[seat].role).night_verb
+        if verb is not None and (kind is _NIGHT or kind is _NIGHT_VOTE):
+            return verb, self.night_targets(seat), False
+        return None
+
+    def opened_at(self) -> datetime:
+        """When the current phase was applied: an action made before then belongs to the
+        phase before (see :class:`PriorPhase`)."""
+        prior = self.prior
+        return self.phase.started_at if prior is None else prior.until
 
     def name_of(self, index: int | None) -> str | None:
         return None if index is None else self.seats[index].name

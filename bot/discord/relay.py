@@ -2,7 +2,7 @@
 
 Each booth has a queue handled by one worker at a time, so a person's lines reach the service
 in the order they typed them. A line goes to `GameService.say` with
-``client_id="discord:<message id>"``: the service stores each client id once, which makes any
+``platform_id="discord:<message id>"``: the service applies each platform id once, which makes any
 re-delivery harmless.
 
 Recovery. Discord does not replay messages to a fresh gateway session, so after a restart (or
@@ -281,7 +281,7 @@ class Relay:
         self.bot.afk.touch(queue.game_id, queue.seat)
         try:
             await self.bot.service.say(
-                queue.game_id, queue.seat, text, client_id=f"discord:{line.id}"
+                queue.game_id, queue.seat, text, platform_id=f"discord:{line.id}"
             )
         except (RuleError, ServiceError) as exc:
             if metrics is not None:

@@ -16,16 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
+from bot import survey
 from bot.discord.sanitize import plain
 from bot.discord.views import MAX_OPTIONS, SurveySelect
 
 if TYPE_CHECKING:
     from bot.discord.app import MafiaBot
 
+#: menu key -> (column, placeholder): the questions of `bot.survey`
 QUESTIONS = {
-    "sim": ("similarity", "How human-like were the AI's messages? (1 = not at all, 5 = fully)"),
-    "time": ("timing", "How natural was the timing of its messages? (1-5)"),
-    "rel": ("relevance", "How relevant were its messages to the game? (1-5)"),
+    key: (q.key, f"{q.text} (1-5)")
+    for key, q in (("sim", survey.SIMILARITY), ("time", survey.TIMING), ("rel", survey.RELEVANCE))
 }
 SCALE = [
     ("1 - not at all", "1"),
@@ -57,7 +58,7 @@ def survey_message(
                 seat,
                 f"ai{i}",
                 [discord.SelectOption(label=plain(n, 100), value=n) for n in part],
-                placeholder="Which player was the AI?" if i == 0 else "... or one of these?",
+                placeholder=survey.GUESS.text if i == 0 else "... or one of these?",
             )
         )
     for key, (_, question) in QUESTIONS.items():

@@ -11,6 +11,7 @@ from bot.service import LiveGame
 from games.events import Event, MessageAccepted, VoteCast, visible
 from games.narration import MANAGER, manager_line
 from games.state import PhaseKind
+from games.text import one_line
 
 #: how the terminal names a phase (status bar, /who, resume)
 PHASE_NAMES = {
@@ -68,7 +69,7 @@ class ConsoleRenderer:
             shown = format_event(event)
             if shown is None:
                 continue
-            speaker, text = shown
+            speaker, text = one_line(shown[0]), one_line(shown[1])  # one line stays one line
             stamp = event.t.strftime("%H:%M:%S")
             tag = {"den": "[red](den)[/] ", "booth": "[cyan](private)[/] "}.get(event.place, "")
             if speaker == MANAGER:

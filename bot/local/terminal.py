@@ -17,10 +17,11 @@ from datetime import timedelta
 from rich.console import Console
 from rich.markup import escape
 
+from bot.errors import ServiceError
 from bot.local.render import PHASE_NAMES, ConsoleRenderer
 from bot.local.simulate import TERMINAL, describe_resume, pick_resume
 from bot.runtime import running_service
-from bot.service import GameService, LiveGame, ServiceError
+from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from games.config import GameConfig
 from games.errors import RuleError

@@ -15,6 +15,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.research.importer import ImportResult, import_llmafia, store_game_id
+from bot.research.llmafia import find_game_folders
+from bot.research.outdir import OutputFolder, check_output_file
 from bot.research.report import Embedder, build_report, write_report
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
@@ -24,24 +26,33 @@ __all__ = ["resolve_game_ids", "run_import", "run_report"]
 
 
 def run_import(db_url: str, path: Path, console: Console) -> list[ImportResult]:
-    """Import LLMafia games from ``path``; prints, per game, what was repaired and imported."""
+    """Import LLMafia games from ``path``; prints, per game, what was repaired and imported, or
+    that it was skipped and why. Raises ValueError (one line) when no game could be imported."""
+    path = Path(path)
+    find_game_folders(path)  # a missing path or a file: one line, before the database is touched
     upgrade(db_url)
     engine = make_engine(db_url)
     try:
-        results = import_llmafia(engine, Path(path))
+        report = import_llmafia(engine, path)
     finally:
         engine.dispose()
-    for result in results:
+    for result in report.imported:
         for line in result.summary():
             # markup off: repair details contain [brackets] and user text
             console.print(line, markup=False, highlight=False, soft_wrap=True)
-    replaced = sum(r.replaced for r in results)
+    for skipped in report.skipped:
+        console.print(skipped.summary(), markup=False, highlight=False, soft_wrap=True)
+    replaced = sum(r.replaced for r in report.imported)
+    skipped_note = f"; {len(report.skipped)} skipped" if report.skipped else ""
     console.print(
-        f"{len(results)} games imported ({replaced} replaced an earlier import).",
+        f"{len(report.imported)} games imported ({replaced} replaced an earlier import)"
+        f"{skipped_note}.",
         markup=False,
         highlight=False,
     )
-    return results
+    if not report.imported:
+        raise ValueError(f"no game imported from {path}: every game folder was skipped")
+    return report.imported
 
 
 def resolve_game_ids(engine: Engine, games: Sequence[str]) -> list[str]:
@@ -81,15 +92,22 @@ def run_report(
     *,
     embeddings: bool = True,
     embedder: Embedder | None = None,
+    force: bool = False,
 ) -> dict[str, object]:
     """Build the report for ``games`` (None or empty: every finished game) and write it.
 
     Ids may be given one per item or comma-separated; LLMafia folder names work ("0013").
 
-    ``embeddings`` turns Table 4 on, with ``embedder`` or the offline MiniLM model.
+    ``embeddings`` turns Table 4 on, with ``embedder`` or the offline MiniLM model. The output
+    folder is treated as `bot.research.outdir` says (``force`` replaces an earlier report, and
+    an existing ``json_file``); a bad one raises ValueError with one line before any work.
     """
     if out is None and json_file is None:
         raise ValueError("nothing to write: give an output folder or a JSON file")
+    if json_file is not None:
+        check_output_file(json_file, force=force)
+    if out is not None:
+        OutputFolder.check(out, "report", force=force)
     wanted = [x.strip() for g in games or () for x in g.split(",") if x.strip()]
     upgrade(db_url)
     engine = make_engine(db_url)
@@ -102,7 +120,17 @@ def run_report(
         engine.dispose()
     if not report["games"]:
         console.print("No finished games in the store: nothing to report.", markup=False)
-    written = write_report(report, out, json_file)
+    written: list[Path] = []
+    if out is not None:
+        folder = OutputFolder.claim(out, "report", force=force)
+        try:
+            write_report(report, folder.staging)
+        except BaseException:
+            folder.abandon()
+            raise
+        written.extend(folder.commit())
+    if json_file is not None:
+        written.extend(write_report(report, None, json_file))
     console.print(
         f"Report on {report['games']} games ({report['messages']} player messages):",
         markup=False,

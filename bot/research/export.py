@@ -28,9 +28,16 @@ What may appear, and what never does:
 - Game-Manager announcements of games played here go to public_manager_chat.txt and their
   "X voted for Y" lines stay in the chat of their phase, as in the release.
 
-Exporting into a folder first deletes any earlier bundle there (its llmafia/, jsonl/, csv/,
-agent_log/ and manifest.json; nothing else), so re-exporting after a withdrawal, or with fewer
-games or formats, leaves nothing stale behind.
+The output folder (`bot.research.outdir`): a new or empty folder, or, with ``force``, one
+holding an earlier export, of which exactly the files that export wrote are replaced (so
+re-exporting after a withdrawal, or with fewer games or formats, leaves nothing stale behind).
+Any other folder is refused with one line before anything is written; a file of the user's is
+never deleted or overwritten.
+
+One line stays one line: player text never holds a line break in the LLMafia chats or the CSV
+tables (`games.text.one_line`; older stored text is flattened on the way out), and JSON lines
+escape U+2028, U+2029 and NEL as well as the breaks JSON itself escapes, so a line-based reader
+cannot be made to see a line nobody wrote.
 """
 
 from __future__ import annotations
@@ -39,7 +46,6 @@ import csv
 import io
 import json
 import re
-import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -56,6 +62,8 @@ from bot.consent import CONSENT_VERSION, research_seats
 from bot.research.importer import SERVER_PLATFORM, SOURCE, game_from_store
 from bot.research.llmafia_model import MANAGER, ChatLine, LLMafiaGame, Survey
 from bot.research.llmafia_write import write_game
+from bot.research.names import inside
+from bot.research.outdir import MARKER, OutputFolder
 from bot.research.scrub import (
     PLAYER,
     WITHHELD,
@@ -68,6 +76,7 @@ from bot.store.db import make_engine
 from bot.store.migrate import upgrade
 from bot.store.models import Event, Game, LLMCall, Message, Phase, Seat, Server, Vote, utcnow
 from games.roles import get_role
+from games.text import one_line
 
 __all__ = [
     "FORMATS",
@@ -96,7 +105,8 @@ _TEXT_KEYS = {"text", "reason"}
 _PRIVATE_OWN = {"night_action": "seat", "inspection_result": "seat"}
 _MESSAGES_HEADER = ["game_id", "t", "phase", "place", "speaker", "text"]
 _VOTES_HEADER = ["game_id", "t", "phase", "kind", "voter", "target"]
-_BUNDLE_DIRS = ("llmafia", "jsonl", "csv", "agent_log")
+# characters a line reader may end a line at that json.dumps leaves as they are
+_JSON_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
 _PLAYERS_HEADER = ["game_id", "name", "role", "is_mafia", "is_llm", "survived", "withheld"]
 
 
@@ -160,14 +170,36 @@ def export_games(
     formats: Iterable[str] = FORMATS,
     with_agent_log: bool = False,
     identities: Identities | None = None,
+    *,
+    force: bool = False,
 ) -> ExportReport:
-    """Export ``game_ids`` (store ids, or "all") into ``out_dir``; see the module doc."""
+    """Export ``game_ids`` (store ids, or "all") into ``out_dir``; see the module doc.
+
+    ``force`` replaces an earlier export in ``out_dir``; raises OutputError (a ValueError) for
+    a folder that may not be written, before anything is written."""
     wanted = _formats(formats)
-    out = Path(out_dir)
-    report = ExportReport(out, wanted, with_agent_log)
+    report = ExportReport(Path(out_dir), wanted, with_agent_log)
     ids = _all_games(engine) if game_ids == "all" else list(dict.fromkeys(game_ids))
-    _check_known(engine, ids)  # before anything is deleted: a typo must not cost the old bundle
-    _clear_bundle(out)
+    _check_known(engine, ids)  # before anything is touched: a typo must not cost the old bundle
+    folder = OutputFolder.claim(Path(out_dir), "export", force=force)
+    try:
+        _write_bundle(engine, ids, folder.staging, wanted, with_agent_log, identities, report)
+    except BaseException:
+        folder.abandon()
+        raise
+    folder.commit()
+    return report
+
+
+def _write_bundle(
+    engine: Engine,
+    ids: Sequence[str],
+    out: Path,
+    wanted: list[str],
+    with_agent_log: bool,
+    identities: Identities | None,
+    report: ExportReport,
+) -> None:
     tables: dict[str, list[list[Any]]] = {"messages": [], "votes": [], "players": []}
     for game_id in ids:
         g, why = _prepare(engine, game_id, identities or {})
@@ -176,17 +208,17 @@ def export_games(
             continue
         files: list[str] = []
         if "llmafia" in wanted:
-            write_game(g.llmafia(engine), out / "llmafia" / g.id)
+            write_game(g.llmafia(engine), inside(out, f"llmafia/{g.id}"))
             files.append(f"llmafia/{g.id}/")
         if "jsonl" in wanted:
-            _write_jsonl(out / "jsonl" / f"{g.id}.jsonl", g.events())
+            _write_jsonl(inside(out, f"jsonl/{g.id}.jsonl"), g.events())
             files.append(f"jsonl/{g.id}.jsonl")
         if "csv" in wanted:
             tables["messages"].extend(g.message_rows())
             tables["votes"].extend(g.vote_rows())
             tables["players"].extend(g.player_rows())
         if with_agent_log:
-            _write_jsonl(out / "agent_log" / f"{g.id}.jsonl", g.agent_log())
+            _write_jsonl(inside(out, f"agent_log/{g.id}.jsonl"), g.agent_log())
             files.append(f"agent_log/{g.id}.jsonl")
         report.exported.append(
             ExportedGame(g.id, len(g.seats), g.withheld_labels(), g.withheld_lines(), files)
@@ -199,7 +231,6 @@ def export_games(
         ):
             _write_csv(out / "csv" / f"{name}.csv", header, tables[name])
     _put(out / "manifest.json", json.dumps(report.manifest(), indent=2, ensure_ascii=False))
-    return report
 
 
 def export_zip(
@@ -216,15 +247,22 @@ def export_zip(
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(root.rglob("*")):
-                if path.is_file():
+                if path.is_file() and path.name != MARKER:
                     zf.write(path, path.relative_to(root).as_posix())
     report.out_dir = Path("export.zip")
     return buf.getvalue(), report
 
 
 def load_identities(path: Path) -> dict[str, list[str]]:
-    """A JSON file {"<user id>": ["account name", "display name", ...]} for the CLI."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    """A JSON file {"<user id>": ["account name", "display name", ...]} for the CLI.
+
+    Raises ValueError (one line) when it cannot be read or has another shape."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ValueError(f"--identities {path}: cannot read it ({e.strerror or e})") from None
+    except ValueError as e:
+        raise ValueError(f"--identities {path}: not a JSON file ({e})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object of user id -> list of names")
     out: dict[str, list[str]] = {}
@@ -245,20 +283,27 @@ def run_export(
     with_agent_log: bool,
     console: Console,
     identities_file: Path | None = None,
+    *,
+    force: bool = False,
 ) -> ExportReport:
-    """``mafiabot export``: ``games`` None means all; formats as "llmafia,jsonl,csv"."""
+    """``mafiabot export``: ``games`` None means all; formats as "llmafia,jsonl,csv".
+
+    Bad options (formats, the identities file, the output folder) raise ValueError with one
+    line before the database is opened."""
     from bot.research.commands import resolve_game_ids
 
     if isinstance(formats, str):
         formats = [f.strip() for f in formats.split(",") if f.strip()]
+    _formats(formats)
     identities = load_identities(identities_file) if identities_file is not None else None
+    OutputFolder.check(out, "export", force=force)
     upgrade(db_url)
     engine = make_engine(db_url)
     try:
         ids: Sequence[str] | Literal["all"] = (
             "all" if games is None else resolve_game_ids(engine, _split(games))
         )
-        report = export_games(engine, ids, out, formats, with_agent_log, identities)
+        report = export_games(engine, ids, out, formats, with_agent_log, identities, force=force)
     finally:
         engine.dispose()
     for line in report.summary():
@@ -616,27 +661,27 @@ def _check_known(engine: Engine, ids: Sequence[str]) -> None:
         raise LookupError(f"no game {missing[0]!r} in the store")
 
 
-def _clear_bundle(out: Path) -> None:
-    """Remove an earlier bundle's parts from ``out`` (nothing else in it)."""
-    for sub in _BUNDLE_DIRS:
-        shutil.rmtree(out / sub, ignore_errors=True)
-    (out / "manifest.json").unlink(missing_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
-
-
 def _iso(t: datetime | None) -> str | None:
     return None if t is None else t.astimezone(UTC).isoformat()
 
 
+def _json_line(record: dict[str, Any]) -> str:
+    text = json.dumps(record, ensure_ascii=False)
+    for raw, escaped in _JSON_BREAKS.items():
+        if raw in text:  # only ever inside a string: JSON has no other place for them
+            text = text.replace(raw, escaped)
+    return text + "\n"
+
+
 def _write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> None:
-    _put(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    _put(path, "".join(_json_line(r) for r in records))
 
 
 def _write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerows([[one_line(c) if isinstance(c, str) else c for c in row] for row in rows])
     _put(path, buf.getvalue())
 
 

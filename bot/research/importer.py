@@ -44,7 +44,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.research.llmafia import read_games
+from bot.research.llmafia import BadGame, find_game_folders, read_game
 from bot.research.llmafia_model import (
     MANAGER,
     ChatLine,
@@ -77,7 +77,9 @@ from bot.store.models import Phase as PhaseRow
 __all__ = [
     "ID_PREFIX",
     "SOURCE",
+    "ImportReport",
     "ImportResult",
+    "SkippedGame",
     "game_from_store",
     "import_game",
     "import_llmafia",
@@ -146,15 +148,51 @@ class ImportResult:
         return out
 
 
-def import_llmafia(engine: Engine, path: Path) -> list[ImportResult]:
+@dataclass
+class SkippedGame:
+    """A game folder that was not imported, and why (the file and the reason)."""
+
+    folder: Path
+    reason: str
+
+    def summary(self) -> str:
+        return f"{self.folder.name}: skipped, {self.reason}"
+
+
+@dataclass
+class ImportReport:
+    """Every game folder found: imported (``imported``) or skipped with the reason."""
+
+    imported: list[ImportResult] = field(default_factory=list)
+    skipped: list[SkippedGame] = field(default_factory=list)
+
+
+def import_llmafia(engine: Engine, path: Path) -> ImportReport:
     """Import one LLMafia game folder, or every game in a folder of them (or the release root).
 
-    Each game is its own transaction: a failure leaves earlier games imported.
+    Each game is read and written in its own transaction: a game that cannot be read or
+    stored is skipped with the file and the reason, and the others go on. Raises
+    FileNotFoundError when ``path`` holds no game folder, ValueError when it is a file.
     """
-    games = read_games(Path(path))
-    if not games:
+    folders = find_game_folders(Path(path))
+    if not folders:
         raise FileNotFoundError(f"no LLMafia game folders (with config.json) under {path}")
-    return [import_game(engine, g) for g in games]
+    report = ImportReport()
+    for folder in folders:
+        try:
+            report.imported.append(import_game(engine, read_game(folder)))
+        except sa.exc.SQLAlchemyError:
+            raise  # the database, not this game: stop
+        except Exception as e:  # BadGame, an unreadable file, data the reader chokes on
+            report.skipped.append(SkippedGame(folder, _one_line_reason(e)))
+    return report
+
+
+def _one_line_reason(e: Exception) -> str:
+    text = " ".join(str(e).split())
+    if isinstance(e, BadGame):
+        return text
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def import_game(engine: Engine, game: LLMafiaGame) -> ImportResult:

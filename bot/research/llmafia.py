@@ -35,11 +35,23 @@ How the reader decides things (see the tests for the per-game numbers):
 - Survey scale. The pilot games asked for 0–100, later ones for 1–5. Per game: any answer of 0
   or above 5 proves 0–100; otherwise the later survey's extra question ("Was the LLM
   identified") marks 1–5; a game with neither signal is read as 1–5 and flagged ambiguous.
+
+What a folder must hold, or it is not read (:class:`BadGame`, naming the file and the reason;
+``import-llmafia`` skips that game and goes on with the others): a config.json holding an
+object whose ``players`` is a list of objects, each with a ``name`` that is a safe one-word
+file name (`bot.research.names`) and unique; the three public chat files. No file is read from
+outside the game folder (names and links are checked), no file over ``MAX_FILE_BYTES`` is read,
+and a line longer than ``MAX_LINE_CHARS`` is cut there (a repair says how many).
+
+Account names. ``real_name`` values of the config and the real names of real_names.txt are read
+only to be replaced, wherever a chat line or survey comment names them, by that player's
+character name (a repair counts the texts); they are kept nowhere.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -72,8 +84,11 @@ from bot.research.llmafia_survey import (
 )
 from bot.research.llmafia_text import BACKSPACE, CONTROL, ESCAPE, HEBREW, TextCleaner
 from bot.research.llmafia_write import write_game
+from bot.research.names import UnsafePath, inside, name_problem
+from bot.research.scrub import GAME_WORDS, name_variants, replace_words
 
 __all__ = [
+    "BadGame",
     "ChatLine",
     "Elimination",
     "LLMafiaGame",
@@ -82,6 +97,7 @@ __all__ = [
     "Repair",
     "Survey",
     "VoteRecord",
+    "find_game_folders",
     "parse_chat_line",
     "read_game",
     "read_games",
@@ -104,6 +120,15 @@ _VOTED_FOR = re.compile(r"^(\S+) voted for (\S+)\s*$")
 _VOTE_PREFIX = re.compile(r"^(Daytime|Nighttime)_(?:Voting_?)?")
 _CONFIG_DATE = re.compile(r"(?<!\d)(\d{2})(\d{2})(\d{2})(?:_(\d{2})(\d{2}))?(?!\d)")
 _START_SLACK = timedelta(minutes=1)
+REQUIRED_FILES = ("config.json", MANAGER_FILE, DAY_FILE, NIGHT_FILE)
+#: no file of a game is read past this size (the release's largest is well under 1 MB)
+MAX_FILE_BYTES = 32 * 1024 * 1024
+#: a longer chat line is cut here (the release's longest is about 300 characters)
+MAX_LINE_CHARS = 4000
+
+
+class BadGame(ValueError):
+    """A game folder that cannot be read: the message names the file and the reason."""
 
 
 def parse_chat_line(raw: str) -> tuple[time, str, str] | None:
@@ -117,18 +142,30 @@ def parse_chat_line(raw: str) -> tuple[time, str, str] | None:
     return time(hh, mm, ss), m.group(4), m.group(5)
 
 
-def read_games(path: Path) -> list[LLMafiaGame]:
-    """All games under ``path``: a folder of game folders, or one game folder.
+def find_game_folders(path: Path) -> list[Path]:
+    """The game folders under ``path``: itself when it is one, else its sub-folders holding a
+    config.json (the release's root, which keeps its games in ``games/``, works too).
 
-    The release's root (which keeps its games in ``games/``) works too.
+    Raises FileNotFoundError (no such path) or ValueError (a file), one line each.
     """
     path = Path(path)
-    if (path / "config.json").is_file():
-        return [read_game(path)]
-    found = [read_game(p) for p in sorted(path.iterdir()) if (p / "config.json").is_file()]
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such folder")
+    if not path.is_dir():
+        raise ValueError(
+            f"{path} is a file: give a game folder, a folder of game folders or the release's root"
+        )
+    if (path / "config.json").exists():
+        return [path]
+    found = [p for p in sorted(path.iterdir()) if p.is_dir() and (p / "config.json").exists()]
     if not found and (path / "games").is_dir():
-        return read_games(path / "games")
+        return find_game_folders(path / "games")
     return found
+
+
+def read_games(path: Path) -> list[LLMafiaGame]:
+    """All games under ``path`` (see :func:`find_game_folders`); raises on the first bad one."""
+    return [read_game(p) for p in find_game_folders(path)]
 
 
 def read_game(path: Path) -> LLMafiaGame:
@@ -179,6 +216,9 @@ class _GameReader:
         self.config_tod: time | None = None
         self.start = datetime.combine(NOMINAL_DATE, time(0, 0, 0))
         self.phase_starts: list[datetime] = []
+        self.accounts: dict[str, str] = {}  # account name (variant) -> character name
+        self.character_names: list[str] = []
+        self.scrubbed = 0
 
     # -- small helpers ------------------------------------------------------------------------
 
@@ -186,9 +226,15 @@ class _GameReader:
         self.repairs.append(Repair(kind, detail, count))
 
     def text_of(self, name: str) -> str | None:
-        p = self.folder / name
+        try:
+            p = inside(self.folder, name)
+        except UnsafePath as e:
+            raise BadGame(str(e)) from None
         if not p.is_file():
             return None
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise BadGame(f"{self.folder / name}: {size} bytes, more than {MAX_FILE_BYTES}")
         return p.read_bytes().decode("utf-8", errors="replace")
 
     def file_lines(self, name: str) -> list[str]:
@@ -200,12 +246,54 @@ class _GameReader:
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
+        long = sum(len(line) > MAX_LINE_CHARS for line in lines)
+        if long:
+            lines = [line[:MAX_LINE_CHARS] for line in lines]
+            self.fix(
+                "long_lines",
+                f"{name}: {long} lines longer than {MAX_LINE_CHARS} characters were cut there",
+                long,
+            )
         return lines
+
+    def config(self) -> dict[str, Any]:
+        """config.json as an object, with every file the reader needs present."""
+        for required in REQUIRED_FILES:
+            if self.text_of(required) is None:
+                raise BadGame(f"{self.folder / required}: missing")
+        where = self.folder / "config.json"
+        try:
+            config = json.loads(self.text_of("config.json") or "")
+        except ValueError as e:
+            raise BadGame(f"{where}: not JSON ({e})") from None
+        if not isinstance(config, dict):
+            raise BadGame(f"{where}: holds a {type(config).__name__}, not an object")
+        players = config.get("players")
+        if not isinstance(players, list) or not players:
+            raise BadGame(f"{where}: 'players' is not a list of players")
+        seen: set[str] = set()
+        for i, entry in enumerate(players):
+            if not isinstance(entry, dict):
+                raise BadGame(f"{where}: player {i + 1} is not an object")
+            if "name" not in entry:
+                raise BadGame(f"{where}: player {i + 1} has no name")
+            problem = name_problem(entry["name"])
+            if problem is not None:
+                raise BadGame(f"{where}: player {i + 1}'s name {entry['name']!r} {problem}")
+            if entry["name"].casefold() in seen:
+                raise BadGame(f"{where}: the name {entry['name']!r} is used twice")
+            seen.add(entry["name"].casefold())
+        for key in ("daytime_minutes", "nighttime_minutes"):
+            value = config.get(key, 0)
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not number or not math.isfinite(value) or value < 0:
+                raise BadGame(f"{where}: {key} is {value!r}, not a number of minutes")
+        return config
 
     # -- the whole read -----------------------------------------------------------------------
 
     def read(self) -> LLMafiaGame:
-        config = json.loads(self.text_of("config.json") or "{}")
+        config = self.config()
         players = self.read_players(config)
         day_minutes = float(config.get("daytime_minutes", 0))
         night_minutes = float(config.get("nighttime_minutes", 0))
@@ -285,6 +373,13 @@ class _GameReader:
             )
 
         surveys, scale = self.read_surveys(players)
+        if self.scrubbed:
+            self.fix(
+                "account_names_scrubbed",
+                f"{self.scrubbed} chat lines or survey comments named a player's account "
+                "name; replaced by that player's character name",
+                self.scrubbed,
+            )
         self.compare_upstream_original()
         return LLMafiaGame(
             game_id=self.folder.name,
@@ -313,12 +408,14 @@ class _GameReader:
         players: list[Player] = []
         personal = 0
         with_field = 0
+        self.character_names = [str(entry["name"]) for entry in config["players"]]
         for entry in config.get("players", []):
             if "real_name" in entry:
                 with_field += 1
                 value = entry.get("real_name")
                 if value not in (None, "", ANONYMIZED):
                     personal += 1
+                    self.account(str(value), str(entry["name"]))
             llm_config = entry.get("llm_config") or {}
             players.append(
                 Player(
@@ -336,14 +433,17 @@ class _GameReader:
             )
         listed = 0
         for line in self.file_lines("real_names.txt"):
-            who = line.split(":", 1)[0].strip()
-            if line.strip() and who != ANONYMIZED:
+            who, _, character = line.partition(":")
+            if line.strip() and who.strip() != ANONYMIZED:
                 listed += 1
+                if any(p.name == character.strip() for p in players):
+                    self.account(who.strip(), character.strip())
         if personal or listed:
             self.fix(
                 "personal_data_dropped",
                 f"{personal} real_name values in config.json and {listed} entries of "
-                "real_names.txt are not ANONYMIZED: personal data, discarded unread",
+                "real_names.txt are not ANONYMIZED: personal data, used only to replace them "
+                "in the text by the character's name, then discarded",
                 personal + listed,
             )
         dropped = [k for k in ("notes", "preparation_command") if config.get(k)]
@@ -356,6 +456,25 @@ class _GameReader:
                 len(dropped),
             )
         return players
+
+    def account(self, real: str, character: str) -> None:
+        """Remember an account name of ``character``'s player, to be scrubbed from the text."""
+        characters = {n.casefold() for n in self.character_names}
+        for variant in name_variants(real):
+            folded = variant.casefold()
+            if len(variant) >= 2 and folded not in GAME_WORDS and folded not in characters:
+                self.accounts.setdefault(variant, character)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the players' account names replaced by their character names."""
+        if not self.accounts:
+            return text
+        out = replace_words(text, self.accounts)
+        self.scrubbed += out != text
+        return out
+
+    def clean(self, text: str) -> str:
+        return self.scrub(self.cleaner.clean(text))
 
     # -- lines: de-duplication and time ----------------------------------------------------------
 
@@ -463,7 +582,7 @@ class _GameReader:
             t = self.clock(tod)
             if out and t < out[-1].t:
                 backwards += 1
-            out.append(_Raw(t, place, speaker.strip(), self.cleaner.clean(text), seq))
+            out.append(_Raw(t, place, speaker.strip(), self.clean(text), seq))
         name = _FILE_OF[place]
         if bad:
             self.fix("unparsed_lines", f"{name}: skipped {bad} lines that are not chat lines", bad)
@@ -800,7 +919,7 @@ class _GameReader:
             text = self.text_of(f"{p.name}_survey.txt")
             if text is None:
                 continue
-            runs, unparsed = parse_survey_text(text, self.cleaner.clean)
+            runs, unparsed = parse_survey_text(text, self.clean)
             if unparsed:
                 self.fix("survey_unparsed", f"{p.name}_survey.txt: {unparsed} lines not understood")
             per_player.append((p.name, runs))

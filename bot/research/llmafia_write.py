@@ -7,6 +7,11 @@ come back: removed duplicates, cleaned characters, the original line order of li
 out of time order (they are written in time order), and the dropped personal fields (config
 ``real_name``, ``notes``, ``preparation_command``; real_names.txt and notes.txt are not written).
 Private per-player chat and status files are not written either.
+
+A line break inside a stored text (older games kept them) is written as a space
+(`games.text.one_line`): the format has no escape, and a break would start a line that reads as
+somebody else's. Per-player files are named after validated character names only
+(`bot.research.names`), and every path is checked to stay inside ``out_dir``.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from typing import Any
 
 from bot.research.llmafia_model import LLMafiaGame, Place, Survey
 from bot.research.llmafia_survey import survey_text
+from bot.research.names import UnsafePath, inside, name_problem
+from games.text import one_line
 
 _CHAT_FILES: dict[Place, str] = {
     "stage": "public_daytime_chat.txt",
@@ -32,27 +39,27 @@ def write_game(game: LLMafiaGame, out_dir: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     _put(out / "config.json", json.dumps(_config(game), indent=4))
     _put(out / "game_start_time.txt", game.start_time.strftime("%H:%M:%S"))
-    _put(out / "player_names.txt", "\n".join(p.name for p in game.players))
-    _put(out / "mafia_names.txt", "\n".join(p.name for p in game.players if p.is_mafia))
+    _put(out / "player_names.txt", "\n".join(one_line(p.name) for p in game.players))
+    _put(out / "mafia_names.txt", "\n".join(one_line(p.name) for p in game.players if p.is_mafia))
     for place, name in _CHAT_FILES.items():
         _put(
             out / name,
             "".join(
-                f"[{line.t.strftime('%H:%M:%S')}] {line.speaker}: {line.text}\n"
+                f"[{line.t.strftime('%H:%M:%S')}] {one_line(line.speaker)}: {one_line(line.text)}\n"
                 for line in game.lines
                 if line.place == place
             ),
         )
     for player, entries in game.vote_files.items():
-        _put(out / f"{player}_vote.txt", "".join(f"{e}\n" for e in entries))
+        _put(_player_file(out, player, "vote"), "".join(f"{one_line(e)}\n" for e in entries))
     by_player: dict[str, list[Survey]] = {}
     for survey in game.surveys:
         by_player.setdefault(survey.player, []).append(survey)
     for player, attempts in by_player.items():
-        _put(out / f"{player}_survey.txt", "".join(survey_text(s) for s in attempts))
+        _put(_player_file(out, player, "survey"), "".join(survey_text(s) for s in attempts))
     winner = _WIN_TEXT[game.winner] if game.winner and game.winner_declared else ""
     _put(out / "who_wins.txt", winner)
-    _put(out / "remaining_players.txt", "\n".join(game.remaining_players))
+    _put(out / "remaining_players.txt", "\n".join(one_line(p) for p in game.remaining_players))
     _put(out / "phase_status.txt", game.phase_status)
     return out
 
@@ -78,6 +85,15 @@ def _config(game: LLMafiaGame) -> dict[str, Any]:
 
 def _minutes(value: float) -> float | int:
     return int(value) if float(value).is_integer() else value
+
+
+def _player_file(out: Path, player: str, kind: str) -> Path:
+    """``<out>/<player>_<kind>.txt``, refused (UnsafePath) for a name that is not a safe file
+    name or a path that would leave ``out``."""
+    problem = name_problem(player)
+    if problem is not None:
+        raise UnsafePath(f"{out}: not writing a file for the player name {player!r}: {problem}")
+    return inside(out, f"{player}_{kind}.txt")
 
 
 def _put(path: Path, text: str) -> None:

@@ -15,7 +15,7 @@
 Robustness: posts go through `bot.slack.poster.Poster` (per-conversation order survives rate
 limits); where each game lives is in `platform_links` (`bot.slack.store`), so after a restart
 the service resumes its timers and `catch_up` relays, once and in order, what players typed in
-their booths while the app was down (each line carries ``client_id="slack:<channel>:<ts>"``,
+their booths while the app was down (each line carries ``platform_id="slack:<channel>:<ts>"``,
 which the service stores once). Slack errors become plain sentences for the host
 (`bot.slack.problems`).
 """
@@ -984,7 +984,9 @@ class SlackAdapter:
     ) -> None:
         line = from_slack(text)
         try:
-            await self.service.say(sg.id, booth.seat, line, client_id=f"slack:{booth.channel}:{ts}")
+            await self.service.say(
+                sg.id, booth.seat, line, platform_id=f"slack:{booth.channel}:{ts}"
+            )
         except (RuleError, ServiceError) as err:
             quoted = line if len(line) <= 80 else line[:77] + "..."
             head = f"While I was offline you wrote \u201c{quoted}\u201d; it" if late else "That"
@@ -1019,7 +1021,7 @@ class SlackAdapter:
         backlog.sort(key=lambda item: item[0])
         for _key, ts, text, sg, booth in backlog:
             async with self._lock("relay"):
-                await self._relay(sg, booth, ts, text, late=True)  # client_id: stored once
+                await self._relay(sg, booth, ts, text, late=True)  # platform_id: applied once
 
     async def _typed_since(self, sg: SlackGame, booth: Booth) -> list[tuple[str, str]]:
         lines: list[tuple[str, str]] = []

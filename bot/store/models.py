@@ -252,6 +252,25 @@ class Action(SQLModel, table=True):
     client_id: str | None = Field(default=None)
 
 
+class GameLease(SQLModel, table=True):
+    """Which process drives a game, until when, and the fencing token every write of the game
+    checks (``epoch``, bumped at each takeover). See `bot.lease`."""
+
+    __tablename__ = "game_leases"
+
+    game_id: str = Field(
+        primary_key=True, foreign_key="games.id", ondelete="CASCADE", nullable=False
+    )
+    #: random token of the holding service; host and pid are for people (and for noticing,
+    #: on the same machine, that the holder is gone)
+    holder: str = Field(nullable=False)
+    host: str = Field(nullable=False)
+    pid: int = Field(nullable=False)
+    epoch: int = Field(nullable=False)
+    acquired_at: datetime = _ts()
+    expires_at: datetime = _ts()
+
+
 SURVEY_SOURCES = ("llmafia", "discord", "slack")
 SURVEY_SCALES = ("1-5", "0-100")
 
@@ -432,6 +451,7 @@ __all__ = [
     "Event",
     "Experience",
     "Game",
+    "GameLease",
     "LLMCall",
     "Message",
     "Phase",

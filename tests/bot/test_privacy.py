@@ -301,13 +301,13 @@ async def test_running_game_is_cleaned_when_it_ends(service: GameService, engine
         ).one()
         row.withdrawn = False
 
-    # the game can still be resumed from its action log
+    # the game can still be rebuilt from its action log (by any process: read only)
     scheduler = make_scheduler()
     scheduler.start()
     other = GameService(engine, scheduler)
     try:
-        resumed = await other.resume(t.game_id)
-        assert resumed.state == service.games[t.game_id].state
+        replayed = await other.replay(t.game_id)
+        assert replayed.state == service.games[t.game_id].state
     finally:
         await other.close()
         scheduler.shutdown(wait=False)

@@ -111,9 +111,9 @@ async def test_impossible_setup_creates_nothing(service: GameService, engine: En
 
 async def test_duplicate_client_id_is_stored_once(service: GameService, engine: Engine) -> None:
     game_id = await started(service)
-    assert await service.say(game_id, 1, "first", client_id="discord:111")
-    assert not await service.say(game_id, 1, "first", client_id="discord:111")
-    assert await service.say(game_id, 1, "second", client_id="discord:112")
+    assert await service.say(game_id, 1, "first", platform_id="discord:111")
+    assert not await service.say(game_id, 1, "first", platform_id="discord:111")
+    assert await service.say(game_id, 1, "second", platform_id="discord:112")
     with Session(engine) as s:
         texts = s.exec(
             select(m.Message.text)
@@ -222,8 +222,8 @@ async def test_resume_rebuilds_the_same_game(engine: Engine) -> None:
     scheduler.start()
     first = GameService(engine, scheduler)
     game_id = await started(first)
-    await first.say(game_id, 2, "i think it's kai", client_id="c1")
-    await first.say(game_id, 3, "no way", client_id="c2")
+    await first.say(game_id, 2, "i think it's kai", platform_id="c1")
+    await first.say(game_id, 3, "no way", platform_id="c2")
     before = first.games[game_id]
     await first.close()
 
@@ -232,8 +232,8 @@ async def test_resume_rebuilds_the_same_game(engine: Engine) -> None:
     assert game.state == before.state
     assert game.event_seq == before.event_seq and game.action_seq == before.action_seq
     # a resend of a line already stored before the restart is still recognised
-    assert not await second.say(game_id, 2, "i think it's kai", client_id="c1")
-    assert await second.say(game_id, 4, "hello again", client_id="c3")
+    assert not await second.say(game_id, 2, "i think it's kai", platform_id="c1")
+    assert await second.say(game_id, 4, "hello again", platform_id="c3")
     assert count(engine, m.Message, game_id) >= 3
     assert count(engine, m.Action, game_id) == 3
     # the remaining time is kept, not a fresh timer

@@ -252,7 +252,9 @@ async def test_reexport_after_withdrawal_leaves_nothing(
         export_games(engine, [t.game_id, "gnope"], out)
     assert (out / "csv" / "messages.csv").exists()  # a refused export deletes nothing
     (out / "notes.txt").write_text("mine")
-    report = export_games(engine, "all", out, formats=["llmafia"], identities=PEOPLE)
+    report = export_games(
+        engine, "all", out, formats=["llmafia"], identities=PEOPLE, force=True
+    )
     assert report.exported[0].withheld == ["[withheld]"]
     text = bundle_text(out)
     assert "QXA-LINE" not in text and "qxa-second-remark" not in text

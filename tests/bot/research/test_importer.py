@@ -66,8 +66,9 @@ def imported(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Engine, list[ImportResult]]]:
     engine = _engine(tmp_path_factory.mktemp("imp") / "db.sqlite")
-    results = import_llmafia(engine, DATA)
-    yield engine, results
+    report = import_llmafia(engine, DATA)
+    assert report.skipped == []
+    yield engine, report.imported
     engine.dispose()
 
 
@@ -342,7 +343,7 @@ def test_reimport_replaces(tmp_path: Path, games: dict[str, LLMafiaGame]) -> Non
         m.__name__: _count(engine, m)
         for m in (Game, Seat, Phase, Message, Vote, SurveyResponse, Server)
     }
-    again = import_llmafia(engine, DATA / "0013")
+    again = import_llmafia(engine, DATA / "0013").imported
     assert not first.replaced and again[0].replaced
     assert again[0].counts == first.counts
     assert {

@@ -1,0 +1,6 @@
+"""The service's refusal, in a leaf module: everything in ``bot/`` may import it (the consent
+rules, the adapters, the service itself) without importing the service."""
+
+
+class ServiceError(RuntimeError):
+    """A request the service refuses (unknown game, not in the lobby, ...). Show it to the user."""

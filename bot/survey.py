@@ -1,0 +1,210 @@
+"""The post-game survey: the LLMafia study's questions, written once for every platform.
+
+The LLMafia games (``<Name>_survey.txt``, see `bot.research.llmafia_survey`) asked whether the
+player identified the AI, then rated its "similarity to human behavior", "timing of messaging"
+and "relevance of messages" (1-5 in the later games), then asked for comments. Discord, Slack
+and the terminal render :data:`QUESTIONS` in their own way (menus, a modal, one line per
+question) and store the answers through this module, so the answers of all platforms can be
+pooled with the imported LLMafia ones (``survey_responses``; one row per seat and game).
+
+Which AI the ratings are about (``about_seat_index``): the one guessed when the guess names an
+agent, else the only agent (None with several). ``identified_ai`` says whether the guess named
+an agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from bot.service import SeatInfo
+from bot.store.db import session_scope
+from bot.store.models import SurveyResponse, utcnow
+
+
+@dataclass(frozen=True)
+class Question:
+    #: the ``survey_responses`` column the answer goes to (and the form field's key)
+    key: str
+    #: the question as asked
+    text: str
+    #: "guess": one of the other players; "rating": 1-5; "comment": free text, optional
+    kind: Literal["guess", "rating", "comment"]
+    #: the metric's name in the LLMafia survey files
+    llmafia: str
+
+
+GUESS = Question("guessed_name", "Which player do you think was the AI?", "guess",
+                 "Was the LLM identified")  # fmt: skip
+SIMILARITY = Question("similarity", "How human-like were the AI's messages?", "rating",
+                      "similarity to human behavior")  # fmt: skip
+TIMING = Question("timing", "How natural was the timing of its messages?", "rating",
+                  "timing of messaging")  # fmt: skip
+RELEVANCE = Question("relevance", "How relevant were its messages to the game?", "rating",
+                     "relevance of messages")  # fmt: skip
+COMMENTS = Question("comments", "Anything else you noticed? (optional)", "comment", "Comments")
+
+#: every question, in the order they are asked
+QUESTIONS: tuple[Question, ...] = (GUESS, SIMILARITY, TIMING, RELEVANCE, COMMENTS)
+RATINGS: tuple[Question, ...] = (SIMILARITY, TIMING, RELEVANCE)
+#: what the answers needed for a complete survey are (comments are optional)
+REQUIRED: tuple[Question, ...] = (GUESS, *RATINGS)
+
+INTRO = (
+    "Thanks for playing! One of the players was an AI agent. A few quick questions help the "
+    "research (answers are stored under your character name only)."
+)
+RATING_LABELS: dict[int, str] = {
+    1: "1 - not at all",
+    2: "2 - a little",
+    3: "3 - somewhat",
+    4: "4 - mostly",
+    5: "5 - completely",
+}
+#: ``survey_responses.source`` of the platforms that ask the survey
+SOURCES = ("discord", "slack", "local")
+
+
+class SurveyError(ValueError):
+    """An answer that can't be stored; ``str(err)`` is written for the respondent."""
+
+
+def choices(seats: Sequence[SeatInfo], seat: int) -> list[str]:
+    """Whom the respondent may name as the AI: every character at the table but their own
+    (the dead included), in seat order."""
+    return [s.name for s in seats if s.index != seat]
+
+
+def parse_rating(raw: str) -> int:
+    """A 1-5 answer as typed or chosen ("4", " 4 ", "4 - mostly")."""
+    head = raw.strip().split(" ", 1)[0]
+    if not head.isdigit() or int(head) not in RATING_LABELS:
+        raise SurveyError("Answer with a number from 1 to 5.")
+    return int(head)
+
+
+def answer(seats: Sequence[SeatInfo], seat: int, question: Question, raw: str) -> dict[str, Any]:
+    """The ``survey_responses`` columns one answer sets (a question answered on its own, as
+    Discord's menus and the terminal ask them). Raises :class:`SurveyError`."""
+    agents = [s.index for s in seats if s.is_agent]
+    if question.kind == "rating":
+        return {question.key: float(parse_rating(raw)), **_about(agents, None)}
+    if question.kind == "comment":
+        return {question.key: raw.strip() or None}
+    wanted = raw.strip().casefold()
+    guessed = next((s for s in seats if s.name.casefold() == wanted and s.index != seat), None)
+    if guessed is None:
+        raise SurveyError(f"Name one of the other players: {', '.join(choices(seats, seat))}.")
+    return {
+        "guessed_name": guessed.name,
+        "identified_ai": guessed.is_agent,
+        **_about(agents, guessed),
+    }
+
+
+def _about(agents: Sequence[int], guessed: SeatInfo | None) -> dict[str, Any]:
+    if guessed is not None and guessed.is_agent:
+        return {"about_seat_index": guessed.index}
+    return {"about_seat_index": agents[0] if len(agents) == 1 else None}
+
+
+def missing(row: SurveyResponse | None) -> list[Question]:
+    """The required questions a stored row has no answer to yet."""
+    return [q for q in REQUIRED if row is None or getattr(row, q.key) is None]
+
+
+@dataclass(frozen=True)
+class SurveyAnswer:
+    """A whole form answered at once (Slack's modal)."""
+
+    guess: str
+    similarity: int
+    timing: int
+    relevance: int
+    comments: str | None = None
+
+
+def response(
+    game_id: str,
+    seats: Sequence[SeatInfo],
+    seat: int,
+    form: SurveyAnswer,
+    source: str,
+    t: datetime | None = None,
+) -> SurveyResponse:
+    """The row for a whole form. Raises :class:`SurveyError` (a ValueError)."""
+    columns: dict[str, Any] = answer(seats, seat, GUESS, form.guess)
+    for question, value in zip(
+        RATINGS, (form.similarity, form.timing, form.relevance), strict=True
+    ):
+        columns[question.key] = float(parse_rating(str(value)))
+    columns.update(answer(seats, seat, COMMENTS, form.comments or ""))
+    return SurveyResponse(
+        game_id=game_id,
+        seat_index=seat,
+        original_scale="1-5",
+        t=t or utcnow(),
+        source=source,
+        **columns,
+    )
+
+
+def answered(engine: Engine, game_id: str, seat: int) -> bool:
+    """Has this seat stored a survey for this game (on any platform)?"""
+    with Session(engine) as session:
+        row = session.exec(
+            select(SurveyResponse).where(
+                SurveyResponse.game_id == game_id, SurveyResponse.seat_index == seat
+            )
+        ).first()
+    return row is not None
+
+
+def save(engine: Engine, row: SurveyResponse) -> bool:
+    """Store a whole form; False (nothing stored) when this seat already answered."""
+    with session_scope(engine) as session:
+        exists = session.exec(
+            select(SurveyResponse).where(
+                SurveyResponse.game_id == row.game_id,
+                SurveyResponse.seat_index == row.seat_index,
+            )
+        ).first()
+        if exists is not None:
+            return False
+        session.add(row)
+    return True
+
+
+def save_answer(
+    engine: Engine, game_id: str, seat: int, source: str, columns: dict[str, Any]
+) -> SurveyResponse:
+    """Add one answer (the columns from :func:`answer`) to this seat's row, creating it: each
+    answer is kept the moment it is given, so a half-finished survey still counts; answering
+    again changes the answer."""
+    with session_scope(engine) as session:
+        row = session.exec(
+            select(SurveyResponse).where(
+                SurveyResponse.game_id == game_id,
+                SurveyResponse.seat_index == seat,
+                SurveyResponse.source == source,
+            )
+        ).first()
+        if row is None:
+            row = SurveyResponse(
+                game_id=game_id, seat_index=seat, source=source, original_scale="1-5"
+            )
+            session.add(row)
+        guessed_about = row.identified_ai and row.about_seat_index is not None
+        for key, value in columns.items():
+            if key == "about_seat_index" and guessed_about and "guessed_name" not in columns:
+                continue  # a rating keeps the AI a right guess named
+            setattr(row, key, value)
+        row.t = utcnow()
+        session.flush()
+        session.expunge(row)
+        return row
