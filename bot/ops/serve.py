@@ -1,12 +1,15 @@
 """`mafiabot run`'s life cycle around the platform adapters: the operations endpoint while
 they run, and a graceful stop on SIGTERM (or Ctrl-C).
 
-On the signal: ``/healthz`` turns 503 ("shutting down") and no new game can be opened; the
-lines already accepted reach the renderers; then the adapters are closed, which sends their
-queued posts and closes the platform connections; the caller then closes the service, which
-finishes the database writes under way. All of it within `STOP_SECONDS` (what ``docker stop``
-allows before it kills), after which the process exits 0. Running games are in the database
-and carry on at the next start, like after any restart.
+On the signal, in this order: ``/healthz`` turns 503 ("shutting down") and no new game can
+be opened; the platforms stop delivering input (Discord's gateway is closed, its REST session
+kept); inside the service nothing new starts (deadlines and agents stop; the next start
+re-arms them from the database), the actions under way commit and what they caused reaches
+the renderers; then the adapters are closed, which sends their queued posts and closes the
+connections; the caller then closes the service and the database. All within `STOP_SECONDS`
+(what ``docker stop`` allows before it kills), then the process exits 0. Running games are
+in the database and carry on at the next start, and lines typed meanwhile are read back from
+the booths then, as after any restart.
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.ops.health import Health, database_check, discord_check, task_check
@@ -48,9 +51,12 @@ class Ops:
     metrics: Metrics
     health: Health
     server: OpsServer | None
+    #: what stops a platform from delivering new input, first thing on a stop
+    input_stoppers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     def watch_discord(self, bot: Any) -> None:
         self.health.add("discord", discord_check(bot))
+        self.input_stoppers.append(lambda: stop_discord_input(bot))
 
     def watch_slack(self, runner: Any) -> None:
         watch_slack_rate_limits(runner.client, self.metrics)
@@ -125,14 +131,49 @@ async def graceful_stop(
     deadline = loop.time() + within
     ops.health.stopping = True
     ops.service.closing = True
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(ops.service.drain(), within / 2)
+    for stop_input in ops.input_stoppers:
+        try:
+            await asyncio.wait_for(stop_input(), within / 4)
+        except Exception as exc:
+            log.warning("could not stop a platform's input cleanly: %r", exc)
+    try:
+        await asyncio.wait_for(quiesce(ops.service), within / 2)
+    except TimeoutError:
+        log.warning("the games did not settle in time; closing anyway")
     for task in adapters:
         task.cancel()
     if adapters:
         _, late = await asyncio.wait(adapters, timeout=max(0.1, deadline - loop.time()))
         for task in late:
             log.warning("%s did not stop in time; closing it anyway", task.get_name())
+
+
+async def quiesce(service: GameService) -> None:
+    """Nothing new starts inside the service: phase deadlines stop (the next start re-arms
+    them from the database) and so do the agents (re-attached then); the actions already under
+    way finish; everything they caused reaches the renderers."""
+    games = list(service.games.values())
+    for game in games:
+        if game.deadline_handle is not None:
+            game.deadline_handle.cancel()
+        for player in list(game.players.values()):
+            await player.close()
+    for game in games:
+        async with game.lock:
+            pass  # an action holding the lock has committed and dispatched its events
+    await service.drain()
+
+
+async def stop_discord_input(bot: Any) -> None:
+    """Close every gateway connection (the REST session stays open for the posts still to
+    send), then let the lines already read from booths reach the service. Lines typed from now
+    on are read back from the booths at the next start."""
+    for shard in list(getattr(bot, "shards", {}).values()):
+        await shard.disconnect()
+    relay = getattr(bot, "relay", None)
+    tasks = [q.task for q in getattr(relay, "queues", {}).values() if q.task is not None]
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _start_watchdog(seconds: float) -> None:

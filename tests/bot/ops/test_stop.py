@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from bot.ops.serve import operations, serve_until_stopped
 from bot.runtime import running_service
 from bot.service import ServiceError
 from games.config import GameConfig
-from games.events import Event
+from games.events import Event, MessageAccepted
 from tests.bot.ops.test_service_metrics import settings_in
 
 CONFIG = GameConfig(day_seconds=600, vote_seconds=60, night_seconds=60, night_vote_seconds=60)
@@ -95,3 +96,55 @@ async def test_an_adapter_that_fails_stops_the_others_and_its_error_is_raised(
         with pytest.raises(RuntimeError, match="refused"):
             await serve_until_stopped(ops, {"broken": broken(), "other": other()})
         assert stopped.is_set()
+
+
+class Lines:
+    """A listener keeping the lines it was handed."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    async def on_events(self, game: object, events: Sequence[Event]) -> None:
+        self.said += [e.text for e in events if isinstance(e, MessageAccepted)]
+
+
+async def test_a_line_being_written_at_the_stop_is_rendered_before_the_adapters_close(
+    tmp_path: Path,
+) -> None:
+    settings = settings_in(tmp_path)
+    meter = Metrics()
+    seen_at_close: list[list[str]] = []
+    async with (
+        running_service(settings, metrics=meter) as service,
+        operations(settings, service, meter) as ops,
+    ):
+        lines = Lines()
+        service.subscribe(lines)
+        game_id = await service.create_game(CONFIG, seed=2)
+        for i in range(5):
+            await service.join(game_id, f"person{i}")
+        await service.start(game_id)
+
+        async def adapter() -> None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                seen_at_close.append(list(lines.said))
+                raise
+
+        async def stop_while_a_line_is_being_written() -> None:
+            busy = threading.Event()
+            # the writer is busy, so the line waits for it with its game's lock held
+            blocker = asyncio.create_task(service._run_db(lambda _: busy.wait(5)))
+            say = asyncio.create_task(service.say(game_id, 0, "typed as the bot stops"))
+            await asyncio.sleep(0)  # one turn: the say takes the lock and queues its write
+            os.kill(os.getpid(), signal.SIGTERM)
+            await asyncio.sleep(0.2)  # the stop is under way and waiting for the line
+            busy.set()
+            await blocker
+            await say
+
+        trigger = asyncio.create_task(stop_while_a_line_is_being_written())
+        await asyncio.wait_for(serve_until_stopped(ops, {"fake": adapter()}), 10)
+        await trigger
+    assert seen_at_close == [["typed as the bot stops"]]
