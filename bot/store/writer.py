@@ -7,9 +7,11 @@ busy bot used to pay one transaction (and one commit) per line; now one commit c
 line, vote and tick that arrived meanwhile, so the writer keeps up with many games at once.
 
 One writer thread runs the calls in the order they were submitted (SQLite stays
-single-writer; the calls of one game keep their order). It takes the first waiting call, then
-keeps collecting for up to ``window`` seconds or ``max_batch`` calls, runs each call in the one
-session (flushing after each, so a failing call is known), and commits. A call that fails is
+single-writer; the calls of one game keep their order). It takes the first waiting call and
+every call queued behind it (up to ``max_batch``), runs each in the one session (flushing after
+each, so a failing call is known), and commits. Calls that arrive while a group commits make
+up the next group: under load one commit carries many calls, while a quiet bot adds no delay
+at all (``window`` > 0 would also wait that long for more). A call that fails is
 failed alone: the transaction is rolled back and the other calls run again without it, so one
 bad call never takes the others with it (the service's calls only touch the session, so running
 one again is safe). A connection the database dropped is replaced and the whole group run once
@@ -40,8 +42,9 @@ from bot.store.db import session_scope
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-#: how long the writer waits for more calls once it has one (seconds)
-DEFAULT_WINDOW = 0.002
+#: how long the writer waits for more calls once it has one (seconds); 0: it takes what is
+#: queued (the calls that arrived during the previous commit)
+DEFAULT_WINDOW = 0.0
 DEFAULT_MAX_BATCH = 512
 
 

@@ -19,7 +19,7 @@ from bot.store.writer import GroupWriter
 
 @pytest.fixture
 def writer(engine: Engine) -> Iterator[GroupWriter]:
-    w = GroupWriter(engine, window=0.05)
+    w = GroupWriter(engine)  # the default: no waiting, what is queued
     yield w
     w.close()
 
@@ -30,6 +30,20 @@ def add(external_id: str) -> object:
         return external_id
 
     return fn
+
+
+async def hold(writer: GroupWriter) -> threading.Event:
+    """Keep the writer busy until the returned event is set, so what is submitted meanwhile
+    makes up one group."""
+    running, release = threading.Event(), threading.Event()
+
+    def holder(_: Session) -> None:
+        running.set()
+        release.wait(10)
+
+    writer.submit(holder)
+    assert await asyncio.to_thread(running.wait, 10)
+    return release
 
 
 def stored(engine: Engine) -> list[str]:
@@ -72,10 +86,12 @@ async def test_a_failing_call_fails_alone_and_the_others_commit(
 
     await writer.run(add("first"))  # type: ignore[arg-type]
     calls = [add("a"), broken, add("first"), add("b")]  # "first" again: a unique violation
-    results = await asyncio.gather(
-        *(writer.run(c) for c in calls),  # type: ignore[arg-type]
-        return_exceptions=True,
-    )
+    release = await hold(writer)
+    futures = [asyncio.wrap_future(writer.submit(c)) for c in calls]  # type: ignore[arg-type]
+    commits = writer.commits
+    release.set()
+    results = await asyncio.gather(*futures, return_exceptions=True)
+    assert writer.commits == commits + 2  # the holder's, then one group for the rest
     assert results[0] == "a" and results[3] == "b"
     assert isinstance(results[1], ValueError)
     assert isinstance(results[2], sa.exc.IntegrityError)
@@ -92,9 +108,12 @@ async def test_a_failed_group_commit_is_retried_call_by_call(
             failed.set()
             raise sa.exc.OperationalError("COMMIT", {}, Exception("disk I/O error"))
 
+    release = await hold(writer)
     sa.event.listen(Session, "before_commit", fail_first_commit)
     try:
-        results = await asyncio.gather(*(writer.run(add(f"r{i}")) for i in range(5)))  # type: ignore[arg-type]
+        futures = [asyncio.wrap_future(writer.submit(add(f"r{i}"))) for i in range(5)]  # type: ignore[arg-type]
+        release.set()
+        results = await asyncio.gather(*futures)
     finally:
         sa.event.remove(Session, "before_commit", fail_first_commit)
     assert failed.is_set()
