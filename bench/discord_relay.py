@@ -95,6 +95,7 @@ async def child(config: dict[str, Any]) -> None:
     scheduler = make_scheduler()
     scheduler.start()
     service = GameService(engine, scheduler, make_agent_factory())
+    service._db.max_batch = config.get("max_batch") or service._db.max_batch
     db_times: list[tuple[float, float]] = []  # (waited for the DB thread, ran on it)
     run_db = service._run_db
 
@@ -171,6 +172,7 @@ async def child(config: dict[str, Any]) -> None:
                 "games": len(bot.rooms.rooms),
                 "commits": service._db.commits - commits0,
                 "db_calls": service._db.calls - calls0,
+                "regrouped": service._db.regrouped,
             }
             print(json.dumps(report), flush=True)
             break
@@ -234,6 +236,7 @@ async def parent(args: argparse.Namespace) -> int:
         "token": fake.token,
         "db_url": db_url,
         "profile": args.profile,
+        "max_batch": args.max_batch,
     }
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAFIABOT_")}
     env["PYTHONPATH"] = str(ROOT)
@@ -372,7 +375,8 @@ async def parent(args: argparse.Namespace) -> int:
     print(f"                  ran    {ms(report['db_run'])}")
     print(
         f"group commits: {report['commits']} carrying {report['db_calls']} calls "
-        f"({report['db_calls'] / max(report['commits'], 1):.1f} a commit)"
+        f"({report['db_calls'] / max(report['commits'], 1):.1f} a commit); groups run again "
+        f"call by call after a failure: {report['regrouped']}"
     )
     print(
         f"bot CPU: {report['cpu']:.1f} s over {report['wall']:.1f} s "
@@ -429,6 +433,12 @@ def main() -> int:
     p.add_argument("--guilds", type=int, default=20)
     p.add_argument("--profile", default="", help="write a cProfile of the bot here")
     p.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
+    p.add_argument(
+        "--max-batch",
+        type=int,
+        default=0,
+        help="calls a group commit may carry (1: one transaction a call, as before group commit)",
+    )
     p.add_argument(
         "--postgres-url",
         default=os.environ.get("MAFIABOT_TEST_POSTGRES_URL", ""),

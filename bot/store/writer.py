@@ -8,14 +8,15 @@ line, vote and tick that arrived meanwhile, so the writer keeps up with many gam
 
 One writer thread runs the calls in the order they were submitted (SQLite stays
 single-writer; the calls of one game keep their order). It takes the first waiting call and
-every call queued behind it (up to ``max_batch``), runs each in the one session (flushing after
-each, so a failing call is known), and commits. Calls that arrive while a group commits make
-up the next group: under load one commit carries many calls, while a quiet bot adds no delay
-at all (``window`` > 0 would also wait that long for more). A call that fails is
-failed alone: the transaction is rolled back and the other calls run again without it, so one
-bad call never takes the others with it (the service's calls only touch the session, so running
-one again is safe). A connection the database dropped is replaced and the whole group run once
-more; if the commit itself fails otherwise, each call is tried in a transaction of its own.
+every call queued behind it (up to ``max_batch``), runs them all in one session, flushes once
+(the rows of one table go out in one statement) and commits. Calls that arrive while a group
+commits make up the next group: under load one commit carries many calls, while a quiet bot
+adds no delay at all (``window`` > 0 would also wait that long for more). If anything in a
+group fails, it is rolled back and run again flushing after each call, so the failing call is
+known; it is failed alone and the others run again without it, so one bad call never takes the
+others with it (the service's calls only touch the session, so running one again is safe). A
+connection the database dropped is replaced and the group run once more; if the commit itself
+fails otherwise, each call is tried in a transaction of its own.
 
 On PostgreSQL the engine's pool (SQLAlchemy's, of psycopg 3 connections, pre-pinged) hands the
 writer a live connection for each group; one writer is enough, since a group costs one
@@ -74,6 +75,8 @@ class GroupWriter:
         #: transactions committed, and calls they carried (a batch is one commit)
         self.commits = 0
         self.calls = 0
+        #: groups that failed as a whole and were run again call by call
+        self.regrouped = 0
 
     async def run(self, fn: Callable[[Session], T]) -> T:
         """Run ``fn(session)`` in the next group transaction; return once it has committed."""
@@ -131,6 +134,27 @@ class GroupWriter:
 
     def _commit(self, batch: list[_Call]) -> None:
         pending = [c for c in batch if c.future.set_running_or_notify_cancel()]
+        if len(pending) > 1 and self._all_at_once(pending):
+            return
+        self._one_by_one(pending)
+
+    def _all_at_once(self, pending: list[_Call]) -> bool:
+        """The usual case: every call, then one flush (same-table rows go out together) and
+        one commit. False when anything failed: nothing was committed."""
+        try:
+            with session_scope(self.engine) as session:
+                results = [call.fn(session) for call in pending]
+        except BaseException:
+            self.regrouped += 1
+            return False
+        self.commits += 1
+        self.calls += len(pending)
+        for call, result in zip(pending, results, strict=True):
+            call.future.set_result(result)
+        return True
+
+    def _one_by_one(self, pending: list[_Call]) -> None:
+        """Flushing after each call, so a failing one is known and failed alone."""
         reconnected = False
         while pending:
             results: list[Any] = []

@@ -11,6 +11,8 @@ import re
 import signal
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -41,7 +43,9 @@ class Bot:
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-async def start_bot(fake: FakeDiscord, url: str, tmp_path: Path, name: str) -> Bot:
+@asynccontextmanager
+async def bot_process(fake: FakeDiscord, url: str, tmp_path: Path, name: str) -> AsyncIterator[Bot]:
+    """A healthy `mafiabot run --discord` process; killed on the way out if still running."""
     log = tmp_path / f"{name}.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAFIABOT_")}
     env.update(
@@ -73,7 +77,12 @@ async def start_bot(fake: FakeDiscord, url: str, tmp_path: Path, name: str) -> B
         proc.kill()
         await proc.wait()
         raise AssertionError(f"{name} never got healthy:\n{log.read_text()}") from None
-    return bot
+    try:
+        yield bot
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
 
 
 async def until_healthy(bot: Bot, within: float) -> None:
@@ -94,12 +103,7 @@ async def stop(bot: Bot) -> float:
     """SIGTERM; the seconds until the process was gone."""
     started = time.monotonic()
     bot.proc.send_signal(signal.SIGTERM)
-    try:
-        await asyncio.wait_for(bot.proc.wait(), 15)
-    finally:
-        if bot.proc.returncode is None:
-            bot.proc.kill()
-            await bot.proc.wait()
+    await asyncio.wait_for(bot.proc.wait(), 15)
     return time.monotonic() - started
 
 
@@ -111,8 +115,7 @@ async def test_health_metrics_during_a_game_then_sigterm_and_resume(
     url = db_url_in(tmp_path)
     alice, bob = table.humans[0], table.humans[1]
 
-    first = await start_bot(fake, url, tmp_path, "first")
-    try:
+    async with bot_process(fake, url, tmp_path, "first") as first:
         before = await metrics(first.base)
         game_id = await table.play(day_minutes=30.0)
         fake.rate_limit("POST /webhooks/{webhook_id}/{webhook_token}", retry_after=0.2)
@@ -137,10 +140,6 @@ async def test_health_metrics_during_a_game_then_sigterm_and_resume(
         # a line typed as the stop begins: it is relayed once, by this process or the next
         await table.say(alice, "said as the bot stops")
         took = await stop(first)
-    finally:
-        if first.proc.returncode is None:
-            first.proc.kill()
-            await first.proc.wait()
     assert first.proc.returncode == 0, first.log.read_text()
     assert took < 10.0
     logged = first.lines()  # every line is one JSON object
@@ -150,17 +149,12 @@ async def test_health_metrics_during_a_game_then_sigterm_and_resume(
     with Session(make_engine(url)) as session:
         assert session.exec(select(Game.status).where(Game.id == game_id)).one() == "running"
 
-    second = await start_bot(fake, url, tmp_path, "second")
-    try:
+    async with bot_process(fake, url, tmp_path, "second") as second:
         assert value(await metrics(second.base), "mafiabot_games", status="running") == 1
         await table.say(bob, "after the restart")
         await table.wait_post("after the restart", within=15)
         await table.wait_post("said as the bot stops", within=15)
         took = await stop(second)
-    finally:
-        if second.proc.returncode is None:
-            second.proc.kill()
-            await second.proc.wait()
     assert second.proc.returncode == 0, second.log.read_text()
     assert took < 10.0
     posted = [e.content for e in table.stage_posts() if e.username in table.names.values()]

@@ -11,24 +11,15 @@ import sqlalchemy as sa
 from agent.decisions import DecisionRecord, InMemoryDecisionLog
 from bot.ops.health import Health, database_check
 from bot.ops.metrics import MeteredDecisionLog, Metrics, watch_slack_rate_limits
-from bot.ops.serve import operations
-from bot.runtime import running_service
-from bot.settings import Settings
+from bot.ops.serve import Ops
 from bot.slack.app import make_client
 from games.config import GameConfig
 from games.events import MessageAccepted
+from tests.bot.ops.conftest import base_url
 from tests.bot.ops.scrape import healthz, metrics, value
 from tests.fakes.slack import FakeSlack
 
 CONFIG = GameConfig(day_seconds=60, vote_seconds=20, night_seconds=20, night_vote_seconds=20)
-
-
-def settings_in(tmp_path: Path) -> Settings:
-    return Settings(  # type: ignore[call-arg]
-        _env_file=None,
-        database_url=f"sqlite:///{tmp_path / 'db' / 'mafiabot.db'}",
-        http_addr="127.0.0.1:0",
-    )
 
 
 class FirstLine:
@@ -42,67 +33,53 @@ class FirstLine:
             self.said.set()
 
 
-async def test_metrics_move_and_health_is_ok_during_a_game(tmp_path: Path) -> None:
-    settings = settings_in(tmp_path)
-    meter = Metrics()
-    async with (
-        running_service(settings, metrics=meter) as service,
-        operations(settings, service, meter) as ops,
-    ):
-        assert ops.server is not None
-        base = f"http://127.0.0.1:{ops.server.port}"
-        assert await healthz(base) == (200, {"status": "ok"})
-        before = await metrics(base)
-        assert value(before, "mafiabot_games", status="running") == 0
-        assert value(before, "mafiabot_lines_total", place="stage") == 0
+async def test_metrics_move_and_health_is_ok_during_a_game(ops: Ops) -> None:
+    service, base = ops.service, base_url(ops)
+    assert await healthz(base) == (200, {"status": "ok"})
+    before = await metrics(base)
+    assert value(before, "mafiabot_games", status="running") == 0
+    assert value(before, "mafiabot_lines_total", place="stage") == 0
 
-        first = FirstLine()
-        service.subscribe(first)
-        game_id = await service.create_game(CONFIG, seed=5, speed=40.0)
-        for _ in range(6):
-            await service.join(game_id, None, is_agent=True, agent_kind="baseline")
-        await service.start(game_id)
-        await asyncio.wait_for(first.said.wait(), 20)
-        await service.drain()  # the line counter is a listener too: it has had the line
+    first = FirstLine()
+    service.subscribe(first)
+    game_id = await service.create_game(CONFIG, seed=5, speed=40.0)
+    for _ in range(6):
+        await service.join(game_id, None, is_agent=True, agent_kind="baseline")
+    await service.start(game_id)
+    await asyncio.wait_for(first.said.wait(), 20)
+    await service.drain()  # the line counter is a listener too: it has had the line
 
-        during = await metrics(base)
-        assert value(during, "mafiabot_games", status="running") == 1
-        assert value(during, "mafiabot_players", kind="agent") == 6
-        assert value(during, "mafiabot_players", kind="human") == 0
-        assert value(during, "mafiabot_lines_total", place="stage") >= 1
-        assert await healthz(base) == (200, {"status": "ok"})
+    during = await metrics(base)
+    assert value(during, "mafiabot_games", status="running") == 1
+    assert value(during, "mafiabot_players", kind="agent") == 6
+    assert value(during, "mafiabot_players", kind="human") == 0
+    assert value(during, "mafiabot_lines_total", place="stage") >= 1
+    assert await healthz(base) == (200, {"status": "ok"})
 
-        await asyncio.wait_for(service.wait_finished(game_id), 60)
-        await service.drain(game_id)
-        after = await metrics(base)
-        assert value(after, "mafiabot_games", status="running") == 0
-        assert value(after, "mafiabot_games", status="finished") == 1
-        assert value(after, "mafiabot_lines_total", place="stage") >= value(
-            during, "mafiabot_lines_total", place="stage"
-        )
-        # every action was one committed transaction: at least a start and a few lines/votes
-        writes = value(after, "mafiabot_db_write_seconds_count")
-        assert writes > value(before, "mafiabot_db_write_seconds_count") + 5
-        assert value(after, "mafiabot_db_write_seconds_sum") > 0
-        assert value(after, "mafiabot_event_loop_lag_seconds_count") > 0
+    await asyncio.wait_for(service.wait_finished(game_id), 60)
+    await service.drain(game_id)
+    after = await metrics(base)
+    assert value(after, "mafiabot_games", status="running") == 0
+    assert value(after, "mafiabot_games", status="finished") == 1
+    assert value(after, "mafiabot_lines_total", place="stage") >= value(
+        during, "mafiabot_lines_total", place="stage"
+    )
+    # every action was one committed transaction: at least a start and a few lines/votes
+    writes = value(after, "mafiabot_db_write_seconds_count")
+    assert writes > value(before, "mafiabot_db_write_seconds_count") + 5
+    assert value(after, "mafiabot_db_write_seconds_sum") > 0
+    assert value(after, "mafiabot_event_loop_lag_seconds_count") > 0
 
 
-async def test_healthz_names_what_is_down(tmp_path: Path) -> None:
-    settings = settings_in(tmp_path)
-    meter = Metrics()
-    async with (
-        running_service(settings, metrics=meter) as service,
-        operations(settings, service, meter) as ops,
-    ):
-        assert ops.server is not None
-        base = f"http://127.0.0.1:{ops.server.port}"
-        connected = False
-        ops.health.add("discord", lambda: connected)
-        assert await healthz(base) == (503, {"status": "down", "down": ["discord"]})
-        connected = True
-        assert await healthz(base) == (200, {"status": "ok"})
-        ops.health.stopping = True
-        assert await healthz(base) == (503, {"status": "down", "down": ["shutting down"]})
+async def test_healthz_names_what_is_down(ops: Ops) -> None:
+    base = base_url(ops)
+    connected = False
+    ops.health.add("discord", lambda: connected)
+    assert await healthz(base) == (503, {"status": "down", "down": ["discord"]})
+    connected = True
+    assert await healthz(base) == (200, {"status": "ok"})
+    ops.health.stopping = True
+    assert await healthz(base) == (503, {"status": "down", "down": ["shutting down"]})
 
 
 async def test_a_database_that_does_not_answer_is_down(tmp_path: Path) -> None:

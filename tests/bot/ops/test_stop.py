@@ -7,17 +7,13 @@ import os
 import signal
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 
-from bot.ops.metrics import Metrics
-from bot.ops.serve import operations, serve_until_stopped
-from bot.runtime import running_service
+from bot.ops.serve import Ops, serve_until_stopped
 from bot.service import ServiceError
 from games.config import GameConfig
 from games.events import Event, MessageAccepted
-from tests.bot.ops.test_service_metrics import settings_in
 
 CONFIG = GameConfig(day_seconds=600, vote_seconds=60, night_seconds=60, night_vote_seconds=60)
 
@@ -36,66 +32,55 @@ class SlowRenderer:
 
 
 async def test_sigterm_refuses_new_games_delivers_what_was_accepted_then_stops_adapters(
-    tmp_path: Path,
+    ops: Ops,
 ) -> None:
-    settings = settings_in(tmp_path)
-    meter = Metrics()
     order: list[str] = []
-    async with (
-        running_service(settings, metrics=meter) as service,
-        operations(settings, service, meter) as ops,
-    ):
-        renderer = SlowRenderer()
-        service.subscribe(renderer)
-        game_id = await service.create_game(CONFIG, seed=1)
-        for _ in range(5):
-            await service.join(game_id, None, is_agent=True, agent_kind="baseline")
+    service = ops.service
+    renderer = SlowRenderer()
+    service.subscribe(renderer)
+    game_id = await service.create_game(CONFIG, seed=1)
+    for _ in range(5):
+        await service.join(game_id, None, is_agent=True, agent_kind="baseline")
 
-        async def adapter() -> None:
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                order.append(f"adapter closed after {renderer.batches} batch(es)")
-                raise
+    async def adapter() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            order.append(f"adapter closed after {renderer.batches} batch(es)")
+            raise
 
-        async def stop_while_a_batch_is_rendering() -> None:
-            await service.start(game_id)
-            await renderer.started.wait()
-            os.kill(os.getpid(), signal.SIGTERM)
+    async def stop_while_a_batch_is_rendering() -> None:
+        await service.start(game_id)
+        await renderer.started.wait()
+        os.kill(os.getpid(), signal.SIGTERM)
 
-        trigger = asyncio.create_task(stop_while_a_batch_is_rendering())
-        await asyncio.wait_for(serve_until_stopped(ops, {"fake": adapter()}), 10)
-        await trigger
+    trigger = asyncio.create_task(stop_while_a_batch_is_rendering())
+    await asyncio.wait_for(serve_until_stopped(ops, {"fake": adapter()}), 10)
+    await trigger
 
-        assert order == ["adapter closed after 1 batch(es)"]  # the start was rendered first
-        assert ops.health.stopping and await ops.health.down() == ["shutting down", "fake"]
-        with pytest.raises(ServiceError, match="restarting"):
-            await service.create_game(CONFIG)
+    assert order == ["adapter closed after 1 batch(es)"]  # the start was rendered first
+    assert ops.health.stopping and await ops.health.down() == ["shutting down", "fake"]
+    with pytest.raises(ServiceError, match="restarting"):
+        await service.create_game(CONFIG)
 
 
 async def test_an_adapter_that_fails_stops_the_others_and_its_error_is_raised(
-    tmp_path: Path,
+    ops: Ops,
 ) -> None:
-    settings = settings_in(tmp_path)
-    meter = Metrics()
     stopped = asyncio.Event()
-    async with (
-        running_service(settings, metrics=meter) as service,
-        operations(settings, service, meter) as ops,
-    ):
 
-        async def broken() -> None:
-            raise RuntimeError("the gateway refused us")
+    async def broken() -> None:
+        raise RuntimeError("the gateway refused us")
 
-        async def other() -> None:
-            try:
-                await asyncio.Event().wait()
-            finally:
-                stopped.set()
+    async def other() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.set()
 
-        with pytest.raises(RuntimeError, match="refused"):
-            await serve_until_stopped(ops, {"broken": broken(), "other": other()})
-        assert stopped.is_set()
+    with pytest.raises(RuntimeError, match="refused"):
+        await serve_until_stopped(ops, {"broken": broken(), "other": other()})
+    assert stopped.is_set()
 
 
 class Lines:
@@ -109,42 +94,37 @@ class Lines:
 
 
 async def test_a_line_being_written_at_the_stop_is_rendered_before_the_adapters_close(
-    tmp_path: Path,
+    ops: Ops,
 ) -> None:
-    settings = settings_in(tmp_path)
-    meter = Metrics()
     seen_at_close: list[list[str]] = []
-    async with (
-        running_service(settings, metrics=meter) as service,
-        operations(settings, service, meter) as ops,
-    ):
-        lines = Lines()
-        service.subscribe(lines)
-        game_id = await service.create_game(CONFIG, seed=2)
-        for i in range(5):
-            await service.join(game_id, f"person{i}")
-        await service.start(game_id)
+    service = ops.service
+    lines = Lines()
+    service.subscribe(lines)
+    game_id = await service.create_game(CONFIG, seed=2)
+    for i in range(5):
+        await service.join(game_id, f"person{i}")
+    await service.start(game_id)
 
-        async def adapter() -> None:
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                seen_at_close.append(list(lines.said))
-                raise
+    async def adapter() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            seen_at_close.append(list(lines.said))
+            raise
 
-        async def stop_while_a_line_is_being_written() -> None:
-            busy = threading.Event()
-            # the writer is busy, so the line waits for it with its game's lock held
-            blocker = asyncio.create_task(service._run_db(lambda _: busy.wait(5)))
-            say = asyncio.create_task(service.say(game_id, 0, "typed as the bot stops"))
-            await asyncio.sleep(0)  # one turn: the say takes the lock and queues its write
-            os.kill(os.getpid(), signal.SIGTERM)
-            await asyncio.sleep(0.2)  # the stop is under way and waiting for the line
-            busy.set()
-            await blocker
-            await say
+    async def stop_while_a_line_is_being_written() -> None:
+        busy = threading.Event()
+        # the writer is busy, so the line waits for it with its game's lock held
+        blocker = asyncio.create_task(service._run_db(lambda _: busy.wait(5)))
+        say = asyncio.create_task(service.say(game_id, 0, "typed as the bot stops"))
+        await asyncio.sleep(0)  # one turn: the say takes the lock and queues its write
+        os.kill(os.getpid(), signal.SIGTERM)
+        await asyncio.sleep(0.2)  # the stop is under way and waiting for the line
+        busy.set()
+        await blocker
+        await say
 
-        trigger = asyncio.create_task(stop_while_a_line_is_being_written())
-        await asyncio.wait_for(serve_until_stopped(ops, {"fake": adapter()}), 10)
-        await trigger
+    trigger = asyncio.create_task(stop_while_a_line_is_being_written())
+    await asyncio.wait_for(serve_until_stopped(ops, {"fake": adapter()}), 10)
+    await trigger
     assert seen_at_close == [["typed as the bot stops"]]
