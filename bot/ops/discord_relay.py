@@ -7,8 +7,6 @@ keeping a list, so it can run for months.
 
 from __future__ import annotations
 
-import time
-
 from bot.discord.relay import RelayMetrics
 from bot.ops.metrics import Metrics
 
@@ -19,8 +17,6 @@ class RelayTimer(RelayMetrics):
         self._histogram = metrics.relay.labels("discord")
 
     def sending(self, game_id: str, seat: int, text: str) -> None:
-        waiting = self._pending.get((game_id, seat, text))
-        if waiting:
-            self._histogram.observe(time.perf_counter() - waiting.popleft())
-            if not waiting:
-                del self._pending[(game_id, seat, text)]
+        super().sending(game_id, seat, text)
+        while self.latencies:
+            self._histogram.observe(self.latencies.pop())
