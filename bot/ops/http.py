@@ -15,7 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
-from bot.settings import split_addr
+from bot.settings import SettingsError, split_addr
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,16 @@ class OpsServer:
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            self._runner = None
+            raise SettingsError(
+                f"MAFIABOT_HTTP_ADDR={self.host}:{self.port}: {exc.strerror or exc} (is another "
+                "mafiabot running there? choose another HOST:PORT, or leave it empty for no "
+                "/healthz and /metrics)"
+            ) from None
         server = site._server
         sockets = getattr(server, "sockets", None) or []
         if sockets:

@@ -6,12 +6,15 @@ import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 
 from agent.decisions import DecisionRecord, InMemoryDecisionLog
 from bot.ops.health import Health, database_check
+from bot.ops.http import OpsServer
 from bot.ops.metrics import MeteredDecisionLog, Metrics, watch_slack_rate_limits
 from bot.ops.serve import Ops
+from bot.settings import SettingsError
 from bot.slack.app import make_client
 from games.config import GameConfig
 from games.events import MessageAccepted
@@ -142,3 +145,10 @@ async def test_slack_rate_limit_waits_are_counted(fake_slack: FakeSlack) -> None
         "mafiabot_rate_limit_wait_seconds_total", {"platform": "slack"}
     )
     assert waited is not None and 0 < waited < 1.5
+
+
+async def test_an_address_in_use_is_one_clear_settings_error(ops: Ops) -> None:
+    assert ops.server is not None
+    taken = f"127.0.0.1:{ops.server.port}"
+    with pytest.raises(SettingsError, match=rf"MAFIABOT_HTTP_ADDR={taken}: .*another mafiabot"):
+        await OpsServer(taken, Health(), Metrics()).start()
