@@ -92,13 +92,10 @@ def _check_phases(**seconds: float | None) -> None:
 
 
 def _logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    for noisy in ("apscheduler", "httpx", "sqlalchemy", "alembic"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    from bot.ops.logs import configure_logging  # text or JSON lines, secrets blanked out
+
+    configure_logging(settings)
+
     # what a person must act on (a database refusing a game's writes): one plain line each
     alerts = logging.getLogger("bot.service.alerts")
     if not alerts.handlers:
@@ -294,33 +291,46 @@ def run(
     except (SlackSetupError, SettingsError) as e:
         _fail(str(e))
     except KeyboardInterrupt:
-        err.print("Stopped. Running games carry on at the next start.")
+        pass
+    # a log line, not a print: with MAFIABOT_LOG_FORMAT=json, stderr stays all JSON
+    logging.getLogger("bot.cli").info("stopped; running games carry on at the next start")
 
 
 async def _run_adapters(
     settings: Settings, *, slack: bool, discord: bool, http: int | None, db: str | None
 ) -> None:
-    """One service, one event loop, every adapter asked for."""
+    """One service, one event loop, every adapter asked for; /healthz and /metrics beside
+    them; a graceful stop on SIGTERM (`bot.ops.serve`)."""
+    from bot.ops.metrics import Metrics
+    from bot.ops.serve import operations, serve_until_stopped
     from bot.runtime import running_service
 
     kind = "llm" if settings.llm else "baseline"
-    async with running_service(settings, db, kind) as service:
-        serving: list[Coroutine[Any, Any, None]] = []
+    metrics = Metrics()
+    async with (
+        running_service(settings, db, kind, metrics=metrics) as service,
+        operations(settings, service, metrics) as ops,
+    ):
+        serving: dict[str, Coroutine[Any, Any, None]] = {}
         closers = []
         if slack:
             from bot.slack.app import SlackRunner
 
             slack_runner = SlackRunner(settings, service)
+            ops.watch_slack(slack_runner)
             closers.append(slack_runner.close)
         try:
             if slack:
                 await slack_runner.prepare()
-                serving.append(slack_runner.serve(http_port=http))
+                serving["slack"] = slack_runner.serve(http_port=http)
             if discord:
-                from bot.discord.app import serve_discord
+                from bot.discord.app import MafiaBot, serve_discord
+                from bot.ops.discord_relay import RelayTimer
 
-                serving.append(serve_discord(service, settings))
-            await asyncio.gather(*serving)
+                bot = MafiaBot(service, settings, metrics=RelayTimer(metrics))
+                ops.watch_discord(bot)
+                serving["discord"] = serve_discord(service, settings, bot=bot)
+            await serve_until_stopped(ops, serving, watchdog=True)
         finally:
             for close in closers:
                 await close()

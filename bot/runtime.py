@@ -6,7 +6,9 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
+from agent.decisions import DecisionLog
 from agent.memory import set_search_threads
 from bot.agents import make_agent_factory
 from bot.llm_agents import AgentLearning, llm_player_factory
@@ -18,6 +20,9 @@ from bot.store.decisions import DBDecisionLog
 from bot.store.migrate import upgrade
 from bot.timers import make_scheduler
 
+if TYPE_CHECKING:
+    from bot.ops.metrics import Metrics
+
 log = logging.getLogger(__name__)
 
 
@@ -27,9 +32,14 @@ def database_url(settings: Settings, override: str | None = None) -> str:
 
 @asynccontextmanager
 async def running_service(
-    settings: Settings, db_url: str | None = None, agent_kind: str = "baseline"
+    settings: Settings,
+    db_url: str | None = None,
+    agent_kind: str = "baseline",
+    *,
+    metrics: Metrics | None = None,
 ) -> AsyncIterator[GameService]:
-    """A migrated database and a started scheduler; everything is shut down on exit."""
+    """A migrated database and a started scheduler; everything is shut down on exit.
+    With ``metrics``, the service and the LLM agents' calls are measured into it."""
     url = database_url(settings, db_url)
     upgrade(url)
     engine = make_engine(url)
@@ -40,8 +50,15 @@ async def running_service(
     if settings.llm:
         set_search_threads(1)  # one faiss thread: no stalls on small machines
         learning = AgentLearning.from_settings(settings, engine)
-        llm = llm_player_factory(settings, decisions, learning=learning)
+        recorded: DecisionLog = decisions
+        if metrics is not None:
+            from bot.ops.metrics import MeteredDecisionLog
+
+            recorded = MeteredDecisionLog(decisions, metrics)
+        llm = llm_player_factory(settings, recorded, learning=learning)
     service = GameService(engine, scheduler, make_agent_factory(agent_kind, llm))
+    if metrics is not None:
+        metrics.watch_service(service)
     service.decision_log = decisions
     service.llm_factory = llm
     service.subscribe(PendingWithdrawals(engine))

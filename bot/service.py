@@ -33,7 +33,6 @@ import random
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
@@ -48,7 +47,7 @@ from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.store import models as m
-from bot.store.db import session_scope
+from bot.store.writer import GroupWriter
 from bot.timers import Backoff, SchedulerTimers, TimerHandle
 from games import actions as A
 from games.actions import Action, action_from_dict, action_kind, action_to_dict
@@ -431,35 +430,41 @@ class GameService:
         self.decision_log: DecisionFlusher | None = None
         #: the LLM agent factory, when one is configured (simulate waits for its learning)
         self.llm_factory: Any = None
-        # One writer thread: keeps the event loop free and SQLite single-writer, in order.
-        self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mafiabot-db")
+        # One writer thread, group commit: keeps the event loop free and SQLite single-writer,
+        # calls in order; the calls that arrive together share one transaction.
+        self._db = GroupWriter(engine)
+        #: told how long each database call took, waiting included (metrics; bot.ops)
+        self.on_db_call: Callable[[float], None] | None = None
+        #: set when the process is shutting down: no new games (bot.ops.serve)
+        self.closing = False
 
     # --- plumbing -----------------------------------------------------------------------------
 
     async def _run_db(self, fn: Callable[[Session], T]) -> T:
-        """Run ``fn`` in one transaction on the database thread. Writes to the games this
-        service holds are fenced (`_fence`). A dropped connection is retried once; what the
-        database refuses becomes `StoreUnavailable` (nothing was committed)."""
+        """Run ``fn`` in a transaction on the database thread, shared with the calls that
+        arrive at the same moment (group commit, `bot.store.writer`); return once it committed.
+        Writes to the games this service holds are fenced (`_fence`). A dropped connection is
+        retried once; what the database refuses becomes `StoreUnavailable` (nothing of this
+        call was committed)."""
 
-        def work() -> T:
-            for attempt in (1, 2):
-                try:
-                    with session_scope(self.engine) as session:
-                        session.info[_FENCE] = self
-                        return fn(session)
-                except sa.exc.DBAPIError as exc:
-                    if attempt == 1 and exc.connection_invalidated:
-                        continue
-                    if isinstance(exc, sa.exc.IntegrityError):
-                        raise
-                    raise StoreUnavailable(db_reason(exc)) from exc
-            raise AssertionError("unreachable")
+        def call(session: Session) -> T:
+            session.info[_FENCE] = self
+            return fn(session)
 
+        asked = time.perf_counter()
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._db, work)
+            # (a dropped connection is retried by the writer)
+            return await self._db.run(call)
+        except sa.exc.DBAPIError as exc:
+            if isinstance(exc, sa.exc.IntegrityError):
+                raise
+            raise StoreUnavailable(db_reason(exc)) from exc
         except GameMoved as moved:
             self._moved(moved.game_id)
             raise
+        finally:
+            if self.on_db_call is not None:
+                self.on_db_call(time.perf_counter() - asked)
 
     def _fence(self, session: Session) -> None:
         """Inside a transaction about to write: check the lease of every held game it
@@ -533,6 +538,8 @@ class GameService:
         speed: float = 1.0,
     ) -> str:
         """Open a lobby. The config is checked against its own limits now (player count later)."""
+        if self.closing:
+            raise ServiceError("The bot is restarting; open the game again in a minute.")
         if speed <= 0:
             raise ConfigError("speed must be positive.")
         GameConfig.from_dict(config.to_dict())  # round-trips: refuse unknown settings early
@@ -1483,4 +1490,4 @@ class GameService:
             task.cancel()
         held, self._leases = list(self._leases), {}
         await self._release(held)
-        self._db.shutdown(wait=True)
+        await asyncio.to_thread(self._db.close)

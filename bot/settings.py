@@ -27,6 +27,14 @@ class SettingsError(RuntimeError):
     pass
 
 
+def split_addr(addr: str) -> tuple[str, int]:
+    """``host:port`` (``[::1]:9464`` for IPv6; no host: every interface) -> (host, port)."""
+    host, sep, port = addr.strip().rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError("must look like HOST:PORT, e.g. 127.0.0.1:9464")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="MAFIABOT_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
@@ -37,6 +45,10 @@ class Settings(BaseSettings):
     #: SQLAlchemy URL; empty means SQLite at <data_dir>/mafiabot.db
     database_url: str = ""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    #: "text" (one readable line a record) or "json" (one JSON object a line)
+    log_format: Literal["text", "json"] = "text"
+    #: where `mafiabot run` serves /healthz and /metrics (HOST:PORT; empty: not served)
+    http_addr: str = "127.0.0.1:9464"
 
     #: "anthropic:MODEL" or "openai:MODEL"; empty means the offline baseline agent
     llm: str = ""
@@ -100,6 +112,14 @@ class Settings(BaseSettings):
             if "clock_speed" not in self.model_fields_set:
                 self.clock_speed = self.discord_test_speed
         return self
+
+    @field_validator("http_addr")
+    @classmethod
+    def _http_addr(cls, value: str) -> str:
+        value = value.strip()
+        if value:
+            split_addr(value)
+        return value
 
     def resolved_database_url(self) -> str:
         if self.database_url:

@@ -296,14 +296,19 @@ _token = check_token  # the name bot/cli.py imports
 
 
 async def serve_discord(
-    service: GameService, settings: Settings, options: DiscordOptions | None = None
+    service: GameService,
+    settings: Settings,
+    options: DiscordOptions | None = None,
+    *,
+    bot: MafiaBot | None = None,
 ) -> None:
     """Run the bot on ``service`` until cancelled; the caller owns the service (so Slack can
     share it: ``asyncio.gather(serve_discord(service, ...), run_slack(..., service=service))``).
+    ``bot``: one the caller built (to watch it: `mafiabot run`'s health and metrics).
     """
     token = check_token(settings)
-    options = options or load_options()
-    bot = MafiaBot(service, settings, options)
+    if bot is None:
+        bot = MafiaBot(service, settings, options or load_options())
     try:
         await bot.start(token)
     except discord.LoginFailure:

@@ -1,0 +1,71 @@
+"""The operations endpoint: ``GET /healthz`` and ``GET /metrics`` on ``MAFIABOT_HTTP_ADDR``.
+
+It is a server of its own (aiohttp, on the bot's event loop) rather than a route on the
+Slack HTTP mode's server: that one exists only in Slack's HTTP mode, listens on the public
+address Slack posts to, and health and metrics belong on a private one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from bot.ops.health import Health
+from bot.ops.metrics import Metrics
+from bot.settings import SettingsError, split_addr
+
+log = logging.getLogger(__name__)
+
+
+class OpsServer:
+    def __init__(self, addr: str, health: Health, metrics: Metrics) -> None:
+        self.host, self.port = split_addr(addr)
+        self.health = health
+        self.metrics = metrics
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/metrics", self._metrics)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            self._runner = None
+            raise SettingsError(
+                f"MAFIABOT_HTTP_ADDR={self.host}:{self.port}: {exc.strerror or exc} (is another "
+                "mafiabot running there? choose another HOST:PORT, or leave it empty for no "
+                "/healthz and /metrics)"
+            ) from None
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        if sockets:
+            self.port = sockets[0].getsockname()[1]  # the real one when asked for port 0
+        log.info("health and metrics on http://%s:%s/healthz and /metrics", self.host, self.port)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        down = await self.health.down()
+        body = {"status": "down", "down": down} if down else {"status": "ok"}
+        return web.Response(
+            status=503 if down else 200,
+            text=json.dumps(body),
+            content_type="application/json",
+        )
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        return web.Response(
+            body=generate_latest(self.metrics.registry),
+            headers={"Content-Type": CONTENT_TYPE_LATEST},
+        )

@@ -1,0 +1,108 @@
+"""Logging for every command: plain lines, or one JSON object a line
+(``MAFIABOT_LOG_FORMAT=json``) for log collectors.
+
+Secrets never reach a log: besides never being logged on purpose (they are ``SecretStr``),
+every formatted line has the configured tokens, the API keys the SDKs read and the
+database password replaced by ``[secret]``, exception text included.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import IO
+
+import sqlalchemy as sa
+from pydantic import SecretStr
+
+from bot.settings import Settings
+
+QUIET = ("apscheduler", "httpx", "sqlalchemy", "alembic")
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+#: provider SDK variables that hold keys (read by the SDKs, never by us)
+SECRET_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+REDACTED = "[secret]"
+#: LogRecord attributes that are not ``extra=`` fields
+_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time (UTC, ISO 8601), level, logger, message, the exception if
+    any, and any ``extra=`` fields of the call."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, object] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            entry["exc"] = record.exc_text
+        for key, value in vars(record).items():
+            if key not in _STANDARD and not key.startswith("_"):
+                entry[key] = value if isinstance(value, str | int | float | bool) else repr(value)
+        return json.dumps(entry, ensure_ascii=False)
+
+
+class Redacting(logging.Formatter):
+    """Wraps a formatter and blanks out every secret in what it produced."""
+
+    def __init__(self, inner: logging.Formatter, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self.inner = inner
+        found: set[str] = set()
+        for secret in secrets:
+            if len(secret) >= 6:  # a very short value would blank out ordinary words
+                found.add(secret)
+                found.add(json.dumps(secret)[1:-1])  # as it appears inside a JSON string
+        self.secrets = sorted(found, key=len, reverse=True)
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = self.inner.format(record)
+        for secret in self.secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+
+def secrets_of(settings: Settings) -> list[str]:
+    """Every secret value the process knows of."""
+    found = [
+        value.get_secret_value()
+        for value in vars(settings).values()
+        if isinstance(value, SecretStr) and value.get_secret_value()
+    ]
+    found += [os.environ[name] for name in SECRET_ENV if os.environ.get(name)]
+    if settings.database_url:
+        try:
+            password = sa.make_url(settings.database_url).password
+        except Exception:
+            password = None
+        if password:
+            found.append(str(password))
+    return found
+
+
+def configure_logging(settings: Settings, stream: IO[str] | None = None) -> logging.Handler | None:
+    """Route the root logger to ``stream`` (stderr) in the configured format. Like
+    `logging.basicConfig`, it leaves a root logger that already has handlers alone (a test
+    runner's), apart from quietening the chatty libraries."""
+    for noisy in QUIET:
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    root = logging.getLogger()
+    if root.handlers:
+        return None
+    inner: logging.Formatter = (
+        JsonFormatter() if settings.log_format == "json" else logging.Formatter(TEXT_FORMAT)
+    )
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(Redacting(inner, secrets_of(settings)))
+    root.addHandler(handler)
+    root.setLevel(settings.log_level)
+    return handler

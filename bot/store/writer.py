@@ -1,0 +1,216 @@
+"""Group commit: the service's database calls that arrive within a few milliseconds of each
+other share one transaction.
+
+The service keeps its rule "committed before anyone sees it": every caller awaits its call and
+is released only once the transaction holding it has committed. What changes is the price: a
+busy bot used to pay one transaction (and one commit) per line; now one commit carries every
+line, vote and tick that arrived meanwhile, so the writer keeps up with many games at once.
+
+One writer thread runs the calls in the order they were submitted (SQLite stays
+single-writer; the calls of one game keep their order). It takes the first waiting call and
+every call queued behind it (up to ``max_batch``), runs them all in one session, flushes once
+(the rows of one table go out in one statement) and commits. Calls that arrive while a group
+commits make up the next group: under load one commit carries many calls, while a quiet bot
+adds no delay at all (``window`` > 0 would also wait that long for more). If anything in a
+group fails, it is rolled back and run again flushing after each call, so the failing call is
+known; it is failed alone and the others run again without it, so one bad call never takes the
+others with it (the service's calls only touch the session, so running one again is safe). A
+connection the database dropped is replaced and the group run once more; if the commit itself
+fails otherwise, each call is tried in a transaction of its own.
+
+On PostgreSQL the engine's pool (SQLAlchemy's, of psycopg 3 connections, pre-pinged) hands the
+writer a live connection for each group; one writer is enough, since a group costs one
+commit however many calls it carries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlmodel import Session
+
+from bot.store.db import session_scope
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: how long the writer waits for more calls once it has one (seconds); 0: it takes what is
+#: queued (the calls that arrived during the previous commit)
+DEFAULT_WINDOW = 0.0
+DEFAULT_MAX_BATCH = 512
+
+
+@dataclass
+class _Call:
+    fn: Callable[[Session], Any]
+    future: Future[Any]
+
+
+class GroupWriter:
+    def __init__(
+        self,
+        engine: sa.Engine,
+        *,
+        window: float = DEFAULT_WINDOW,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        name: str = "mafiabot-db",
+    ) -> None:
+        self.engine = engine
+        self.window = window
+        self.max_batch = max_batch
+        self._queue: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._work, name=name, daemon=True)
+        self._started = False
+        self._closed = False
+        self._lock = threading.Lock()
+        #: transactions committed, and calls they carried (a batch is one commit)
+        self.commits = 0
+        self.calls = 0
+        #: groups that failed as a whole and were run again call by call
+        self.regrouped = 0
+
+    async def run(self, fn: Callable[[Session], T]) -> T:
+        """Run ``fn(session)`` in the next group transaction; return once it has committed."""
+        return await asyncio.wrap_future(self.submit(fn))
+
+    def submit(self, fn: Callable[[Session], T]) -> Future[T]:
+        future: Future[T] = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the database writer is closed")
+            if not self._started:
+                self._thread.start()
+                self._started = True
+            self._queue.put(_Call(fn, future))
+        return future
+
+    def close(self) -> None:
+        """Run everything submitted so far, then stop the thread (blocking)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            started = self._started
+            self._queue.put(None)
+        if started:
+            self._thread.join()
+
+    # --- the writer thread -------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            stop = False
+            deadline = time.monotonic() + self.window
+            while len(batch) < self.max_batch:
+                remaining = deadline - time.monotonic()
+                try:
+                    item = (
+                        self._queue.get(timeout=remaining)
+                        if remaining > 0
+                        else (self._queue.get_nowait())
+                    )
+                except queue.Empty:
+                    break
+                if item is None:
+                    stop = True
+                    break
+                batch.append(item)
+            self._commit(batch)
+            if stop:
+                return
+
+    def _commit(self, batch: list[_Call]) -> None:
+        pending = [c for c in batch if c.future.set_running_or_notify_cancel()]
+        if len(pending) > 1 and self._all_at_once(pending):
+            return
+        self._one_by_one(pending)
+
+    def _all_at_once(self, pending: list[_Call]) -> bool:
+        """The usual case: every call, then one flush (same-table rows go out together) and
+        one commit. False when anything failed: nothing was committed."""
+        try:
+            with session_scope(self.engine) as session:
+                results = [call.fn(session) for call in pending]
+        except BaseException:
+            self.regrouped += 1
+            return False
+        self.commits += 1
+        self.calls += len(pending)
+        for call, result in zip(pending, results, strict=True):
+            call.future.set_result(result)
+        return True
+
+    def _one_by_one(self, pending: list[_Call]) -> None:
+        """Flushing after each call, so a failing one is known and failed alone."""
+        reconnected = False
+        while pending:
+            results: list[Any] = []
+            failed: int | None = None
+            error: BaseException | None = None
+            try:
+                with session_scope(self.engine) as session:
+                    for i, call in enumerate(pending):
+                        try:
+                            results.append(call.fn(session))
+                            session.flush()
+                        except BaseException as exc:
+                            failed, error = i, exc
+                            raise
+            except BaseException as exc:
+                if _dropped(exc) and not reconnected:
+                    reconnected = True
+                    continue  # a new connection from the pool; the whole group again
+                if failed is None:  # the commit failed: each call on its own
+                    if len(pending) == 1:
+                        pending[0].future.set_exception(exc)
+                    else:
+                        log.warning("a group commit of %d calls failed (%r); retrying one by one",
+                                    len(pending), exc)  # fmt: skip
+                        for call in pending:
+                            self._retry_alone(call)
+                    return
+                assert error is not None
+                pending.pop(failed).future.set_exception(error)
+                continue  # nothing was committed: the others again, without it
+            self.commits += 1
+            self.calls += len(pending)
+            for call, result in zip(pending, results, strict=True):
+                call.future.set_result(result)
+            return
+
+    def _retry_alone(self, call: _Call) -> None:
+        for attempt in (1, 2):
+            try:
+                with session_scope(self.engine) as session:
+                    result = call.fn(session)
+                break
+            except BaseException as exc:
+                if (
+                    attempt == 1
+                    and isinstance(exc, sa.exc.DBAPIError)
+                    and exc.connection_invalidated
+                ):
+                    continue
+                call.future.set_exception(exc)
+                return
+        self.commits += 1
+        self.calls += 1
+        call.future.set_result(result)
+
+
+def _dropped(exc: BaseException) -> bool:
+    """The database connection was lost (the pool replaces it): worth one more try."""
+    return isinstance(exc, sa.exc.DBAPIError) and bool(exc.connection_invalidated)

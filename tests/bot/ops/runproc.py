@@ -1,0 +1,23 @@
+"""``mafiabot run`` exactly as a user starts it, with discord.py pointed at the loopback fake
+Discord (``FAKE_DISCORD_API``, ``FAKE_DISCORD_WS``): the only difference from production.
+
+    python tests/bot/ops/runproc.py run --discord
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import discord.gateway
+import discord.http
+import yarl
+
+discord.http.Route.BASE = os.environ["FAKE_DISCORD_API"]
+discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(os.environ["FAKE_DISCORD_WS"])
+
+from bot.cli import main  # noqa: E402  (after pointing discord.py at the fake)
+
+if __name__ == "__main__":
+    sys.argv[0] = "mafiabot"
+    main()

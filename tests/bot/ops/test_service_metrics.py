@@ -1,0 +1,154 @@
+"""/healthz and /metrics scraped over HTTP while a game of agents runs through the service."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from agent.decisions import DecisionRecord, InMemoryDecisionLog
+from bot.ops.health import Health, database_check
+from bot.ops.http import OpsServer
+from bot.ops.metrics import MeteredDecisionLog, Metrics, watch_slack_rate_limits
+from bot.ops.serve import Ops
+from bot.settings import SettingsError
+from bot.slack.app import make_client
+from games.config import GameConfig
+from games.events import MessageAccepted
+from tests.bot.ops.conftest import base_url
+from tests.bot.ops.scrape import healthz, metrics, value
+from tests.fakes.slack import FakeSlack
+
+CONFIG = GameConfig(day_seconds=60, vote_seconds=20, night_seconds=20, night_vote_seconds=20)
+
+
+class FirstLine:
+    """A listener that says when the game's first line was committed."""
+
+    def __init__(self) -> None:
+        self.said = asyncio.Event()
+
+    async def on_events(self, game: object, events: object) -> None:
+        if any(isinstance(e, MessageAccepted) for e in events):  # type: ignore[attr-defined]
+            self.said.set()
+
+
+async def test_metrics_move_and_health_is_ok_during_a_game(ops: Ops) -> None:
+    service, base = ops.service, base_url(ops)
+    assert await healthz(base) == (200, {"status": "ok"})
+    before = await metrics(base)
+    assert value(before, "mafiabot_games", status="running") == 0
+    assert value(before, "mafiabot_lines_total", place="stage") == 0
+
+    first = FirstLine()
+    service.subscribe(first)
+    game_id = await service.create_game(CONFIG, seed=5, speed=40.0)
+    for _ in range(6):
+        await service.join(game_id, None, is_agent=True, agent_kind="baseline")
+    await service.start(game_id)
+    await asyncio.wait_for(first.said.wait(), 20)
+    await service.drain()  # the line counter is a listener too: it has had the line
+
+    during = await metrics(base)
+    assert value(during, "mafiabot_games", status="running") == 1
+    assert value(during, "mafiabot_players", kind="agent") == 6
+    assert value(during, "mafiabot_players", kind="human") == 0
+    assert value(during, "mafiabot_lines_total", place="stage") >= 1
+    assert await healthz(base) == (200, {"status": "ok"})
+
+    await asyncio.wait_for(service.wait_finished(game_id), 60)
+    await service.drain(game_id)
+    after = await metrics(base)
+    assert value(after, "mafiabot_games", status="running") == 0
+    assert value(after, "mafiabot_games", status="finished") == 1
+    assert value(after, "mafiabot_lines_total", place="stage") >= value(
+        during, "mafiabot_lines_total", place="stage"
+    )
+    # every action was one committed transaction: at least a start and a few lines/votes
+    writes = value(after, "mafiabot_db_write_seconds_count")
+    assert writes > value(before, "mafiabot_db_write_seconds_count") + 5
+    assert value(after, "mafiabot_db_write_seconds_sum") > 0
+    assert value(after, "mafiabot_event_loop_lag_seconds_count") > 0
+
+
+async def test_healthz_names_what_is_down(ops: Ops) -> None:
+    base = base_url(ops)
+    connected = False
+    ops.health.add("discord", lambda: connected)
+    assert await healthz(base) == (503, {"status": "down", "down": ["discord"]})
+    connected = True
+    assert await healthz(base) == (200, {"status": "ok"})
+    ops.health.stopping = True
+    assert await healthz(base) == (503, {"status": "down", "down": ["shutting down"]})
+
+
+async def test_a_database_that_does_not_answer_is_down(tmp_path: Path) -> None:
+    health = Health()
+    (tmp_path / "not-a-dir").write_text("a file where the database's folder should be")
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'not-a-dir' / 'x.db'}")
+    health.add("database", database_check(engine))
+    assert await health.down() == ["database"]
+    ok = sa.create_engine(f"sqlite:///{tmp_path / 'ok.db'}")
+    assert await Health()._passes("database", database_check(ok))
+
+
+def record(
+    kind: str, *, prompt: str = "p", error: str | None = None, tokens: int = 0, cost: float = 0.0
+) -> DecisionRecord:
+    return DecisionRecord(
+        game_id="g", seat=1, kind=kind, prompt=prompt, output=None if error else "x",  # type: ignore[arg-type]
+        decision=None, fallback=not prompt, valid=not error, error=error, latency_s=0.1,
+        input_tokens=tokens, output_tokens=tokens // 2, cost_usd=cost,
+        t=datetime(2026, 1, 1, tzinfo=UTC),
+    )  # fmt: skip
+
+
+async def test_llm_calls_tokens_cost_and_errors_are_counted_by_kind() -> None:
+    meter = Metrics()
+    inner = InMemoryDecisionLog()
+    log = MeteredDecisionLog(inner, meter)
+    log.record(record("generator", tokens=100, cost=0.25))
+    log.record(record("generator", tokens=40, cost=0.05))
+    log.record(record("vote", error="LLMTimeout: no answer in 20 s"))
+    log.record(record("vote", prompt="", error="no answer: heuristic"))  # no call was made
+    log.record(record("scheduler", error="something without a class name"))
+    await log.flush()
+    assert len(inner.records) == 5  # every record still reaches the database log
+
+    def get(name: str, **labels: str) -> float:
+        found = meter.registry.get_sample_value(name, labels)
+        return 0.0 if found is None else found
+
+    assert get("mafiabot_llm_calls_total", kind="generator") == 2
+    assert get("mafiabot_llm_calls_total", kind="vote") == 1
+    assert get("mafiabot_llm_tokens_total", kind="generator", direction="input") == 140
+    assert get("mafiabot_llm_tokens_total", kind="generator", direction="output") == 70
+    assert abs(get("mafiabot_llm_cost_usd_total", kind="generator") - 0.30) < 1e-9
+    assert get("mafiabot_llm_errors_total", kind="vote", error="LLMTimeout") == 1
+    assert get("mafiabot_llm_errors_total", kind="scheduler", error="other") == 1
+
+
+async def test_slack_rate_limit_waits_are_counted(fake_slack: FakeSlack) -> None:
+    meter = Metrics()
+    client = make_client(fake_slack.bot_token, base_url=fake_slack.base_url)  # as SlackRunner
+    watch_slack_rate_limits(client, meter)
+    fake_slack.rate_limit("auth.test", retry_after=0)
+    assert (await client.auth_test())["ok"]
+    assert (
+        meter.registry.get_sample_value("mafiabot_rate_limit_waits_total", {"platform": "slack"})
+        == 1
+    )
+    waited = meter.registry.get_sample_value(
+        "mafiabot_rate_limit_wait_seconds_total", {"platform": "slack"}
+    )
+    assert waited is not None and 0 < waited < 1.5
+
+
+async def test_an_address_in_use_is_one_clear_settings_error(ops: Ops) -> None:
+    assert ops.server is not None
+    taken = f"127.0.0.1:{ops.server.port}"
+    with pytest.raises(SettingsError, match=rf"MAFIABOT_HTTP_ADDR={taken}: .*another mafiabot"):
+        await OpsServer(taken, Health(), Metrics()).start()

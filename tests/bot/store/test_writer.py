@@ -1,0 +1,132 @@
+"""Group commit (`bot.store.writer.GroupWriter`), on SQLite and PostgreSQL: calls that arrive
+together share one transaction, each caller is released only after its commit, order is
+kept, and one bad call never takes the others with it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from bot.store.models import Server
+from bot.store.writer import GroupWriter
+
+
+@pytest.fixture
+def writer(engine: Engine) -> Iterator[GroupWriter]:
+    w = GroupWriter(engine)  # the default: no waiting, what is queued
+    yield w
+    w.close()
+
+
+def add(external_id: str) -> object:
+    def fn(session: Session) -> str:
+        session.add(Server(platform="test", external_id=external_id))
+        return external_id
+
+    return fn
+
+
+async def hold(writer: GroupWriter) -> threading.Event:
+    """Keep the writer busy until the returned event is set, so what is submitted meanwhile
+    makes up one group."""
+    running, release = threading.Event(), threading.Event()
+
+    def holder(_: Session) -> None:
+        running.set()
+        release.wait(10)
+
+    writer.submit(holder)
+    assert await asyncio.to_thread(running.wait, 10)
+    return release
+
+
+def stored(engine: Engine) -> list[str]:
+    """What another connection sees: only committed rows."""
+    with Session(engine) as session:
+        rows = session.exec(select(Server.external_id).order_by(col(Server.id))).all()
+        return list(rows)
+
+
+async def test_calls_arriving_together_share_one_commit_and_return_only_once_committed(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    seen_after: dict[str, bool] = {}
+
+    async def one(i: int) -> None:
+        name = f"s{i}"
+        assert await writer.run(add(name)) == name  # type: ignore[arg-type]
+        seen_after[name] = name in await asyncio.to_thread(stored, engine)
+
+    await asyncio.gather(*(one(i) for i in range(40)))
+    assert all(seen_after.values()) and len(seen_after) == 40
+    assert writer.calls == 40
+    assert writer.commits < 10  # one transaction per line would be 40
+
+
+async def test_calls_are_applied_in_the_order_they_were_submitted(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    futures = [writer.submit(add(f"o{i:02}")) for i in range(30)]  # type: ignore[arg-type]
+    await asyncio.gather(*(asyncio.wrap_future(f) for f in futures))
+    assert stored(engine) == [f"o{i:02}" for i in range(30)]
+
+
+async def test_a_failing_call_fails_alone_and_the_others_commit(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    def broken(session: Session) -> None:
+        session.add(Server(platform="test", external_id="never"))
+        raise ValueError("refused")
+
+    await writer.run(add("first"))  # type: ignore[arg-type]
+    calls = [add("a"), broken, add("first"), add("b")]  # "first" again: a unique violation
+    release = await hold(writer)
+    futures = [asyncio.wrap_future(writer.submit(c)) for c in calls]  # type: ignore[arg-type]
+    commits = writer.commits
+    release.set()
+    results = await asyncio.gather(*futures, return_exceptions=True)
+    assert writer.commits == commits + 2  # the holder's, then one group for the rest
+    assert results[0] == "a" and results[3] == "b"
+    assert isinstance(results[1], ValueError)
+    assert isinstance(results[2], sa.exc.IntegrityError)
+    assert stored(engine) == ["first", "a", "b"]
+
+
+async def test_a_failed_group_commit_is_retried_call_by_call(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    failed = threading.Event()
+
+    def fail_first_commit(session: Session) -> None:
+        if not failed.is_set():
+            failed.set()
+            raise sa.exc.OperationalError("COMMIT", {}, Exception("disk I/O error"))
+
+    release = await hold(writer)
+    sa.event.listen(Session, "before_commit", fail_first_commit)
+    try:
+        futures = [asyncio.wrap_future(writer.submit(add(f"r{i}"))) for i in range(5)]  # type: ignore[arg-type]
+        release.set()
+        results = await asyncio.gather(*futures)
+    finally:
+        sa.event.remove(Session, "before_commit", fail_first_commit)
+    assert failed.is_set()
+    assert results == [f"r{i}" for i in range(5)]
+    assert sorted(stored(engine)) == [f"r{i}" for i in range(5)]
+
+
+async def test_close_writes_what_was_submitted_then_refuses_more(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    futures = [writer.submit(add(f"c{i}")) for i in range(10)]  # type: ignore[arg-type]
+    await asyncio.to_thread(writer.close)
+    assert all(f.done() and f.exception() is None for f in futures)
+    assert len(stored(engine)) == 10
+    with pytest.raises(RuntimeError, match="closed"):
+        writer.submit(add("late"))  # type: ignore[arg-type]
