@@ -66,12 +66,22 @@ SETTINGS_HELP = (
 )
 
 
+#: what a phase may last when set in a chat (the command line's range too)
+MIN_PHASE_SECONDS, MAX_PHASE_SECONDS = 1.0, 86400.0
+
+
 def _seconds(key: str, value: str) -> float:
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?)?", value.lower())
     if not m:
         raise SettingsTextError(f"{key}={value}: give a duration like 90, 90s or 2m.")
     amount = float(m.group(1))
-    return amount * 60 if (m.group(2) or "s").startswith("m") else amount
+    seconds = amount * 60 if (m.group(2) or "s").startswith("m") else amount
+    if not MIN_PHASE_SECONDS <= seconds <= MAX_PHASE_SECONDS:
+        raise SettingsTextError(
+            f"{key}={value}: a phase lasts from {MIN_PHASE_SECONDS:g} second to "
+            f"{MAX_PHASE_SECONDS // 3600:g} hours."
+        )
+    return seconds
 
 
 def parse_settings(text: str, *, allow_hidden: bool = False) -> LobbySettings:

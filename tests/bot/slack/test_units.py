@@ -72,7 +72,17 @@ def test_settings_parse_and_refuse() -> None:
     }
     assert parsed.agents == 2 and parsed.hidden == {}
     assert parse_settings("speed=20 seed=7", allow_hidden=True).hidden == {"speed": 20.0, "seed": 7}
-    for bad in ("speed=20", "day=soon", "mafia=0", "roles=wizard", "tie=maybe", "agents=9", "x"):
+    too_short_or_long = ("day=0.0000001", "day=0s", "vote=86401", "day=2000m")
+    for bad in (
+        *too_short_or_long,
+        "speed=20",
+        "day=soon",
+        "mafia=0",
+        "roles=wizard",
+        "tie=maybe",
+        "agents=9",
+        "x",
+    ):
         with pytest.raises(SettingsTextError):
             parse_settings(bad)
 
