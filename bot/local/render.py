@@ -10,17 +10,7 @@ from rich.markup import escape
 from bot.service import LiveGame
 from games.events import Event, MessageAccepted, VoteCast, visible
 from games.narration import MANAGER, manager_line
-from games.state import PhaseKind
 from games.text import one_line
-
-#: how the terminal names a phase (status bar, /who, resume)
-PHASE_NAMES = {
-    PhaseKind.DAY: "Day {n}: discussion",
-    PhaseKind.VOTE: "Day {n}: vote",
-    PhaseKind.NIGHT: "Night {n}",
-    PhaseKind.NIGHT_VOTE: "Night {n}: mafia vote",
-    PhaseKind.OVER: "Game over",
-}
 
 
 def format_event(event: Event) -> tuple[str, str] | None:

@@ -9,13 +9,14 @@ from typing import Any
 from rich.console import Console
 
 from agent.decisions import DecisionSummary
-from bot.local.render import PHASE_NAMES, ConsoleRenderer
+from bot.local.render import ConsoleRenderer
 from bot.runtime import database_url, running_service
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from bot.store.db import make_engine, session_scope
 from bot.store.decisions import summary_for_game
 from bot.store.models import Game
+from bot.table.status import PHASE_NAMES
 from bot.transcript import transcript
 from games.config import GameConfig
 

@@ -23,11 +23,12 @@ from rich.markup import escape
 from bot import survey
 from bot.clock import utcnow
 from bot.errors import ServiceError
-from bot.local.render import PHASE_NAMES, ConsoleRenderer
+from bot.local.render import ConsoleRenderer
 from bot.local.simulate import TERMINAL, describe_resume, ensure_started, pick_resume
 from bot.runtime import running_service
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
+from bot.table.status import PHASE_NAMES
 from games.config import GameConfig
 from games.errors import RuleError
 from games.events import ChoicesOffered, Event, GameOver, PhaseStarted
