@@ -68,6 +68,10 @@ RATING_LABELS: dict[int, str] = {
 }
 
 
+#: the scale in one line, beside a rating question where the labels are not shown one by one
+SCALE_HINT = "(1 = not at all, 5 = completely)"
+
+
 class SurveyError(ValueError):
     """An answer that can't be stored; ``str(err)`` is written for the respondent."""
 

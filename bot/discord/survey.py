@@ -34,14 +34,13 @@ MENU_KEYS: dict[str, survey.Question] = {
     "note": survey.COMMENTS,
 }
 RATING_KEYS = {q.key: k for k, q in MENU_KEYS.items() if q.kind == "rating"}
-SCALE = "(1 = not at all, 5 = completely)"
 
 
 def survey_text() -> str:
     """The questions, as the first survey message lists them."""
     lines = [f"{survey.INTRO} Each answer is saved as soon as you pick it:"]
     for number, question in enumerate(survey.REQUIRED, 1):
-        scale = f" {SCALE}" if question.kind == "rating" else ""
+        scale = f" {survey.SCALE_HINT}" if question.kind == "rating" else ""
         lines.append(f"{number}. {question.text}{scale}")
     return "\n".join(lines)
 

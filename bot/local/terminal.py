@@ -382,7 +382,7 @@ def survey_prompt(game: LiveGame, seat: int, question: survey.Question) -> str:
     if question.kind == "guess":
         return f"{question.text} ({', '.join(survey.choices(game.seats, seat))})"
     if question.kind == "rating":
-        return f"{question.text} 1-5 (1 = not at all, 5 = completely)"
+        return f"{question.text} 1-5 {survey.SCALE_HINT}"
     return question.text
 
 
