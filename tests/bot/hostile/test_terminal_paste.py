@@ -18,15 +18,15 @@ class Recorder:
         self.calls: list[tuple[str, Any]] = []
         self.fail_with = fail_with
 
-    async def say(self, game_id: str, seat: int, text: str) -> None:
+    async def say(self, game_id: str, seat: int, text: str, **_: Any) -> None:
         if self.fail_with is not None:
             raise self.fail_with
         self.calls.append(("say", text))
 
-    async def vote(self, game_id: str, seat: int, target: str | None) -> None:
+    async def vote(self, game_id: str, seat: int, target: str | None, **_: Any) -> None:
         self.calls.append(("vote", target))
 
-    async def night_act(self, game_id: str, seat: int, target: str) -> None:
+    async def night_act(self, game_id: str, seat: int, target: str, **_: Any) -> None:
         self.calls.append(("act", target))
 
 
@@ -68,14 +68,14 @@ async def test_a_line_that_fails_does_not_end_the_input_handler() -> None:
     told in one line and the next line is read."""
     console = Console(record=True, width=200)
     service = Recorder(fail_with=ValueError("PostgreSQL text fields cannot contain NUL bytes"))
-    go_on = await _run_line(service, Game(), 0, "hi there", console)  # type: ignore[arg-type]
+    go_on = await _run_line(service, Game(), 0, ("hi there", None), console)  # type: ignore[arg-type]
     assert go_on is True
     assert "not sent" in console.export_text()
     service.fail_with = None
-    assert await _run_line(service, Game(), 0, "\x1b[A/vote Kai", console) is True  # type: ignore[arg-type]
+    assert await _run_line(service, Game(), 0, ("\x1b[A/vote Kai", None), console) is True  # type: ignore[arg-type]
     assert service.calls == [("vote", "Kai")]
 
 
 async def test_quit_after_an_escape_sequence_still_quits() -> None:
     console = Console(record=True, width=200)
-    assert await _run_line(Recorder(), Game(), 0, "\x1b[A/quit", console) is False  # type: ignore[arg-type]
+    assert await _run_line(Recorder(), Game(), 0, ("\x1b[A/quit", None), console) is False  # type: ignore[arg-type]
