@@ -18,14 +18,16 @@ class GameClock:
     the last recorded game time as ``start``, so the time it was down does not count.
     """
 
-    def __init__(self, speed: float = 1.0, start: datetime | None = None) -> None:
+    def __init__(
+        self, speed: float = 1.0, start: datetime | None = None, *, resumed: bool = False
+    ) -> None:
         if speed <= 0:
             raise ValueError("speed must be positive")
         self.speed = speed
         self._wall0 = utcnow()
         self._start = start if start is not None else self._wall0
-        #: resumed where it stopped: the game's time stood still while it was down
-        self._paused = start is not None
+        #: resumed where it stopped (``start``): the game's time stood still while it was down
+        self._paused = resumed and start is not None
         self._real0 = time.monotonic()
 
     def now(self) -> datetime:
@@ -36,7 +38,8 @@ class GameClock:
         same moment always maps to the same game time, so two actions a platform stamped
         alike stay tied.
 
-        A clock resumed where it stopped (``start`` given) stood still while the game was
+        A clock resumed where it stopped (``resumed``, with a ``start``) stood still while the
+        game was
         down: a moment from that downtime maps to the moment the game stopped, the phase its
         player still saw (a den line typed at night while the bot was down stays a night
         line, never one of an earlier phase). A wall clock keeps the downtime, as it counts."""

@@ -1395,7 +1395,7 @@ class GameService:
         # on from the last recorded moment, so the remaining phase time is preserved.
         last_t = _latest_moment(last_t, action_rows)
         start = None if row.clock_speed == 1.0 and not paused else (last_t or row.started_at)
-        clock = GameClock(row.clock_speed, start)
+        clock = GameClock(row.clock_speed, start, resumed=True)
         game = LiveGame(
             id=game_id,
             config=config,
