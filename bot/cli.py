@@ -262,6 +262,25 @@ def run(
             "instead of Socket Mode.",
         ),
     ] = None,
+    shards: Annotated[
+        str | None,
+        typer.Option(
+            "--shards",
+            metavar="IDS",
+            help="Discord shards this process connects, e.g. 0-3 or 0,2,4-6 (needs "
+            "--shard-count); other processes on the same database run the others.",
+        ),
+    ] = None,
+    shard_count: Annotated[
+        int | None,
+        typer.Option(
+            "--shard-count",
+            metavar="N",
+            min=1,
+            max=65_536,
+            help="How many shards the Discord bot is split into (default: Discord's advice).",
+        ),
+    ] = None,
     db: Db = None,
 ) -> None:
     """Run the chat adapters; --discord and --slack can run together on one event loop."""
@@ -274,6 +293,13 @@ def run(
         raise typer.BadParameter("choose --discord and/or --slack")
     if http is not None and not slack:
         raise typer.BadParameter("--http is for --slack", param_hint="--http")
+    for given, flag in ((shards, "--shards"), (shard_count, "--shard-count")):
+        if given is not None and not discord:
+            raise typer.BadParameter(f"{flag} is for --discord", param_hint=flag)
+    sharding = {
+        k: v for k, v in (("shards", shards), ("shard_count", shard_count)) if v is not None
+    }
+    options = None
     try:
         if slack:
             check_settings(settings, http_port=http)
@@ -282,12 +308,19 @@ def run(
             from bot.discord.options import load_options
 
             _token(settings)
-            load_options()  # a bad MAFIABOT_DISCORD_* value stops us before anything starts
+            if shards is not None:
+                _check_shards(shards, shard_count)
+            # a bad MAFIABOT_DISCORD_* value stops us before anything starts
+            options = load_options(**sharding)
     except (SlackSetupError, SettingsError) as e:
         _fail(str(e))
     url = _db_url(db, write=True, settings=settings)
     try:
-        asyncio.run(_run_adapters(settings, slack=slack, discord=discord, http=http, db=url))
+        asyncio.run(
+            _run_adapters(
+                settings, slack=slack, discord=discord, http=http, db=url, options=options
+            )
+        )
     except (SlackSetupError, SettingsError) as e:
         _fail(str(e))
     except KeyboardInterrupt:
@@ -296,8 +329,27 @@ def run(
     logging.getLogger("bot.cli").info("stopped; running games carry on at the next start")
 
 
+def _check_shards(shards: str, count: int | None) -> None:
+    """``--shards`` against the shard count (the flag's, else MAFIABOT_DISCORD_SHARD_COUNT)."""
+    from bot.discord.options import load_options
+    from bot.discord.shards import parse_shards
+
+    if count is None:
+        count = load_options(shards="").shard_count
+    try:
+        parse_shards(shards, count)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--shards") from None
+
+
 async def _run_adapters(
-    settings: Settings, *, slack: bool, discord: bool, http: int | None, db: str | None
+    settings: Settings,
+    *,
+    slack: bool,
+    discord: bool,
+    http: int | None,
+    db: str | None,
+    options: Any = None,
 ) -> None:
     """One service, one event loop, every adapter asked for; /healthz and /metrics beside
     them; a graceful stop on SIGTERM (`bot.ops.serve`)."""
@@ -327,7 +379,7 @@ async def _run_adapters(
                 from bot.discord.app import MafiaBot, serve_discord
                 from bot.ops.discord_relay import RelayTimer
 
-                bot = MafiaBot(service, settings, metrics=RelayTimer(metrics))
+                bot = MafiaBot(service, settings, options, metrics=RelayTimer(metrics))
                 ops.watch_discord(bot)
                 serving["discord"] = serve_discord(service, settings, bot=bot)
             await serve_until_stopped(ops, serving, watchdog=True)

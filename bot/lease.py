@@ -46,6 +46,7 @@ import socket
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -123,6 +124,15 @@ def _live(row: sa.Row[tuple[object, ...]], me: Holder, now: datetime) -> bool:
     if row.expires_at <= now:
         return False
     return not (row.host == me.host and row.pid != me.pid and not pid_alive(row.pid))
+
+
+def free(row: Any, me: Holder, now: datetime) -> bool:
+    """Whether a game whose lease row is ``row`` (None: no lease yet) may be taken by ``me``
+    now: nobody holds it, the lease expired or was released, or its holder on this machine is
+    gone. (`acquire` decides for good; this only says whether asking is worth it.)"""
+    if row is None or row.holder == me.token:
+        return True
+    return not _live(row, me, now)
 
 
 def touch(conn: Connection, game_id: str) -> None:

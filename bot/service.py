@@ -416,6 +416,8 @@ class GameService:
         self.holder = lease.Holder.this_process()
         self.lease_seconds = lease_seconds
         self._leases: dict[str, int] = {}
+        #: told the id of each game another process took over from this one
+        self.on_moved: list[Callable[[str], None]] = []
         self._keeper: asyncio.Task[None] | None = None
         #: a deadline write failing for this many real seconds is reported to the alert sinks
         self.alert_after = alert_after
@@ -1186,6 +1188,8 @@ class GameService:
 
         self._background(stop(), f"stop {game_id}")
         game.finished.set()
+        for told in self.on_moved:
+            told(game_id)
 
     async def _take(self, game_id: str) -> int:
         """Take the game's lease for this service, or raise `GameHeld` / a `ServiceError`

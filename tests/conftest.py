@@ -53,12 +53,23 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'db' / 'mafiabot.db'}"
         return
+    yield from _postgres_database(_postgres_server())
+
+
+def _postgres_server() -> str:
     server_url = os.environ.get(PG_ENV)
     if not server_url:
         if os.environ.get(REQUIRE_PG_ENV) == "1":
             pytest.fail(f"{REQUIRE_PG_ENV}=1 but {PG_ENV} is not set (start one: .ci/pg-start)")
         pytest.skip(f"PostgreSQL tests need {PG_ENV} (e.g. export {PG_ENV}=$(.ci/pg-start))")
-    yield from _postgres_database(server_url)
+    return server_url
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """URL of an empty PostgreSQL database (for what only PostgreSQL can do: several
+    processes on one database)."""
+    yield from _postgres_database(_postgres_server())
 
 
 @pytest.fixture

@@ -12,7 +12,9 @@ crash recovery:
    typed while the bot was down, in order, once.
 
 Only Discord games are resumed here (not `GameService.resume_all`): a Slack adapter may be
-running the others from the same database.
+running the others from the same database; and only those of servers in this process's shards
+that no other process drives (`bot.discord.shards`: several processes, rolling restarts). The
+others are taken over when their driver lets go.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Coroutine
 from typing import Any
 
 import discord
@@ -38,9 +41,10 @@ from bot.discord.relay import Relay, RelayMetrics
 from bot.discord.render import Renderer
 from bot.discord.rooms import Room, Rooms
 from bot.discord.servers import Servers, reply
+from bot.discord.shards import Handover
 from bot.discord.survey import Survey
 from bot.discord.views import DYNAMIC_ITEMS
-from bot.service import GameService, LiveGame
+from bot.service import GameHeld, GameService, LiveGame, ServiceError
 from bot.settings import Settings, SettingsError, load_settings
 
 log = logging.getLogger(__name__)
@@ -68,7 +72,10 @@ class MafiaBot(discord.AutoShardedClient):
         **kwargs: Any,
     ) -> None:
         self.options = options or load_options()
-        kwargs.setdefault("shard_count", self.options.shard_count)
+        self.serving = self.options.shard_set()
+        kwargs.setdefault("shard_count", self.serving.count)
+        if self.serving.ids is not None:
+            kwargs.setdefault("shard_ids", list(self.serving.ids))
         kwargs.setdefault("chunk_guilds_at_startup", False)
         super().__init__(
             intents=bot_intents(), allowed_mentions=discord.AllowedMentions.none(), **kwargs
@@ -79,7 +86,7 @@ class MafiaBot(discord.AutoShardedClient):
         self.agent_kind = (
             agent_kind or self.options.agent_kind or ("llm" if self.settings.llm else "baseline")
         )
-        self.tree = app_commands.CommandTree(self)
+        self.tree = GameTree(self)
         # The parts, each given what it uses (none of them reaches the others through the bot).
         self.links = LinkStore(self.engine)
         self.servers = Servers(self.links)
@@ -110,12 +117,14 @@ class MafiaBot(discord.AutoShardedClient):
         self.lobby = Lobby(self)
         self.survey = Survey(self.links, self.rooms, reply)
         self.afk = AfkWatch(self.rooms, self.notify, self._afk_takeover, self.options)
+        self.handover = Handover(service, self.links, self.serving, self.take_over)
         self.recovered: list[str] = []
         self.caught_up = asyncio.Event()
-        self._background: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[Any]] = set()
         service.subscribe(self.renderer)
         service.add_alert_sink(self)
         service.subscribe(self.afk)
+        service.on_moved.append(self.game_moved)
 
     # --- start-up ------------------------------------------------------------------------------
 
@@ -145,10 +154,43 @@ class MafiaBot(discord.AutoShardedClient):
 
     async def recover(self) -> None:
         for row in await self.links.games():
+            if not self.serving.has(row.guild_id):
+                continue  # another process's shards
             try:
                 await self._recover(row)
+            except GameHeld as held:  # its driver still runs: taken over when it lets go
+                log.info("standing by: %s", held)
             except Exception:
                 log.exception("could not recover game %s", row.id)
+
+    async def take_over(self, row: GameRow) -> bool:
+        """Drive a game no process drives now (`bot.discord.shards.Handover`): as after a
+        restart, then the lines typed in its booths meanwhile. False: another process holds
+        it (stay silent about it)."""
+        if row.id in self.service.games:
+            return True
+        try:
+            await self._recover(row)
+        except GameHeld:
+            return False
+        except ServiceError as exc:  # it ended meanwhile: any process may say so
+            log.info("game %s: %s", row.id, exc)
+            return True
+        except Exception:
+            log.exception("could not take over game %s", row.id)
+            return False
+        if self.caught_up.is_set():
+            self._later(self.relay.catch_up_all(row.id), f"catch up {row.id}")
+        return True
+
+    def game_moved(self, game_id: str) -> None:
+        """Another process took the game over (this one stalled past its lease): forget it
+        here, so nothing more about it is posted or relayed by this process."""
+        room = self.rooms.get(game_id)
+        if room is not None:
+            self.rooms.forget(room)
+        self.relay.forget(game_id)
+        self.afk.forget(game_id)
 
     async def _recover(self, row: GameRow) -> None:
         if not row.channel_id or not row.guild_id:
@@ -191,6 +233,8 @@ class MafiaBot(discord.AutoShardedClient):
         if count:
             log.info("relaying %d booth line(s) typed while the bot was away", count)
         self.caught_up.set()
+        self.handover.start()
+        log.info("ready on %s", self.serving.describe())
 
     # --- gateway events ------------------------------------------------------------------------
 
@@ -253,7 +297,10 @@ class MafiaBot(discord.AutoShardedClient):
             self.rooms.forget(room)
             self.relay.forget(room.game_id)
 
-        task = asyncio.create_task(forget_later())
+        self._later(forget_later(), f"forget {room.game_id}")
+
+    def _later(self, work: Coroutine[Any, Any, object], name: str) -> None:
+        task = asyncio.create_task(work, name=name)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
@@ -275,6 +322,7 @@ class MafiaBot(discord.AutoShardedClient):
     # --- shutdown ------------------------------------------------------------------------------
 
     async def close(self) -> None:
+        await self.handover.close()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.outbox.drain(), 10)
         await self.outbox.close()
@@ -282,6 +330,19 @@ class MafiaBot(discord.AutoShardedClient):
             task.cancel()
         await super().close()
         await asyncio.to_thread(self.links.close)
+
+
+class GameTree(app_commands.CommandTree["MafiaBot"]):
+    """The slash commands: in a channel whose game another process drives, that process
+    answers (and this one stays silent)."""
+
+    async def interaction_check(self, interaction: discord.Interaction[MafiaBot], /) -> bool:
+        bot = self.client
+        channel_id = interaction.channel_id
+        if channel_id is None or bot.rooms.for_channel(channel_id) is not None:
+            return True
+        game_id = await bot.links.open_game_in_channel(channel_id)
+        return game_id is None or await bot.handover.claim(game_id)
 
 
 def check_token(settings: Settings) -> str:

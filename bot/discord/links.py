@@ -24,7 +24,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.store.models import Game, Message, PlatformLink, Seat, Server, utcnow
+from bot import lease
+from bot.store.models import Game, GameLease, Message, PlatformLink, Seat, Server, utcnow
 from bot.table.links import OPEN, Link, PlatformLinks
 
 __all__ = ["PLATFORM", "GameRow", "Link", "LinkStore", "SeatRow"]
@@ -97,6 +98,38 @@ class LinkStore(PlatformLinks):
             return [
                 GameRow(g.id, g.status, g.channel_id, s.external_id, g.host_user_id)
                 for g, s in rows
+            ]
+
+        return await self._tx(work)
+
+    async def free_games(self, me: lease.Holder) -> list[GameRow]:
+        """Open Discord games nobody drives now (no lease, an expired or released one, or a
+        holder on this machine that is gone), oldest first: what a process standing by for
+        its shards may take over. Live leases of other machines are left out in the query, so
+        a poll costs little however many games the other processes run."""
+
+        def work(session: Session) -> list[GameRow]:
+            now = utcnow()
+            lease_t = GameLease.__table__  # type: ignore[attr-defined]
+            rows = session.exec(
+                select(Game, Server, GameLease)
+                .join(Server, col(Server.id) == col(Game.server_id))
+                .outerjoin(GameLease, col(GameLease.game_id) == col(Game.id))
+                .where(
+                    Server.platform == PLATFORM,
+                    col(Game.status).in_(list(OPEN)),
+                    sa.or_(
+                        lease_t.c.game_id.is_(None),
+                        lease_t.c.expires_at <= now,
+                        lease_t.c.host == me.host,
+                    ),
+                )
+                .order_by(col(Game.created_at))
+            ).all()
+            return [
+                GameRow(g.id, g.status, g.channel_id, s.external_id, g.host_user_id)
+                for g, s, held in rows
+                if lease.free(held, me, now)
             ]
 
         return await self._tx(work)

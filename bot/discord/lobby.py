@@ -92,7 +92,13 @@ class Lobby:
     ) -> None:
         guild, channel, user = interaction.guild, interaction.channel, interaction.user
         assert guild is not None and channel is not None
-        await interaction.response.defer(ephemeral=True, thinking=True)
+        try:
+            await interaction.response.defer(ephemeral=True, thinking=True)
+        except discord.HTTPException as exc:
+            # another process of the same shard answered first (a rolling restart: both
+            # receive the command): it opens the lobby, this one creates nothing
+            log.info("not opening a lobby: the command was answered elsewhere (%s)", exc)
+            return
         game_id = await self.bot.service.create_game(
             config,
             platform="discord",

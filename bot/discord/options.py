@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.discord.shards import MAX_SHARDS, Shards, parse_shards
 from bot.settings import load_env
 from bot.table.text import AVATAR_URL_TEMPLATE
 
@@ -26,7 +27,10 @@ class DiscordOptions(BaseSettings):
     #: (Discord can take up to an hour to show new global commands)
     guild_ids: list[int] = Field(default_factory=list)
     #: None lets Discord recommend the shard count
-    shard_count: int | None = Field(None, ge=1)
+    shard_count: int | None = Field(None, ge=1, le=MAX_SHARDS)
+    #: the shards this process connects ("0-3", "0,2,4-6"; needs shard_count); empty: all.
+    #: Several processes, each with its own shards, share one database (see the README)
+    shards: str = ""
     #: per-character webhook avatar, the same picture on every platform; {seed} is the
     #: URL-quoted character name
     avatar_template: str = AVATAR_URL_TEMPLATE
@@ -43,6 +47,19 @@ class DiscordOptions(BaseSettings):
     #: settings' clock_speed. Tests and benchmarks only: a fixed seed (deal and names)
     test_speed: float | None = Field(None, gt=0)
     test_seed: int | None = None
+
+    @field_validator("shards")
+    @classmethod
+    def _shards(cls, value: str, info: ValidationInfo) -> str:
+        value = value.strip()
+        if value:
+            parse_shards(value, info.data.get("shard_count"))
+        return value
+
+    def shard_set(self) -> Shards:
+        """The shards this process serves."""
+        ids = parse_shards(self.shards, self.shard_count) if self.shards else None
+        return Shards(None if ids is None else tuple(ids), self.shard_count)
 
 
 def load_options(**overrides: object) -> DiscordOptions:

@@ -266,12 +266,16 @@ class Relay:
         for tid in [t for t, q in self.queues.items() if q.game_id == game_id]:
             del self.queues[tid]
 
-    async def catch_up_all(self) -> int:
-        """Relay whatever was typed in the booths of running games while nobody listened."""
+    async def catch_up_all(self, game_id: str | None = None) -> int:
+        """Relay whatever was typed in the booths of running games (of ``game_id`` only, when
+        given: a game taken over from another process) while nobody listened."""
         queues = [
             q
             for q in self.queues.values()
-            if (room := self.rooms.get(q.game_id)) is not None and room.started and not room.ended
+            if (room := self.rooms.get(q.game_id)) is not None
+            and room.started
+            and not room.ended
+            and game_id in (None, q.game_id)
         ]
         # Every booth is read back first (live lines wait in each booth's buffer meanwhile),
         # then the missed lines are handed over one at a time, oldest first across booths

@@ -6,7 +6,9 @@ Every component is a `discord.ui.DynamicItem`: the bot registers the classes onc
 the one before a crash. The game id (and, for menus, the phase they belong to) is in the id, so
 a menu from an earlier phase is refused instead of counting in the wrong vote.
 
-Callbacks only parse and hand over to the bot's handlers (`Lobby`, `Actions`, `Survey`).
+Callbacks only parse and hand over to the bot's handlers (`Lobby`, `Actions`, `Survey`). A
+component of a game another process drives is left to that process (`GameBound`: during a
+rolling restart both processes receive the click, and only the game's driver answers it).
 """
 
 from __future__ import annotations
@@ -41,11 +43,23 @@ def _options(values: list[tuple[str, str]]) -> list[list[discord.SelectOption]]:
     ]
 
 
+class GameBound:
+    """A component of one game: handled only by the process that drives the game (taking it
+    over if nobody does); another process's check fails and discord.py drops the click there
+    silently (`bot.discord.shards.Handover.claim`)."""
+
+    async def interaction_check(self, interaction: discord.Interaction[Any], /) -> bool:
+        game_id: str | None = getattr(self, "game_id", None)
+        return game_id is None or await bot_of(interaction).handover.claim(game_id)
+
+
 # --- lobby -------------------------------------------------------------------------------------
 
 
 class LobbyButton(
-    discord.ui.DynamicItem[Button], template=rf"mafia:lobby:{GAME}:(?P<action>join|leave|start)"
+    GameBound,
+    discord.ui.DynamicItem[Button],
+    template=rf"mafia:lobby:{GAME}:(?P<action>join|leave|start)",
 ):
     STYLES: ClassVar[dict[str, discord.ButtonStyle]] = {
         "join": discord.ButtonStyle.success,
@@ -86,6 +100,7 @@ def lobby_view(game_id: str) -> discord.ui.View:
 
 
 class ConsentButton(
+    GameBound,
     discord.ui.DynamicItem[Button],
     template=r"mafia:consent:(?P<game>[a-z0-9]{1,24}|-):(?P<answer>yes|no):"
     r"(?P<version>[\w.\-]{1,16}):(?P<research>[01])",
@@ -133,7 +148,7 @@ def consent_view(game_id: str | None, version: str, research: bool) -> discord.u
 # --- votes and night actions ---------------------------------------------------------------------
 
 
-class _PhaseSelect(discord.ui.DynamicItem[Select], template=r"mafia:__never__"):
+class _PhaseSelect(GameBound, discord.ui.DynamicItem[Select], template=r"mafia:__never__"):
     """A menu of character names for one phase of one game."""
 
     prefix = ""
@@ -239,6 +254,7 @@ def night_action_view(game_id: str, seq: int, verb: str, names: list[str]) -> di
 
 
 class SurveySelect(
+    GameBound,
     discord.ui.DynamicItem[Select],
     template=rf"mafia:survey:{GAME}:(?P<seat>\d+):(?P<q>ai\d|sim|time|rel)",
 ):
@@ -302,7 +318,7 @@ class CommentModal(discord.ui.Modal):
 
 
 class CommentButton(
-    discord.ui.DynamicItem[Button], template=rf"mafia:survey:{GAME}:(?P<seat>\d+):note"
+    GameBound, discord.ui.DynamicItem[Button], template=rf"mafia:survey:{GAME}:(?P<seat>\d+):note"
 ):
     """Opens the comment form (a form cannot be part of a message, so a button asks for it)."""
 

@@ -107,8 +107,10 @@ class Table:
     roles: dict[int, str] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, fake: FakeDiscord, humans: int = 5) -> Table:
-        guild = fake.add_guild("Mafia Club")
+    def build(
+        cls, fake: FakeDiscord, humans: int = 5, *, shard: tuple[int, int] | None = None
+    ) -> Table:
+        guild = fake.add_guild("Mafia Club", shard=shard)
         town = fake.add_channel(guild, "town-square")
         mods = fake.add_role(guild, "Mods", PERMISSIONS["manage_guild"])
         mod = fake.add_member(guild, "mod", roles=[mods])

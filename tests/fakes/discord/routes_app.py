@@ -85,7 +85,7 @@ async def get_gateway(w: World, r: Req) -> Any:
 async def get_gateway_bot(w: World, r: Req) -> Any:
     return {
         "url": w.ws_url,
-        "shards": 1,
+        "shards": w.shards,
         "session_start_limit": {
             "total": 1000,
             "remaining": 999,

@@ -56,7 +56,9 @@ class FakeDiscord(World):
     4014), `heartbeat_interval` (seconds), `gateway_compression` (honour
     `compress=zlib-stream`; False sends plain text frames), `echo_own_messages` (dispatch
     MESSAGE_CREATE for the bot's own messages, as Discord does), `interaction_timeout`
-    (seconds before a callback gets 10062 Unknown interaction; None = never).
+    (seconds before a callback gets 10062 Unknown interaction; None = never), `shards` (the
+    shard count ``GET /gateway/bot`` recommends; guild events go to the sessions whose
+    IDENTIFY ``shard`` covers the guild, to each of them when several identified alike).
     """
 
     def __init__(self, **options: Any) -> None:

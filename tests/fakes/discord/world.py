@@ -167,6 +167,7 @@ class World:
         echo_own_messages: bool = True,
         interaction_timeout: float | None = None,
         gateway_compression: bool = True,
+        shards: int = 1,
     ) -> None:
         self.snowflakes = SnowflakeGenerator()
         self.token = token
@@ -175,6 +176,8 @@ class World:
         self.echo_own_messages = echo_own_messages
         self.interaction_timeout = interaction_timeout
         self.gateway_compression = gateway_compression
+        #: the shard count GET /gateway/bot recommends (IDENTIFY may ask for any split)
+        self.shards = shards
         self.application_id = self.snowflakes.next()
         self.bot = User(id=self.application_id, username=bot_name, bot=True, discriminator="4821")
         self.app_owner = User(id=self.snowflakes.next(), username="app-owner")
@@ -526,13 +529,23 @@ class World:
         self.users[user.id] = user
         return user
 
-    def add_guild(self, name: str = "Mafia Club", *, owner: UserLike | None = None) -> Guild:
+    def add_guild(
+        self,
+        name: str = "Mafia Club",
+        *,
+        owner: UserLike | None = None,
+        shard: tuple[int, int] | None = None,
+    ) -> Guild:
         """A guild the bot is in, with @everyone and the bot's managed role.
 
         The owner defaults to an id that is not a member: an owner bypasses every overwrite,
-        so making anyone in the test the owner would hide permission bugs.
+        so making anyone in the test the owner would hide permission bugs. ``shard=(i, n)``:
+        a guild whose events go to shard i of n (its id is drawn until it falls there, a
+        millisecond or so).
         """
         gid = self.snowflakes.next()
+        while shard is not None and (gid >> 22) % shard[1] != shard[0]:
+            gid = self.snowflakes.next()
         owner_id = self.user(owner).id if owner is not None else self.snowflakes.next()
         guild = Guild(id=gid, name=name, owner_id=owner_id)
         guild.roles[gid] = Role(
