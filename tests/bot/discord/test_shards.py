@@ -117,12 +117,17 @@ def lines_on_stage(table: Table) -> list[str]:
     return [e.content for e in table.stage_posts() if e.username in names]
 
 
-def refused_twice(fake: FakeDiscord) -> list[str]:
-    """Interaction answers Discord refused as already given (two processes answering)."""
+def refused_twice(fake: FakeDiscord, kind: int = 3) -> list[str]:
+    """Answers to interactions of ``kind`` (3: clicks and menus, 2: slash commands) that
+    Discord refused as already given: two processes answered the same interaction."""
+    kinds = {str(i.id): i.payload.get("type") for i in fake.interactions.values()}
     return [
         r.path
         for r in fake.requests
-        if r.status == 400 and isinstance(r.response, dict) and r.response.get("code") == 40060
+        if r.status == 400
+        and isinstance(r.response, dict)
+        and r.response.get("code") == 40060
+        and kinds.get(r.path.split("/")[2]) == kind
     ]
 
 
@@ -179,7 +184,8 @@ async def test_kill_9_one_process_its_games_resume_and_the_other_never_touches_t
     assert [t for t in lines_on_stage(west) if t in expected_west] == expected_west
     expected_east = ["east before", "east while west is down", "east after"]
     assert [t for t in lines_on_stage(east) if t in expected_east] == expected_east
-    assert refused_twice(fake) == []  # no click or command was answered by both processes
+    # no click or command was answered by both processes
+    assert refused_twice(fake) == refused_twice(fake, 2) == []
 
 
 async def test_rolling_restart_hands_every_game_over_each_line_posted_once(
@@ -208,7 +214,13 @@ async def test_rolling_restart_hands_every_game_over_each_line_posted_once(
         await say_all(east, [(1, "east during the overlap")])
         await west.wait_post("west during the overlap", within=WITHIN)
         await east.wait_post("east during the overlap", within=WITHIN)
-        assert leases(url) == before  # the new process took nothing yet
+        # a game opened during the overlap: both receive the commands and the clicks; one
+        # lobby, each click answered once (by the process that opened it)
+        north = Table.build(fake, shard=(0, 2))
+        lobby = await north.full_lobby(day_minutes=30.0)
+        lobbies = [m for m in fake.messages_in(north.town) if m["components"]]
+        assert len(lobbies) == 1
+        assert {k: v for k, v in leases(url).items() if k in before} == before  # none taken
         assert "recovered game" not in new.text()
         assert "standing by" in new.text()
 
@@ -216,13 +228,21 @@ async def test_rolling_restart_hands_every_game_over_each_line_posted_once(
         await say_all(west, [(2, "west during the handover")])  # typed as the old one stops
         assert await asyncio.wait_for(old.proc.wait(), WITHIN) == 0
         for game_id in games.values():
-            pid, epoch = await wait_held(fake, url, game_id, new.pid)
+            _, epoch = await wait_held(fake, url, game_id, new.pid)
             assert epoch == before[game_id][1] + 1
         await say_all(west, [(0, "west after")])
         await say_all(east, [(0, "east after")])
         for table, text in ((west, "west during the handover"), (west, "west after"),
                             (east, "east after")):  # fmt: skip
             await table.wait_post(text, within=WITHIN)
+        # the lobby opened during the overlap goes on in the new process
+        north_game = north.game_id(lobby)
+        await wait_held(fake, url, north_game, new.pid)
+        assert (await (await north.start(north.mod, lobby)).response()).type == 6
+        for person in north.humans:
+            await north.read_role(person)
+        await say_all(north, [(0, "north after")])
+        await north.wait_post("north after", within=WITHIN)
 
     expected = {
         "west": ["west 1", "west during the overlap", "west during the handover", "west after"],
@@ -231,4 +251,5 @@ async def test_rolling_restart_hands_every_game_over_each_line_posted_once(
     for table, key in ((west, "west"), (east, "east")):
         said = [t for t in lines_on_stage(table) if t in expected[key]]
         assert said == expected[key], key  # each once, in order
+    assert lines_on_stage(north).count("north after") == 1
     assert refused_twice(fake) == []
