@@ -40,7 +40,7 @@ from bot.discord.outbox import Job, Outbox
 from bot.discord.relay import Relay, RelayMetrics
 from bot.discord.render import Renderer
 from bot.discord.rooms import Room, Rooms
-from bot.discord.servers import Servers, reply
+from bot.discord.servers import Servers, defer, reply
 from bot.discord.shards import Handover
 from bot.discord.survey import Survey
 from bot.discord.views import DYNAMIC_ITEMS
@@ -333,16 +333,26 @@ class MafiaBot(discord.AutoShardedClient):
 
 
 class GameTree(app_commands.CommandTree["MafiaBot"]):
-    """The slash commands: in a channel whose game another process drives, that process
-    answers (and this one stays silent)."""
+    """The slash commands, each answered by one process when several serve the same shard (a
+    rolling restart: both receive every command). In a channel whose game another process
+    drives, that process answers. Any other command is claimed by answering it first: every
+    command is deferred on arrival (an ephemeral "thinking"), Discord accepts only the first
+    answer to an interaction, and the process whose answer is refused drops the command before
+    it reads or writes anything."""
 
     async def interaction_check(self, interaction: discord.Interaction[MafiaBot], /) -> bool:
         bot = self.client
         channel_id = interaction.channel_id
-        if channel_id is None or bot.rooms.for_channel(channel_id) is not None:
-            return True
-        game_id = await bot.links.open_game_in_channel(channel_id)
-        return game_id is None or await bot.handover.claim(game_id)
+        if channel_id is not None and bot.rooms.for_channel(channel_id) is None:
+            game_id = await bot.links.open_game_in_channel(channel_id)
+            if game_id is not None and not await bot.handover.claim(game_id):
+                return False
+        try:
+            await defer(interaction)
+        except discord.HTTPException as exc:
+            log.info("a command answered by another process: %s", exc)
+            return False
+        return True
 
 
 def check_token(settings: Settings) -> str:

@@ -31,7 +31,7 @@ from bot.discord.moderation import (
 from bot.discord.options import DiscordOptions
 from bot.discord.permissions import describe_missing, missing
 from bot.discord.rooms import Room, Rooms
-from bot.discord.servers import Servers, reply
+from bot.discord.servers import Servers, defer, reply
 from bot.discord.views import consent_view
 from bot.errors import ServiceError
 from bot.privacy import withdraw
@@ -360,7 +360,7 @@ class MafiaCommands(
                     "ask them to run /mafia consent and agree, then try again.",
                 )
                 return
-        await interaction.response.defer(ephemeral=True, thinking=True)
+        await defer(interaction)
         try:
             if substitute is not None:
                 await self.actions.substitute(room, seat, substitute.id)
@@ -386,7 +386,7 @@ class MafiaCommands(
             return
         guild = interaction.guild
         assert guild is not None
-        await interaction.response.defer(ephemeral=True, thinking=True)
+        await defer(interaction)
         ids = await self.links.ended_games(guild.id)
         if not ids:
             await interaction.followup.send("No finished games on this server yet.", ephemeral=True)
@@ -430,14 +430,15 @@ class MafiaCommands(
             view = (
                 None if status.ok else consent_view(None, CONSENT_VERSION, status.logging_enabled)
             )
-            await interaction.response.send_message(
+            await defer(interaction)
+            await interaction.followup.send(
                 f"Your answer on this server: {status.describe()}",
                 embed=embed,
                 view=view or discord.utils.MISSING,
                 ephemeral=True,
             )
             return
-        await interaction.response.defer(ephemeral=True, thinking=True)
+        await defer(interaction)
         report = await self.links.run(withdraw, self.service.engine, "discord", str(guild.id), user)
         for game_id in report.lobby:
             try:

@@ -20,6 +20,7 @@ import discord
 from bot.consent import ConsentRequired, record_consent
 from bot.discord.permissions import blocking, describe_missing
 from bot.discord.rooms import Room
+from bot.discord.servers import defer
 from bot.discord.views import consent_view, lobby_view
 from bot.service import LiveGame, ServiceError
 from bot.table.config import config_summary
@@ -92,13 +93,7 @@ class Lobby:
     ) -> None:
         guild, channel, user = interaction.guild, interaction.channel, interaction.user
         assert guild is not None and channel is not None
-        try:
-            await interaction.response.defer(ephemeral=True, thinking=True)
-        except discord.HTTPException as exc:
-            # another process of the same shard answered first (a rolling restart: both
-            # receive the command): it opens the lobby, this one creates nothing
-            log.info("not opening a lobby: the command was answered elsewhere (%s)", exc)
-            return
+        await defer(interaction)
         game_id = await self.bot.service.create_game(
             config,
             platform="discord",

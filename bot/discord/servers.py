@@ -31,6 +31,13 @@ async def reply(interaction: discord.Interaction[Any], text: str) -> None:
         log.info("could not answer an interaction: %s", exc)
 
 
+async def defer(interaction: discord.Interaction[Any]) -> None:
+    """Say "thinking" (ephemeral) unless the interaction was answered already (every slash
+    command is deferred on arrival: `bot.discord.app.GameTree`)."""
+    if not interaction.response.is_done():
+        await interaction.response.defer(ephemeral=True, thinking=True)
+
+
 class Servers:
     def __init__(self, links: LinkStore) -> None:
         self.links = links

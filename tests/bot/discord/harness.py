@@ -70,6 +70,16 @@ async def bot_stack(
         yield bot
 
 
+async def answered(inter: Interaction) -> JSON:
+    """The message the bot answered with: the response itself, or (slash commands are
+    deferred on arrival) the first followup, which Discord turns into the response."""
+    callback = await inter.response()
+    if callback.type == 5:
+        await inter.followup(0)
+    assert inter.original is not None
+    return inter.original
+
+
 def db_url_in(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'db' / 'mafiabot.db'}"
 
@@ -127,10 +137,7 @@ class Table:
 
     async def answer(self, inter: Interaction) -> str:
         """The text of an ephemeral answer (direct, or the first followup after a defer)."""
-        callback = await inter.response()
-        if callback.type == 5:
-            return str((await inter.followup(0))["content"])
-        return str(callback.content or "")
+        return str((await answered(inter)).get("content") or "")
 
     async def setup(self) -> str:
         return await self.answer(await self.slash("mafia setup", self.mod))

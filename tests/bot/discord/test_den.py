@@ -20,6 +20,7 @@ from bot.store.models import Message
 from tests.bot.discord.harness import (
     JSON,
     Table,
+    answered,
     bot_stack,
     component,
     custom_ids,
@@ -213,8 +214,7 @@ async def test_two_human_mafia_hear_each_other_in_their_booths_and_a_substitute_
 
         # B is replaced by a substitute: the den follows the seat to the new booth.
         consent = await table.slash("mafia consent", sub)
-        await consent.response()
-        notice = consent.original
+        notice = await answered(consent)
         assert notice is not None
         agree = await fake.click(notice, component(notice, "mafia:consent:-:yes"), user=sub)
         await agree.response()
@@ -252,8 +252,7 @@ async def test_two_human_mafia_hear_each_other_in_their_booths_and_a_substitute_
         # A substitute arriving during the mafia vote gets the vote menu in the new booth.
         sub2 = fake.add_member(table.guild, "second substitute")
         consent = await table.slash("mafia consent", sub2)
-        await consent.response()
-        notice = consent.original
+        notice = await answered(consent)
         assert notice is not None
         await (
             await fake.click(notice, component(notice, "mafia:consent:-:yes"), user=sub2)

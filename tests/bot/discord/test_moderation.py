@@ -11,7 +11,7 @@ from sqlmodel import Session, select
 
 from bot.store.db import make_engine
 from bot.store.models import Consent, Game, Server
-from tests.bot.discord.harness import Table, bot_stack, component, db_url_in
+from tests.bot.discord.harness import Table, answered, bot_stack, component, db_url_in
 from tests.fakes.discord import FakeDiscord
 
 
@@ -81,8 +81,8 @@ async def test_kick_hands_the_seat_to_an_agent_or_a_substitute(
         )
         assert "hasn't agreed" in refused
         consent = await table.slash("mafia consent", sub)
-        notice = await consent.response()
-        assert notice.ephemeral and "One of the players at this table is an AI" in str(notice.data)
+        notice = await answered(consent)
+        assert notice["flags"] & 64 and "One of the players at this table is an AI" in str(notice)
         agree = await fake_discord.click(
             consent.original, component(consent.original, "mafia:consent:-:yes"), user=sub
         )
@@ -119,8 +119,8 @@ async def test_withdrawing_consent_takes_you_out_of_lobbies(
         assert text.startswith("Withdrawn")
         assert len(bot.service.games[game_id].seats) == 0
         shown = await table.slash("mafia consent", person)
-        answer = await shown.response()
-        assert "withdrawn" in (answer.content or "") and shown.original is not None
+        answer = await answered(shown)
+        assert "withdrawn" in answer["content"] and shown.original is not None
         assert shown.original["components"]  # asked again
         rejoin = await (
             await fake_discord.click(lobby, f"mafia:lobby:{game_id}:join", user=person)

@@ -11,7 +11,7 @@ from bot.discord.actions import NOT_A_PLAYER
 from bot.discord.commands import MODS_ONLY, NOT_BOUND
 from bot.store.db import make_engine
 from bot.store.models import Consent
-from tests.bot.discord.harness import Table, bot_stack, component, db_url_in
+from tests.bot.discord.harness import Table, answered, bot_stack, component, db_url_in
 from tests.fakes.discord import FakeDiscord
 
 
@@ -30,14 +30,14 @@ async def test_moderator_commands_refuse_everyone_else(
             ("mafia kick", {"member": table.mod}),
         ):
             inter = await table.slash(command, player, **options)
-            answer = await inter.response()
-            assert answer.ephemeral, command
+            answer = await answered(inter)
+            assert answer["flags"] & 64, command  # ephemeral
             if command == "mafia end":
-                assert answer.content == "There is no open game in this channel."
+                assert answer["content"] == "There is no open game in this channel."
             else:
-                assert answer.content == MODS_ONLY, command
-        new = await (await table.slash("mafia new", player)).response()
-        assert new.ephemeral and new.content == NOT_BOUND
+                assert answer["content"] == MODS_ONLY, command
+        new = await answered(await table.slash("mafia new", player))
+        assert new["flags"] & 64 and new["content"] == NOT_BOUND
         assert fake_discord.messages_in(table.town) == []
 
 
@@ -63,8 +63,8 @@ async def test_lobby_refusals_and_a_declined_consent(
         await table.join(other, lobby)
         not_host = await (await table.start(other, lobby)).response()
         assert not_host.content == "Only the host or a moderator can start the game."
-        second = await (await table.slash("mafia new", other)).response()
-        assert second.ephemeral and f"Game {gid} is still open" in (second.content or "")
+        second = await answered(await table.slash("mafia new", other))
+        assert second["flags"] & 64 and f"Game {gid} is still open" in second["content"]
     with Session(make_engine(url)) as session:
         answers = {c.user_id: c.agreed for c in session.exec(select(Consent)).all()}
     assert answers == {str(host.id): True, str(other.id): True, str(shy.id): False}

@@ -73,6 +73,28 @@ CASES: list[tuple[list[str], dict[str, str], str]] = [
     (["run"], {}, "--discord"),
     (["run", "--discord", "--http", "3000"], {}, "--http"),
     (["run", "--discord"], {"MAFIABOT_DISCORD_TOKEN": ""}, "MAFIABOT_DISCORD_TOKEN"),
+    # sharding: a reversed range, a shard that does not exist, no count, no Discord
+    (["run", "--discord", "--shards", "5-3", "--shard-count", "8"], TOKEN, "runs backwards"),
+    (["run", "--discord", "--shards", "0-8", "--shard-count", "8"], TOKEN, "shard 8"),
+    (["run", "--discord", "--shards", "2", "--shard-count", "2"], TOKEN, "0 to 1"),
+    (["run", "--discord", "--shards", "0-3"], TOKEN, "shard count"),
+    (["run", "--discord", "--shards", "one", "--shard-count", "2"], TOKEN, "--shards"),
+    (["run", "--discord", "--shards", "0-", "--shard-count", "2"], TOKEN, "--shards"),
+    (["run", "--discord", "--shard-count", "0"], TOKEN, "--shard-count"),
+    (["run", "--discord", "--shard-count", "-1"], TOKEN, "--shard-count"),
+    (["run", "--slack", "--shards", "0-3", "--shard-count", "8"], {}, "--discord"),
+    (["run", "--slack", "--shard-count", "8"], {}, "--discord"),
+    (
+        ["run", "--discord"],
+        {**TOKEN, "MAFIABOT_DISCORD_SHARDS": "0-3", "MAFIABOT_DISCORD_SHARD_COUNT": "2"},
+        "MAFIABOT_DISCORD_SHARDS",
+    ),
+    (["run", "--discord"], {**TOKEN, "MAFIABOT_DISCORD_SHARDS": "1"}, "MAFIABOT_DISCORD_SHARDS"),
+    (
+        ["run", "--discord", "--shards", "3"],
+        {**TOKEN, "MAFIABOT_DISCORD_SHARD_COUNT": "2"},
+        "0 to 1",
+    ),
     # settings: each bad MAFIABOT_* value names its variable (item 12)
     (
         ["run", "--discord"],

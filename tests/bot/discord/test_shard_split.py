@@ -1,0 +1,115 @@
+"""Sharding in one process: the shard list and its refusals, which servers a process serves,
+and two bots on the same shards (a rolling restart's overlap) where only the game's driver
+answers, then hands the game over."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from bot.discord.options import DiscordOptions, load_options
+from bot.discord.shards import Shards, parse_shards, shard_of
+from bot.settings import SettingsError
+from tests.bot.discord.harness import Table, bot_stack, db_url_in
+from tests.fakes.discord import FakeDiscord
+
+
+@pytest.mark.parametrize(
+    ("text", "count", "ids"),
+    [
+        ("0-3", 8, [0, 1, 2, 3]),
+        ("5", 8, [5]),
+        ("0,2,4-6", 8, [0, 2, 4, 5, 6]),
+        ("1-1,0", 2, [0, 1]),
+    ],
+)
+def test_shard_lists(text: str, count: int, ids: list[int]) -> None:
+    assert parse_shards(text, count) == ids
+
+
+@pytest.mark.parametrize(
+    ("text", "count", "said"),
+    [
+        ("5-3", 8, "runs backwards"),
+        ("8", 8, "shards are 0 to 7"),
+        ("0-8", 8, "shard 8 does not exist"),
+        ("0-3", None, "needs a shard count"),
+        ("", 2, "not a shard id"),
+        ("-1", 2, "not a shard id"),
+        ("a-b", 2, "not a shard id"),
+        ("0,,1", 2, "not a shard id"),
+    ],
+)
+def test_bad_shard_lists_say_what_is_wrong(text: str, count: int | None, said: str) -> None:
+    with pytest.raises(ValueError, match=said):
+        parse_shards(text, count)
+
+
+def test_a_server_belongs_to_one_shard() -> None:
+    half = Shards((0,), 2)
+    other = Shards((1,), 2)
+    for gid in (175928847299117063, 81384788765712384, 1 << 22, 3 << 22):
+        assert half.has(gid) != other.has(gid)
+        assert half.has(gid) == (shard_of(gid, 2) == 0)
+        assert Shards().has(gid)  # one process for every shard
+    assert not half.has("not-a-guild")
+
+
+def test_the_environment_names_the_shards(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAFIABOT_DISCORD_SHARDS", "2-3")
+    monkeypatch.setenv("MAFIABOT_DISCORD_SHARD_COUNT", "4")
+    assert load_options(_env_file=None).shard_set() == Shards((2, 3), 4)
+    monkeypatch.setenv("MAFIABOT_DISCORD_SHARD_COUNT", "3")
+    with pytest.raises(SettingsError, match=r"MAFIABOT_DISCORD_SHARDS: .*shard 3"):
+        load_options(_env_file=None)
+
+
+async def test_the_bot_connects_only_its_shards(fake_discord: FakeDiscord, tmp_path: Path) -> None:
+    fake = fake_discord
+    fake.shards = 2
+    mine, theirs = Table.build(fake, shard=(1, 2)), Table.build(fake, shard=(0, 2))
+    async with bot_stack(fake, db_url_in(tmp_path), shards="1", shard_count=2) as bot:
+        assert [s.shard for s in fake.sessions.values()] == [(1, 2)]  # IDENTIFY's shard
+        assert bot.get_guild(mine.guild.id) is not None
+        assert bot.get_guild(theirs.guild.id) is None
+    assert DiscordOptions(_env_file=None).shard_set() == Shards()  # type: ignore[call-arg]
+
+
+async def test_two_bots_on_one_shard_only_the_driver_answers_then_it_hands_over(
+    fake_discord: FakeDiscord, tmp_path: Path
+) -> None:
+    fake = fake_discord
+    table = Table.build(fake)
+    url = db_url_in(tmp_path)
+    async with contextlib.AsyncExitStack() as one, contextlib.AsyncExitStack() as two:
+        bots = [
+            await one.enter_async_context(bot_stack(fake, url)),
+            await two.enter_async_context(bot_stack(fake, url)),
+        ]
+        # both receive the commands and clicks of the game's opening: one bot answers each,
+        # and the game belongs to the one that answered /mafia new
+        game_id = await table.play(day_minutes=30.0)
+        holders = [i for i, bot in enumerate(bots) if game_id in bot.service.games]
+        assert len(holders) == 1
+        driver, standby = holders[0], 1 - holders[0]
+
+        # a command in the game's channel reaches both bots: only the driver answers
+        status = await table.slash("mafia status", table.mod)
+        assert game_id in await table.answer(status)
+        await table.say(table.humans[0], "said once")
+        await table.wait_post("said once")
+
+        assert await bots[standby].handover.sweep() == []  # held: nothing to take
+        await (one, two)[driver].aclose()  # the driver stops: its game is released
+        assert await bots[standby].handover.sweep() == [game_id]
+        await table.say(table.humans[1], "after the handover")
+        await table.wait_post("after the handover")
+        await bots[standby].outbox.drain()
+
+    for inter in fake.interactions.values():  # each command and click answered once
+        answers = [r for r in fake.requests if r.path.startswith(f"/interactions/{inter.id}/")]
+        assert len([r for r in answers if r.status in (200, 204)]) == 1, inter.payload["data"]
+    said = [e.content for e in table.stage_posts() if e.username in table.names.values()]
+    assert said == ["said once", "after the handover"]
