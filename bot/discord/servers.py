@@ -1,12 +1,14 @@
-"""Per-server settings (``/mafia setup`` and ``/mafia config``), cached, and who moderates.
+"""Per-server settings (``/mafia setup`` and ``/mafia config``), cached briefly, and who
+moderates.
 
-Read once per server from the adapter's store and kept in memory; every change goes through
+Read from the adapter's store and kept in memory for a few seconds; every change goes through
 `update`, which stores it and refreshes the cache.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,23 +40,30 @@ async def defer(interaction: discord.Interaction[Any]) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
 
 
+#: how long a server's settings are trusted from memory: another process serving the same
+#: shard (a rolling restart) may have changed them in the database meanwhile
+CACHE_SECONDS = 5.0
+
+
 class Servers:
     def __init__(self, links: LinkStore) -> None:
         self.links = links
-        self._cache: dict[int, tuple[dict[str, Any], bool]] = {}
+        self._cache: dict[int, tuple[float, tuple[dict[str, Any], bool]]] = {}
 
     async def get(self, guild_id: int) -> tuple[dict[str, Any], bool]:
         """(settings, research logging on) of a server."""
         cached = self._cache.get(guild_id)
-        if cached is None:
-            cached = self._cache[guild_id] = await self.links.server_settings(guild_id)
-        return cached
+        if cached is not None and time.monotonic() - cached[0] < CACHE_SECONDS:
+            return cached[1]
+        result = await self.links.server_settings(guild_id)
+        self._cache[guild_id] = (time.monotonic(), result)
+        return result
 
     async def update(
         self, guild_id: int, change: Change, **kwargs: Any
     ) -> tuple[dict[str, Any], bool]:
         result = await self.links.update_server(guild_id, change, **kwargs)
-        self._cache[guild_id] = result
+        self._cache[guild_id] = (time.monotonic(), result)
         return result
 
     async def is_moderator(self, interaction: discord.Interaction[Any]) -> bool:
