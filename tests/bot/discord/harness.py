@@ -8,6 +8,7 @@ fake's driving API: slash commands, clicks, selects, and typing in booths.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -78,6 +79,23 @@ async def answered(inter: Interaction) -> JSON:
         await inter.followup(0)
     assert inter.original is not None
     return inter.original
+
+
+def run_env(fake: FakeDiscord, db_url: str, **settings: str) -> dict[str, str]:
+    """The environment of a ``mafiabot run`` process (tests/bot/ops/runproc.py) on ``fake``:
+    none of the caller's MAFIABOT_* variables, the database, the token, no AFK reminders."""
+    root = Path(__file__).resolve().parents[3]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAFIABOT_")}
+    env.update(
+        PYTHONPATH=str(root),
+        FAKE_DISCORD_API=fake.api_base,
+        FAKE_DISCORD_WS=fake.ws_url,
+        MAFIABOT_DATABASE_URL=db_url,
+        MAFIABOT_DISCORD_TOKEN=fake.token,
+        MAFIABOT_DISCORD_AFK_REMINDER_MINUTES="0",
+    )
+    env.update(settings)
+    return env
 
 
 def db_url_in(tmp_path: Path) -> str:

@@ -7,7 +7,6 @@ shards, then SIGTERM to the old) hands the games over with every line posted exa
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -19,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 from bot.store.db import make_engine
-from tests.bot.discord.harness import Table
+from tests.bot.discord.harness import Table, run_env
 from tests.fakes.discord import FakeDiscord
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -49,16 +48,7 @@ class Proc:
 async def start(fake: FakeDiscord, url: str, tmp_path: Path, name: str, shards: str) -> Proc:
     """`mafiabot run --discord --shards SHARDS --shard-count 2`, connected and caught up."""
     log = tmp_path / f"{name}.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MAFIABOT_")}
-    env.update(
-        PYTHONPATH=str(ROOT),
-        FAKE_DISCORD_API=fake.api_base,
-        FAKE_DISCORD_WS=fake.ws_url,
-        MAFIABOT_DATABASE_URL=url,
-        MAFIABOT_DISCORD_TOKEN=fake.token,
-        MAFIABOT_HTTP_ADDR="",
-        MAFIABOT_DISCORD_AFK_REMINDER_MINUTES="0",
-    )
+    env = run_env(fake, url, MAFIABOT_HTTP_ADDR="")
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         str(RUN),
@@ -131,6 +121,12 @@ def refused_twice(fake: FakeDiscord, kind: int = 3) -> list[str]:
     ]
 
 
+def two_shards(fake: FakeDiscord) -> tuple[Table, Table]:
+    """A gateway of two shards, and a server on each."""
+    fake.shards = 2
+    return Table.build(fake, shard=(0, 2)), Table.build(fake, shard=(1, 2))
+
+
 async def say_all(table: Table, texts: list[tuple[int, str]]) -> None:
     for who, text in texts:
         await table.say(table.humans[who], text)
@@ -140,8 +136,7 @@ async def test_kill_9_one_process_its_games_resume_and_the_other_never_touches_t
     fake_discord: FakeDiscord, pg_url: str, tmp_path: Path
 ) -> None:
     fake, url = fake_discord, pg_url
-    fake.shards = 2
-    west, east = Table.build(fake, shard=(0, 2)), Table.build(fake, shard=(1, 2))
+    west, east = two_shards(fake)
     async with processes() as bots:
         a = await start(fake, url, tmp_path, "a", "0")
         bots.append(a)
@@ -192,8 +187,7 @@ async def test_rolling_restart_hands_every_game_over_each_line_posted_once(
     fake_discord: FakeDiscord, pg_url: str, tmp_path: Path
 ) -> None:
     fake, url = fake_discord, pg_url
-    fake.shards = 2
-    west, east = Table.build(fake, shard=(0, 2)), Table.build(fake, shard=(1, 2))
+    west, east = two_shards(fake)
     async with processes() as bots:
         old = await start(fake, url, tmp_path, "old", "0-1")
         bots.append(old)

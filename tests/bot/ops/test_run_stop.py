@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import signal
 import sys
@@ -20,7 +19,7 @@ from sqlmodel import Session, select
 
 from bot.store.db import make_engine
 from bot.store.models import Game
-from tests.bot.discord.harness import Table, db_url_in
+from tests.bot.discord.harness import Table, db_url_in, run_env
 from tests.bot.ops.scrape import healthz, metrics, value
 from tests.fakes.discord import FakeDiscord
 
@@ -47,17 +46,7 @@ class Bot:
 async def bot_process(fake: FakeDiscord, url: str, tmp_path: Path, name: str) -> AsyncIterator[Bot]:
     """A healthy `mafiabot run --discord` process; killed on the way out if still running."""
     log = tmp_path / f"{name}.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MAFIABOT_")}
-    env.update(
-        PYTHONPATH=str(ROOT),
-        FAKE_DISCORD_API=fake.api_base,
-        FAKE_DISCORD_WS=fake.ws_url,
-        MAFIABOT_DATABASE_URL=url,
-        MAFIABOT_DISCORD_TOKEN=fake.token,
-        MAFIABOT_HTTP_ADDR="127.0.0.1:0",
-        MAFIABOT_LOG_FORMAT="json",
-        MAFIABOT_DISCORD_AFK_REMINDER_MINUTES="0",
-    )
+    env = run_env(fake, url, MAFIABOT_HTTP_ADDR="127.0.0.1:0", MAFIABOT_LOG_FORMAT="json")
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         str(ROOT / "tests" / "bot" / "ops" / "runproc.py"),
