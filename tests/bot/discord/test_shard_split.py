@@ -8,10 +8,12 @@ import contextlib
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from bot.discord.options import DiscordOptions, load_options
 from bot.discord.shards import Shards, parse_shards, shard_of
 from bot.settings import SettingsError
+from bot.store.db import make_engine
 from tests.bot.discord.harness import Table, bot_stack, db_url_in
 from tests.fakes.discord import FakeDiscord
 
@@ -113,3 +115,40 @@ async def test_two_bots_on_one_shard_only_the_driver_answers_then_it_hands_over(
         assert len([r for r in answers if r.status in (200, 204)]) == 1, inter.payload["data"]
     said = [e.content for e in table.stage_posts() if e.username in table.names.values()]
     assert said == ["said once", "after the handover"]
+
+
+async def test_a_bot_that_lost_its_game_forgets_it_and_never_answers_for_it_again(
+    fake_discord: FakeDiscord, tmp_path: Path
+) -> None:
+    """A process stalled past its lease (paused, cut off from the database) and another took
+    the game over: once it notices, it drops the game's room, so a line typed afterwards is
+    relayed once, by the new driver, and the old one posts nothing (not even a refusal)."""
+    fake = fake_discord
+    table = Table.build(fake)
+    url = db_url_in(tmp_path)
+    async with contextlib.AsyncExitStack() as one, contextlib.AsyncExitStack() as two:
+        stalled = await one.enter_async_context(bot_stack(fake, url))
+        game_id = await table.play(day_minutes=30.0)
+        other = await two.enter_async_context(bot_stack(fake, url))
+        assert game_id not in other.service.games
+
+        engine = make_engine(url)
+        with engine.begin() as conn:  # the stalled process's lease runs out
+            conn.execute(sa.text("UPDATE game_leases SET expires_at = '2000-01-01'"))
+        engine.dispose()
+        assert await other.handover.sweep() == [game_id]
+        await stalled.service.renew_leases()  # it wakes up and learns it lost the game
+        assert game_id not in stalled.service.games
+        assert stalled.rooms.get(game_id) is None
+
+        await table.say(table.humans[0], "only the new driver relays this")
+        await table.wait_post("only the new driver relays this")
+        await other.outbox.drain()
+        await stalled.outbox.drain()
+
+    said = [e.content for e in table.stage_posts() if e.username in table.names.values()]
+    assert said == ["only the new driver relays this"]
+    booth = table.booth(table.humans[0])
+    assert booth is not None
+    notes = [m["content"] for m in fake.messages_in(booth) if m["author"].get("bot")]
+    assert not any("not relayed" in n or "no game" in n.lower() for n in notes), notes
