@@ -17,6 +17,9 @@ from bot.store.db import make_engine
 from tests.bot.discord.harness import Table, bot_stack, db_url_in
 from tests.fakes.discord import FakeDiscord
 
+#: waits on a loaded machine (two cores, other tests running)
+WITHIN_S = 20.0
+
 
 @pytest.mark.parametrize(
     ("text", "count", "ids"),
@@ -152,3 +155,47 @@ async def test_a_bot_that_lost_its_game_forgets_it_and_never_answers_for_it_agai
     assert booth is not None
     notes = [m["content"] for m in fake.messages_in(booth) if m["author"].get("bot")]
     assert not any("not relayed" in n or "no game" in n.lower() for n in notes), notes
+
+
+async def test_only_the_driver_ends_phases_and_the_next_one_carries_on_after_a_handover(
+    fake_discord: FakeDiscord, tmp_path: Path
+) -> None:
+    """Phase deadlines are armed by the game's driver alone: with two bots on the game's shard
+    each phase is announced once, and after the driver stops the other ends the next phases."""
+    fake = fake_discord
+    table = Table.build(fake)
+    url = db_url_in(tmp_path)
+    minutes = {"day_minutes": 0.25, "vote_minutes": 0.25, "night_minutes": 0.25}
+    async with contextlib.AsyncExitStack() as one, contextlib.AsyncExitStack() as two:
+        bots = [
+            await one.enter_async_context(bot_stack(fake, url, speed=20.0)),
+            await two.enter_async_context(bot_stack(fake, url, speed=20.0)),
+        ]
+        game_id = await table.play(**minutes)
+        driver = 0 if game_id in bots[0].service.games else 1
+        standby = bots[1 - driver]
+        assert standby.service.games == {}  # no game, so no deadline armed there
+        await table.wait_stage(lambda m: "Voting is open" in m["content"], within=WITHIN_S)
+        await (one, two)[driver].aclose()
+        assert await standby.handover.sweep() == [game_id]
+        game = standby.service.games[game_id]
+        assert game.deadline_handle is not None  # the new driver armed the deadline
+        seq = game.state.phase.seq if game.state else 0
+        await fake.wait_until(
+            lambda: game.state is not None and (game.state.phase.seq > seq or game.state.over),
+            WITHIN_S,
+        )
+        await standby.outbox.drain()
+
+    stage = [m["content"] for m in fake.messages_in(table.town) if m["author"].get("bot")]
+    announcements = [t for t in stage if "Voting is open" in t or t.startswith("Night")]
+    assert len(announcements) == len(set(announcements)), announcements  # each phase once
+    for person in table.humans:
+        booth = table.booth(person)
+        assert booth is not None
+        notes = [
+            m["content"].split(",")[0]
+            for m in fake.messages_in(booth)
+            if " ends <t:" in m["content"]
+        ]
+        assert len(notes) == len(set(notes)), notes  # each phase's booth note once
