@@ -159,7 +159,7 @@ class MafiaBot(discord.AutoShardedClient):
             try:
                 await self._recover(row)
             except GameHeld as held:  # its driver still runs: taken over when it lets go
-                log.info("standing by: %s", held)
+                log.info("standing by for game %s: %s drives it", row.id, held.held.describe())
             except Exception:
                 log.exception("could not recover game %s", row.id)
 
