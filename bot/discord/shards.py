@@ -125,6 +125,8 @@ class Handover:
         that it is over). False: another process drives it, so stay silent."""
         if game_id in self.service.games:
             return True
+        if self.service.closing:  # stopping: take nothing new on
+            return False
         row = await self.links.game(game_id)
         if row is None or row.status not in OPEN:
             return True
