@@ -104,6 +104,7 @@ def register(app: AsyncApp, adapter: SlackAdapter) -> None:
         research = status.logging_enabled
         if ctx.trigger_id:
             await adapter.lobby.open_consent(
+                ctx.team,
                 ctx.trigger_id,
                 consent_text(CONSENT_VERSION, research=research),
                 version=CONSENT_VERSION,
@@ -137,23 +138,26 @@ def register(app: AsyncApp, adapter: SlackAdapter) -> None:
             await done
 
     @app.event("message")
-    async def message(event: dict[str, Any]) -> None:
+    async def message(event: dict[str, Any], context: Any) -> None:
         subtype = event.get("subtype")
         user = event.get("user")
-        if event.get("bot_id") or not user or user == adapter.bot_user_id:
+        if event.get("bot_id") or not user or user in (adapter.bot_user_id, context.bot_user_id):
             return
+        team = str(context.team_id or adapter.team_id or "")
         if subtype not in (None, "thread_broadcast", "file_share"):
             return  # edits, deletions, joins: not speech
         channel = str(event.get("channel") or "")
         text = str(event.get("text") or "")
         if event.get("channel_type") == "im":
             if subtype == "file_share":
-                adapter.out.post(channel, "Files aren't passed on, only text.", report=False)
+                adapter.out.post(
+                    channel, "Files aren't passed on, only text.", team=team, report=False
+                )
                 if not text.strip():
                     return
-            await adapter.relay.on_dm(str(user), channel, str(event["ts"]), text)
+            await adapter.relay.on_dm(team, str(user), channel, str(event["ts"]), text)
             return
-        await adapter.relay.on_channel_message(str(user), channel)
+        await adapter.relay.on_channel_message(team, str(user), channel)
 
     for name, how in (
         ("channel_deleted", "deleted"),

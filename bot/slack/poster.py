@@ -28,9 +28,9 @@ from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.problems import TRANSIENT
+from bot.slack.workspaces import WorkspaceGone, Workspaces
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,8 @@ class Job:
     report: bool
     #: the same call without username/icon, for a workspace without chat:write.customize
     plain: dict[str, Any] | None = None
+    #: the workspace whose bot token makes the call
+    team: str | None = None
 
 
 OnFailure = Callable[[Failure], Awaitable[None]]
@@ -93,6 +95,11 @@ def error_fields(err: SlackApiError) -> tuple[str, str]:
     return (f"http_{status}" if status else "unknown_error"), ""
 
 
+def why(err: Exception) -> str:
+    """A failed direct call in one word for the log: Slack's error, or why nothing was sent."""
+    return error_fields(err)[0] if isinstance(err, SlackApiError) else str(err)
+
+
 def _status(err: SlackApiError) -> int:
     status = getattr(err.response, "status_code", 200)
     return status if isinstance(status, int) else 200
@@ -114,13 +121,14 @@ class _Lane:
 
 
 class Poster:
-    def __init__(self, client: AsyncWebClient, on_failure: OnFailure | None = None) -> None:
-        self.client = client
+    def __init__(self, workspaces: Workspaces, on_failure: OnFailure | None = None) -> None:
+        self.workspaces = workspaces
         self.on_failure = on_failure
-        self._lanes: dict[str, _Lane] = {}
+        self._lanes: dict[tuple[str | None, str], _Lane] = {}
         self._closed = False
-        #: False once Slack said chat:write.customize is missing: post plainly until re-granted
-        self.customize = True
+        #: workspaces where Slack said chat:write.customize is missing: post plainly there
+        #: until it is re-granted
+        self.plain: set[str | None] = set()
         #: first pause after a transient failure (tests shorten it)
         self.backoff = TRANSIENT_BACKOFF
 
@@ -130,32 +138,37 @@ class Poster:
         method: str,
         /,
         *,
+        team: str | None,
         what: str = "post a message",
         game_id: str | None = None,
         report: bool = True,
         plain: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> asyncio.Future[dict[str, Any]]:
-        """Queue ``client.<method>(**kwargs)`` behind everything already queued for
-        ``lane_key`` (the conversation id). The future resolves to the response data, or
-        fails with the SlackApiError (already reported). Nobody has to await it."""
+        """Queue ``client.<method>(**kwargs)``, with workspace ``team``'s token, behind
+        everything already queued for ``lane_key`` (the conversation id) there. The future
+        resolves to the response data, or fails with the SlackApiError (already reported) or
+        `WorkspaceGone` (the app was removed there: nothing to report to). Nobody has to
+        await it."""
         if self._closed:
             raise RuntimeError("the Slack poster is closed")
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_consume)
-        lane = self._lanes.get(lane_key)
+        lane = self._lanes.get((team, lane_key))
         if lane is None:
-            lane = self._lanes[lane_key] = _Lane()
-        lane.queue.put_nowait(Job(method, kwargs, future, what, game_id, report, plain))
+            lane = self._lanes[(team, lane_key)] = _Lane()
+        lane.queue.put_nowait(Job(method, kwargs, future, what, game_id, report, plain, team))
         if lane.task is None or lane.task.done():
             lane.task = asyncio.create_task(self._work(lane), name=f"slack-lane:{lane_key}")
         return future
 
-    async def call(self, lane_key: str, method: str, /, **kwargs: Any) -> dict[str, Any] | None:
+    async def call(
+        self, lane_key: str, method: str, /, *, team: str | None, **kwargs: Any
+    ) -> dict[str, Any] | None:
         """`submit` and wait; None when the call failed (it has been reported)."""
         try:
-            return await self.submit(lane_key, method, **kwargs)
-        except SlackApiError:
+            return await self.submit(lane_key, method, team=team, **kwargs)
+        except (SlackApiError, WorkspaceGone):
             return None
 
     async def _work(self, lane: _Lane) -> None:
@@ -177,12 +190,13 @@ class Poster:
                 lane.queue.task_done()
 
     async def _perform(self, job: Job) -> dict[str, Any]:
-        kwargs = job.kwargs if self.customize or job.plain is None else job.plain
+        kwargs = job.plain if job.plain is not None and job.team in self.plain else job.kwargs
         waits = errors = 0
-        fn = getattr(self.client, job.method.replace(".", "_"))
         while True:
             try:
-                response = await fn(**kwargs)
+                # asked each time: a token may be refreshed (or revoked) while a job waits
+                client = await self.workspaces.client(job.team)
+                response = await getattr(client, job.method.replace(".", "_"))(**kwargs)
                 return dict(response.data) if isinstance(response.data, dict) else {}
             except SlackApiError as err:
                 if _is_rate_limit(err) and waits < MAX_RATE_LIMIT_WAITS:
@@ -203,7 +217,7 @@ class Poster:
                     and job.plain is not None
                     and kwargs is not job.plain
                 ):
-                    self.customize = False
+                    self.plain.add(job.team)
                     await self._fail(job, error, needed, recovered=True)
                     kwargs = job.plain
                     continue
