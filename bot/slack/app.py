@@ -221,10 +221,9 @@ class SlackRunner:
             authorize=authorize,  # type: ignore[arg-type]  # Bolt takes an AsyncAuthorize too
             name="mafiabot",
         )
-        inbound.register(self.app, self.adapter)
-        departures = Departures(store, workspaces, self.adapter.leave_workspace)
-        self.app.event("app_uninstalled")(departures.app_uninstalled)
-        self.app.event("tokens_revoked")(departures.tokens_revoked)
+        inbound.register(
+            self.app, self.adapter, Departures(self.adapter.leave_workspace, store, workspaces)
+        )
 
     async def prepare(self) -> None:
         await self.adapter.start()

@@ -18,13 +18,15 @@ from bot.slack import blocks as B
 from bot.slack.actions import cast_vote, night_act
 from bot.slack.adapter import PLATFORM, Ctx, SlackAdapter
 from bot.slack.commands import Reply, run_command
+from bot.slack.oauth import Departures
 from bot.slack.survey import open_survey, submit_survey
 
 log = logging.getLogger(__name__)
 
 
-def register(app: AsyncApp, adapter: SlackAdapter) -> None:
-    """Attach every listener the game needs to ``app``."""
+def register(app: AsyncApp, adapter: SlackAdapter, departures: Departures | None = None) -> None:
+    """Attach every listener the game needs to ``app``. ``departures``: what leaving a
+    workspace deletes besides its games (Add to Slack: its installation)."""
 
     @app.command("/mafia")
     async def mafia(ack: Any, command: dict[str, Any], respond: Any) -> None:
@@ -158,6 +160,10 @@ def register(app: AsyncApp, adapter: SlackAdapter) -> None:
             await adapter.relay.on_dm(team, str(user), channel, str(event["ts"]), text)
             return
         await adapter.relay.on_channel_message(team, str(user), channel)
+
+    leaving = departures or Departures(lambda team, why: adapter.leave_workspace(team, why))
+    app.event("app_uninstalled")(leaving.app_uninstalled)
+    app.event("tokens_revoked")(leaving.tokens_revoked)
 
     for name, how in (
         ("channel_deleted", "deleted"),

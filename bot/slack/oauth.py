@@ -187,13 +187,19 @@ def installed_workspaces(
 
 
 class Departures:
-    """``app_uninstalled`` and ``tokens_revoked``: the workspace's installation deleted, then
-    its games stopped (``stop``, the adapter's). Idempotent: Slack may deliver an event twice."""
+    """``app_uninstalled`` and ``tokens_revoked``: the workspace's installation deleted (when
+    installed through Add to Slack), then its games stopped (``stop``, the adapter's).
+    Idempotent: Slack may deliver an event twice."""
 
-    def __init__(self, store: InstallStore, workspaces: InstalledWorkspaces, stop: Any) -> None:
+    def __init__(
+        self,
+        stop: Any,
+        store: InstallStore | None = None,
+        workspaces: InstalledWorkspaces | None = None,
+    ) -> None:
+        self.stop = stop
         self.store = store
         self.workspaces = workspaces
-        self.stop = stop
 
     async def app_uninstalled(self, context: AsyncBoltContext) -> None:
         await self._leave(context.enterprise_id, context.team_id, UNINSTALLED)
@@ -206,7 +212,8 @@ class Departures:
     async def _leave(self, enterprise: str | None, team: str | None, why: str) -> None:
         if not team:
             return
-        await self.store.async_delete_all(enterprise_id=enterprise, team_id=team)
-        await self.workspaces.forget(team)
+        if self.store is not None and self.workspaces is not None:
+            await self.store.async_delete_all(enterprise_id=enterprise, team_id=team)
+            await self.workspaces.forget(team)
         log.info("Slack workspace %s left: %s", team, why)
         await self.stop(team, why)

@@ -32,6 +32,9 @@ BOT_EVENTS: tuple[str, ...] = (
     "channel_deleted",
     "group_archive",
     "group_deleted",
+    # the app removed from a workspace, or its bot token revoked: that workspace's games end
+    "app_uninstalled",
+    "tokens_revoked",
 )
 
 #: Slack errors that mean the conversation is gone for us (report, don't retry)

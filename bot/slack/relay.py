@@ -63,7 +63,7 @@ class Relay:
         self._reminded: dict[tuple[str, str], float] = {}
 
     async def on_dm(self, team: str, user: str, channel: str, ts: str, text: str) -> None:
-        target = self.games.booth_of(user)
+        target = self.games.booth_of(user, team)
         if target is None:
             self.out.post(channel, NOT_PLAYING, team=team, report=False)
             return

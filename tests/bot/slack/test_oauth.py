@@ -443,3 +443,17 @@ def test_a_state_is_consumed_once_even_by_racing_redirects(engine: sa.Engine) ->
             results = list(pool.map(lambda _: consume(), range(8)))
         assert results.count(True) == 1, results
     assert store._consume("never-issued") is False
+
+
+async def test_the_env_token_app_removed_from_its_workspace_ends_its_games(
+    harness: SlackHarness, tmp_path: Path
+) -> None:
+    """Without Add to Slack (the token in .env) uninstalling ends the games the same way."""
+    game_id = await harness.running_game()
+    result = await harness.fake.event(event={"type": "app_uninstalled"})
+    assert result.status == 200
+    assert harness.service is not None
+    await harness.service.wait_finished(game_id)
+    assert harness.live(game_id).status == "aborted"
+    report = export_games(harness.service.engine, [game_id], tmp_path / "x", formats=["jsonl"])
+    assert [g.game_id for g in report.exported] == [game_id]
