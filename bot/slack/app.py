@@ -188,6 +188,10 @@ class SlackRunner:
                 "Slack: MAFIABOT_SLACK_BOT_TOKEN is not used when MAFIABOT_SLACK_CLIENT_ID is "
                 "set; install the app into that workspace through /slack/install as well"
             )
+        # slack-sdk and Bolt log request and response bodies at DEBUG; here those hold each
+        # workspace's tokens, which no redaction list knows: their DEBUG lines never go out
+        for name in ("slack_sdk", "slack_bolt"):
+            logging.getLogger(name).setLevel(logging.INFO)
         #: no token: Bolt's token exchange and refresh (oauth.v2.access) go through it
         self.client = make_client(None, base_url=api_url)
         flow, store = oauth_settings(

@@ -9,6 +9,7 @@ front of one `FakeSlack` per workspace, every request to the app signed as Slack
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -457,3 +458,21 @@ async def test_the_env_token_app_removed_from_its_workspace_ends_its_games(
     assert harness.live(game_id).status == "aborted"
     report = export_games(harness.service.engine, [game_id], tmp_path / "x", formats=["jsonl"])
     assert [g.game_id for g in report.exported] == [game_id]
+
+
+async def test_no_token_reaches_the_log_even_at_debug(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    a, h = await world.workspace("acme")
+    world.slack.token_seconds = 3600
+    await world.install(a)
+    world.slack.token_seconds = 43_200
+    world.slack.expire(a)
+    await _game(h, 4)
+    assert len(world.slack.refreshes(a)) == 1
+    secrets = [*world.slack.tokens(a), CLIENT_SECRET]
+    secrets += [r["bot_refresh_token"] for r in world.rows(SLACK_INSTALLATIONS)]
+    assert caplog.records
+    leaked = [s for s in secrets if s in caplog.text]
+    assert leaked == []
