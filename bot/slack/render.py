@@ -28,6 +28,7 @@ from bot.slack import blocks as B
 from bot.slack.outbox import Outbox
 from bot.slack.store import Booth, LinkStore, SlackGame
 from bot.slack.text import to_slack
+from bot.slack.workspaces import WorkspaceGone
 from bot.table.booths import den_audience
 from games.events import (
     ChoicesOffered,
@@ -153,7 +154,7 @@ class Renderer:
             if dm is None:
                 continue
             last_ts = f"{time.time():.6f}"
-            with contextlib.suppress(SlackApiError):
+            with contextlib.suppress(SlackApiError, WorkspaceGone):
                 welcome = await self.out.post(
                     dm,
                     f"*Game `{sg.id}` is starting.* " + BOOTH_HELP.format(stage=stage),

@@ -9,12 +9,14 @@ front of one `FakeSlack` per workspace, every request to the app signed as Slack
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 import aiohttp
 import pytest
@@ -24,8 +26,9 @@ from aiohttp import web
 from bot.agents import make_agent_factory
 from bot.research.export import export_games
 from bot.service import GameService
-from bot.settings import load_settings
-from bot.slack.app import SlackRunner
+from bot.settings import Settings
+from bot.slack.app import SlackRunner, SlackSetupError, run_slack
+from bot.slack.oauth import SCOPES
 from bot.slack.workspaces import InstalledWorkspaces
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
@@ -120,7 +123,8 @@ async def world(db_url: str, tmp_path: Path) -> AsyncIterator[World]:
     async with FakeSlackOAuth(
         client_id=CLIENT_ID, client_secret=CLIENT_SECRET, signing_secret=SECRET
     ) as slack:
-        settings = load_settings(
+        settings = Settings(  # type: ignore[call-arg]
+            _env_file=None,
             data_dir=tmp_path,
             slack_client_id=CLIENT_ID,
             slack_client_secret=CLIENT_SECRET,
@@ -476,3 +480,58 @@ async def test_no_token_reaches_the_log_even_at_debug(
     assert caplog.records
     leaked = [s for s in secrets if s in caplog.text]
     assert leaked == []
+
+
+# --- settings and the real server --------------------------------------------------------------
+
+
+def _oauth_settings(db_url: str, **more: Any) -> Settings:
+    return Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        database_url=db_url,
+        slack_client_id=CLIENT_ID,
+        slack_signing_secret=SECRET,
+        **more,
+    )
+
+
+async def test_add_to_slack_settings_are_checked_before_anything_starts(db_url: str) -> None:
+    with pytest.raises(SlackSetupError, match="MAFIABOT_SLACK_CLIENT_SECRET"):
+        await run_slack(_oauth_settings(db_url), http_port=0)
+    with pytest.raises(SlackSetupError, match="--http"):
+        await run_slack(_oauth_settings(db_url, slack_client_secret=CLIENT_SECRET))
+
+
+async def test_run_slack_serves_the_install_link(db_url: str) -> None:
+    upgrade(db_url)
+    sock = _bound_socket()
+    port = int(sock.getsockname()[1])
+    sock.close()
+    settings = _oauth_settings(
+        db_url, slack_client_secret=CLIENT_SECRET, slack_api_url="http://127.0.0.1:9/api/"
+    )
+    task = asyncio.create_task(run_slack(settings, http_port=port, host="127.0.0.1"))
+    try:
+        async with aiohttp.ClientSession() as browser:
+            for _ in range(200):
+                try:
+                    async with browser.get(
+                        f"http://127.0.0.1:{port}/slack/install", allow_redirects=False
+                    ) as r:
+                        status, location = r.status, r.headers.get("Location", "")
+                        break
+                except aiohttp.ClientConnectionError:
+                    assert not task.done(), task
+                    await asyncio.sleep(0.05)
+            else:
+                raise AssertionError("the server never came up")
+        assert status == 302
+        assert location.startswith("http://127.0.0.1:9/oauth/v2/authorize?")
+        query = parse_qs(urlparse(location).query)
+        assert query["client_id"] == [CLIENT_ID]
+        assert query["scope"] == [",".join(SCOPES)]
+        assert query["state"][0]
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
