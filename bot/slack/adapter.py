@@ -42,6 +42,9 @@ from games.events import Event
 
 log = logging.getLogger(__name__)
 
+#: why a workspace's games end when its installation turned out to be gone
+GONE = "the app is no longer installed in this Slack workspace"
+
 __all__ = ["PLATFORM", "Ctx", "SlackAdapter"]
 
 
@@ -91,6 +94,7 @@ class SlackAdapter:
         self.render = Renderer(self.out, self.store, self.lobby.refresh)
         self.relay = Relay(service, self.games, self.out, self.store, self._spawn)
         self.out.on_stage_lost = lambda sg, why: self._spawn(self.lobby.stage_lost(sg, why))
+        self.out.poster.on_gone = lambda team: self._spawn(self.leave_workspace(team, GONE))
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
         service.subscribe(self)
@@ -170,8 +174,10 @@ class SlackAdapter:
         """The app left workspace ``team`` (uninstalled, token revoked): each of its open games
         is ended through the service, so the store records it aborted and keeps its data
         (exportable). Its players are told if Slack still lets us (usually it does not)."""
-        for sg in [sg for sg in self.games.by_id.values() if sg.team == team and not sg.done]:
-            sg.done = True  # no more booth lines or clicks for it
+        leaving = [sg for sg in self.games.by_id.values() if sg.team == team and not sg.done]
+        for sg in leaving:
+            sg.done = True  # no more booth lines or clicks for it (all before the first await)
+        for sg in leaving:
             game = self.games.live(sg)
             if game is None or game.status not in ("lobby", "running"):
                 continue

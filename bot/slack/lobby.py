@@ -25,7 +25,7 @@ from bot.slack.outbox import Outbox
 from bot.slack.poster import error_fields, why
 from bot.slack.problems import explain, missing_scopes, scope_words
 from bot.slack.store import LinkStore, SlackGame
-from bot.slack.workspaces import WorkspaceGone
+from bot.slack.workspaces import TokenRefreshFailed, WorkspaceGone
 from bot.table.config import (
     SettingsTextError,
     apply_settings,
@@ -117,6 +117,8 @@ class Lobby:
         except (SlackApiError, WorkspaceGone) as err:
             sg.done = True
             await self.service.end(game_id, "the lobby could not be posted")
+            if isinstance(err, TokenRefreshFailed):
+                return "Slack would not renew my access to this workspace just now; try again."
             if isinstance(err, WorkspaceGone):
                 return "The app is not installed in this workspace any more."
             error, needed = error_fields(err)

@@ -8,9 +8,11 @@ and states live in our database, in slack-sdk's own tables (migration 0009), rea
 slack-sdk's SQLAlchemy stores on the store's engine, off the event loop.
 
 When a workspace removes the app (``app_uninstalled``) or revokes its bot token
-(``tokens_revoked``), nothing can be posted there any more: its installation is deleted, then
-its open games are ended through the service (recorded as aborted, their data kept for
-``mafiabot export``). Nothing of any other workspace is touched.
+(``tokens_revoked``), nothing can be posted there any more: its open games are ended through
+the service (recorded as aborted with the reason, their data kept for ``mafiabot export``),
+then its installation is deleted. Nothing of any other workspace is touched. A process that
+did not receive the event learns it when Slack refuses its token and the installation is
+gone from the database: it ends that workspace's games the same way.
 """
 
 from __future__ import annotations
@@ -212,8 +214,8 @@ class Departures:
     async def _leave(self, enterprise: str | None, team: str | None, why: str) -> None:
         if not team:
             return
+        log.info("Slack workspace %s left: %s", team, why)
+        await self.stop(team, why)  # first: its games are told why they end
         if self.store is not None and self.workspaces is not None:
             await self.store.async_delete_all(enterprise_id=enterprise, team_id=team)
             await self.workspaces.forget(team)
-        log.info("Slack workspace %s left: %s", team, why)
-        await self.stop(team, why)

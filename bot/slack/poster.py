@@ -29,8 +29,8 @@ from typing import Any
 import aiohttp
 from slack_sdk.errors import SlackApiError
 
-from bot.slack.problems import TRANSIENT
-from bot.slack.workspaces import WorkspaceGone, Workspaces
+from bot.slack.problems import STALE_TOKEN, TRANSIENT
+from bot.slack.workspaces import TokenRefreshFailed, WorkspaceGone, Workspaces
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,8 @@ class Job:
 
 
 OnFailure = Callable[[Failure], Awaitable[None]]
+#: told (not awaited) that a workspace's installation is gone
+OnGone = Callable[[str], None]
 
 
 def _retry_after(err: SlackApiError) -> float:
@@ -131,6 +133,8 @@ class Poster:
         self.plain: set[str | None] = set()
         #: first pause after a transient failure (tests shorten it)
         self.backoff = TRANSIENT_BACKOFF
+        #: set by the adapter: what to do when a workspace turns out to have removed the app
+        self.on_gone: OnGone | None = None
 
     def submit(
         self,
@@ -192,6 +196,7 @@ class Poster:
     async def _perform(self, job: Job) -> dict[str, Any]:
         kwargs = job.plain if job.plain is not None and job.team in self.plain else job.kwargs
         waits = errors = 0
+        reread = False
         while True:
             try:
                 # asked each time: a token may be refreshed (or revoked) while a job waits
@@ -206,6 +211,10 @@ class Poster:
                     await asyncio.sleep(delay)
                     continue
                 error, needed = error_fields(err)
+                if error in STALE_TOKEN and not reread:
+                    reread = True
+                    if await self.workspaces.stale(job.team, client.token):
+                        continue  # the installation read again: a newer token, or gone
                 if is_transient(err) and errors < MAX_TRANSIENT_RETRIES:
                     errors += 1
                     log.info("Slack %s failed (%s); trying again", job.method, error)
@@ -223,12 +232,21 @@ class Poster:
                     continue
                 await self._fail(job, error, needed)
                 raise
-            except (aiohttp.ClientError, TimeoutError, OSError) as err:
+            except (aiohttp.ClientError, TimeoutError, OSError, TokenRefreshFailed) as err:
                 errors += 1
                 if errors > MAX_TRANSIENT_RETRIES:
-                    await self._fail(job, f"connection failed ({type(err).__name__})", "")
+                    why = (
+                        f"token refresh failed ({err.error})"
+                        if isinstance(err, TokenRefreshFailed)
+                        else f"connection failed ({type(err).__name__})"
+                    )
+                    await self._fail(job, why, "")
                     raise
                 await asyncio.sleep(self._pause(errors))
+            except WorkspaceGone:
+                if job.team and self.on_gone is not None:
+                    self.on_gone(job.team)  # uninstalled (maybe seen by another process)
+                raise
 
     def _pause(self, attempt: int) -> float:
         return float(min(MAX_BACKOFF, self.backoff * 2 ** (attempt - 1)))

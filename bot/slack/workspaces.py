@@ -42,9 +42,22 @@ class WorkspaceGone(Exception):
         self.team = team
 
 
+class TokenRefreshFailed(WorkspaceGone):
+    """Slack did not refresh the workspace's expiring token just now: nothing can be sent there
+    for the moment (the poster tries again later; a direct call gives up)."""
+
+    def __init__(self, team: str | None, error: str) -> None:
+        super().__init__(team)
+        self.error = error
+
+
 class Workspaces(Protocol):
     async def client(self, team: str | None) -> AsyncWebClient:
         """A client with ``team``'s bot token; `WorkspaceGone` when there is none."""
+        ...
+
+    async def stale(self, team: str | None, token: str | None) -> bool:
+        """Slack refused ``token``: True when ``team``'s token will be looked up again."""
         ...
 
 
@@ -56,6 +69,9 @@ class OneWorkspace:
 
     async def client(self, team: str | None) -> AsyncWebClient:
         return self.one
+
+    async def stale(self, team: str | None, token: str | None) -> bool:
+        return False  # the token in .env is the only one there is
 
 
 class InstalledWorkspaces:
@@ -108,14 +124,32 @@ class InstalledWorkspaces:
                     installation=install, minutes_before_expiration=self.rotate_minutes
                 )
             except SlackTokenRotationError as err:
-                log.error("Slack token refresh failed for workspace %s: %s", team, _error(err))
-                raise WorkspaceGone(team) from None
+                again = await self.store.async_find_installation(enterprise_id=None, team_id=team)
+                if again is None or again.bot_token in (None, install.bot_token):
+                    log.warning(
+                        "Slack token refresh failed for workspace %s: %s", team, _error(err)
+                    )
+                    raise TokenRefreshFailed(team, _error(err)) from None
+                rotated = None
+                install = again  # another process refreshed it in the meantime
             if rotated is not None:
                 await self.store.async_save(rotated)
                 install = rotated
                 log.info("Slack bot token of workspace %s refreshed", team)
         self._installs[team] = install
         return install
+
+    async def stale(self, team: str | None, token: str | None) -> bool:
+        """Slack refused ``token`` (expired, revoked): unless a newer one is cached already,
+        forget it, so the next call reads the installation again: refreshed by another
+        process, refreshed here if due, or gone (`WorkspaceGone`)."""
+        if not team:
+            return False
+        async with self._locks.setdefault(team, asyncio.Lock()):
+            client = self._clients.get(team)
+            if client is not None and client.token == token:
+                self._drop(team)
+        return True
 
     async def forget(self, team: str) -> None:
         """Drop what is cached of ``team`` (its installation was deleted: uninstalled, or its

@@ -14,6 +14,7 @@ import logging
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -535,3 +536,69 @@ async def test_run_slack_serves_the_install_link(db_url: str) -> None:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def test_a_token_refreshed_by_another_process_is_picked_up(world: World) -> None:
+    """Two processes share the database: the other one refreshed the token, then the one this
+    process still holds expired. The refused post reads the installation again and goes out."""
+    a, h = await world.workspace("acme")
+    await world.install(a)
+    game_id, users = await _game(h, 4)
+    ours = world.slack.tokens(a)[-1]
+    assert (await world.workspaces.client(a.team_id)).token == ours
+
+    other = InstalledWorkspaces(
+        world.workspaces.store, world.workspaces.rotator, lambda t: None, rotate_minutes=24 * 60
+    )
+    await other.installation(a.team_id)  # the other process refreshes (and saves) it
+    theirs = world.slack.tokens(a)[-1]
+    assert theirs != ours and [g.ok for g in world.slack.refreshes(a)] == [True]
+    world.slack.expire(a, ours)
+
+    await _say(h, users[1], "Said after the other refresh")
+    await h.wait_stage(lambda: "Said after the other refresh" in _persona_texts(h), what="line")
+    assert (await world.workspaces.client(a.team_id)).token == theirs
+    assert [g.ok for g in world.slack.refreshes(a)] == [True]  # no refresh of our own
+    assert world.status(game_id)[0] == "running"
+
+
+async def test_a_refresh_slack_fails_once_is_tried_again_and_nothing_is_lost(
+    world: World,
+) -> None:
+    a, h = await world.workspace("acme")
+    await world.install(a)
+    game_id, users = await _game(h, 4)
+    world.runner.adapter.out.poster.backoff = 0.01
+    ours = world.slack.tokens(a)[-1]
+    # time passes: the stored token is about to expire, and Slack's refresh hiccups once
+    with world.service.engine.begin() as conn:
+        conn.execute(
+            sa.update(SLACK_INSTALLATIONS)
+            .where(SLACK_INSTALLATIONS.c.team_id == a.team_id)
+            .values(bot_token_expires_at=datetime.now(UTC).replace(tzinfo=None))
+        )
+    await world.workspaces.stale(a.team_id, ours)  # (as if the cache had aged with it)
+    world.slack.expire(a, ours)
+    world.slack.failing_refreshes = 1
+
+    await _say(h, users[1], "Through a refresh hiccup")
+    await h.wait_stage(lambda: "Through a refresh hiccup" in _persona_texts(h), what="line")
+    assert [g.ok for g in world.slack.refreshes(a)] == [True]  # one ok after one refused
+    assert [g.error for g in world.slack.grants if not g.ok] == ["internal_error"]
+    assert world.status(game_id)[0] == "running"
+
+
+async def test_a_workspace_uninstalled_through_another_process_ends_its_games_here(
+    world: World,
+) -> None:
+    """The event reached another process, which deleted the installation: this one learns it
+    when Slack refuses its token, and ends that workspace's games the same way."""
+    two = await _two_games(world)
+    with world.service.engine.begin() as conn:
+        for table in (SLACK_INSTALLATIONS, SLACK_BOTS):
+            conn.execute(sa.delete(table).where(table.c.team_id == two.a.team_id))
+    world.slack.revoke(two.a)
+    await _say(two.ha, two.users_a[2], "Is anyone there?")
+    await _left(world, two.game_a, "the app is no longer installed in this Slack workspace")
+    assert world.status(two.game_b)[0] == "running"
+    assert len(world.rows(SLACK_INSTALLATIONS, two.b.team_id)) == 1

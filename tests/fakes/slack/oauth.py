@@ -77,6 +77,8 @@ class FakeSlackOAuth:
         self.grants: list[Grant] = []
         #: (method, error) of every call refused for its token (expired, revoked, unknown)
         self.refused: list[tuple[str, str]] = []
+        #: refresh_token grants still to be answered with Slack's ``internal_error``
+        self.failing_refreshes = 0
         self._tokens: dict[str, _Tokens] = {}  # team id -> its tokens
         #: code -> (workspace, redirect_uri, expiry, scopes granted)
         self._codes: dict[str, tuple[FakeSlack, str | None, float, set[str]]] = {}
@@ -164,11 +166,13 @@ class FakeSlackOAuth:
         """Every bot token issued for ``fake``'s workspace, oldest first."""
         return list(self._tokens[fake.team_id].access)
 
-    def expire(self, fake: FakeSlack) -> None:
-        """``fake``'s current bot tokens expire now (Slack refuses them: token_expired)."""
+    def expire(self, fake: FakeSlack, token: str | None = None) -> None:
+        """``fake``'s bot tokens (or just ``token``) expire now: Slack refuses them with
+        token_expired."""
         tokens = self._tokens[fake.team_id]
-        for token in tokens.access:
-            tokens.access[token] = min(tokens.access[token], time.time() - 1)
+        for issued in tokens.access:
+            if token is None or issued == token:
+                tokens.access[issued] = min(tokens.access[issued], time.time() - 1)
 
     def revoke(self, fake: FakeSlack) -> None:
         """Every token of ``fake``'s workspace stops working (uninstalled or revoked)."""
@@ -246,6 +250,9 @@ class FakeSlackOAuth:
         grant_type = str(args.get("grant_type") or "authorization_code")
         if client_id != self.client_id or client_secret != self.client_secret:
             return self._refuse(grant_type, None, "invalid_client_id")
+        if grant_type == "refresh_token" and self.failing_refreshes > 0:
+            self.failing_refreshes -= 1
+            return self._refuse(grant_type, None, "internal_error")
         if grant_type == "refresh_token":
             refresh = args.get("refresh_token")
             for team, tokens in self._tokens.items():
