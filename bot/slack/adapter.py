@@ -185,7 +185,6 @@ class SlackAdapter:
                 await self.service.end(sg.id, why)
             except (ServiceError, RuleError) as err:
                 log.info("game %s of workspace %s: %s", sg.id, team, err)  # already over
-        await self.out.poster.drain()
 
     async def on_channel_gone(self, channel: str, how: str) -> None:
         sg = self.games.in_channel(channel)
