@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from logging import Logger
 from typing import Any
@@ -179,7 +180,12 @@ def oauth_settings(
 
 
 def installed_workspaces(
-    store: InstallStore, *, client_id: str, client_secret: str, api: AsyncWebClient, make: Any
+    store: InstallStore,
+    *,
+    client_id: str,
+    client_secret: str,
+    api: AsyncWebClient,
+    make: Callable[[str | None], AsyncWebClient],
 ) -> tuple[InstalledWorkspaces, WorkspaceAuthorize]:
     """Each workspace's client (its token refreshed on ``api``, the client without a token that
     calls ``oauth.v2.access``), and Bolt's authorize step on the same clients."""

@@ -201,6 +201,7 @@ class Poster:
             try:
                 # asked each time: a token may be refreshed (or revoked) while a job waits
                 client = await self.workspaces.client(job.team)
+                token = client.token
                 response = await getattr(client, job.method.replace(".", "_"))(**kwargs)
                 return dict(response.data) if isinstance(response.data, dict) else {}
             except SlackApiError as err:
@@ -213,7 +214,7 @@ class Poster:
                 error, needed = error_fields(err)
                 if error in STALE_TOKEN and not reread:
                     reread = True
-                    if await self.workspaces.stale(job.team, client.token):
+                    if await self.workspaces.stale(job.team, token):
                         continue  # the installation read again: a newer token, or gone
                 if is_transient(err) and errors < MAX_TRANSIENT_RETRIES:
                     errors += 1

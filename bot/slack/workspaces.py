@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.authorization.async_authorize import AsyncAuthorize
@@ -81,7 +82,7 @@ class InstalledWorkspaces:
         self,
         store: AsyncInstallationStore,
         rotator: AsyncTokenRotator,
-        make_client: Any,
+        make_client: Callable[[str | None], AsyncWebClient],
         *,
         rotate_minutes: int = ROTATE_MINUTES,
     ) -> None:

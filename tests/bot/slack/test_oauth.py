@@ -23,6 +23,7 @@ import aiohttp
 import pytest
 import sqlalchemy as sa
 from aiohttp import web
+from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.agents import make_agent_factory
 from bot.research.export import export_games
@@ -547,8 +548,11 @@ async def test_a_token_refreshed_by_another_process_is_picked_up(world: World) -
     ours = world.slack.tokens(a)[-1]
     assert (await world.workspaces.client(a.team_id)).token == ours
 
-    other = InstalledWorkspaces(
-        world.workspaces.store, world.workspaces.rotator, lambda t: None, rotate_minutes=24 * 60
+    other = InstalledWorkspaces(  # the other process: same database, same Slack app
+        world.workspaces.store,
+        world.workspaces.rotator,
+        lambda token: AsyncWebClient(token=token, base_url=world.slack.base_url),
+        rotate_minutes=24 * 60,  # its clock is later: the token is due there
     )
     await other.installation(a.team_id)  # the other process refreshes (and saves) it
     theirs = world.slack.tokens(a)[-1]
