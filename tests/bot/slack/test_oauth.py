@@ -334,7 +334,8 @@ async def _left(world: World, game_id: str, reason: str) -> None:
 
 
 def _exported(world: World, game_id: str, out: Path) -> None:
-    report = export_games(world.service.engine, [game_id], out, formats=["jsonl"])
+    """What `mafiabot export --all` writes has the game (and no game still running)."""
+    report = export_games(world.service.engine, "all", out, formats=["jsonl"])
     assert [g.game_id for g in report.exported] == [game_id], report.skipped
     assert (out / "jsonl" / f"{game_id}.jsonl").read_text()
 
