@@ -24,6 +24,7 @@ from bot.slack.outbox import Outbox
 from bot.slack.poster import Failure, error_fields
 from bot.slack.store import Booth, LinkStore, SlackGame
 from bot.slack.text import from_slack, to_slack
+from bot.slack.workspaces import WorkspaceGone
 from bot.table.booths import in_typed_order, late_note
 from games.errors import RuleError
 
@@ -61,10 +62,10 @@ class Relay:
         self.since: datetime | None = None
         self._reminded: dict[tuple[str, str], float] = {}
 
-    async def on_dm(self, user: str, channel: str, ts: str, text: str) -> None:
-        target = self.games.booth_of(user)
+    async def on_dm(self, team: str, user: str, channel: str, ts: str, text: str) -> None:
+        target = self.games.booth_of(user, team)
         if target is None:
-            self.out.post(channel, NOT_PLAYING, report=False)
+            self.out.post(channel, NOT_PLAYING, team=team, report=False)
             return
         sg, booth = target
         if booth.channel != channel:
@@ -87,7 +88,11 @@ class Relay:
         except (RuleError, ServiceError) as err:
             note = late_note(line, str(err)) if late else f"That was not passed on: {err}"
             self.out.post(
-                booth.channel, to_slack(note), game_id=sg.id, what="write in a player's booth"
+                booth.channel,
+                to_slack(note),
+                team=sg.team,
+                game_id=sg.id,
+                what="write in a player's booth",
             )
         finally:
             if ts_key(ts) > ts_key(booth.last_ts):
@@ -129,7 +134,9 @@ class Relay:
             if cursor:
                 kwargs["cursor"] = cursor
             try:
-                page = await self.out.client.conversations_history(**kwargs)
+                page = await (await self.out.client(sg.team)).conversations_history(**kwargs)
+            except WorkspaceGone:
+                return []
             except SlackApiError as err:
                 error, needed = error_fields(err)
                 await self.out.on_failure(
@@ -153,7 +160,7 @@ class Relay:
                 break
         return sorted(lines, key=lambda x: ts_key(x[0]))
 
-    async def on_channel_message(self, user: str, channel: str) -> None:
+    async def on_channel_message(self, team: str, user: str, channel: str) -> None:
         """Someone typed straight into a stage: remind them where the game is played."""
         sg = self.games.in_channel(channel)
         game = self.games.running(sg) if sg is not None else None
@@ -164,4 +171,4 @@ class Relay:
             return  # told a moment ago: don't answer every line
         self._reminded[(channel, user)] = now
         player = game.seat_of_user(user) is not None
-        self.out.ephemeral(channel, user, STAGE_REMINDER if player else SPECTATOR_REMINDER)
+        self.out.ephemeral(team, channel, user, STAGE_REMINDER if player else SPECTATOR_REMINDER)
