@@ -345,7 +345,8 @@ class GameTree(app_commands.CommandTree["MafiaBot"]):
         channel_id = interaction.channel_id
         if channel_id is not None and bot.rooms.for_channel(channel_id) is None:
             game_id = await bot.links.open_game_in_channel(channel_id)
-            if game_id is not None and not await bot.handover.claim(game_id):
+            at = discord.utils.snowflake_time(interaction.id)
+            if game_id is not None and not await bot.handover.claim(game_id, at):
                 return False
         try:
             await defer(interaction)

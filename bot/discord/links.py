@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -131,6 +132,16 @@ class LinkStore(PlatformLinks):
                 for g, s, held in rows
                 if lease.free(held, me, now)
             ]
+
+        return await self._tx(work)
+
+    async def lease_until(self, game_id: str) -> tuple[str, datetime] | None:
+        """(holder token, until when) of the game's lease (None: it has none); a released
+        lease runs until the moment it was released."""
+
+        def work(session: Session) -> tuple[str, datetime] | None:
+            held = session.get(GameLease, game_id)
+            return None if held is None else (held.holder, held.expires_at)
 
         return await self._tx(work)
 

@@ -13,8 +13,9 @@ the one that does not hold a game stays silent about it: no answer to a click, n
 line, no post, no write (`Handover.claim` says False, and the event is dropped before any
 handler runs). The other process's games are taken over as soon as nobody holds them:
 
-- on an event for the game (a click, a slash command in its channel): `claim` tries to take
-  the lease there and then;
+- on an event for the game (a click, a slash command in its channel) that came after its
+  driver let go: `claim` takes the lease there and then (an event that came while the other
+  process still drove the game was that process's to answer, even if it stopped since);
 - otherwise within `WATCH_SECONDS`: `Handover.watch` polls for open games of our shards that
   nobody holds (the old process released its leases on SIGTERM, or it was killed: its leases
   expire, at once when it ran on this machine).
@@ -34,6 +35,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from bot.discord.links import GameRow, LinkStore
@@ -119,10 +121,12 @@ class Handover:
         self._taking: dict[str, asyncio.Task[bool]] = {}
         self._watcher: asyncio.Task[None] | None = None
 
-    async def claim(self, game_id: str) -> bool:
-        """Whether this process should handle an event about ``game_id``: it drives the game
-        (taking it over if nobody does), or the game is not open (any process may answer
-        that it is over). False: another process drives it, so stay silent."""
+    async def claim(self, game_id: str, at: datetime | None = None) -> bool:
+        """Whether this process should handle an event about ``game_id`` (that Discord took
+        at ``at``): it drives the game (taking it over if nobody does), or the game is not
+        open (any process may answer that it is over). False: another process drives it, or
+        drove it when the event came (that process received the event too, and answered it
+        before it let go), so stay silent."""
         if game_id in self.service.games:
             return True
         if self.service.closing:  # stopping: take nothing new on
@@ -132,6 +136,10 @@ class Handover:
             return True
         if not self.shards.has(row.guild_id):
             return False
+        if at is not None:
+            held = await self.links.lease_until(game_id)
+            if held is not None and held[0] != self.service.holder.token and held[1] > at:
+                return False  # (the watcher takes the game over once its driver lets go)
         return await self._take(row)
 
     async def _take(self, row: GameRow) -> bool:

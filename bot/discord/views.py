@@ -50,7 +50,10 @@ class GameBound:
 
     async def interaction_check(self, interaction: discord.Interaction[Any], /) -> bool:
         game_id: str | None = getattr(self, "game_id", None)
-        return game_id is None or await bot_of(interaction).handover.claim(game_id)
+        if game_id is None:
+            return True
+        at = discord.utils.snowflake_time(interaction.id)
+        return await bot_of(interaction).handover.claim(game_id, at)
 
 
 # --- lobby -------------------------------------------------------------------------------------
