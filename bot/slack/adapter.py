@@ -31,6 +31,7 @@ from bot.slack.outbox import Outbox
 from bot.slack.relay import Relay
 from bot.slack.render import Renderer
 from bot.slack.store import LinkStore, SlackGame
+from bot.table.latency import RelayLatency
 from bot.table.text import AVATAR_URL_TEMPLATE
 from games.events import Event
 
@@ -77,8 +78,10 @@ class SlackAdapter:
             allow_test_options=allow_test_options,
             agent_kind=agent_kind,
         )
-        self.render = Renderer(self.out, self.store, self.lobby.refresh)
-        self.relay = Relay(service, self.games, self.out, self.store, self._spawn)
+        #: booth line in -> its post out; measured once `bot.ops` sets ``latency.observe``
+        self.latency = RelayLatency()
+        self.render = Renderer(self.out, self.store, self.lobby.refresh, self.latency)
+        self.relay = Relay(service, self.games, self.out, self.store, self._spawn, self.latency)
         self.out.on_stage_lost = lambda sg, why: self._spawn(self.lobby.stage_lost(sg, why))
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False

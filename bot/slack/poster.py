@@ -123,6 +123,8 @@ class Poster:
         self.customize = True
         #: first pause after a transient failure (tests shorten it)
         self.backoff = TRANSIENT_BACKOFF
+        #: told each rate-limit wait, in seconds, as it begins (metrics; bot.ops)
+        self.on_rate_limit: Callable[[float], None] | None = None
 
     def submit(
         self,
@@ -189,6 +191,8 @@ class Poster:
                     waits += 1
                     delay = _retry_after(err)
                     log.info("Slack rate limit on %s; waiting %.0fs", job.method, delay)
+                    if self.on_rate_limit is not None:
+                        self.on_rate_limit(delay)
                     await asyncio.sleep(delay)
                     continue
                 error, needed = error_fields(err)

@@ -25,6 +25,7 @@ from bot.slack.poster import Failure, error_fields
 from bot.slack.store import Booth, LinkStore, SlackGame
 from bot.slack.text import from_slack, to_slack
 from bot.table.booths import in_typed_order, late_note
+from bot.table.latency import RelayLatency
 from games.errors import RuleError
 
 log = logging.getLogger(__name__)
@@ -48,9 +49,16 @@ REMIND_EVERY = 60.0
 
 class Relay:
     def __init__(
-        self, service: GameService, games: Games, out: Outbox, store: LinkStore, spawn: Any
+        self,
+        service: GameService,
+        games: Games,
+        out: Outbox,
+        store: LinkStore,
+        spawn: Any,
+        latency: RelayLatency | None = None,
     ) -> None:
         self.service = service
+        self.latency = latency or RelayLatency()
         self.games = games
         self.out = out
         self.store = store
@@ -70,14 +78,24 @@ class Relay:
         if booth.channel != channel:
             return
         async with self._lock:
-            await self._relay(sg, booth, ts, text)
+            await self._relay(sg, booth, ts, text, timed=True)
 
     async def _relay(
-        self, sg: SlackGame, booth: Booth, ts: str, text: str, *, late: bool = False
+        self,
+        sg: SlackGame,
+        booth: Booth,
+        ts: str,
+        text: str,
+        *,
+        late: bool = False,
+        timed: bool = False,
     ) -> None:
         line = from_slack(text)
+        if timed:
+            self.latency.received(sg.id, booth.seat)
+        said = False
         try:
-            await self.service.say(
+            said = await self.service.say(
                 sg.id,
                 booth.seat,
                 line,
@@ -90,6 +108,8 @@ class Relay:
                 booth.channel, to_slack(note), game_id=sg.id, what="write in a player's booth"
             )
         finally:
+            if timed and not said:
+                self.latency.not_said(sg.id, booth.seat)
             if ts_key(ts) > ts_key(booth.last_ts):
                 booth.last_ts = ts
                 # not awaited: the store's single writer keeps these in order
