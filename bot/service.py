@@ -608,7 +608,8 @@ class GameService:
         """Take a seat in the lobby. A character name is drawn now and shown at the start
         (``name`` fixes it instead: replays of recorded games)."""
         game = self._game(game_id)
-        self._refuse_while_closing("join again")
+        # the AI seats are taken as the host starts the game
+        self._refuse_while_closing("start it again" if is_agent else "join again")
         async with game.lock:
             if game.status != "lobby":
                 raise ServiceError("This game has already started; you can't join now.")
