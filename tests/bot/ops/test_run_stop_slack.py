@@ -4,9 +4,12 @@ start carries the game on, relaying what was typed while the bot was stopping.""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from sqlmodel import Session, select
@@ -20,6 +23,7 @@ from tests.fakes.slack import FakeChannel, FakeSlack, FakeUser
 
 pytestmark = pytest.mark.slow
 
+T = TypeVar("T")
 LONG = "day=3600 vote=3600 night=3600 night_vote=3600"
 
 
@@ -88,6 +92,14 @@ class People:
 NAMES = ("alice", "bob", "carol", "dave", "erin")
 
 
+async def eventually(probe: Callable[[], Awaitable[T | None]], within: float) -> T:
+    deadline = time.monotonic() + within
+    while (found := await probe()) is None:
+        assert time.monotonic() < deadline, "never happened"
+        await asyncio.sleep(0.05)
+    return found
+
+
 async def test_slack_health_metrics_during_a_game_then_sigterm_and_resume(
     fake_slack: FakeSlack, tmp_path: Path
 ) -> None:
@@ -108,7 +120,14 @@ async def test_slack_health_metrics_during_a_game_then_sigterm_and_resume(
         await people.say(bob, "and another one")
         await people.wait_line("and another one")
 
-        during = await metrics(first.base)
+        # the fake holds a line as soon as it is posted; the bot sees Slack's answer a moment
+        # later, which is when the line's relay time is taken
+        async def relayed() -> dict[tuple[str, tuple[tuple[str, str], ...]], float] | None:
+            found = await metrics(first.base)
+            timed = value(found, "mafiabot_relay_seconds_count", platform="slack")
+            return found if timed >= 2 else None
+
+        during = await eventually(relayed, 10)
         assert value(during, "mafiabot_games", status="running") == 1
         assert value(during, "mafiabot_players", kind="human") == 5
         assert value(during, "mafiabot_players", kind="agent") == 1
