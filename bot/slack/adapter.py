@@ -18,7 +18,6 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -113,7 +112,6 @@ class SlackAdapter:
                 await self.service.resume(game_id)
             except Exception:
                 log.exception("could not resume Slack game %s", game_id)
-        self.relay.since = datetime.now(UTC)
         for sg in list(self.games.by_id.values()):
             game = self.games.live(sg)
             if game is not None and game.state is not None and not sg.set_up:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from datetime import datetime
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -65,8 +64,6 @@ class Relay:
         self._spawn = spawn
         #: one line at a time, in the order they arrived
         self._lock = asyncio.Lock()
-        #: when this process took the games back (`SlackAdapter.start`); see `moment`
-        self.since: datetime | None = None
         self._reminded: dict[tuple[str, str], float] = {}
 
     async def on_dm(self, user: str, channel: str, ts: str, text: str) -> None:
@@ -99,7 +96,7 @@ class Relay:
                 sg.id,
                 booth.seat,
                 line,
-                at=self.moment(ts),
+                at=ts_moment(ts),
                 platform_id=line_id(sg.team, booth.channel, ts),
             )
         except (RuleError, ServiceError) as err:
@@ -114,16 +111,6 @@ class Relay:
                 booth.last_ts = ts
                 # not awaited: the store's single writer keeps these in order
                 self._spawn(self.store.save_booth(sg.id, Booth(**vars(booth))))
-
-    def moment(self, ts: str) -> datetime | None:
-        """When a line was typed, for the service. A game's clock stands still while the app
-        is down (it resumes where it stopped), so a line typed before this process took the
-        games back was typed, in game time, at the moment they resumed: never earlier, or
-        the service would place it in the phase before (a den line on the stage)."""
-        typed = ts_moment(ts)
-        if self.since is not None and (typed is None or typed < self.since):
-            return self.since
-        return typed
 
     async def catch_up(self) -> None:
         """Relay once, oldest first across all booths, every booth line typed after the last
