@@ -1,9 +1,10 @@
 """`mafiabot run`'s life cycle around the platform adapters: the operations endpoint while
 they run, and a graceful stop on SIGTERM (or Ctrl-C).
 
-On the signal, in this order: ``/healthz`` turns 503 ("shutting down") and no new game can
-be opened; the platforms stop delivering input (Discord's gateway is closed, its REST session
-kept); inside the service nothing new starts (deadlines and agents stop; the next start
+On the signal, in this order: ``/healthz`` turns 503 ("shutting down") and no game can be
+opened, joined or started (one line says the bot is restarting); the platforms stop
+delivering input (Discord's gateway and Slack's websocket or HTTP listener are closed, their
+Web API sessions kept); inside the service nothing new starts (deadlines and agents stop; the next start
 re-arms them from the database), the actions under way commit and what they caused reaches
 the renderers; then the adapters are closed, which sends their queued posts and closes the
 connections; the caller then closes the service and the database. All within `STOP_SECONDS`
