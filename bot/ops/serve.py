@@ -4,13 +4,13 @@ they run, and a graceful stop on SIGTERM (or Ctrl-C).
 On the signal, in this order: ``/healthz`` turns 503 ("shutting down") and no game can be
 opened, joined or started (one line says the bot is restarting); the platforms stop
 delivering input (Discord's gateway and Slack's websocket or HTTP listener are closed, their
-Web API sessions kept); inside the service nothing new starts (deadlines and agents stop; the next start
-re-arms them from the database), the actions under way commit and what they caused reaches
-the renderers; then the adapters are closed, which sends their queued posts and closes the
-connections; the caller then closes the service and the database. All within `STOP_SECONDS`
-(what ``docker stop`` allows before it kills), then the process exits 0. Running games are
-in the database and carry on at the next start, and lines typed meanwhile are read back from
-the booths then, as after any restart.
+Web API sessions kept); inside the service nothing new starts (deadlines and agents stop;
+the next start re-arms them from the database), the actions under way commit and what they
+caused reaches the renderers; then the adapters are closed, which sends their queued posts
+and closes the connections; the caller then closes the service and the database. All within
+`STOP_SECONDS` (what ``docker stop`` allows before it kills), then the process exits 0.
+Running games are in the database and carry on at the next start, and lines typed meanwhile
+are read back from the booths then, as after any restart.
 """
 
 from __future__ import annotations
