@@ -157,6 +157,7 @@ class SlackRunner:
         runner, self._http_runner = self._http_runner, None
         if runner is not None:
             await runner.cleanup()
+        await self.adapter.relay.idle()  # the booth lines already received reach the service
 
     async def prepare(self) -> None:
         await self.adapter.start()

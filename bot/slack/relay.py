@@ -112,6 +112,12 @@ class Relay:
                 # not awaited: the store's single writer keeps these in order
                 self._spawn(self.store.save_booth(sg.id, Booth(**vars(booth))))
 
+    async def idle(self) -> None:
+        """Return once the lines that have arrived so far are relayed (the lock is fair: they
+        all queued before this). A graceful stop waits for it once input has stopped."""
+        async with self._lock:
+            pass
+
     async def catch_up(self) -> None:
         """Relay once, oldest first across all booths, every booth line typed after the last
         one relayed (the app was down, or Slack never delivered the event). Slack ts are

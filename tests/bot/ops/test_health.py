@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from bot.discord.app import MafiaBot
-from bot.ops.metrics import Metrics
-from bot.ops.serve import Ops, operations
-from bot.runtime import running_service
-from bot.settings import Settings
-from bot.slack.app import SlackRunner
+from bot.ops.serve import Ops
 from tests.bot.db_faults import Faults
 from tests.bot.discord.harness import test_options as discord_options
-from tests.bot.ops.conftest import base_url
+from tests.bot.ops.conftest import base_url, ops_on, slack_serving
 from tests.bot.ops.scrape import healthz
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.discord_fixtures import running_client
@@ -33,20 +27,6 @@ async def health_becomes(ops: Ops, expected: tuple[int, dict[str, Any]], within:
     while (got := await healthz(base_url(ops))) != expected:
         assert time.monotonic() < deadline, f"/healthz still {got}, expected {expected}"
         await asyncio.sleep(0.05)
-
-
-@asynccontextmanager
-async def ops_on(db_url: str, **settings: Any) -> AsyncIterator[Ops]:
-    """What `mafiabot run` builds around its adapters, on ``db_url``."""
-    config = Settings(  # type: ignore[call-arg]
-        _env_file=None, database_url=db_url, http_addr="127.0.0.1:0", **settings
-    )
-    meter = Metrics()
-    async with (
-        running_service(config, metrics=meter) as service,
-        operations(config, service, meter) as ops,
-    ):
-        yield ops
 
 
 async def test_a_database_outage_turns_healthz_503_and_back(db_url: str) -> None:
@@ -77,22 +57,6 @@ async def test_a_dropped_discord_gateway_turns_healthz_503_until_it_resumes(
             await health_becomes(ops, OK, 30)
             assert fake_discord.resume_count == resumed + 1  # the same session carried on
         await health_becomes(ops, down, 10)  # closed
-
-
-@asynccontextmanager
-async def slack_serving(
-    ops: Ops, fake: FakeSlack, *, http_port: int | None = None
-) -> AsyncIterator[SlackRunner]:
-    runner = SlackRunner(ops.settings, ops.service, base_url=fake.base_url)
-    ops.watch_slack(runner)
-    await runner.prepare()
-    task = asyncio.create_task(runner.serve(http_port=http_port, host="127.0.0.1"))
-    try:
-        yield runner
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        await runner.close()
 
 
 async def test_a_dropped_slack_socket_turns_healthz_503_until_it_reconnects(
