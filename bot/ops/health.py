@@ -65,6 +65,13 @@ def database_check(engine: sa.Engine) -> Check:
     return check
 
 
+def writes_check(service: Any) -> Check:
+    """Up unless the database is refusing a game's writes right now: a phase's end that could
+    not be stored is retried until it is (`GameService._tick`). A ping only reads, and a full
+    disk, or a lock another program holds, refuses writes alone."""
+    return lambda: not any(game.tick_failures for game in list(service.games.values()))
+
+
 def discord_check(bot: Any) -> Check:
     """Up when the bot is connected on every shard and has caught up after its start."""
 

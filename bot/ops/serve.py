@@ -26,7 +26,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.ops.health import Health, database_check, discord_check, task_check
+from bot.ops.health import Health, database_check, discord_check, task_check, writes_check
 from bot.ops.http import OpsServer
 from bot.ops.metrics import (
     Metrics,
@@ -77,6 +77,7 @@ async def operations(
     """Health checks, the event-loop sampler and the endpoint (unless ``http_addr`` is empty)."""
     health = Health()
     health.add("database", database_check(service.engine))
+    health.add("database", writes_check(service))
     server = OpsServer(settings.http_addr, health, metrics) if settings.http_addr else None
     sampler = asyncio.create_task(metrics.sample_loop_lag(), name="ops:loop-lag")
     try:

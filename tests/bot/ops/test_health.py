@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from math import inf
 from pathlib import Path
 from typing import Any
 
 from bot.discord.app import MafiaBot
 from bot.ops.serve import Ops
-from tests.bot.db_faults import Faults
+from bot.timers import Backoff
+from games.config import GameConfig
+from tests.bot.db_faults import Faults, action
 from tests.bot.discord.harness import test_options as discord_options
 from tests.bot.ops.conftest import base_url, ops_on, slack_serving
 from tests.bot.ops.scrape import healthz
@@ -19,6 +22,7 @@ from tests.fakes.discord_fixtures import running_client
 from tests.fakes.slack import FakeSlack
 
 OK = (200, {"status": "ok"})
+FAST = GameConfig(day_seconds=30, vote_seconds=600, night_seconds=600, night_vote_seconds=600)
 
 
 async def health_becomes(ops: Ops, expected: tuple[int, dict[str, Any]], within: float) -> None:
@@ -86,3 +90,22 @@ async def test_slack_http_mode_is_up_while_it_listens(
         await health_becomes(ops, OK, 10)
         await slack.stop_input()
         assert await healthz(base_url(ops)) == (503, {"status": "down", "down": ["slack"]})
+
+
+async def test_a_database_that_refuses_writes_but_still_reads_is_down(db_url: str) -> None:
+    """A full disk or a lock held by another program: the ping still reads, but a phase's end
+    cannot be stored. Down while that lasts, up once the end is stored."""
+    async with ops_on(db_url) as ops:
+        service = ops.service
+        service.tick_backoff = Backoff(first=0.02, cap=0.1)
+        faults = Faults(service.engine)
+        faults.refuse("actions", action("tick"), message="database or disk is full", times=inf)
+        game_id = await service.create_game(FAST, seed=3, speed=100.0)
+        for _ in range(5):
+            await service.join(game_id, None, is_agent=True, agent_kind="baseline")
+        await service.start(game_id)
+        await health_becomes(ops, (503, {"status": "down", "down": ["database"]}), 10)
+        faults.lift()
+        await health_becomes(ops, OK, 10)
+        state = service.games[game_id].state
+        assert state is not None and state.phase.seq > 1  # the day's end was stored
