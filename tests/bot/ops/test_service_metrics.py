@@ -15,6 +15,7 @@ from bot.ops.http import OpsServer
 from bot.ops.metrics import MeteredDecisionLog, Metrics, watch_slack_rate_limits
 from bot.ops.serve import Ops, operations
 from bot.runtime import running_service
+from bot.service import GameService
 from bot.settings import SettingsError
 from bot.slack.app import make_client
 from games.config import GameConfig
@@ -39,6 +40,20 @@ class FirstLine:
             self.said.set()
 
 
+async def agents_talking(service: GameService, kind: str, *, seed: int) -> str:
+    """A game of six ``kind`` agents at 40x, once its first line has been said and counted
+    (the line counter is a listener too)."""
+    first = FirstLine()
+    service.subscribe(first)
+    game_id = await service.create_game(CONFIG, seed=seed, speed=40.0)
+    for _ in range(6):
+        await service.join(game_id, None, is_agent=True, agent_kind=kind)
+    await service.start(game_id)
+    await asyncio.wait_for(first.said.wait(), 30)
+    await service.drain()
+    return game_id
+
+
 async def test_metrics_move_and_health_is_ok_during_a_game(ops: Ops) -> None:
     service, base = ops.service, base_url(ops)
     assert await healthz(base) == (200, {"status": "ok"})
@@ -46,14 +61,7 @@ async def test_metrics_move_and_health_is_ok_during_a_game(ops: Ops) -> None:
     assert value(before, "mafiabot_games", status="running") == 0
     assert value(before, "mafiabot_lines_total", place="stage") == 0
 
-    first = FirstLine()
-    service.subscribe(first)
-    game_id = await service.create_game(CONFIG, seed=5, speed=40.0)
-    for _ in range(6):
-        await service.join(game_id, None, is_agent=True, agent_kind="baseline")
-    await service.start(game_id)
-    await asyncio.wait_for(first.said.wait(), 20)
-    await service.drain()  # the line counter is a listener too: it has had the line
+    game_id = await agents_talking(service, "baseline", seed=5)
 
     during = await metrics(base)
     assert value(during, "mafiabot_games", status="running") == 1
@@ -179,14 +187,7 @@ async def test_llm_families_move_during_a_game_of_llm_agents(
         base = base_url(ops)
         before = await metrics(base)
         assert value(before, "mafiabot_llm_calls_total", kind="generator") == 0
-        first = FirstLine()
-        service.subscribe(first)
-        game_id = await service.create_game(CONFIG, seed=9, speed=40.0)
-        for _ in range(6):
-            await service.join(game_id, None, is_agent=True, agent_kind="llm")
-        await service.start(game_id)
-        await asyncio.wait_for(first.said.wait(), 30)  # a generated line was said
-        await service.drain()
+        await agents_talking(service, "llm", seed=9)  # a generated line was said
         during = await metrics(base)
 
     def total(name: str, **labels: str) -> float:
