@@ -75,6 +75,7 @@ async def test_health_metrics_during_a_game_then_sigterm_and_resume(
         took = await stop(first)
     assert first.proc.returncode == 0, first.log.read_text()
     assert took < 10.0
+    await fake.wait_until(lambda: not fake.connections, 5)  # the gateway was closed
     logged = first.lines()  # every line is one JSON object
     assert all({"time", "level", "logger", "message"} <= set(line) for line in logged)
     assert any("stopping" in str(line["message"]) for line in logged)

@@ -101,6 +101,7 @@ async def test_slack_health_metrics_during_a_game_then_sigterm_and_resume(
         people.typed_offline(alice, "said while the bot was stopped")
     assert first.proc.returncode == 0, first.log.read_text()
     assert took < 10.0
+    assert not fake.hub.connected  # the websocket was closed
     logged = first.lines()  # every line is one JSON object
     assert all({"time", "level", "logger", "message"} <= set(line) for line in logged)
     assert any("stopping" in str(line["message"]) for line in logged)
