@@ -65,6 +65,20 @@ def database_check(engine: sa.Engine) -> Check:
     return check
 
 
+def writes_check(service: Any) -> Check:
+    """Up unless the database is refusing a game's writes right now: a phase's end that could
+    not be stored is retried until it is (`GameService._tick`). A ping only reads, and a full
+    disk, or a lock another program holds, refuses writes alone."""
+
+    def check() -> bool:
+        return not any(
+            game.tick_failures and game.state is not None and not game.state.over
+            for game in list(service.games.values())
+        )
+
+    return check
+
+
 def discord_check(bot: Any) -> Check:
     """Up when the bot is connected on every shard and has caught up after its start."""
 
