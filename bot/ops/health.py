@@ -33,8 +33,9 @@ class Health:
 
     async def down(self) -> list[str]:
         """The names of what is down, in the order they were added (empty: ready)."""
-        results = await asyncio.gather(*(self._passes(name, c) for name, c in self._checks))
-        failed = [name for (name, _), ok in zip(self._checks, results, strict=True) if not ok]
+        checks = list(self._checks)  # a check added meanwhile (a platform starting) waits
+        results = await asyncio.gather(*(self._passes(name, c) for name, c in checks))
+        failed = [name for (name, _), ok in zip(checks, results, strict=True) if not ok]
         down = list(dict.fromkeys(failed))
         if self.stopping:
             down.insert(0, "shutting down")
