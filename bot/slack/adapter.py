@@ -22,7 +22,6 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -36,6 +35,7 @@ from bot.slack.relay import Relay
 from bot.slack.render import Renderer
 from bot.slack.store import LinkStore, SlackGame
 from bot.slack.workspaces import OneWorkspace, Workspaces
+from bot.table.latency import RelayLatency
 from bot.table.text import AVATAR_URL_TEMPLATE
 from games.errors import RuleError
 from games.events import Event
@@ -91,8 +91,10 @@ class SlackAdapter:
             allow_test_options=allow_test_options,
             agent_kind=agent_kind,
         )
-        self.render = Renderer(self.out, self.store, self.lobby.refresh)
-        self.relay = Relay(service, self.games, self.out, self.store, self._spawn)
+        #: booth line in -> its post out; measured once `bot.ops` sets ``latency.observe``
+        self.latency = RelayLatency()
+        self.render = Renderer(self.out, self.store, self.lobby.refresh, self.latency)
+        self.relay = Relay(service, self.games, self.out, self.store, self._spawn, self.latency)
         self.out.on_stage_lost = lambda sg, why: self._spawn(self.lobby.stage_lost(sg, why))
         self.out.poster.on_gone = lambda team: self._spawn(self.leave_workspace(team, GONE))
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -126,7 +128,6 @@ class SlackAdapter:
                 await self.service.resume(game_id)
             except Exception:
                 log.exception("could not resume Slack game %s", game_id)
-        self.relay.since = datetime.now(UTC)
         for sg in list(self.games.by_id.values()):
             game = self.games.live(sg)
             if game is not None and game.state is not None and not sg.set_up:

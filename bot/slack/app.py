@@ -22,6 +22,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
@@ -153,6 +154,9 @@ class SlackRunner:
         avatar_template: str = AVATAR_URL_TEMPLATE,
     ) -> None:
         self.settings = settings
+        #: the transport while it runs: the Socket Mode handler, or the HTTP mode's server
+        self._socket: Any = None
+        self._http_runner: web.AppRunner | None = None
         self._allow_test_options = allow_test_options
         self._avatar_template = avatar_template
         api_url = base_url or settings.slack_api_url or None
@@ -229,6 +233,26 @@ class SlackRunner:
             self.app, self.adapter, Departures(self.adapter.leave_workspace, store, workspaces)
         )
 
+    async def connected(self) -> bool:
+        """Is Slack's input reaching us? Socket Mode: the websocket is open and answers its
+        pings; HTTP mode: the listener is up. (Health: `bot.ops.health`.)"""
+        if self._socket is not None:
+            return bool(await self._socket.client.is_connected())
+        return self._http_runner is not None and bool(self._http_runner.sites)
+
+    async def stop_input(self) -> None:
+        """Stop receiving (a graceful stop, `bot.ops.serve`): the websocket is closed or the
+        listener stops, after the requests it is handling are answered. Slack delivers what
+        it could not hand over again to the next process, and lines typed meanwhile are read
+        back from the booths then. Posting goes on."""
+        socket, self._socket = self._socket, None
+        if socket is not None:
+            await socket.close_async()
+        runner, self._http_runner = self._http_runner, None
+        if runner is not None:
+            await runner.cleanup()
+        await self.adapter.relay.idle()  # the booth lines already received reach the service
+
     async def prepare(self) -> None:
         await self.adapter.start()
 
@@ -252,11 +276,14 @@ class SlackRunner:
             self.app, app_token.get_secret_value(), web_client=self.client
         )
         await handler.connect_async()  # type: ignore[no-untyped-call]
+        self._socket = handler
         log.info("Slack: connected in Socket Mode")
         try:
             await asyncio.Event().wait()
         finally:
-            await handler.close_async()  # type: ignore[no-untyped-call]
+            if self._socket is handler:  # not closed by `stop_input` already
+                self._socket = None
+                await handler.close_async()
 
     async def _http(self, port: int, host: str) -> None:
         secret = self.settings.slack_signing_secret
@@ -269,11 +296,14 @@ class SlackRunner:
         await runner.setup()
         site = web.TCPSite(runner, host, port)
         await site.start()
+        self._http_runner = runner
         log.info("Slack: listening on http://%s:%s%s", host, port, EVENTS_PATH)
         try:
             await asyncio.Event().wait()
         finally:
-            await runner.cleanup()
+            if self._http_runner is runner:  # not stopped by `stop_input` already
+                self._http_runner = None
+                await runner.cleanup()
 
     def web_app(self) -> web.Application:
         """The HTTP endpoints: Slack's requests (``/slack/events``, signature checked) and,

@@ -15,7 +15,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.consent import CONSENT_VERSION, consent_status, consent_text
 from bot.slack import blocks as B
-from bot.slack.actions import cast_vote, night_act
+from bot.slack.actions import NIGHT_ACT, VOTE, Menu, choose
 from bot.slack.adapter import PLATFORM, Ctx, SlackAdapter
 from bot.slack.commands import Reply, run_command
 from bot.slack.oauth import Departures
@@ -67,27 +67,20 @@ def register(app: AsyncApp, adapter: SlackAdapter, departures: Departures | None
             return
         await _respond(respond, await adapter.lobby.start(_ctx(adapter, body).user, sg))
 
-    @app.action(B.VOTE)
-    async def vote(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
-        await ack()
-        value = str((action.get("selected_option") or {}).get("value") or "")
-        await _respond(
-            respond,
-            await cast_vote(
-                adapter.service, _user(body), str(action.get("block_id")), value, _ts(action)
-            ),
-        )
+    def menu_listener(menu: Menu) -> Any:
+        async def picked(
+            ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any
+        ) -> None:
+            await ack()
+            value = str((action.get("selected_option") or {}).get("value") or "")
+            block_id = str(action.get("block_id"))
+            answer = await choose(menu, adapter.service, _user(body), block_id, value, _ts(action))
+            await _respond(respond, answer)
 
-    @app.action(B.NIGHT_ACT)
-    async def night(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
-        await ack()
-        value = str((action.get("selected_option") or {}).get("value") or "")
-        await _respond(
-            respond,
-            await night_act(
-                adapter.service, _user(body), str(action.get("block_id")), value, _ts(action)
-            ),
-        )
+        return picked
+
+    app.action(B.VOTE)(menu_listener(VOTE))
+    app.action(B.NIGHT_ACT)(menu_listener(NIGHT_ACT))
 
     @app.action(B.SURVEY_OPEN)
     async def survey(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:

@@ -93,15 +93,18 @@ class Lobby:
         warn = await self._scope_warning(team)
         seed = parsed.hidden.get("seed")
         speed = parsed.hidden.get("speed")
-        game_id = await self.service.create_game(
-            config,
-            platform=PLATFORM,
-            server_external_id=team,
-            channel_id=channel,
-            host_user_id=user,
-            seed=None if seed is None else int(seed),
-            speed=float(speed) if speed is not None else self._clock_speed(),
-        )
+        try:
+            game_id = await self.service.create_game(
+                config,
+                platform=PLATFORM,
+                server_external_id=team,
+                channel_id=channel,
+                host_user_id=user,
+                seed=None if seed is None else int(seed),
+                speed=float(speed) if speed is not None else self._clock_speed(),
+            )
+        except ServiceError as err:  # the bot is restarting
+            return str(err)
         sg = SlackGame(game_id, team, channel, user, agents=parsed.agents or 1)
         self.games.add(sg)
         try:
@@ -275,8 +278,8 @@ class Lobby:
                 return problem
             # The service seats everyone in a seed-drawn order at the start; booths are keyed
             # by the final seats (`Renderer.set_up`, on GameStarted).
-            await seat_agents(self.service, game, sg.agents, agent_kind=self.agent_kind)
             try:
+                await seat_agents(self.service, game, sg.agents, agent_kind=self.agent_kind)
                 await self.service.start(sg.id)
             except (ConfigError, ServiceError) as err:
                 return f"Can't start: {err}"

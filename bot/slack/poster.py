@@ -135,6 +135,8 @@ class Poster:
         self.backoff = TRANSIENT_BACKOFF
         #: set by the adapter: what to do when a workspace turns out to have removed the app
         self.on_gone: OnGone | None = None
+        #: told each rate-limit wait, in seconds, as it begins (metrics; bot.ops)
+        self.on_rate_limit: Callable[[float], None] | None = None
 
     def submit(
         self,
@@ -209,6 +211,8 @@ class Poster:
                     waits += 1
                     delay = _retry_after(err)
                     log.info("Slack rate limit on %s; waiting %.0fs", job.method, delay)
+                    if self.on_rate_limit is not None:
+                        self.on_rate_limit(delay)
                     await asyncio.sleep(delay)
                     continue
                 error, needed = error_fields(err)

@@ -30,6 +30,7 @@ from bot.slack.store import Booth, LinkStore, SlackGame
 from bot.slack.text import to_slack
 from bot.slack.workspaces import WorkspaceGone
 from bot.table.booths import den_audience
+from bot.table.latency import RelayLatency
 from games.events import (
     ChoicesOffered,
     Event,
@@ -54,8 +55,16 @@ BOOTH_HELP = (
 
 
 class Renderer:
-    def __init__(self, out: Outbox, store: LinkStore, refresh_lobby: Callable[..., None]) -> None:
+    def __init__(
+        self,
+        out: Outbox,
+        store: LinkStore,
+        refresh_lobby: Callable[..., None],
+        latency: RelayLatency | None = None,
+    ) -> None:
         self.out = out
+        #: the relay's timing of each person's line (`bot.table.latency`)
+        self.latency = latency or RelayLatency()
         self.store = store
         self.refresh_lobby = refresh_lobby
         #: (game, phase seq) -> the PhaseStarted of each game's current phase (number, deadline)
@@ -105,23 +114,35 @@ class Renderer:
             self.finish(game, sg, event)
 
     def speech(self, game: LiveGame, sg: SlackGame, event: MessageAccepted) -> None:
+        received = self.latency.posting(sg.id, event.seat)
         if event.place != "den":
-            self.out.say_as(
-                sg,
-                sg.channel,
-                event.name,
-                event.text,
-                what="post a line in the game channel",
-            )
-            return
-        for channel in self.den_booths(game, sg, event, skip=event.seat):
-            self.out.say_as(
-                sg,
-                channel,
-                event.name,
-                event.text,
-                what="pass a mafia line to a partner's booth",
-            )
+            posts = [
+                self.out.say_as(
+                    sg,
+                    sg.channel,
+                    event.name,
+                    event.text,
+                    what="post a line in the game channel",
+                )
+            ]
+        else:
+            posts = [
+                self.out.say_as(
+                    sg,
+                    channel,
+                    event.name,
+                    event.text,
+                    what="pass a mafia line to a partner's booth",
+                )
+                for channel in self.den_booths(game, sg, event, skip=event.seat)
+            ]
+        if received is not None and posts:
+            # the relay's latency: until the (first) post of the line is out
+            def out(done: asyncio.Future[Any]) -> None:
+                if not done.cancelled() and done.exception() is None:
+                    self.latency.posted(received)
+
+            posts[0].add_done_callback(out)
 
     @staticmethod
     def den_booths(
