@@ -9,7 +9,7 @@ line, vote and tick that arrived meanwhile, so the writer keeps up with many gam
 One writer thread runs the calls in the order they were submitted (SQLite stays
 single-writer; the calls of one game keep their order). It takes the first waiting call and
 every call queued behind it (up to ``max_batch``), runs them all in one session, flushes once
-(the rows of one table go out in one statement) and commits. Calls that arrive while a group
+(the rows of one table go out in one statement: `bot.store.rows`) and commits. Calls that arrive while a group
 commits make up the next group: under load one commit carries many calls, while a quiet bot
 adds no delay at all (``window`` > 0 would also wait that long for more). If anything in a
 group fails, it is rolled back and run again flushing after each call, so the failing call is
@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from bot.store import rows
 from bot.store.db import session_scope
 
 log = logging.getLogger(__name__)
@@ -165,7 +166,7 @@ class GroupWriter:
                     for i, call in enumerate(pending):
                         try:
                             results.append(call.fn(session))
-                            session.flush()
+                            rows.write(session)
                         except BaseException as exc:
                             failed, error = i, exc
                             raise
