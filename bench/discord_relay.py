@@ -16,7 +16,9 @@ minute, the rate of the busiest LLMafia games, whose median is about 1.3). Print
 - the bot's event-loop lag (a 50 ms sleeper's overshoot), p50/p99/max;
 - lines relayed, lost (never arrived) and duplicated;
 - the service's DB calls: time queued for its writer, and time running on it; how many calls
-  each group commit carried.
+  each group commit carried;
+- the bot's CPU time per relayed line, and the part of it spent on its database writer thread;
+  its garbage-collector pauses.
 
     uv run python bench/discord_relay.py [--games 200] [--players 8] [--seconds 60]
                                          [--interval 20] [--guilds 20] [--profile out.pstats]
@@ -137,6 +139,19 @@ async def child(config: dict[str, Any]) -> None:
             writer_cpu[0] += time.thread_time() - start
 
     service._db._commit = timed_commit  # type: ignore[method-assign]
+    # The bot's garbage-collector pauses (a full collection of a big heap stops everything).
+    import gc
+
+    gc_pauses: list[tuple[int, float]] = []  # (generation, seconds)
+    gc_started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = time.perf_counter()
+        else:
+            gc_pauses.append((info["generation"], time.perf_counter() - gc_started[0]))
+
+    gc.callbacks.append(on_gc)
     metrics = RelayMetrics()
     options = DiscordOptions(_env_file=None, afk_reminder_minutes=0)  # type: ignore[call-arg]
     settings = Settings(_env_file=None, database_url=url)  # type: ignore[call-arg]
@@ -171,6 +186,7 @@ async def child(config: dict[str, Any]) -> None:
             sent0 = bot.outbox.sent
             commits0, calls0 = service._db.commits, service._db.calls
             writer_cpu[0] = 0.0
+            gc_pauses.clear()
             if config.get("profile"):
                 import cProfile
 
@@ -191,6 +207,7 @@ async def child(config: dict[str, Any]) -> None:
                 "db_run": [r for _, r in db_times],
                 "cpu": time.process_time() - cpu0,
                 "writer_cpu": writer_cpu[0],
+                "gc": gc_pauses,
                 "wall": time.perf_counter() - wall0,
                 "sent": bot.outbox.sent - sent0,
                 "retried": bot.outbox.retried,
@@ -414,6 +431,13 @@ async def parent(args: argparse.Namespace) -> int:
         f"bot CPU per relayed line: {1000 * report['cpu'] / lines:.2f} ms, of which the "
         f"database writer thread {1000 * report['writer_cpu'] / lines:.2f} ms"
     )
+    for generation in (0, 1, 2):
+        pauses = [t for g, t in report["gc"] if g == generation]
+        if pauses:
+            print(
+                f"bot GC pauses, generation {generation}: {len(pauses)}, "
+                f"total {sum(pauses) * 1000:.0f} ms, max {max(pauses) * 1000:.1f} ms"
+            )
     if report["relay"]:
         print(f"mean relay inside the bot {statistics.fmean(report['relay']) * 1000:.1f} ms")
     ok = relay_p99 <= TARGET_RELAY_P99_MS and lag_p99 <= TARGET_LAG_P99_MS and not lost and not dup
