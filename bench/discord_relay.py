@@ -81,6 +81,9 @@ async def child(config: dict[str, Any]) -> None:
     import discord.http
     import yarl
 
+    from bot import heap
+
+    heap.tune()  # as `mafiabot run` does
     discord.http.Route.BASE = config["api_base"]
     discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(config["ws_url"])
 

@@ -286,6 +286,9 @@ def run(
     except (SlackSetupError, SettingsError) as e:
         _fail(str(e))
     url = _db_url(db, write=True, settings=settings)
+    from bot import heap
+
+    heap.tune()  # a long-running process: few, short collector pauses
     try:
         asyncio.run(_run_adapters(settings, slack=slack, discord=discord, http=http, db=url))
     except (SlackSetupError, SettingsError) as e:
