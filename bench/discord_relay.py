@@ -2,7 +2,8 @@
 
 Two processes, like production (where Discord is far away): this one runs the loopback fake
 Discord and plays every human; a child process runs the real bot (discord.py client, service,
-SQLite, baseline agents) pointed at it. The child never shares an event loop or a GIL with the
+SQLite, baseline agents, the garbage-collector settings of ``mafiabot run``: `bot.heap`)
+pointed at it. The child never shares an event loop or a GIL with the
 fake, so its loop lag is the bot's own.
 
 Each of ``--games`` games (``--players`` seats, one of them the baseline agent) goes through
