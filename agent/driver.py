@@ -34,6 +34,9 @@ class PolicyPlayer:
         self._closed = False
         #: bumped on every (dis)arm: a timer whose callback started anyway finds itself stale
         self._generation = 0
+        #: the port has been failing since the last action that went through (an outage of
+        #: the database or the platform): said once, not for every action refused meanwhile
+        self._failing = False
 
     @property
     def armed(self) -> Intent | None:
@@ -88,14 +91,32 @@ class PolicyPlayer:
         except RuleError as err:
             error = str(err)
         except Exception as err:  # the port failed (network, platform): a refusal, not a crash
-            log.exception("seat %s: %s failed", self.port.seat, intent.kind)
+            self._port_failed(intent, err)
             error = f"could not {intent.kind}: {err}"
+        else:
+            if self._failing:
+                self._failing = False
+                log.info("seat %s: acting again", self.port.seat)
         finally:
             self._busy = False
         if self._closed:
             return
         self.policy.done(intent, error)
         self._replan()
+
+    def _port_failed(self, intent: Intent, err: Exception) -> None:
+        """One warning (with the traceback) when the port starts failing; the actions refused
+        after it, until one goes through again, only at debug level."""
+        if self._failing:
+            log.debug("seat %s: %s failed again: %s", self.port.seat, intent.kind, err)
+            return
+        self._failing = True
+        log.warning(
+            "seat %s: %s failed; this seat's actions are refused until it works again",
+            self.port.seat,
+            intent.kind,
+            exc_info=err,
+        )
 
     async def _carry_out(self, intent: Intent) -> None:
         if intent.kind == "say":

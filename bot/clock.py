@@ -39,10 +39,10 @@ class GameClock:
         alike stay tied.
 
         A clock resumed where it stopped (``resumed``, with a ``start``) stood still while the
-        game was
-        down: a moment from that downtime maps to the moment the game stopped, the phase its
-        player still saw (a den line typed at night while the bot was down stays a night
-        line, never one of an earlier phase). A wall clock keeps the downtime, as it counts."""
+        game was down: a moment from that downtime maps to the moment the game stopped, the
+        phase its player still saw (a den line typed at night while the bot was down stays a
+        night line, never one of an earlier phase). A wall clock keeps the downtime, as it
+        counts."""
         if self._paused and wall < self._wall0:
             return self._start
         return self._start + (wall - self._wall0) * self.speed

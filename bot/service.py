@@ -444,6 +444,12 @@ class GameService:
 
     # --- plumbing -----------------------------------------------------------------------------
 
+    def _refuse_while_closing(self, then: str) -> None:
+        """While the process shuts down (`bot.ops.serve`) no game opens, fills or starts: the
+        games already running carry on at the next start, and a lobby is there again then."""
+        if self.closing:
+            raise ServiceError(f"The bot is restarting; {then} in a minute.")
+
     async def _run_db(self, fn: Callable[[Session], T]) -> T:
         """Run ``fn`` in a transaction on the database thread, shared with the calls that
         arrive at the same moment (group commit, `bot.store.writer`); return once it committed.
@@ -552,8 +558,7 @@ class GameService:
         speed: float = 1.0,
     ) -> str:
         """Open a lobby. The config is checked against its own limits now (player count later)."""
-        if self.closing:
-            raise ServiceError("The bot is restarting; open the game again in a minute.")
+        self._refuse_while_closing("open the game again")
         if speed <= 0:
             raise ConfigError("speed must be positive.")
         GameConfig.from_dict(config.to_dict())  # round-trips: refuse unknown settings early
@@ -617,6 +622,8 @@ class GameService:
         """Take a seat in the lobby. A character name is drawn now and shown at the start
         (``name`` fixes it instead: replays of recorded games)."""
         game = self._game(game_id)
+        # the AI seats are taken as the host starts the game
+        self._refuse_while_closing("start it again" if is_agent else "join again")
         async with game.lock:
             if game.status != "lobby":
                 raise ServiceError("This game has already started; you can't join now.")
@@ -727,6 +734,7 @@ class GameService:
         personas stay with their seat (the very same `SeatInfo` objects, renumbered): only the
         indices change, so an adapter re-reads seat numbers from ``game.seats`` after this."""
         game = self._game(game_id)
+        self._refuse_while_closing("start it again")
         async with game.lock:
             if game.status != "lobby":
                 raise ServiceError("This game has already started.")

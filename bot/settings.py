@@ -80,6 +80,12 @@ class Settings(BaseSettings):
     slack_bot_token: SecretStr | None = None
     slack_app_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
+    #: "Add to Slack" (OAuth, many workspaces, HTTP mode): the app's Client ID and Secret
+    #: (Basic Information > App Credentials); with them set no bot token is read
+    slack_client_id: str = ""
+    slack_client_secret: SecretStr | None = None
+    #: the public URL of /slack/oauth_redirect, when the app lists more than one redirect URL
+    slack_redirect_uri: str = ""
     #: Slack Web API base URL; empty means https://slack.com/api/ (set it for GovSlack,
     #: an Enterprise Grid proxy, or a test server)
     slack_api_url: str = ""
@@ -94,6 +100,19 @@ class Settings(BaseSettings):
         if provider not in ("anthropic", "openai") or not model.strip():
             raise ValueError("must look like 'anthropic:MODEL' or 'openai:MODEL'")
         return value
+
+    @field_validator("slack_redirect_uri")
+    @classmethod
+    def _redirect_uri(cls, value: str) -> str:
+        value = value.strip()
+        if value and not value.startswith(("https://", "http://")):
+            raise ValueError("must be the https:// URL of /slack/oauth_redirect")
+        return value
+
+    def slack_oauth(self) -> bool:
+        """Installed through "Add to Slack" (many workspaces) rather than one .env token."""
+        secret = self.slack_client_secret
+        return bool(self.slack_client_id.strip() or (secret and secret.get_secret_value()))
 
     @field_validator("slack_api_url")
     @classmethod

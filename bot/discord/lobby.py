@@ -93,16 +93,20 @@ class Lobby:
         guild, channel, user = interaction.guild, interaction.channel, interaction.user
         assert guild is not None and channel is not None
         await interaction.response.defer(ephemeral=True, thinking=True)
-        game_id = await self.bot.service.create_game(
-            config,
-            platform="discord",
-            server_external_id=str(guild.id),
-            server_name=guild.name,
-            channel_id=str(channel.id),
-            host_user_id=str(user.id),
-            speed=self.bot.options.test_speed or self.bot.settings.clock_speed,
-            seed=self.bot.options.test_seed,
-        )
+        try:
+            game_id = await self.bot.service.create_game(
+                config,
+                platform="discord",
+                server_external_id=str(guild.id),
+                server_name=guild.name,
+                channel_id=str(channel.id),
+                host_user_id=str(user.id),
+                speed=self.bot.options.test_speed or self.bot.settings.clock_speed,
+                seed=self.bot.options.test_seed,
+            )
+        except ServiceError as exc:  # the bot is restarting
+            await interaction.followup.send(str(exc), ephemeral=True)
+            return
         game = self.bot.service.games[game_id]
         binding = server.get("channels", {}).get(str(channel.id), {})
         contacts = {user.id} | ({int(binding["by"])} if binding.get("by") else set())

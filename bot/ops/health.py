@@ -33,8 +33,9 @@ class Health:
 
     async def down(self) -> list[str]:
         """The names of what is down, in the order they were added (empty: ready)."""
-        results = await asyncio.gather(*(self._passes(name, c) for name, c in self._checks))
-        failed = [name for (name, _), ok in zip(self._checks, results, strict=True) if not ok]
+        checks = list(self._checks)  # a check added meanwhile (a platform starting) waits
+        results = await asyncio.gather(*(self._passes(name, c) for name, c in checks))
+        failed = [name for (name, _), ok in zip(checks, results, strict=True) if not ok]
         down = list(dict.fromkeys(failed))
         if self.stopping:
             down.insert(0, "shutting down")
@@ -61,6 +62,20 @@ def database_check(engine: sa.Engine) -> Check:
 
     async def check() -> bool:
         return await asyncio.to_thread(ping)
+
+    return check
+
+
+def writes_check(service: Any) -> Check:
+    """Up unless the database is refusing a game's writes right now: a phase's end that could
+    not be stored is retried until it is (`GameService._tick`). A ping only reads, and a full
+    disk, or a lock another program holds, refuses writes alone."""
+
+    def check() -> bool:
+        return not any(
+            game.tick_failures and game.state is not None and not game.state.over
+            for game in list(service.games.values())
+        )
 
     return check
 

@@ -5,10 +5,11 @@ Every figure is gathered at a seam that exists anyway, so no game code knows abo
 - games by status and players: read from the service's live games when scraped;
 - lines: a service listener counting the lines it committed and handed to the renderers;
 - database write latency: the service's ``on_db_call`` hook (waiting for the writer included);
-- relay latency: the Discord relay's latency hook (booth message in -> stage post going out);
+- relay latency: the relays' latency hooks (booth line in -> its post going out): Discord's
+  `RelayMetrics`, Slack's `bot.table.latency.RelayLatency`;
 - LLM calls, tokens, cost and errors: the agents' decision log, which sees every model call;
-- platform rate-limit waits: discord.py's own rate-limit log line and the Slack SDK's 429
-  retry handler;
+- platform rate-limit waits: discord.py's own rate-limit log line; the Slack SDK's 429
+  retry handler and the Slack poster's own waits after it (Retry-After);
 - event-loop lag: a sampler task (how late a short sleep wakes up).
 
 One `Metrics` owns its own registry, so tests can run several side by side.
@@ -21,7 +22,7 @@ import logging
 import re
 import time
 from collections import Counter as Tally
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -115,6 +116,10 @@ class Metrics:
     def rate_limited(self, platform: str, seconds: float) -> None:
         self.rate_limit_waits.labels(platform).inc()
         self.rate_limit_seconds.labels(platform).inc(max(0.0, seconds))
+
+    def rate_limited_on(self, platform: str) -> Callable[[float], None]:
+        """`rate_limited` for one platform: a hook for a poster's own waits."""
+        return lambda seconds: self.rate_limited(platform, seconds)
 
     def llm_record(self, rec: DecisionRecord) -> None:
         if not rec.called:

@@ -1,15 +1,16 @@
 """`mafiabot run`'s life cycle around the platform adapters: the operations endpoint while
 they run, and a graceful stop on SIGTERM (or Ctrl-C).
 
-On the signal, in this order: ``/healthz`` turns 503 ("shutting down") and no new game can
-be opened; the platforms stop delivering input (Discord's gateway is closed, its REST session
-kept); inside the service nothing new starts (deadlines and agents stop; the next start
-re-arms them from the database), the actions under way commit and what they caused reaches
-the renderers; then the adapters are closed, which sends their queued posts and closes the
-connections; the caller then closes the service and the database. All within `STOP_SECONDS`
-(what ``docker stop`` allows before it kills), then the process exits 0. Running games are
-in the database and carry on at the next start, and lines typed meanwhile are read back from
-the booths then, as after any restart.
+On the signal, in this order: ``/healthz`` turns 503 ("shutting down") and no game can be
+opened, joined or started (one line says the bot is restarting); the platforms stop
+delivering input (Discord's gateway and Slack's websocket or HTTP listener are closed, their
+Web API sessions kept); inside the service nothing new starts (deadlines and agents stop;
+the next start re-arms them from the database), the actions under way commit and what they
+caused reaches the renderers; then the adapters are closed, which sends their queued posts
+and closes the connections; the caller then closes the service and the database. All within
+`STOP_SECONDS` (what ``docker stop`` allows before it kills), then the process exits 0.
+Running games are in the database and carry on at the next start, and lines typed meanwhile
+are read back from the booths then, as after any restart.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.ops.health import Health, database_check, discord_check, task_check
+from bot.ops.health import Health, database_check, discord_check, task_check, writes_check
 from bot.ops.http import OpsServer
 from bot.ops.metrics import (
     Metrics,
@@ -59,7 +60,14 @@ class Ops:
         self.input_stoppers.append(lambda: stop_discord_input(bot))
 
     def watch_slack(self, runner: Any) -> None:
+        """Health (Socket Mode connected, or the HTTP listener up), rate-limit waits (the
+        SDK's and the poster's own), the relay's latency, and input stopped first on a stop."""
+        self.health.add("slack", runner.connected)
+        self.input_stoppers.append(runner.stop_input)
+        slack_meter = self.metrics.rate_limited_on("slack")
         watch_slack_rate_limits(runner.client, self.metrics)
+        runner.adapter.out.poster.on_rate_limit = slack_meter
+        runner.adapter.latency.observe = self.metrics.relay.labels("slack").observe
 
 
 @asynccontextmanager
@@ -69,6 +77,7 @@ async def operations(
     """Health checks, the event-loop sampler and the endpoint (unless ``http_addr`` is empty)."""
     health = Health()
     health.add("database", database_check(service.engine))
+    health.add("database", writes_check(service))
     server = OpsServer(settings.http_addr, health, metrics) if settings.http_addr else None
     sampler = asyncio.create_task(metrics.sample_loop_lag(), name="ops:loop-lag")
     try:

@@ -11,7 +11,8 @@ engine's to judge (the menus come from its `ChoicesOffered`); a refusal goes to 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.errors import ServiceError
@@ -53,46 +54,60 @@ def _made_in(game: LiveGame, menu: Callable[[Phase], bool], at: datetime | None)
     return game.clock.now().timestamp() - ago < state.opened_at().timestamp()
 
 
-async def cast_vote(
-    service: GameService, user: str, block_id: str, value: str, action_ts: str
+@dataclass(frozen=True)
+class Menu:
+    """What tells the vote menu from the night-action menu; everything else is one path."""
+
+    #: was a menu with this block-id key (the vote's phase seq, the night's number) drawn for
+    #: this phase
+    drawn_for: Callable[[Phase, int], bool]
+    #: the answer to a click on a menu whose phase is over
+    closed: str
+    #: the service call: (service, game id, seat, value, at, platform id) -> applied?
+    apply: Callable[[GameService, str, int, str, datetime | None, str | None], Awaitable[bool]]
+    #: before the rules' refusal ("Not counted: ...")
+    refused: str
+    #: the answer once it is taken into account
+    done: Callable[[str], str]
+
+
+VOTE = Menu(
+    drawn_for=lambda phase, seq: phase.seq == seq,
+    closed="That vote is closed.",
+    apply=lambda service, game_id, seat, value, at, pid: service.vote(
+        game_id, seat, None if value == B.ABSTAIN else value, at=at, platform_id=pid
+    ),
+    refused="Not counted",
+    done=lambda value: (
+        "You abstain. You can still change your mind until the deadline."
+        if value == B.ABSTAIN
+        else f"Your vote: {value}. You can change it until the deadline."
+    ),
+)
+NIGHT_ACT = Menu(
+    drawn_for=lambda phase, number: phase.kind.is_night and phase.number == number,
+    closed="That night is over.",
+    apply=lambda service, game_id, seat, value, at, pid: service.night_act(
+        game_id, seat, value, at=at, platform_id=pid
+    ),
+    refused="Not done",
+    done=lambda value: f"Noted: {value}. You can change your choice until the night ends.",
+)
+
+
+async def choose(
+    menu: Menu, service: GameService, user: str, block_id: str, value: str, action_ts: str
 ) -> str:
+    """A choice picked from ``menu`` in a booth, to the service; the answer for the clicker."""
     found = _menu(service, user, block_id)
     if isinstance(found, str):
         return found
-    game, seat, seq = found
+    game, seat, key = found
     at = ts_moment(action_ts)
-    if not _made_in(game, lambda p: p.seq == seq, at):
-        return "That vote is closed."
-    target = None if value == B.ABSTAIN else value
+    if not _made_in(game, lambda phase: menu.drawn_for(phase, key), at):
+        return menu.closed
     try:
-        applied = await service.vote(
-            game.id, seat, target, at=at, platform_id=action_id(user, action_ts)
-        )
+        applied = await menu.apply(service, game.id, seat, value, at, action_id(user, action_ts))
     except (RuleError, ServiceError) as err:
-        return f"Not counted: {err}"
-    if not applied:
-        return ALREADY
-    if target is None:
-        return "You abstain. You can still change your mind until the deadline."
-    return f"Your vote: {target}. You can change it until the deadline."
-
-
-async def night_act(
-    service: GameService, user: str, block_id: str, value: str, action_ts: str
-) -> str:
-    found = _menu(service, user, block_id)
-    if isinstance(found, str):
-        return found
-    game, seat, number = found
-    at = ts_moment(action_ts)
-    if not _made_in(game, lambda p: p.kind.is_night and p.number == number, at):
-        return "That night is over."
-    try:
-        applied = await service.night_act(
-            game.id, seat, value, at=at, platform_id=action_id(user, action_ts)
-        )
-    except (RuleError, ServiceError) as err:
-        return f"Not done: {err}"
-    if not applied:
-        return ALREADY
-    return f"Noted: {value}. You can change your choice until the night ends."
+        return f"{menu.refused}: {err}"
+    return menu.done(value) if applied else ALREADY

@@ -9,6 +9,10 @@ Like every adapter it is two translations, each in its own module:
 What is not translation (lobby rules, settings words, status, booth rules, link stores) is the
 table's (`bot.table`). Where each game lives is in `platform_links` (`bot.slack.store`), so
 after a restart the service resumes its timers and the relay catches up on the booths.
+
+One adapter serves every workspace the app is in: each game's calls carry its ``team`` and
+`bot.slack.workspaces` picks that workspace's token (the one token in .env, or each
+installation's own, `bot.slack.oauth`).
 """
 
 from __future__ import annotations
@@ -18,12 +22,11 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.service import GameService, LiveGame
+from bot.service import GameService, LiveGame, ServiceError
 from bot.settings import Settings
 from bot.slack.games import Games
 from bot.slack.lobby import PLATFORM, Lobby
@@ -31,10 +34,16 @@ from bot.slack.outbox import Outbox
 from bot.slack.relay import Relay
 from bot.slack.render import Renderer
 from bot.slack.store import LinkStore, SlackGame
+from bot.slack.workspaces import OneWorkspace, Workspaces
+from bot.table.latency import RelayLatency
 from bot.table.text import AVATAR_URL_TEMPLATE
+from games.errors import RuleError
 from games.events import Event
 
 log = logging.getLogger(__name__)
+
+#: why a workspace's games end when its installation turned out to be gone
+GONE = "the app is no longer installed in this Slack workspace"
 
 __all__ = ["PLATFORM", "Ctx", "SlackAdapter"]
 
@@ -50,13 +59,16 @@ class Ctx:
 
 
 class SlackAdapter:
-    """One workspace's games. Subscribes itself to the service on construction, so it sees
-    every event of every game from the first (create it before resuming games)."""
+    """The Slack games of every workspace. Subscribes itself to the service on construction,
+    so it sees every event of every game from the first (create it before resuming games).
+
+    ``client``: the one workspace's client (token in .env), or `Workspaces` (OAuth installs).
+    """
 
     def __init__(
         self,
         service: GameService,
-        client: AsyncWebClient,
+        client: AsyncWebClient | Workspaces,
         *,
         settings: Settings | None = None,
         allow_test_options: bool = False,
@@ -64,10 +76,12 @@ class SlackAdapter:
         agent_kind: str | None = None,
     ) -> None:
         self.service = service
-        self.client = client
+        #: the one workspace's client (None with OAuth installs: see `out.client(team)`)
+        self.client = client if isinstance(client, AsyncWebClient) else None
+        self.workspaces = OneWorkspace(client) if isinstance(client, AsyncWebClient) else client
         self.store = LinkStore(service.engine)
         self.games = Games(service, self.store)
-        self.out = Outbox(client, self.games, avatar_template=avatar_template)
+        self.out = Outbox(self.workspaces, self.games, avatar_template=avatar_template)
         self.lobby = Lobby(
             service,
             self.games,
@@ -77,9 +91,12 @@ class SlackAdapter:
             allow_test_options=allow_test_options,
             agent_kind=agent_kind,
         )
-        self.render = Renderer(self.out, self.store, self.lobby.refresh)
-        self.relay = Relay(service, self.games, self.out, self.store, self._spawn)
+        #: booth line in -> its post out; measured once `bot.ops` sets ``latency.observe``
+        self.latency = RelayLatency()
+        self.render = Renderer(self.out, self.store, self.lobby.refresh, self.latency)
+        self.relay = Relay(service, self.games, self.out, self.store, self._spawn, self.latency)
         self.out.on_stage_lost = lambda sg, why: self._spawn(self.lobby.stage_lost(sg, why))
+        self.out.poster.on_gone = lambda team: self._spawn(self.leave_workspace(team, GONE))
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
         service.subscribe(self)
@@ -97,7 +114,8 @@ class SlackAdapter:
     async def start(self) -> None:
         """Who we are, then every open Slack game back in memory, then the booths' backlog.
         Call before the app starts receiving requests."""
-        await self.out.refresh_identity()
+        if self.client is not None:
+            await self.out.refresh_identity()  # the one workspace: its team and bot user
         for game_id, _status in await self.store.open_games():
             sg = await self.store.load(game_id)
             if sg is None:
@@ -110,7 +128,6 @@ class SlackAdapter:
                 await self.service.resume(game_id)
             except Exception:
                 log.exception("could not resume Slack game %s", game_id)
-        self.relay.since = datetime.now(UTC)
         for sg in list(self.games.by_id.values()):
             game = self.games.live(sg)
             if game is not None and game.state is not None and not sg.set_up:
@@ -153,6 +170,22 @@ class SlackAdapter:
                 await self.render.event(game, sg, event)
             except Exception:
                 log.exception("could not show %s of game %s on Slack", event.kind, game.id)
+
+    async def leave_workspace(self, team: str, why: str) -> None:
+        """The app left workspace ``team`` (uninstalled, token revoked): each of its open games
+        is ended through the service, so the store records it aborted and keeps its data
+        (exportable). Its players are told if Slack still lets us (usually it does not)."""
+        leaving = [sg for sg in self.games.by_id.values() if sg.team == team and not sg.done]
+        for sg in leaving:
+            sg.done = True  # no more booth lines or clicks for it (all before the first await)
+        for sg in leaving:
+            game = self.games.live(sg)
+            if game is None or game.status not in ("lobby", "running"):
+                continue
+            try:
+                await self.service.end(sg.id, why)
+            except (ServiceError, RuleError) as err:
+                log.info("game %s of workspace %s: %s", sg.id, team, err)  # already over
 
     async def on_channel_gone(self, channel: str, how: str) -> None:
         sg = self.games.in_channel(channel)

@@ -5,6 +5,11 @@ signatures verified by Bolt.
     await run_slack(settings, http_port=3000)      # HTTP: https://<host>/slack/events
     await run_slack(settings, service=service)     # share one GameService with Discord
 
+With ``MAFIABOT_SLACK_CLIENT_ID`` and ``MAFIABOT_SLACK_CLIENT_SECRET`` set the app is installed
+into any number of workspaces through "Add to Slack" (HTTP mode: ``/slack/install`` and
+``/slack/oauth_redirect`` beside ``/slack/events``; `bot.slack.oauth`); otherwise it serves the
+one workspace of ``MAFIABOT_SLACK_BOT_TOKEN``.
+
 `run_slack` runs until it is cancelled. To run Slack next to another adapter on one event loop,
 build every adapter first (each subscribes to the service), then resume the games, then run
 the transports; see `SlackRunner` and the README's Slack section.
@@ -17,6 +22,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
@@ -30,6 +36,7 @@ from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from bot.slack import inbound
 from bot.slack.adapter import SlackAdapter
+from bot.slack.oauth import Departures, installed_workspaces, oauth_settings
 from bot.table.text import AVATAR_URL_TEMPLATE
 
 log = logging.getLogger(__name__)
@@ -42,18 +49,34 @@ class SlackSetupError(RuntimeError):
 
 
 def make_client(
-    token: str, *, base_url: str | None = None, rate_limit_retries: int = 3
+    token: str | None,
+    *,
+    base_url: str | None = None,
+    rate_limit_retries: int = 3,
+    like: AsyncWebClient | None = None,
 ) -> AsyncWebClient:
     """The Web API client, with the SDK's 429 (Retry-After) and connection retries; what the
-    SDK gives up on, the poster's own queue retries without reordering."""
-    return AsyncWebClient(
-        token=token,
-        base_url=base_url or AsyncWebClient.BASE_URL,
-        retry_handlers=[
+    SDK gives up on, the poster's own queue retries without reordering. ``like``: share that
+    client's retry handlers (a workspace's client: the same rate-limit metering)."""
+    handlers = (
+        like.retry_handlers
+        if like is not None
+        else [
             AsyncConnectionErrorRetryHandler(),
             AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
-        ],
+        ]
     )
+    return AsyncWebClient(
+        token=token, base_url=base_url or AsyncWebClient.BASE_URL, retry_handlers=handlers
+    )
+
+
+def authorize_url(api_url: str | None) -> str | None:
+    """Slack's consent page on the same host as the Web API (GovSlack, a test server);
+    None: slack.com's."""
+    if not api_url:
+        return None
+    return api_url.rstrip("/").removesuffix("/api") + "/oauth/v2/authorize"
 
 
 def build_app(adapter: SlackAdapter, signing_secret: str | None) -> AsyncApp:
@@ -75,7 +98,18 @@ def check_settings(settings: Settings, *, http_port: int | None) -> None:
     def given(value: object) -> bool:
         return value is not None and bool(value.get_secret_value())  # type: ignore[attr-defined]
 
-    if not given(settings.slack_bot_token):
+    if settings.slack_oauth():
+        if not settings.slack_client_id.strip() or not given(settings.slack_client_secret):
+            raise SlackSetupError(
+                "Installing to many workspaces needs both MAFIABOT_SLACK_CLIENT_ID and "
+                "MAFIABOT_SLACK_CLIENT_SECRET (Basic Information > App Credentials)."
+            )
+        if http_port is None:
+            raise SlackSetupError(
+                "Add to Slack (MAFIABOT_SLACK_CLIENT_ID) needs HTTP mode: run with --http PORT "
+                "behind your public https URL."
+            )
+    elif not given(settings.slack_bot_token):
         raise SlackSetupError("MAFIABOT_SLACK_BOT_TOKEN is not set (the xoxb-... bot token).")
     if http_port is None and not given(settings.slack_app_token):
         raise SlackSetupError(
@@ -119,21 +153,105 @@ class SlackRunner:
         allow_test_options: bool = False,
         avatar_template: str = AVATAR_URL_TEMPLATE,
     ) -> None:
+        self.settings = settings
+        #: the transport while it runs: the Socket Mode handler, or the HTTP mode's server
+        self._socket: Any = None
+        self._http_runner: web.AppRunner | None = None
+        self._allow_test_options = allow_test_options
+        self._avatar_template = avatar_template
+        api_url = base_url or settings.slack_api_url or None
+        secret = settings.slack_signing_secret
+        signing_secret = secret.get_secret_value() if secret else None
+        if settings.slack_oauth():
+            self._many_workspaces(service, api_url, signing_secret)
+            return
         token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else ""
         if not token:
             raise SlackSetupError("MAFIABOT_SLACK_BOT_TOKEN is not set (the xoxb-... token).")
-        self.settings = settings
-        self.client = make_client(token, base_url=base_url or settings.slack_api_url or None)
+        self.client = make_client(token, base_url=api_url)
         self.adapter = SlackAdapter(
             service,
             self.client,
             settings=settings,
-            allow_test_options=allow_test_options,
-            avatar_template=avatar_template,
+            allow_test_options=self._allow_test_options,
+            avatar_template=self._avatar_template,
         )
         service.add_alert_sink(HostAlerts(self.adapter))
-        secret = settings.slack_signing_secret
-        self.app = build_app(self.adapter, secret.get_secret_value() if secret else None)
+        self.app = build_app(self.adapter, signing_secret)
+
+    def _many_workspaces(
+        self, service: GameService, api_url: str | None, signing_secret: str | None
+    ) -> None:
+        """Installed through "Add to Slack": each workspace's token from our database."""
+        settings = self.settings
+        client_id = settings.slack_client_id.strip()
+        secret = settings.slack_client_secret
+        client_secret = secret.get_secret_value() if secret else ""
+        if settings.slack_bot_token is not None and settings.slack_bot_token.get_secret_value():
+            log.warning(
+                "Slack: MAFIABOT_SLACK_BOT_TOKEN is not used when MAFIABOT_SLACK_CLIENT_ID is "
+                "set; install the app into that workspace through /slack/install as well"
+            )
+        # slack-sdk and Bolt log request and response bodies at DEBUG; here those hold each
+        # workspace's tokens, which no redaction list knows: their DEBUG lines never go out
+        for name in ("slack_sdk", "slack_bolt"):
+            logging.getLogger(name).setLevel(logging.INFO)
+        #: no token: Bolt's token exchange and refresh (oauth.v2.access) go through it
+        self.client = make_client(None, base_url=api_url)
+        flow, store = oauth_settings(
+            client_id=client_id,
+            client_secret=client_secret,
+            engine=service.engine,
+            redirect_uri=settings.slack_redirect_uri or None,
+            authorization_url=authorize_url(api_url),
+        )
+        workspaces, authorize = installed_workspaces(
+            store,
+            client_id=client_id,
+            client_secret=client_secret,
+            api=self.client,
+            make=lambda token: make_client(token, base_url=api_url, like=self.client),
+        )
+        self.adapter = SlackAdapter(
+            service,
+            workspaces,
+            settings=settings,
+            allow_test_options=self._allow_test_options,
+            avatar_template=self._avatar_template,
+        )
+        service.add_alert_sink(HostAlerts(self.adapter))
+        self.app = AsyncApp(
+            client=self.client,
+            signing_secret=signing_secret or "",
+            request_verification_enabled=True,
+            oauth_settings=flow,
+            installation_store=store,
+            authorize=authorize,  # type: ignore[arg-type]  # Bolt takes an AsyncAuthorize too
+            name="mafiabot",
+        )
+        inbound.register(
+            self.app, self.adapter, Departures(self.adapter.leave_workspace, store, workspaces)
+        )
+
+    async def connected(self) -> bool:
+        """Is Slack's input reaching us? Socket Mode: the websocket is open and answers its
+        pings; HTTP mode: the listener is up. (Health: `bot.ops.health`.)"""
+        if self._socket is not None:
+            return bool(await self._socket.client.is_connected())
+        return self._http_runner is not None and bool(self._http_runner.sites)
+
+    async def stop_input(self) -> None:
+        """Stop receiving (a graceful stop, `bot.ops.serve`): the websocket is closed or the
+        listener stops, after the requests it is handling are answered. Slack delivers what
+        it could not hand over again to the next process, and lines typed meanwhile are read
+        back from the booths then. Posting goes on."""
+        socket, self._socket = self._socket, None
+        if socket is not None:
+            await socket.close_async()
+        runner, self._http_runner = self._http_runner, None
+        if runner is not None:
+            await runner.cleanup()
+        await self.adapter.relay.idle()  # the booth lines already received reach the service
 
     async def prepare(self) -> None:
         await self.adapter.start()
@@ -158,11 +276,14 @@ class SlackRunner:
             self.app, app_token.get_secret_value(), web_client=self.client
         )
         await handler.connect_async()  # type: ignore[no-untyped-call]
+        self._socket = handler
         log.info("Slack: connected in Socket Mode")
         try:
             await asyncio.Event().wait()
         finally:
-            await handler.close_async()  # type: ignore[no-untyped-call]
+            if self._socket is handler:  # not closed by `stop_input` already
+                self._socket = None
+                await handler.close_async()
 
     async def _http(self, port: int, host: str) -> None:
         secret = self.settings.slack_signing_secret
@@ -171,6 +292,22 @@ class SlackRunner:
                 "MAFIABOT_SLACK_SIGNING_SECRET is not set: HTTP mode verifies every request "
                 "with it (Basic Information > App Credentials > Signing Secret)."
             )
+        runner = web.AppRunner(self.web_app(), access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        self._http_runner = runner
+        log.info("Slack: listening on http://%s:%s%s", host, port, EVENTS_PATH)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            if self._http_runner is runner:  # not stopped by `stop_input` already
+                self._http_runner = None
+                await runner.cleanup()
+
+    def web_app(self) -> web.Application:
+        """The HTTP endpoints: Slack's requests (``/slack/events``, signature checked) and,
+        with Add to Slack, the browser's two stops of an install."""
         from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 
         async def handle(request: web.Request) -> web.Response:
@@ -179,15 +316,22 @@ class SlackRunner:
 
         web_app = web.Application()
         web_app.router.add_post(EVENTS_PATH, handle)
-        runner = web.AppRunner(web_app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, host, port)
-        await site.start()
-        log.info("Slack: listening on http://%s:%s%s", host, port, EVENTS_PATH)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await runner.cleanup()
+        flow = self.app.oauth_flow
+        if flow is not None:  # Add to Slack: the browser's two stops
+
+            async def install(request: web.Request) -> web.Response:
+                return await to_aiohttp_response(
+                    await flow.handle_installation(await to_bolt_request(request))
+                )
+
+            async def redirect(request: web.Request) -> web.Response:
+                return await to_aiohttp_response(
+                    await flow.handle_callback(await to_bolt_request(request))
+                )
+
+            web_app.router.add_get(flow.install_path, install)
+            web_app.router.add_get(flow.redirect_uri_path, redirect)
+        return web_app
 
     async def close(self) -> None:
         await self.adapter.close()

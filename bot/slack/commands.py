@@ -18,6 +18,7 @@ from bot.slack.lobby import PLATFORM
 from bot.slack.poster import error_fields
 from bot.slack.problems import explain
 from bot.slack.text import to_slack
+from bot.slack.workspaces import WorkspaceGone
 from bot.table.config import SETTINGS_HELP
 from bot.table.links import identity_names
 from bot.table.status import status_text
@@ -125,7 +126,7 @@ async def consent_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> Reply:
 async def export_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
     from bot.research.export import export_zip
 
-    if not await adapter.out.is_admin(ctx.user):
+    if not await adapter.out.is_admin(ctx.team, ctx.user):
         return "Only workspace admins can export games (the export is anonymised research data)."
     engine = adapter.service.engine
     ended = await adapter.store.ended_games(ctx.team)
@@ -133,14 +134,15 @@ async def export_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
     ids = [g for g in ended if g in wanted] if wanted else ended
     if not ids:
         return "There is no finished game of this workspace to export yet."
-    identities = await _identities(adapter, ids)
+    identities = await _identities(adapter, ctx.team, ids)
     data, report = await adapter.store.run(lambda: export_zip(engine, ids, identities=identities))
-    dm = await adapter.out.open_dm(ctx.user)
+    dm = await adapter.out.open_dm(ctx.team, ctx.user)
     if dm is None:
         return "I couldn't open a direct message with you to send the file."
     summary = "\n".join(report.summary())
     try:
-        await adapter.client.files_upload_v2(
+        client = await adapter.out.client(ctx.team)
+        await client.files_upload_v2(
             channel=dm,
             file=data,
             filename=f"mafia-export-{ctx.team}.zip",
@@ -150,7 +152,7 @@ async def export_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
     except SlackApiError as err:
         error, needed = error_fields(err)
         return explain(error, what="send you the export file", needed=needed)
-    except SlackClientError as err:
+    except (SlackClientError, WorkspaceGone) as err:
         log.warning("export upload failed: %s", err)
         return "I couldn't upload the export file to Slack; please try again later."
     return f"Export of {len(report.exported)} game(s) sent to our direct messages.\n" + to_slack(
@@ -158,14 +160,16 @@ async def export_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
     )
 
 
-async def _identities(adapter: SlackAdapter, game_ids: list[str]) -> dict[str, list[str]]:
+async def _identities(
+    adapter: SlackAdapter, team: str, game_ids: list[str]
+) -> dict[str, list[str]]:
     """The names the people who played go by on Slack, so the export can scrub them from
     what was typed."""
     out: dict[str, list[str]] = {}
     for user in await adapter.store.players(game_ids, limit=MAX_IDENTITIES):
         try:
-            info = (await adapter.client.users_info(user=user))["user"]
-        except SlackApiError:
+            info = (await (await adapter.out.client(team)).users_info(user=user))["user"]
+        except (SlackApiError, WorkspaceGone):
             break  # no users:read: the export still removes ids and mentions
         profile = info.get("profile") or {}
         out[user] = identity_names(

@@ -73,11 +73,12 @@ class Games:
                     out[booth.channel] = (sg, booth)
         return out
 
-    def booth_of(self, user: str) -> tuple[SlackGame, Booth] | None:
-        """The running game whose booth a DM from ``user`` speaks into: the newest one."""
+    def booth_of(self, user: str, team: str | None = None) -> tuple[SlackGame, Booth] | None:
+        """The running game whose booth a DM from ``user`` (of workspace ``team``) speaks
+        into: the newest one."""
         found = None
         for sg, booth in self.booths().values():
-            if booth.user == user:
+            if booth.user == user and (not team or not sg.team or sg.team == team):
                 found = (sg, booth)
         return found
 

@@ -15,16 +15,18 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.consent import CONSENT_VERSION, consent_status, consent_text
 from bot.slack import blocks as B
-from bot.slack.actions import cast_vote, night_act
+from bot.slack.actions import NIGHT_ACT, VOTE, Menu, choose
 from bot.slack.adapter import PLATFORM, Ctx, SlackAdapter
 from bot.slack.commands import Reply, run_command
+from bot.slack.oauth import Departures
 from bot.slack.survey import open_survey, submit_survey
 
 log = logging.getLogger(__name__)
 
 
-def register(app: AsyncApp, adapter: SlackAdapter) -> None:
-    """Attach every listener the game needs to ``app``."""
+def register(app: AsyncApp, adapter: SlackAdapter, departures: Departures | None = None) -> None:
+    """Attach every listener the game needs to ``app``. ``departures``: what leaving a
+    workspace deletes besides its games (Add to Slack: its installation)."""
 
     @app.command("/mafia")
     async def mafia(ack: Any, command: dict[str, Any], respond: Any) -> None:
@@ -65,27 +67,20 @@ def register(app: AsyncApp, adapter: SlackAdapter) -> None:
             return
         await _respond(respond, await adapter.lobby.start(_ctx(adapter, body).user, sg))
 
-    @app.action(B.VOTE)
-    async def vote(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
-        await ack()
-        value = str((action.get("selected_option") or {}).get("value") or "")
-        await _respond(
-            respond,
-            await cast_vote(
-                adapter.service, _user(body), str(action.get("block_id")), value, _ts(action)
-            ),
-        )
+    def menu_listener(menu: Menu) -> Any:
+        async def picked(
+            ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any
+        ) -> None:
+            await ack()
+            value = str((action.get("selected_option") or {}).get("value") or "")
+            block_id = str(action.get("block_id"))
+            answer = await choose(menu, adapter.service, _user(body), block_id, value, _ts(action))
+            await _respond(respond, answer)
 
-    @app.action(B.NIGHT_ACT)
-    async def night(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
-        await ack()
-        value = str((action.get("selected_option") or {}).get("value") or "")
-        await _respond(
-            respond,
-            await night_act(
-                adapter.service, _user(body), str(action.get("block_id")), value, _ts(action)
-            ),
-        )
+        return picked
+
+    app.action(B.VOTE)(menu_listener(VOTE))
+    app.action(B.NIGHT_ACT)(menu_listener(NIGHT_ACT))
 
     @app.action(B.SURVEY_OPEN)
     async def survey(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
@@ -104,6 +99,7 @@ def register(app: AsyncApp, adapter: SlackAdapter) -> None:
         research = status.logging_enabled
         if ctx.trigger_id:
             await adapter.lobby.open_consent(
+                ctx.team,
                 ctx.trigger_id,
                 consent_text(CONSENT_VERSION, research=research),
                 version=CONSENT_VERSION,
@@ -137,23 +133,30 @@ def register(app: AsyncApp, adapter: SlackAdapter) -> None:
             await done
 
     @app.event("message")
-    async def message(event: dict[str, Any]) -> None:
+    async def message(event: dict[str, Any], context: Any) -> None:
         subtype = event.get("subtype")
         user = event.get("user")
-        if event.get("bot_id") or not user or user == adapter.bot_user_id:
+        if event.get("bot_id") or not user or user in (adapter.bot_user_id, context.bot_user_id):
             return
+        team = str(context.team_id or adapter.team_id or "")
         if subtype not in (None, "thread_broadcast", "file_share"):
             return  # edits, deletions, joins: not speech
         channel = str(event.get("channel") or "")
         text = str(event.get("text") or "")
         if event.get("channel_type") == "im":
             if subtype == "file_share":
-                adapter.out.post(channel, "Files aren't passed on, only text.", report=False)
+                adapter.out.post(
+                    channel, "Files aren't passed on, only text.", team=team, report=False
+                )
                 if not text.strip():
                     return
-            await adapter.relay.on_dm(str(user), channel, str(event["ts"]), text)
+            await adapter.relay.on_dm(team, str(user), channel, str(event["ts"]), text)
             return
-        await adapter.relay.on_channel_message(str(user), channel)
+        await adapter.relay.on_channel_message(team, str(user), channel)
+
+    leaving = departures or Departures(lambda team, why: adapter.leave_workspace(team, why))
+    app.event("app_uninstalled")(leaving.app_uninstalled)
+    app.event("tokens_revoked")(leaving.tokens_revoked)
 
     for name, how in (
         ("channel_deleted", "deleted"),

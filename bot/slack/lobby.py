@@ -22,9 +22,10 @@ from bot.settings import Settings
 from bot.slack import blocks as B
 from bot.slack.games import Games
 from bot.slack.outbox import Outbox
-from bot.slack.poster import error_fields
+from bot.slack.poster import error_fields, why
 from bot.slack.problems import explain, missing_scopes, scope_words
 from bot.slack.store import LinkStore, SlackGame
+from bot.slack.workspaces import TokenRefreshFailed, WorkspaceGone
 from bot.table.config import (
     SettingsTextError,
     apply_settings,
@@ -71,7 +72,7 @@ class Lobby:
         game = self.games.live(sg)
         if game is not None and may_manage(game, user, moderator=False):
             return True
-        return user == sg.host or await self.out.is_admin(user)
+        return user == sg.host or await self.out.is_admin(sg.team, user)
 
     # --- open -----------------------------------------------------------------------------
 
@@ -89,32 +90,40 @@ class Lobby:
             config = apply_settings(default_config(self.settings), parsed.config)
         except (SettingsTextError, ConfigError) as err:
             return str(err)
-        warn = await self._scope_warning()
+        warn = await self._scope_warning(team)
         seed = parsed.hidden.get("seed")
         speed = parsed.hidden.get("speed")
-        game_id = await self.service.create_game(
-            config,
-            platform=PLATFORM,
-            server_external_id=team,
-            channel_id=channel,
-            host_user_id=user,
-            seed=None if seed is None else int(seed),
-            speed=float(speed) if speed is not None else self._clock_speed(),
-        )
+        try:
+            game_id = await self.service.create_game(
+                config,
+                platform=PLATFORM,
+                server_external_id=team,
+                channel_id=channel,
+                host_user_id=user,
+                seed=None if seed is None else int(seed),
+                speed=float(speed) if speed is not None else self._clock_speed(),
+            )
+        except ServiceError as err:  # the bot is restarting
+            return str(err)
         sg = SlackGame(game_id, team, channel, user, agents=parsed.agents or 1)
         self.games.add(sg)
         try:
             posted = await self.out.post(
                 channel,
                 OPEN_NOTE,
+                team=team,
                 blocks=self.blocks(sg),
                 game_id=game_id,
                 what="post the lobby",
                 report=False,
             )
-        except SlackApiError as err:
+        except (SlackApiError, WorkspaceGone) as err:
             sg.done = True
             await self.service.end(game_id, "the lobby could not be posted")
+            if isinstance(err, TokenRefreshFailed):
+                return "Slack would not renew my access to this workspace just now; try again."
+            if isinstance(err, WorkspaceGone):
+                return "The app is not installed in this workspace any more."
             error, needed = error_fields(err)
             return explain(error, what="post the lobby here", channel=channel, needed=needed) + (
                 " Invite me to this channel (/invite) and try again."
@@ -128,10 +137,11 @@ class Lobby:
     def _clock_speed(self) -> float:
         return self.settings.clock_speed if self.settings is not None else 1.0
 
-    async def _scope_warning(self) -> str:
-        with contextlib.suppress(SlackApiError):
-            await self.out.refresh_identity()
-        missing = missing_scopes(self.out.scopes) if self.out.scopes is not None else []
+    async def _scope_warning(self, team: str) -> str:
+        with contextlib.suppress(SlackApiError, WorkspaceGone):
+            await self.out.refresh_identity(team)
+        scopes = self.out.scopes.get(team)
+        missing = missing_scopes(scopes) if scopes is not None else []
         if not missing:
             return ""
         return (
@@ -158,6 +168,7 @@ class Lobby:
         self.out.poster.submit(
             sg.channel,
             "chat.update",
+            team=sg.team,
             what="update the lobby",
             game_id=sg.id,
             channel=sg.channel,
@@ -180,6 +191,7 @@ class Lobby:
                 if trigger_id is None:
                     return f"{need} Click *Join* on the lobby message to read it."
                 await self.open_consent(
+                    sg.team,
                     trigger_id,
                     need.text,
                     version=need.version,
@@ -196,13 +208,20 @@ class Lobby:
         )
 
     async def open_consent(
-        self, trigger_id: str, text: str, *, version: str, research: bool, game_id: str | None
+        self,
+        team: str,
+        trigger_id: str,
+        text: str,
+        *,
+        version: str,
+        research: bool,
+        game_id: str | None,
     ) -> None:
         view = B.consent_modal(text, version=version, research=research, game_id=game_id)
         try:
-            await self.out.client.views_open(trigger_id=trigger_id, view=view)
-        except SlackApiError as err:
-            log.warning("consent modal failed: %s", error_fields(err)[0])
+            await (await self.out.client(team)).views_open(trigger_id=trigger_id, view=view)
+        except (SlackApiError, WorkspaceGone) as err:
+            log.warning("consent modal failed: %s", why(err))
 
     async def consent_given(self, team: str, user: str, meta: dict[str, Any]) -> None:
         """The consent modal was submitted: record it, then join the game it came from."""
@@ -214,17 +233,23 @@ class Lobby:
         )
         game_id = meta.get("game")
         if not game_id:
-            dm = await self.out.open_dm(user, report=False)
+            dm = await self.out.open_dm(team, user, report=False)
             if dm:
                 self.out.post(
-                    dm, f"Thanks: your answer (notice version {version}) is recorded.", report=False
+                    dm,
+                    f"Thanks: your answer (notice version {version}) is recorded.",
+                    team=team,
+                    report=False,
                 )
             return
         reply = await self.join(user, str(game_id), None)
         sg = self.games.get(str(game_id))
         if reply and sg is not None:
             self.out.ephemeral(
-                sg.channel, user, f"Thanks, your consent (version {version}) is recorded. " + reply
+                sg.team,
+                sg.channel,
+                user,
+                f"Thanks, your consent (version {version}) is recorded. " + reply,
             )
 
     async def leave(self, user: str, game_id: str) -> str:
@@ -253,8 +278,8 @@ class Lobby:
                 return problem
             # The service seats everyone in a seed-drawn order at the start; booths are keyed
             # by the final seats (`Renderer.set_up`, on GameStarted).
-            await seat_agents(self.service, game, sg.agents, agent_kind=self.agent_kind)
             try:
+                await seat_agents(self.service, game, sg.agents, agent_kind=self.agent_kind)
                 await self.service.start(sg.id)
             except (ConfigError, ServiceError) as err:
                 return f"Can't start: {err}"
@@ -356,6 +381,7 @@ class Lobby:
                 booth.channel,
                 f"The host took you out of game `{sg.id}`; an AI plays "
                 "your character from now on. Thanks for playing!",
+                team=sg.team,
                 game_id=sg.id,
             )
         return f"<@{target}>'s character is now played by an AI; nobody else is told."

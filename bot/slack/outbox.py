@@ -20,10 +20,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.platform_common import AVATAR_URL_TEMPLATE, avatar_url
 from bot.slack import blocks as B
 from bot.slack.games import Games
-from bot.slack.poster import Failure, Poster, error_fields
+from bot.slack.poster import Failure, Poster, error_fields, why
 from bot.slack.problems import GONE, explain, missing_scopes
 from bot.slack.store import SlackGame
 from bot.slack.text import escape, to_slack
+from bot.slack.workspaces import WorkspaceGone, Workspaces
 
 log = logging.getLogger(__name__)
 
@@ -35,69 +36,84 @@ StageLost = Callable[[SlackGame, str], None]
 
 
 class Outbox:
+    """Every call names its workspace (``team``): its bot token makes the call
+    (`bot.slack.workspaces`)."""
+
     def __init__(
         self,
-        client: AsyncWebClient,
+        workspaces: Workspaces,
         games: Games,
         *,
         avatar_template: str = AVATAR_URL_TEMPLATE,
     ) -> None:
-        self.client = client
+        self.workspaces = workspaces
         self.games = games
         self.avatar_template = avatar_template
-        self.poster = Poster(client, self.on_failure)
+        self.poster = Poster(workspaces, self.on_failure)
         #: set by the adapter: what to do when a game's channel is gone
         self.on_stage_lost: StageLost | None = None
+        #: the workspace of the token in .env (None when installed through OAuth)
         self.team_id: str | None = None
         self.bot_user_id: str | None = None
-        self.scopes: set[str] | None = None
-        self._dms: dict[str, str] = {}
-        self._admins: dict[str, tuple[float, bool]] = {}
+        #: each workspace's granted bot scopes, as Slack last said
+        self.scopes: dict[str | None, set[str]] = {}
+        self._dms: dict[tuple[str | None, str], str] = {}
+        self._admins: dict[tuple[str | None, str], tuple[float, bool]] = {}
+
+    async def client(self, team: str | None) -> AsyncWebClient:
+        """``team``'s client, for calls made directly (not queued); `WorkspaceGone` when
+        the app is no longer there."""
+        return await self.workspaces.client(team)
 
     # --- who we are -------------------------------------------------------------------------
 
-    async def refresh_identity(self) -> None:
+    async def refresh_identity(self, team: str | None = None) -> None:
+        """Who the bot is and which scopes it holds, in ``team`` (None: the one workspace of
+        the token in .env, whose team and bot user this learns)."""
         try:
-            auth = await self.client.auth_test()
+            auth = await (await self.client(team)).auth_test()
         except SlackApiError as err:
             log.error("Slack auth.test failed: %s", error_fields(err)[0])
             raise
-        self.team_id = str(auth.get("team_id") or "") or None
-        self.bot_user_id = str(auth.get("user_id") or "") or None
+        if team is None:
+            self.team_id = str(auth.get("team_id") or "") or None
+            self.bot_user_id = str(auth.get("user_id") or "") or None
         header = ""
         for key, value in dict(auth.headers or {}).items():
             if str(key).lower() == "x-oauth-scopes":
                 header = str(value)
         if header:
-            self.scopes = {s.strip() for s in header.split(",") if s.strip()}
-            if "chat:write.customize" in self.scopes:
-                self.poster.customize = True  # re-granted: names and pictures again
-            missing = missing_scopes(self.scopes)
+            scopes = self.scopes[team] = {s.strip() for s in header.split(",") if s.strip()}
+            if "chat:write.customize" in scopes:
+                self.poster.plain.discard(team)  # re-granted: names and pictures again
+            missing = missing_scopes(scopes)
             if missing:
                 log.warning("Slack app is missing scopes: %s", ", ".join(missing))
 
-    async def is_admin(self, user: str) -> bool:
-        cached = self._admins.get(user)
+    async def is_admin(self, team: str | None, user: str) -> bool:
+        cached = self._admins.get((team, user))
         if cached is not None and time.monotonic() - cached[0] < ADMIN_TTL:
             return cached[1]
         try:
-            info = (await self.client.users_info(user=user))["user"]
-        except SlackApiError as err:
-            log.warning("users.info failed: %s", error_fields(err)[0])
+            info = (await (await self.client(team)).users_info(user=user))["user"]
+        except (SlackApiError, WorkspaceGone) as err:
+            log.warning("users.info failed: %s", why(err))
             return False
         admin = bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
-        self._admins[user] = (time.monotonic(), admin)
+        self._admins[(team, user)] = (time.monotonic(), admin)
         return admin
 
     # --- posting ----------------------------------------------------------------------------
 
     async def open_dm(
-        self, user: str, *, game_id: str | None = None, report: bool = True
+        self, team: str | None, user: str, *, game_id: str | None = None, report: bool = True
     ) -> str | None:
-        if user in self._dms:
-            return self._dms[user]
+        if (team, user) in self._dms:
+            return self._dms[(team, user)]
         try:
-            resp = await self.client.conversations_open(users=user)
+            resp = await (await self.client(team)).conversations_open(users=user)
+        except WorkspaceGone:
+            return None
         except SlackApiError as err:
             if report:
                 error, needed = error_fields(err)
@@ -113,7 +129,7 @@ class Outbox:
                 )
             return None
         channel = str(resp["channel"]["id"])
-        self._dms[user] = channel
+        self._dms[(team, user)] = channel
         return channel
 
     def post(
@@ -121,6 +137,7 @@ class Outbox:
         channel: str,
         text: str,
         *,
+        team: str | None,
         game_id: str | None = None,
         what: str = "post a message",
         blocks: list[B.Block] | None = None,
@@ -135,11 +152,17 @@ class Outbox:
         if blocks is not None:
             kwargs["blocks"] = blocks
         return self.poster.submit(
-            channel, "chat.postMessage", what=what, game_id=game_id, report=report, **kwargs
+            channel,
+            "chat.postMessage",
+            team=team,
+            what=what,
+            game_id=game_id,
+            report=report,
+            **kwargs,
         )
 
     def say_as(
-        self, channel: str, name: str, text: str, *, game_id: str, what: str
+        self, sg: SlackGame, channel: str, name: str, text: str, *, what: str
     ) -> asyncio.Future[dict[str, Any]]:
         """A character's line: the name and picture are the only marks of who said it."""
         body = to_slack(text)
@@ -152,8 +175,9 @@ class Outbox:
         return self.poster.submit(
             channel,
             "chat.postMessage",
+            team=sg.team,
             what=what,
-            game_id=game_id,
+            game_id=sg.id,
             plain=plain,
             channel=channel,
             text=body,
@@ -170,12 +194,23 @@ class Outbox:
         if booth is None:
             return None
         return self.post(
-            booth.channel, text, game_id=sg.id, blocks=blocks, what="write in a player's booth"
+            booth.channel,
+            text,
+            team=sg.team,
+            game_id=sg.id,
+            blocks=blocks,
+            what="write in a player's booth",
         )
 
-    def ephemeral(self, channel: str, user: str, text: str) -> None:
+    def ephemeral(self, team: str | None, channel: str, user: str, text: str) -> None:
         self.poster.submit(
-            channel, "chat.postEphemeral", report=False, channel=channel, user=user, text=text
+            channel,
+            "chat.postEphemeral",
+            team=team,
+            report=False,
+            channel=channel,
+            user=user,
+            text=text,
         )
 
     # --- problems -----------------------------------------------------------------------------
@@ -185,12 +220,12 @@ class Outbox:
         if host is None:
             log.warning("Slack problem with nobody to tell: %s", text)
             return
-        dm = await self.open_dm(host, report=False)
+        assert sg is not None
+        dm = await self.open_dm(sg.team, host, report=False)
         if dm is None:
             log.warning("Slack problem, host unreachable: %s", text)
             return
-        prefix = f"Game `{sg.id}`: " if sg is not None else ""
-        self.post(dm, prefix + text, report=False)
+        self.post(dm, f"Game `{sg.id}`: {text}", team=sg.team, report=False)
 
     async def on_failure(self, failure: Failure) -> None:
         sg = self.games.get(failure.game_id)

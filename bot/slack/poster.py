@@ -28,9 +28,9 @@ from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.problems import TRANSIENT
+from bot.slack.problems import STALE_TOKEN, TRANSIENT
+from bot.slack.workspaces import TokenRefreshFailed, WorkspaceGone, Workspaces
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +67,13 @@ class Job:
     report: bool
     #: the same call without username/icon, for a workspace without chat:write.customize
     plain: dict[str, Any] | None = None
+    #: the workspace whose bot token makes the call
+    team: str | None = None
 
 
 OnFailure = Callable[[Failure], Awaitable[None]]
+#: told (not awaited) that a workspace's installation is gone
+OnGone = Callable[[str], None]
 
 
 def _retry_after(err: SlackApiError) -> float:
@@ -93,6 +97,11 @@ def error_fields(err: SlackApiError) -> tuple[str, str]:
     return (f"http_{status}" if status else "unknown_error"), ""
 
 
+def why(err: Exception) -> str:
+    """A failed direct call in one word for the log: Slack's error, or why nothing was sent."""
+    return error_fields(err)[0] if isinstance(err, SlackApiError) else str(err)
+
+
 def _status(err: SlackApiError) -> int:
     status = getattr(err.response, "status_code", 200)
     return status if isinstance(status, int) else 200
@@ -114,15 +123,20 @@ class _Lane:
 
 
 class Poster:
-    def __init__(self, client: AsyncWebClient, on_failure: OnFailure | None = None) -> None:
-        self.client = client
+    def __init__(self, workspaces: Workspaces, on_failure: OnFailure | None = None) -> None:
+        self.workspaces = workspaces
         self.on_failure = on_failure
-        self._lanes: dict[str, _Lane] = {}
+        self._lanes: dict[tuple[str | None, str], _Lane] = {}
         self._closed = False
-        #: False once Slack said chat:write.customize is missing: post plainly until re-granted
-        self.customize = True
+        #: workspaces where Slack said chat:write.customize is missing: post plainly there
+        #: until it is re-granted
+        self.plain: set[str | None] = set()
         #: first pause after a transient failure (tests shorten it)
         self.backoff = TRANSIENT_BACKOFF
+        #: set by the adapter: what to do when a workspace turns out to have removed the app
+        self.on_gone: OnGone | None = None
+        #: told each rate-limit wait, in seconds, as it begins (metrics; bot.ops)
+        self.on_rate_limit: Callable[[float], None] | None = None
 
     def submit(
         self,
@@ -130,32 +144,37 @@ class Poster:
         method: str,
         /,
         *,
+        team: str | None,
         what: str = "post a message",
         game_id: str | None = None,
         report: bool = True,
         plain: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> asyncio.Future[dict[str, Any]]:
-        """Queue ``client.<method>(**kwargs)`` behind everything already queued for
-        ``lane_key`` (the conversation id). The future resolves to the response data, or
-        fails with the SlackApiError (already reported). Nobody has to await it."""
+        """Queue ``client.<method>(**kwargs)``, with workspace ``team``'s token, behind
+        everything already queued for ``lane_key`` (the conversation id) there. The future
+        resolves to the response data, or fails with the SlackApiError (already reported) or
+        `WorkspaceGone` (the app was removed there: nothing to report to). Nobody has to
+        await it."""
         if self._closed:
             raise RuntimeError("the Slack poster is closed")
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_consume)
-        lane = self._lanes.get(lane_key)
+        lane = self._lanes.get((team, lane_key))
         if lane is None:
-            lane = self._lanes[lane_key] = _Lane()
-        lane.queue.put_nowait(Job(method, kwargs, future, what, game_id, report, plain))
+            lane = self._lanes[(team, lane_key)] = _Lane()
+        lane.queue.put_nowait(Job(method, kwargs, future, what, game_id, report, plain, team))
         if lane.task is None or lane.task.done():
             lane.task = asyncio.create_task(self._work(lane), name=f"slack-lane:{lane_key}")
         return future
 
-    async def call(self, lane_key: str, method: str, /, **kwargs: Any) -> dict[str, Any] | None:
+    async def call(
+        self, lane_key: str, method: str, /, *, team: str | None, **kwargs: Any
+    ) -> dict[str, Any] | None:
         """`submit` and wait; None when the call failed (it has been reported)."""
         try:
-            return await self.submit(lane_key, method, **kwargs)
-        except SlackApiError:
+            return await self.submit(lane_key, method, team=team, **kwargs)
+        except (SlackApiError, WorkspaceGone):
             return None
 
     async def _work(self, lane: _Lane) -> None:
@@ -177,21 +196,30 @@ class Poster:
                 lane.queue.task_done()
 
     async def _perform(self, job: Job) -> dict[str, Any]:
-        kwargs = job.kwargs if self.customize or job.plain is None else job.plain
+        kwargs = job.plain if job.plain is not None and job.team in self.plain else job.kwargs
         waits = errors = 0
-        fn = getattr(self.client, job.method.replace(".", "_"))
+        reread = False
         while True:
             try:
-                response = await fn(**kwargs)
+                # asked each time: a token may be refreshed (or revoked) while a job waits
+                client = await self.workspaces.client(job.team)
+                token = client.token
+                response = await getattr(client, job.method.replace(".", "_"))(**kwargs)
                 return dict(response.data) if isinstance(response.data, dict) else {}
             except SlackApiError as err:
                 if _is_rate_limit(err) and waits < MAX_RATE_LIMIT_WAITS:
                     waits += 1
                     delay = _retry_after(err)
                     log.info("Slack rate limit on %s; waiting %.0fs", job.method, delay)
+                    if self.on_rate_limit is not None:
+                        self.on_rate_limit(delay)
                     await asyncio.sleep(delay)
                     continue
                 error, needed = error_fields(err)
+                if error in STALE_TOKEN and not reread:
+                    reread = True
+                    if await self.workspaces.stale(job.team, token):
+                        continue  # the installation read again: a newer token, or gone
                 if is_transient(err) and errors < MAX_TRANSIENT_RETRIES:
                     errors += 1
                     log.info("Slack %s failed (%s); trying again", job.method, error)
@@ -203,18 +231,27 @@ class Poster:
                     and job.plain is not None
                     and kwargs is not job.plain
                 ):
-                    self.customize = False
+                    self.plain.add(job.team)
                     await self._fail(job, error, needed, recovered=True)
                     kwargs = job.plain
                     continue
                 await self._fail(job, error, needed)
                 raise
-            except (aiohttp.ClientError, TimeoutError, OSError) as err:
+            except (aiohttp.ClientError, TimeoutError, OSError, TokenRefreshFailed) as err:
                 errors += 1
                 if errors > MAX_TRANSIENT_RETRIES:
-                    await self._fail(job, f"connection failed ({type(err).__name__})", "")
+                    why = (
+                        f"token refresh failed ({err.error})"
+                        if isinstance(err, TokenRefreshFailed)
+                        else f"connection failed ({type(err).__name__})"
+                    )
+                    await self._fail(job, why, "")
                     raise
                 await asyncio.sleep(self._pause(errors))
+            except WorkspaceGone:
+                if job.team and self.on_gone is not None:
+                    self.on_gone(job.team)  # uninstalled (maybe seen by another process)
+                raise
 
     def _pause(self, attempt: int) -> float:
         return float(min(MAX_BACKOFF, self.backoff * 2 ** (attempt - 1)))

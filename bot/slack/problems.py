@@ -32,6 +32,9 @@ BOT_EVENTS: tuple[str, ...] = (
     "channel_deleted",
     "group_archive",
     "group_deleted",
+    # the app removed from a workspace, or its bot token revoked: that workspace's games end
+    "app_uninstalled",
+    "tokens_revoked",
 )
 
 #: Slack errors that mean the conversation is gone for us (report, don't retry)
@@ -39,6 +42,9 @@ GONE = {"channel_not_found", "is_archived", "not_in_channel", "channel_is_archiv
 #: Slack errors that mean "Slack is having trouble"; the call was retried for a while first
 TRANSIENT = {"internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 AUTH = {"invalid_auth", "account_inactive", "token_revoked", "not_authed", "no_permission"}
+#: Slack refused the token itself: another process may have refreshed it, or the workspace
+#: removed the app; the installation is read again before giving up
+STALE_TOKEN = {"token_expired", "token_revoked", "invalid_auth", "account_inactive"}
 
 
 def missing_scopes(granted: Iterable[str]) -> list[str]:

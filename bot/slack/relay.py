@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from datetime import datetime
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -24,7 +23,9 @@ from bot.slack.outbox import Outbox
 from bot.slack.poster import Failure, error_fields
 from bot.slack.store import Booth, LinkStore, SlackGame
 from bot.slack.text import from_slack, to_slack
+from bot.slack.workspaces import WorkspaceGone
 from bot.table.booths import in_typed_order, late_note
+from bot.table.latency import RelayLatency
 from games.errors import RuleError
 
 log = logging.getLogger(__name__)
@@ -48,62 +49,79 @@ REMIND_EVERY = 60.0
 
 class Relay:
     def __init__(
-        self, service: GameService, games: Games, out: Outbox, store: LinkStore, spawn: Any
+        self,
+        service: GameService,
+        games: Games,
+        out: Outbox,
+        store: LinkStore,
+        spawn: Any,
+        latency: RelayLatency | None = None,
     ) -> None:
         self.service = service
+        self.latency = latency or RelayLatency()
         self.games = games
         self.out = out
         self.store = store
         self._spawn = spawn
         #: one line at a time, in the order they arrived
         self._lock = asyncio.Lock()
-        #: when this process took the games back (`SlackAdapter.start`); see `moment`
-        self.since: datetime | None = None
         self._reminded: dict[tuple[str, str], float] = {}
 
-    async def on_dm(self, user: str, channel: str, ts: str, text: str) -> None:
-        target = self.games.booth_of(user)
+    async def on_dm(self, team: str, user: str, channel: str, ts: str, text: str) -> None:
+        target = self.games.booth_of(user, team)
         if target is None:
-            self.out.post(channel, NOT_PLAYING, report=False)
+            self.out.post(channel, NOT_PLAYING, team=team, report=False)
             return
         sg, booth = target
         if booth.channel != channel:
             return
         async with self._lock:
-            await self._relay(sg, booth, ts, text)
+            await self._relay(sg, booth, ts, text, timed=True)
 
     async def _relay(
-        self, sg: SlackGame, booth: Booth, ts: str, text: str, *, late: bool = False
+        self,
+        sg: SlackGame,
+        booth: Booth,
+        ts: str,
+        text: str,
+        *,
+        late: bool = False,
+        timed: bool = False,
     ) -> None:
         line = from_slack(text)
+        if timed:
+            self.latency.received(sg.id, booth.seat)
+        said = False
         try:
-            await self.service.say(
+            said = await self.service.say(
                 sg.id,
                 booth.seat,
                 line,
-                at=self.moment(ts),
+                at=ts_moment(ts),
                 platform_id=line_id(sg.team, booth.channel, ts),
             )
         except (RuleError, ServiceError) as err:
             note = late_note(line, str(err)) if late else f"That was not passed on: {err}"
             self.out.post(
-                booth.channel, to_slack(note), game_id=sg.id, what="write in a player's booth"
+                booth.channel,
+                to_slack(note),
+                team=sg.team,
+                game_id=sg.id,
+                what="write in a player's booth",
             )
         finally:
+            if timed and not said:
+                self.latency.not_said(sg.id, booth.seat)
             if ts_key(ts) > ts_key(booth.last_ts):
                 booth.last_ts = ts
                 # not awaited: the store's single writer keeps these in order
                 self._spawn(self.store.save_booth(sg.id, Booth(**vars(booth))))
 
-    def moment(self, ts: str) -> datetime | None:
-        """When a line was typed, for the service. A game's clock stands still while the app
-        is down (it resumes where it stopped), so a line typed before this process took the
-        games back was typed, in game time, at the moment they resumed: never earlier, or
-        the service would place it in the phase before (a den line on the stage)."""
-        typed = ts_moment(ts)
-        if self.since is not None and (typed is None or typed < self.since):
-            return self.since
-        return typed
+    async def idle(self) -> None:
+        """Return once the lines that have arrived so far are relayed (the lock is fair: they
+        all queued before this). A graceful stop waits for it once input has stopped."""
+        async with self._lock:
+            pass
 
     async def catch_up(self) -> None:
         """Relay once, oldest first across all booths, every booth line typed after the last
@@ -129,7 +147,9 @@ class Relay:
             if cursor:
                 kwargs["cursor"] = cursor
             try:
-                page = await self.out.client.conversations_history(**kwargs)
+                page = await (await self.out.client(sg.team)).conversations_history(**kwargs)
+            except WorkspaceGone:
+                return []
             except SlackApiError as err:
                 error, needed = error_fields(err)
                 await self.out.on_failure(
@@ -153,7 +173,7 @@ class Relay:
                 break
         return sorted(lines, key=lambda x: ts_key(x[0]))
 
-    async def on_channel_message(self, user: str, channel: str) -> None:
+    async def on_channel_message(self, team: str, user: str, channel: str) -> None:
         """Someone typed straight into a stage: remind them where the game is played."""
         sg = self.games.in_channel(channel)
         game = self.games.running(sg) if sg is not None else None
@@ -164,4 +184,4 @@ class Relay:
             return  # told a moment ago: don't answer every line
         self._reminded[(channel, user)] = now
         player = game.seat_of_user(user) is not None
-        self.out.ephemeral(channel, user, STAGE_REMINDER if player else SPECTATOR_REMINDER)
+        self.out.ephemeral(team, channel, user, STAGE_REMINDER if player else SPECTATOR_REMINDER)

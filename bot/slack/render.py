@@ -28,7 +28,9 @@ from bot.slack import blocks as B
 from bot.slack.outbox import Outbox
 from bot.slack.store import Booth, LinkStore, SlackGame
 from bot.slack.text import to_slack
+from bot.slack.workspaces import WorkspaceGone
 from bot.table.booths import den_audience
+from bot.table.latency import RelayLatency
 from games.events import (
     ChoicesOffered,
     Event,
@@ -53,8 +55,16 @@ BOOTH_HELP = (
 
 
 class Renderer:
-    def __init__(self, out: Outbox, store: LinkStore, refresh_lobby: Callable[..., None]) -> None:
+    def __init__(
+        self,
+        out: Outbox,
+        store: LinkStore,
+        refresh_lobby: Callable[..., None],
+        latency: RelayLatency | None = None,
+    ) -> None:
         self.out = out
+        #: the relay's timing of each person's line (`bot.table.latency`)
+        self.latency = latency or RelayLatency()
         self.store = store
         self.refresh_lobby = refresh_lobby
         #: (game, phase seq) -> the PhaseStarted of each game's current phase (number, deadline)
@@ -77,11 +87,19 @@ class Renderer:
             if text:
                 for channel in self.den_booths(game, sg, event):
                     self.out.post(
-                        channel, to_slack(text), game_id=sg.id, what="write in a mafia booth"
+                        channel,
+                        to_slack(text),
+                        team=sg.team,
+                        game_id=sg.id,
+                        what="write in a mafia booth",
                     )
         elif text:
             self.out.post(
-                sg.channel, to_slack(text), game_id=sg.id, what="post in the game channel"
+                sg.channel,
+                to_slack(text),
+                team=sg.team,
+                game_id=sg.id,
+                what="post in the game channel",
             )
         if isinstance(event, PhaseStarted):
             self._phases = {k: v for k, v in self._phases.items() if k[0] != sg.id}
@@ -96,23 +114,35 @@ class Renderer:
             self.finish(game, sg, event)
 
     def speech(self, game: LiveGame, sg: SlackGame, event: MessageAccepted) -> None:
+        received = self.latency.posting(sg.id, event.seat)
         if event.place != "den":
-            self.out.say_as(
-                sg.channel,
-                event.name,
-                event.text,
-                game_id=sg.id,
-                what="post a line in the game channel",
-            )
-            return
-        for channel in self.den_booths(game, sg, event, skip=event.seat):
-            self.out.say_as(
-                channel,
-                event.name,
-                event.text,
-                game_id=sg.id,
-                what="pass a mafia line to a partner's booth",
-            )
+            posts = [
+                self.out.say_as(
+                    sg,
+                    sg.channel,
+                    event.name,
+                    event.text,
+                    what="post a line in the game channel",
+                )
+            ]
+        else:
+            posts = [
+                self.out.say_as(
+                    sg,
+                    channel,
+                    event.name,
+                    event.text,
+                    what="pass a mafia line to a partner's booth",
+                )
+                for channel in self.den_booths(game, sg, event, skip=event.seat)
+            ]
+        if received is not None and posts:
+            # the relay's latency: until the (first) post of the line is out
+            def out(done: asyncio.Future[Any]) -> None:
+                if not done.cancelled() and done.exception() is None:
+                    self.latency.posted(received)
+
+            posts[0].add_done_callback(out)
 
     @staticmethod
     def den_booths(
@@ -141,14 +171,15 @@ class Renderer:
         for seat in game.seats:
             if seat.is_agent or not seat.user_id:
                 continue
-            dm = await self.out.open_dm(seat.user_id, game_id=sg.id)
+            dm = await self.out.open_dm(sg.team, seat.user_id, game_id=sg.id)
             if dm is None:
                 continue
             last_ts = f"{time.time():.6f}"
-            with contextlib.suppress(SlackApiError):
+            with contextlib.suppress(SlackApiError, WorkspaceGone):
                 welcome = await self.out.post(
                     dm,
                     f"*Game `{sg.id}` is starting.* " + BOOTH_HELP.format(stage=stage),
+                    team=sg.team,
                     game_id=sg.id,
                     what="write in a player's booth",
                 )
@@ -228,6 +259,7 @@ class Renderer:
                 self.out.poster.submit(
                     channel,
                     "chat.update",
+                    team=sg.team,
                     what="close a vote menu",
                     game_id=sg.id,
                     report=False,
@@ -263,12 +295,14 @@ class Renderer:
             self.out.post(
                 sg.den,
                 "The game is over; this den is now archived.",
+                team=sg.team,
                 game_id=sg.id,
                 report=False,
             )
             self.out.poster.submit(
                 sg.den,
                 "conversations.archive",
+                team=sg.team,
                 what="archive the den",
                 game_id=sg.id,
                 report=False,

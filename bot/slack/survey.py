@@ -14,8 +14,9 @@ from bot import survey
 from bot.platform_common import seat_infos
 from bot.slack import blocks as B
 from bot.slack.lobby import PLATFORM
-from bot.slack.poster import error_fields
+from bot.slack.poster import why
 from bot.slack.text import to_slack
+from bot.slack.workspaces import WorkspaceGone
 
 if TYPE_CHECKING:
     from bot.slack.adapter import Ctx, SlackAdapter
@@ -34,12 +35,12 @@ async def open_survey(adapter: SlackAdapter, ctx: Ctx, game_id: str) -> str | No
     if ctx.trigger_id is None:
         return "Click the button again, please."
     try:
-        await adapter.client.views_open(
+        await (await adapter.out.client(ctx.team)).views_open(
             trigger_id=ctx.trigger_id,
             view=B.survey_modal(game_id, survey.choices(seats, mine.index)),
         )
-    except SlackApiError as err:
-        log.warning("survey modal failed: %s", error_fields(err)[0])
+    except (SlackApiError, WorkspaceGone) as err:
+        log.warning("survey modal failed: %s", why(err))
         return "I couldn't open the survey; please click again."
     return None
 
@@ -74,15 +75,23 @@ async def submit_survey(
     agents = [s.name for s in seats if s.is_agent]
 
     async def thank() -> None:
-        dm = await adapter.out.open_dm(ctx.user, report=False)
+        dm = await adapter.out.open_dm(ctx.team, ctx.user, report=False)
         if dm is None:
             return
         if not stored:
             adapter.out.post(
-                dm, "You had already answered this survey; the first answer counts.", report=False
+                dm,
+                "You had already answered this survey; the first answer counts.",
+                team=ctx.team,
+                report=False,
             )
             return
         reveal = f" The AI was {', '.join(agents)}." if agents else ""
-        adapter.out.post(dm, to_slack("Thank you, your answers are saved." + reveal), report=False)
+        adapter.out.post(
+            dm,
+            to_slack("Thank you, your answers are saved." + reveal),
+            team=ctx.team,
+            report=False,
+        )
 
     return {}, thank()

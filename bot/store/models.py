@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
+from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
+from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 from sqlalchemy.engine import Dialect
 from sqlmodel import Field, Relationship, SQLModel
 
@@ -436,12 +438,26 @@ class StrategyNote(SQLModel, table=True):
     created_at: datetime = _ts(default_now=True)
 
 
+# --- Slack installs ("Add to Slack", bot/slack/oauth.py) --------------------------------------
+# slack-sdk's own tables, defined by slack-sdk, so its SQLAlchemy installation and OAuth state
+# stores read and write them as they are; listed here so migrations and models stay compared.
+SLACK_BOTS = SQLAlchemyInstallationStore.build_bots_table(SQLModel.metadata, "slack_bots")
+SLACK_INSTALLATIONS = SQLAlchemyInstallationStore.build_installations_table(
+    SQLModel.metadata, "slack_installations"
+)
+SLACK_OAUTH_STATES = SQLAlchemyOAuthStateStore.build_oauth_states_table(
+    SQLModel.metadata, "slack_oauth_states"
+)
+
 __all__ = [
     "GAME_MANAGER",
     "GAME_STATUSES",
     "PHASE_KINDS",
     "PLACES",
     "PLATFORMS",
+    "SLACK_BOTS",
+    "SLACK_INSTALLATIONS",
+    "SLACK_OAUTH_STATES",
     "SURVEY_SCALES",
     "SURVEY_SOURCES",
     "VOTE_KINDS",

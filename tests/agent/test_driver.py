@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from agent.base import Intent
 from agent.baseline import BaselinePolicy
@@ -81,12 +84,16 @@ class FakePort:
     seat: int = 0
     calls: list[tuple[datetime, str, str | None]] = field(default_factory=list)
     refuse_with: str | None = None
+    #: the port itself fails (the database is down), not the rules
+    fail_with: Exception | None = None
     gate: asyncio.Event | None = None
 
     async def _act(self, kind: str, arg: str | None) -> None:
         self.calls.append((self.clock.now(), kind, arg))
         if self.gate is not None:
             await self.gate.wait()
+        if self.fail_with is not None:
+            raise self.fail_with
         if self.refuse_with is not None:
             raise RuleError(self.refuse_with)
 
@@ -302,3 +309,32 @@ async def test_baseline_players_finish_a_game_through_their_drivers() -> None:
     says = [e for e in table.log if e.kind == "message"]
     assert len(says) > 20
     assert table.timers.pending() == []  # every player closed itself at game over
+
+
+async def test_an_outage_is_one_warning_per_seat_not_one_per_refused_action(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """While the port fails (the database is down), every action is refused to the policy,
+    but the log says so once (with the traceback), then once more for the next outage."""
+    intents = [Intent(at(i), "say", text=f"line {i}") for i in range(1, 9)]
+    player, policy, port, timers = rig(intents)
+    port.fail_with = ConnectionError("database unreachable")
+    caplog.set_level(logging.DEBUG, logger="agent.driver")
+    await player.on_event(phase_event())
+    await timers.run_until(at(4.5))  # lines 1-4 refused: one outage
+    port.fail_with = None
+    await timers.run_until(at(5.5))  # line 5 goes through
+    port.fail_with = ConnectionError("database unreachable")
+    await timers.run_until(at(30))  # lines 6-8 refused: a second outage
+
+    errors = [error for _intent, error in policy.outcomes]
+    assert errors[4] is None
+    assert all(e == "could not say: database unreachable" for e in errors[:4] + errors[5:])
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [r.getMessage() for r in warnings] == [
+        "seat 0: say failed; this seat's actions are refused until it works again"
+    ] * 2
+    assert all(r.exc_info is not None for r in warnings)
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.INFO] == [
+        "seat 0: acting again"
+    ]

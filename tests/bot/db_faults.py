@@ -25,6 +25,8 @@ class Faults:
 
     engine: Engine
     rules: list[Rule] = field(default_factory=list)
+    #: set by `outage`: every statement, reads included, fails with this until `lift`
+    down: str | None = None
 
     def __post_init__(self) -> None:
         sa.event.listen(self.engine, "before_cursor_execute", self._check)
@@ -41,13 +43,20 @@ class Faults:
         self.rules.append(rule)
         return rule
 
+    def outage(self, message: str = "could not connect to server: Connection refused") -> None:
+        """The database is gone: every statement fails, as the driver fails it."""
+        self.down = message
+
     def lift(self) -> None:
+        self.down = None
         for rule in self.rules:
             rule.times = 0
 
     def _check(
         self, conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool
     ) -> None:
+        if self.down is not None:
+            raise conn.dialect.loaded_dbapi.OperationalError(self.down)
         words = statement.split(None, 3)
         if len(words) < 3 or words[0] not in ("INSERT", "UPDATE"):
             return

@@ -113,3 +113,34 @@ async def test_spectators_dead_players_and_stray_lines(
             "That menu belongs to a phase that is over.",
             "You have been eliminated, so you can no longer vote or act. You can keep watching.",
         )
+
+
+async def test_while_the_bot_restarts_new_games_joins_and_starts_are_refused_clearly(
+    fake_discord: FakeDiscord, tmp_path: Path
+) -> None:
+    """SIGTERM's drain (`bot.ops.serve`) sets ``service.closing``, a moment before the gateway
+    closes: what arrives in that moment gets one line and changes nothing."""
+    table = Table.build(fake_discord, humans=6)
+    host, late = table.humans[1], table.humans[2]
+    async with bot_stack(fake_discord, db_url_in(tmp_path)) as bot:
+        await table.setup()
+        lobby = await table.open(host)
+        for person in table.humans[1:]:
+            if person is not late:
+                await table.join(person, lobby)
+        game = bot.service.games[table.game_id(lobby)]
+        seats = len(game.seats)
+        bot.service.closing = True
+        refused = await table.join(late, lobby)
+        assert refused.ephemeral and refused.content == (
+            "The bot is restarting; join again in a minute."
+        )
+        start = await table.start(host, lobby)
+        await start.response()  # deferred, then the answer follows
+        said = await start.followup(0)
+        assert said["content"] == "Can't start: The bot is restarting; start it again in a minute."
+        elsewhere = fake_discord.add_channel(table.guild, "back-room")
+        await table.answer(await table.slash("mafia setup", table.mod, elsewhere))
+        new = await table.answer(await table.slash("mafia new", host, elsewhere))
+        assert new == "The bot is restarting; open the game again in a minute."
+        assert game.status == "lobby" and len(game.seats) == seats

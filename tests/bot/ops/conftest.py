@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -9,6 +12,8 @@ from bot.ops.metrics import Metrics
 from bot.ops.serve import Ops, operations
 from bot.runtime import running_service
 from bot.settings import Settings
+from bot.slack.app import SlackRunner
+from tests.fakes.slack import FakeSlack
 
 
 def settings_in(tmp_path: Path) -> Settings:
@@ -36,3 +41,33 @@ async def ops(tmp_path: Path) -> AsyncIterator[Ops]:
 def base_url(ops: Ops) -> str:
     assert ops.server is not None
     return f"http://127.0.0.1:{ops.server.port}"
+
+
+@asynccontextmanager
+async def ops_on(db_url: str, **settings: Any) -> AsyncIterator[Ops]:
+    """What `mafiabot run` builds around its adapters, on ``db_url``."""
+    config = Settings(  # type: ignore[call-arg]
+        _env_file=None, database_url=db_url, http_addr="127.0.0.1:0", **settings
+    )
+    meter = Metrics()
+    async with (
+        running_service(config, metrics=meter) as service,
+        operations(config, service, meter) as ops,
+    ):
+        yield ops
+
+
+@asynccontextmanager
+async def slack_serving(
+    ops: Ops, fake: FakeSlack, *, http_port: int | None = None
+) -> AsyncIterator[SlackRunner]:
+    runner = SlackRunner(ops.settings, ops.service, base_url=fake.base_url)
+    ops.watch_slack(runner)
+    await runner.prepare()
+    task = asyncio.create_task(runner.serve(http_port=http_port, host="127.0.0.1"))
+    try:
+        yield runner
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await runner.close()

@@ -13,13 +13,17 @@ from agent.decisions import DecisionRecord, InMemoryDecisionLog
 from bot.ops.health import Health, database_check
 from bot.ops.http import OpsServer
 from bot.ops.metrics import MeteredDecisionLog, Metrics, watch_slack_rate_limits
-from bot.ops.serve import Ops
+from bot.ops.serve import Ops, operations
+from bot.runtime import running_service
+from bot.service import GameService
 from bot.settings import SettingsError
 from bot.slack.app import make_client
 from games.config import GameConfig
 from games.events import MessageAccepted
-from tests.bot.ops.conftest import base_url
+from tests.bot.ops.conftest import base_url, settings_in
 from tests.bot.ops.scrape import healthz, metrics, value
+from tests.bot.test_llm_agents import Table as LLMTable
+from tests.fakes.llm_servers import FakeOpenAIServer, Fault
 from tests.fakes.slack import FakeSlack
 
 CONFIG = GameConfig(day_seconds=60, vote_seconds=20, night_seconds=20, night_vote_seconds=20)
@@ -36,6 +40,20 @@ class FirstLine:
             self.said.set()
 
 
+async def agents_talking(service: GameService, kind: str, *, seed: int) -> str:
+    """A game of six ``kind`` agents at 40x, once its first line has been said and counted
+    (the line counter is a listener too)."""
+    first = FirstLine()
+    service.subscribe(first)
+    game_id = await service.create_game(CONFIG, seed=seed, speed=40.0)
+    for _ in range(6):
+        await service.join(game_id, None, is_agent=True, agent_kind=kind)
+    await service.start(game_id)
+    await asyncio.wait_for(first.said.wait(), 30)
+    await service.drain()
+    return game_id
+
+
 async def test_metrics_move_and_health_is_ok_during_a_game(ops: Ops) -> None:
     service, base = ops.service, base_url(ops)
     assert await healthz(base) == (200, {"status": "ok"})
@@ -43,14 +61,7 @@ async def test_metrics_move_and_health_is_ok_during_a_game(ops: Ops) -> None:
     assert value(before, "mafiabot_games", status="running") == 0
     assert value(before, "mafiabot_lines_total", place="stage") == 0
 
-    first = FirstLine()
-    service.subscribe(first)
-    game_id = await service.create_game(CONFIG, seed=5, speed=40.0)
-    for _ in range(6):
-        await service.join(game_id, None, is_agent=True, agent_kind="baseline")
-    await service.start(game_id)
-    await asyncio.wait_for(first.said.wait(), 20)
-    await service.drain()  # the line counter is a listener too: it has had the line
+    game_id = await agents_talking(service, "baseline", seed=5)
 
     during = await metrics(base)
     assert value(during, "mafiabot_games", status="running") == 1
@@ -152,3 +163,52 @@ async def test_an_address_in_use_is_one_clear_settings_error(ops: Ops) -> None:
     taken = f"127.0.0.1:{ops.server.port}"
     with pytest.raises(SettingsError, match=rf"MAFIABOT_HTTP_ADDR={taken}: .*another mafiabot"):
         await OpsServer(taken, Health(), Metrics()).start()
+
+
+async def test_llm_families_move_during_a_game_of_llm_agents(
+    fake_openai: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real OpenAI client against the fake OpenAI server: calls, tokens and cost by kind
+    as the agents play, and the calls the server fails counted by error."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    fake_openai.responder = LLMTable(seed=6)
+    # authentication refused on the first calls: not retried, each one failed call
+    fake_openai.inject(Fault.http_error(401, "authentication_error"), times=3)
+    settings = settings_in(tmp_path).model_copy(
+        update={"llm": "openai:gpt-4o-mini", "llm_timeout": 5.0, "llm_max_attempts": 2,
+                "data_dir": tmp_path / "data"}
+    )  # fmt: skip
+    meter = Metrics()
+    async with (
+        running_service(settings, agent_kind="llm", metrics=meter) as service,
+        operations(settings, service, meter) as ops,
+    ):
+        base = base_url(ops)
+        before = await metrics(base)
+        assert value(before, "mafiabot_llm_calls_total", kind="generator") == 0
+        await agents_talking(service, "llm", seed=9)  # a generated line was said
+
+        def total(name: str) -> float:
+            return sum(v for (n, _labels), v in during.items() if n == name)
+
+        during = await metrics(base)
+        for _ in range(200):  # a refused call is counted as it returns: within 10 s
+            if total("mafiabot_llm_errors_total") >= 3:
+                break
+            await asyncio.sleep(0.05)
+            during = await metrics(base)
+
+    assert value(during, "mafiabot_llm_calls_total", kind="scheduler") > 0
+    assert value(during, "mafiabot_llm_calls_total", kind="generator") > 0
+    assert value(during, "mafiabot_llm_tokens_total", kind="generator", direction="input") > 0
+    assert value(during, "mafiabot_llm_tokens_total", kind="generator", direction="output") > 0
+    assert value(during, "mafiabot_llm_cost_usd_total", kind="generator") > 0
+    # each counted call is a request the fake answered (a failed one included; a call still
+    # under way when scraped is counted once it returns)
+    assert 3 < total("mafiabot_llm_calls_total") <= len(fake_openai.requests)
+    assert total("mafiabot_llm_errors_total") == 3
+    errors = {
+        dict(ls)["error"] for (n, ls), v in during.items() if n == "mafiabot_llm_errors_total"
+    }
+    assert errors and "other" not in errors, errors

@@ -7,13 +7,19 @@ import os
 import signal
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
+from bot.consent import record_consent
 from bot.ops.serve import Ops, serve_until_stopped
 from bot.service import ServiceError
+from bot.slack.app import SlackRunner
 from games.config import GameConfig
 from games.events import Event, MessageAccepted
+from tests.bot.ops.conftest import ops_on
+from tests.bot.ops.slack_people import People
+from tests.fakes.slack import FakeSlack
 
 CONFIG = GameConfig(day_seconds=600, vote_seconds=60, night_seconds=60, night_vote_seconds=60)
 
@@ -128,3 +134,37 @@ async def test_a_line_being_written_at_the_stop_is_rendered_before_the_adapters_
     await asyncio.wait_for(serve_until_stopped(ops, {"fake": adapter()}), 10)
     await trigger
     assert seen_at_close == [["typed as the bot stops"]]
+
+
+async def test_slack_lines_received_before_sigterm_are_posted_before_the_process_ends(
+    fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    """Booth lines queued behind one the database is still writing when SIGTERM comes: Slack's
+    websocket closes first, then every line already received reaches the stage, once."""
+    url = f"sqlite:///{tmp_path / 'db' / 'mafiabot.db'}"
+    tokens = {"slack_bot_token": fake_slack.bot_token, "slack_app_token": fake_slack.app_token}
+    people = People(fake_slack)
+    lines = [f"line {i} typed as the bot stops" for i in range(4)]
+    async with ops_on(url, **tokens) as ops:
+        service = ops.service
+        runner = SlackRunner(ops.settings, service, base_url=fake_slack.base_url)
+        ops.watch_slack(runner)
+        await runner.prepare()
+        for u in people.users:
+            record_consent(service.engine, "slack", fake_slack.team_id, u.id, True)
+        serving = asyncio.create_task(serve_until_stopped(ops, {"slack": runner.serve()}))
+        await fake_slack.wait_socket_connected(10)
+        await people.play()
+
+        busy = threading.Event()
+        blocker = asyncio.create_task(service._run_db(lambda _: busy.wait(5)))
+        for user, line in zip(people.users, lines, strict=False):
+            await people.say(user, line)  # acknowledged by the bot: it has the line
+        os.kill(os.getpid(), signal.SIGTERM)
+        await fake_slack.wait_until(lambda: not fake_slack.hub.connected, 5, "input stopped")
+        busy.set()
+        await blocker
+        await asyncio.wait_for(serving, 10)
+        await runner.close()
+    posted = people.stage_lines()
+    assert [posted.count(line) for line in lines] == [1, 1, 1, 1], posted

@@ -174,3 +174,30 @@ async def test_a_lasting_database_failure_at_a_deadline_reaches_the_host_once(
     await harness.fake.wait_until(voting, what="the vote opens")
     await harness.adapter.drain()
     assert len(told()) == 1
+
+
+async def test_while_the_bot_restarts_new_joins_and_starts_get_one_clear_refusal(
+    harness: SlackHarness,
+) -> None:
+    """SIGTERM's drain (`bot.ops.serve`) sets ``service.closing``: whoever clicks Join, starts
+    the game or opens a new one is told to try again in a minute, and the lobby is unchanged."""
+    assert harness.service is not None
+    users = harness.people(5)
+    harness.consent_all(users)
+    game_id = await harness.new_game(users[0], "agents=1")
+    await harness.join_all(users[:4])
+    seats = len(harness.live(game_id).seats)
+    harness.service.closing = True
+    before = len(harness.fake.responses)
+    await harness.fake.click(user=users[4], action_id="mafia_join", channel=harness.channel)
+    [joined] = (await harness.fake.wait_for_responses(before + 1))[before:]
+    assert joined.text == "The bot is restarting; join again in a minute."
+    assert await harness.slash(users[0], "start") == (
+        "Can't start: The bot is restarting; start it again in a minute."
+    )
+    elsewhere = harness.fake.add_channel("mafia-too", members=users)
+    assert await harness.slash(users[1], "new", elsewhere) == (
+        "The bot is restarting; open the game again in a minute."
+    )
+    game = harness.live(game_id)
+    assert game.status == "lobby" and len(game.seats) == seats

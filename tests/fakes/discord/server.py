@@ -9,6 +9,7 @@ for the bot to *handle* the event: wait for its effect (`interaction.response()`
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
@@ -64,6 +65,9 @@ class FakeDiscord(World):
         self.port = 0
         self.api_base = ""
         self._runner: web.AppRunner | None = None
+        #: cleared by `hold_gateway`: new gateway connections wait until `release_gateway`
+        self._gateway_open = asyncio.Event()
+        self._gateway_open.set()
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -94,6 +98,7 @@ class FakeDiscord(World):
         self.resume_gateway_url = f"ws://127.0.0.1:{self.port}/resume"
 
     async def stop(self) -> None:
+        self._gateway_open.set()
         for conn in list(self.connections):
             await conn.close(1001, "Discord is going away.")
         if self._runner is not None:
@@ -104,6 +109,7 @@ class FakeDiscord(World):
         return await handle_rest(self, request)
 
     async def _gateway(self, request: web.Request) -> web.StreamResponse:
+        await self._gateway_open.wait()
         return await handle_gateway(self, request)
 
     # --- gateway --------------------------------------------------------------------------
@@ -144,6 +150,16 @@ class FakeDiscord(World):
         """Close every websocket from the server side (4000: resumable unknown error)."""
         for conn in list(self.connections):
             await conn.close(code)
+
+    async def hold_gateway(self, code: int = 4000) -> None:
+        """An outage: every websocket is closed (`drop_connections`) and new ones hang in
+        their handshake until `release_gateway`, so the client stays disconnected."""
+        self._gateway_open.clear()
+        await self.drop_connections(code)
+
+    def release_gateway(self) -> None:
+        """The outage is over: held and new connections go through (the client resumes)."""
+        self._gateway_open.set()
 
     # --- faults ---------------------------------------------------------------------------
 

@@ -58,6 +58,9 @@ Driving API (all inbound helpers: first positional arg = target, optional):
     Waiting (listeners run after ack): wait_until(pred, within=5), wait_for_calls(method, n),
     wait_for_messages(channel, n), wait_for_responses(n), wait_socket_connected().
 
+    Many workspaces ("Add to Slack"): `FakeSlackOAuth` (tests/fakes/slack/oauth.py) answers
+    oauth.v2.access (codes, refresh_token grants) in front of one FakeSlack per workspace.
+
     Socket Mode: `AsyncSocketModeHandler(app, fake.app_token)` with the app's client on
     `fake.base_url` connects through apps.connections.open; then send with
     target=fake.socket; socket_disconnect(reason) triggers the SDK's reconnect.
@@ -76,6 +79,7 @@ from tests.fakes.slack.model import (
     ResponseUrlPost,
     SocketAck,
 )
+from tests.fakes.slack.oauth import FakeSlackOAuth, Grant
 from tests.fakes.slack.server import FakeSlack, SendOptions, SocketModeTarget, Target
 
 __all__ = [
@@ -85,8 +89,10 @@ __all__ = [
     "Ephemeral",
     "FakeChannel",
     "FakeSlack",
+    "FakeSlackOAuth",
     "FakeUser",
     "FakeView",
+    "Grant",
     "InboundResult",
     "Message",
     "ResponseUrlPost",

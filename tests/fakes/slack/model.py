@@ -49,11 +49,13 @@ APP_TOKEN_SCOPES: frozenset[str] = frozenset({"connections:write"})
 class Ids:
     """Slack-looking ids (`U0000000A`), unique per fake, readable in assertion diffs."""
 
-    def __init__(self) -> None:
+    def __init__(self, offset: int = 0) -> None:
         self._counters: dict[str, Iterator[int]] = {}
+        #: where numbering starts (past 0): workspaces of one fake Slack never share an id
+        self.offset = offset
 
     def new(self, prefix: str) -> str:
-        counter = self._counters.setdefault(prefix, itertools.count(1))
+        counter = self._counters.setdefault(prefix, itertools.count(self.offset + 1))
         return f"{prefix}{next(counter):08X}"
 
 

@@ -106,11 +106,13 @@ class FakeSlack:
         team_domain: str = "fakemafia",
         trigger_ttl: float | None = TRIGGER_TTL_S,
         strict_customize: bool = True,
+        id_offset: int = 0,
     ) -> None:
         self.signing_secret = signing_secret
         self.verification_token = secrets.token_hex(12)
         self.workspace = Workspace(
-            team_domain=team_domain, bot_name=bot_name, scopes=scopes, trigger_ttl=trigger_ttl
+            team_domain=team_domain, bot_name=bot_name, scopes=scopes, trigger_ttl=trigger_ttl,
+            id_offset=id_offset,
         )
         self.workspace.strict_customize = strict_customize
         self.builder = Builder(self.workspace, self.verification_token)

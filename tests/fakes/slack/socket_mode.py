@@ -32,8 +32,12 @@ class SocketModeHub:
         self.received: list[JSON] = []  # every non-ack frame the client sent
         self.connects = 0
         self._pending: dict[str, asyncio.Future[JSON]] = {}
+        #: cleared by `hold`: new connections wait in their handshake until `release`
+        self._open = asyncio.Event()
+        self._open.set()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        await self._open.wait()
         ticket = request.query.get("ticket", "")
         if ticket not in self.ws.socket_tickets:
             return web.Response(status=401, text="invalid_ticket")
@@ -113,7 +117,19 @@ class SocketModeHub:
                 await sock.send_json({"type": "disconnect", "reason": reason,
                                       "debug_info": {"host": "fake-slack"}})
 
+    async def hold(self) -> None:
+        """An outage: every websocket is closed without Slack's ``disconnect`` notice, and
+        reconnections hang in their handshake until `release`."""
+        self._open.clear()
+        for sock in list(self.connections):
+            with contextlib.suppress(Exception):
+                await sock.close()
+
+    def release(self) -> None:
+        self._open.set()
+
     async def close(self) -> None:
+        self._open.set()
         for future in self._pending.values():
             future.cancel()
         self._pending.clear()

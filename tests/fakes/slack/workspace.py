@@ -53,8 +53,9 @@ class Workspace:
         bot_name: str = "mafiabot",
         scopes: Iterable[str] = DEFAULT_BOT_SCOPES,
         trigger_ttl: float | None = TRIGGER_TTL_S,
+        id_offset: int = 0,
     ) -> None:
-        self.ids = Ids()
+        self.ids = Ids(id_offset)
         self.clock = TsClock()
         self.team_id = self.ids.new("T")
         self.team_domain = team_domain

@@ -1,0 +1,227 @@
+"""Add to Slack: the app installed into many workspaces, and removed from them.
+
+Installing is Slack's OAuth v2 flow, run by Bolt: ``/slack/install`` issues a state (kept in our
+database and in a cookie) and sends the browser to Slack; Slack sends it back to
+``/slack/oauth_redirect`` with a code, the state is checked against the cookie and consumed
+once, the code is exchanged on ``oauth.v2.access`` and the installation saved. Installations
+and states live in our database, in slack-sdk's own tables (migration 0009), read and written by
+slack-sdk's SQLAlchemy stores on the store's engine, off the event loop.
+
+When a workspace removes the app (``app_uninstalled``) or revokes its bot token
+(``tokens_revoked``), nothing can be posted there any more: its open games are ended through
+the service (recorded as aborted with the reason, their data kept for ``mafiabot export``),
+then its installation is deleted. Nothing of any other workspace is touched. A process that
+did not receive the event learns it when Slack refuses its token and the installation is
+gone from the database: it ends that workspace's games the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from logging import Logger
+from typing import Any
+
+import sqlalchemy as sa
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_sdk.oauth.installation_store import Bot, Installation
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
+from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
+from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
+from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
+from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy.engine import Engine
+
+from bot.slack.problems import REQUIRED_SCOPES
+from bot.slack.workspaces import InstalledWorkspaces, WorkspaceAuthorize
+
+log = logging.getLogger(__name__)
+
+#: the bot scopes an install asks for: the same list the manifest grants
+SCOPES: tuple[str, ...] = tuple(REQUIRED_SCOPES)
+#: seconds between "Add to Slack" and Slack's redirect back before the state is refused
+STATE_SECONDS = 600
+INSTALL_PATH = "/slack/install"
+REDIRECT_PATH = "/slack/oauth_redirect"
+#: what the players of a game are told (if Slack still lets us) when it is stopped this way
+UNINSTALLED = "the app was removed from this Slack workspace"
+REVOKED = "the app's access to this Slack workspace was revoked"
+
+
+class InstallStore(AsyncInstallationStore):
+    """slack-sdk's SQLAlchemy installation store on our engine, each call in a thread."""
+
+    def __init__(self, client_id: str, engine: Engine) -> None:
+        self.sync = SQLAlchemyInstallationStore(
+            client_id=client_id, engine=engine, logger=logging.getLogger(__name__)
+        )
+
+    @property
+    def logger(self) -> Logger:
+        return self.sync.logger
+
+    async def async_save(self, installation: Installation) -> None:
+        await asyncio.to_thread(self.sync.save, installation)
+
+    async def async_save_bot(self, bot: Bot) -> None:
+        await asyncio.to_thread(self.sync.save_bot, bot)
+
+    async def async_find_bot(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        is_enterprise_install: bool | None = False,
+    ) -> Bot | None:
+        return await asyncio.to_thread(
+            lambda: self.sync.find_bot(
+                enterprise_id=enterprise_id,
+                team_id=team_id,
+                is_enterprise_install=is_enterprise_install,
+            )
+        )
+
+    async def async_find_installation(
+        self,
+        *,
+        enterprise_id: str | None,
+        team_id: str | None,
+        user_id: str | None = None,
+        is_enterprise_install: bool | None = False,
+    ) -> Installation | None:
+        return await asyncio.to_thread(
+            lambda: self.sync.find_installation(
+                enterprise_id=enterprise_id,
+                team_id=team_id,
+                user_id=user_id,
+                is_enterprise_install=is_enterprise_install,
+            )
+        )
+
+    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        await asyncio.to_thread(
+            lambda: self.sync.delete_bot(enterprise_id=enterprise_id, team_id=team_id)
+        )
+
+    async def async_delete_installation(
+        self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
+    ) -> None:
+        await asyncio.to_thread(
+            lambda: self.sync.delete_installation(
+                enterprise_id=enterprise_id, team_id=team_id, user_id=user_id
+            )
+        )
+
+
+class StateStore(AsyncOAuthStateStore):
+    """slack-sdk's SQLAlchemy OAuth state store on our engine. A state is consumed by one
+    DELETE, so two redirects carrying the same state (a replay, a double click) cannot both
+    pass: slack-sdk's select-then-delete would let both through on PostgreSQL."""
+
+    def __init__(self, engine: Engine, expiration_seconds: int = STATE_SECONDS) -> None:
+        self.sync = SQLAlchemyOAuthStateStore(
+            expiration_seconds=expiration_seconds,
+            engine=engine,
+            logger=logging.getLogger(__name__),
+        )
+
+    @property
+    def logger(self) -> Logger:
+        return self.sync.logger
+
+    async def async_issue(self, *args: Any, **kwargs: Any) -> str:
+        return await asyncio.to_thread(self.sync.issue)
+
+    async def async_consume(self, state: str) -> bool:
+        return await asyncio.to_thread(self._consume, state)
+
+    def _consume(self, state: str) -> bool:
+        table = self.sync.oauth_states
+        now = datetime.now(UTC).replace(tzinfo=None)
+        with self.sync.engine.begin() as conn:
+            gone = conn.execute(
+                sa.delete(table).where(table.c.state == state, table.c.expire_at > now)
+            )
+        return bool(gone.rowcount)
+
+
+def oauth_settings(
+    *,
+    client_id: str,
+    client_secret: str,
+    engine: Engine,
+    redirect_uri: str | None = None,
+    authorization_url: str | None = None,
+) -> tuple[AsyncOAuthSettings, InstallStore]:
+    """Bolt's install flow on our database. ``authorization_url``: Slack's consent page
+    (tests point it elsewhere); ``redirect_uri``: the public URL of ``/slack/oauth_redirect``
+    when the app's settings list more than one."""
+    store = InstallStore(client_id, engine)
+    settings = AsyncOAuthSettings(
+        client_id=client_id,
+        client_secret=client_secret,
+        scopes=list(SCOPES),
+        redirect_uri=redirect_uri,
+        install_path=INSTALL_PATH,
+        install_page_rendering_enabled=False,
+        redirect_uri_path=REDIRECT_PATH,
+        authorization_url=authorization_url,
+        installation_store=store,
+        installation_store_bot_only=True,
+        state_store=StateStore(engine),
+        state_expiration_seconds=STATE_SECONDS,
+        logger=logging.getLogger(__name__),
+    )
+    return settings, store
+
+
+def installed_workspaces(
+    store: InstallStore,
+    *,
+    client_id: str,
+    client_secret: str,
+    api: AsyncWebClient,
+    make: Callable[[str | None], AsyncWebClient],
+) -> tuple[InstalledWorkspaces, WorkspaceAuthorize]:
+    """Each workspace's client (its token refreshed on ``api``, the client without a token that
+    calls ``oauth.v2.access``), and Bolt's authorize step on the same clients."""
+    rotator = AsyncTokenRotator(client_id=client_id, client_secret=client_secret, client=api)
+    workspaces = InstalledWorkspaces(store, rotator, make)
+    return workspaces, WorkspaceAuthorize(workspaces)
+
+
+class Departures:
+    """``app_uninstalled`` and ``tokens_revoked``: the workspace's installation deleted (when
+    installed through Add to Slack), then its games stopped (``stop``, the adapter's).
+    Idempotent: Slack may deliver an event twice."""
+
+    def __init__(
+        self,
+        stop: Any,
+        store: InstallStore | None = None,
+        workspaces: InstalledWorkspaces | None = None,
+    ) -> None:
+        self.stop = stop
+        self.store = store
+        self.workspaces = workspaces
+
+    async def app_uninstalled(self, context: AsyncBoltContext) -> None:
+        await self._leave(context.enterprise_id, context.team_id, UNINSTALLED)
+
+    async def tokens_revoked(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
+        if not (event.get("tokens") or {}).get("bot"):
+            return  # only user tokens, which this app never asks for: the bot still works
+        await self._leave(context.enterprise_id, context.team_id, REVOKED)
+
+    async def _leave(self, enterprise: str | None, team: str | None, why: str) -> None:
+        if not team:
+            return
+        log.info("Slack workspace %s left: %s", team, why)
+        await self.stop(team, why)  # first: its games are told why they end
+        if self.store is not None and self.workspaces is not None:
+            await self.store.async_delete_all(enterprise_id=enterprise, team_id=team)
+            await self.workspaces.forget(team)
