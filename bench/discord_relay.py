@@ -2,7 +2,8 @@
 
 Two processes, like production (where Discord is far away): this one runs the loopback fake
 Discord and plays every human; a child process runs the real bot (discord.py client, service,
-SQLite, baseline agents) pointed at it. The child never shares an event loop or a GIL with the
+SQLite, baseline agents, the garbage-collector settings of ``mafiabot run``: `bot.heap`)
+pointed at it. The child never shares an event loop or a GIL with the
 fake, so its loop lag is the bot's own.
 
 Each of ``--games`` games (``--players`` seats, one of them the baseline agent) goes through
@@ -16,11 +17,16 @@ minute, the rate of the busiest LLMafia games, whose median is about 1.3). Print
 - the bot's event-loop lag (a 50 ms sleeper's overshoot), p50/p99/max;
 - lines relayed, lost (never arrived) and duplicated;
 - the service's DB calls: time queued for its writer, and time running on it; how many calls
-  each group commit carried.
+  each group commit carried;
+- the bot's CPU time per relayed line, and the part of it spent on its database writer thread;
+  its garbage-collector pauses.
 
     uv run python bench/discord_relay.py [--games 200] [--players 8] [--seconds 60]
                                          [--interval 20] [--guilds 20] [--profile out.pstats]
                                          [--db sqlite|postgres]
+
+``--profile out.pstats`` profiles the bot's event loop there, and its database writer thread
+in ``out.pstats.writer``.
 
 ``--db postgres`` runs on a fresh database on the server named by ``--postgres-url`` (default:
 ``$MAFIABOT_TEST_POSTGRES_URL``, e.g. from ``.ci/pg-start``), dropped afterwards.
@@ -76,6 +82,9 @@ async def child(config: dict[str, Any]) -> None:
     import discord.http
     import yarl
 
+    from bot import heap
+
+    heap.tune()  # as `mafiabot run` does
     discord.http.Route.BASE = config["api_base"]
     discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(config["ws_url"])
 
@@ -115,6 +124,38 @@ async def child(config: dict[str, Any]) -> None:
                 db_times.append((started[0] - queued, end - started[0]))
 
     service._run_db = timed_run_db  # type: ignore[method-assign]
+    # The writer thread: its CPU time, and (with --profile) its own profile, since cProfile
+    # only sees the thread it was enabled in.
+    writer_cpu = [0.0]
+    writer_profile: list[Any] = []
+    commit = service._db._commit
+
+    def timed_commit(batch: Any) -> None:
+        start = time.thread_time()
+        profiler = writer_profile[0] if writer_profile else None
+        if profiler is not None:
+            profiler.enable()
+        try:
+            commit(batch)
+        finally:
+            if profiler is not None:
+                profiler.disable()
+            writer_cpu[0] += time.thread_time() - start
+
+    service._db._commit = timed_commit  # type: ignore[method-assign]
+    # The bot's garbage-collector pauses (a full collection of a big heap stops everything).
+    import gc
+
+    gc_pauses: list[tuple[int, float]] = []  # (generation, seconds)
+    gc_started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = time.perf_counter()
+        else:
+            gc_pauses.append((info["generation"], time.perf_counter() - gc_started[0]))
+
+    gc.callbacks.append(on_gc)
     metrics = RelayMetrics()
     options = DiscordOptions(_env_file=None, afk_reminder_minutes=0)  # type: ignore[call-arg]
     settings = Settings(_env_file=None, database_url=url)  # type: ignore[call-arg]
@@ -148,15 +189,19 @@ async def child(config: dict[str, Any]) -> None:
             cpu0, wall0 = time.process_time(), time.perf_counter()
             sent0 = bot.outbox.sent
             commits0, calls0 = service._db.commits, service._db.calls
+            writer_cpu[0] = 0.0
+            gc_pauses.clear()
             if config.get("profile"):
                 import cProfile
 
+                writer_profile.append(cProfile.Profile())
                 profiler = cProfile.Profile()
                 profiler.enable()
         elif command in ("STOP", ""):
             if profiler is not None:
                 profiler.disable()
                 profiler.dump_stats(config["profile"])
+                writer_profile.pop().dump_stats(config["profile"] + ".writer")
             if sampler is not None:
                 sampler.cancel()
             report = {
@@ -165,6 +210,8 @@ async def child(config: dict[str, Any]) -> None:
                 "db_wait": [w for w, _ in db_times],
                 "db_run": [r for _, r in db_times],
                 "cpu": time.process_time() - cpu0,
+                "writer_cpu": writer_cpu[0],
+                "gc": gc_pauses,
                 "wall": time.perf_counter() - wall0,
                 "sent": bot.outbox.sent - sent0,
                 "retried": bot.outbox.retried,
@@ -383,6 +430,18 @@ async def parent(args: argparse.Namespace) -> int:
         f"({100 * report['cpu'] / max(report['wall'], 1e-9):.0f}% of one core); "
         f"retried posts {report['retried']}, failed {report['failed']}"
     )
+    lines = max(len(report["relay"]), 1)
+    print(
+        f"bot CPU per relayed line: {1000 * report['cpu'] / lines:.2f} ms, of which the "
+        f"database writer thread {1000 * report['writer_cpu'] / lines:.2f} ms"
+    )
+    for generation in (0, 1, 2):
+        pauses = [t for g, t in report["gc"] if g == generation]
+        if pauses:
+            print(
+                f"bot GC pauses, generation {generation}: {len(pauses)}, "
+                f"total {sum(pauses) * 1000:.0f} ms, max {max(pauses) * 1000:.1f} ms"
+            )
     if report["relay"]:
         print(f"mean relay inside the bot {statistics.fmean(report['relay']) * 1000:.1f} ms")
     ok = relay_p99 <= TARGET_RELAY_P99_MS and lag_p99 <= TARGET_LAG_P99_MS and not lost and not dup

@@ -315,6 +315,9 @@ def run(
     except (SlackSetupError, SettingsError) as e:
         _fail(str(e))
     url = _db_url(db, write=True, settings=settings)
+    from bot import heap
+
+    heap.tune()  # a long-running process: few, short collector pauses
     try:
         asyncio.run(
             _run_adapters(

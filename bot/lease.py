@@ -200,6 +200,24 @@ def fence(conn: Connection, game_id: str, me: Holder, epoch: int) -> bool:
     return hit.rowcount == 1
 
 
+def fence_all(conn: Connection, me: Holder, held: dict[str, int]) -> set[str]:
+    """`fence` for several games (id -> epoch) in one statement; returns the games we no
+    longer hold at that epoch (the caller rolls back). A group commit fences each game it
+    writes once, whatever the number of its lines."""
+    if len(held) == 1:
+        ((game_id, epoch),) = held.items()
+        return set() if fence(conn, game_id, me, epoch) else {game_id}
+    ids = sorted(held)
+    hit = conn.execute(
+        sa.update(_T)
+        .where(_T.c.game_id.in_(ids), _T.c.holder == me.token)
+        .values(epoch=_T.c.epoch)
+        .returning(_T.c.game_id, _T.c.epoch)
+    ).all()
+    ours = {row.game_id for row in hit if row.epoch == held[row.game_id]}
+    return set(ids) - ours
+
+
 def renew(
     conn: Connection,
     me: Holder,

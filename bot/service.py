@@ -32,7 +32,7 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
@@ -47,6 +47,7 @@ from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.store import models as m
+from bot.store import rows
 from bot.store.writer import GroupWriter
 from bot.timers import Backoff, SchedulerTimers, TimerHandle
 from games import actions as A
@@ -116,6 +117,9 @@ def db_reason(exc: BaseException) -> str:
 
 
 _FENCE, _FENCED = "mafiabot.service", "mafiabot.fenced"
+_GAMES, _SEATS, _PHASES = m.Game.__table__, m.Seat.__table__, m.Phase.__table__  # type: ignore[attr-defined]
+_ACTIONS, _EVENTS = m.Action.__table__, m.Event.__table__  # type: ignore[attr-defined]
+_MESSAGES, _VOTES = m.Message.__table__, m.Vote.__table__  # type: ignore[attr-defined]
 
 
 @sa.event.listens_for(Session, "before_flush")
@@ -457,6 +461,7 @@ class GameService:
 
         def call(session: Session) -> T:
             session.info[_FENCE] = self
+            session.info[rows.WRITING] = self._fence_games
             return fn(session)
 
         asked = time.perf_counter()
@@ -475,21 +480,30 @@ class GameService:
                 self.on_db_call(time.perf_counter() - asked)
 
     def _fence(self, session: Session) -> None:
-        """Inside a transaction about to write: check the lease of every held game it
-        touches (once per transaction). See `bot.lease.fence`."""
-        checked: set[str] = session.info.setdefault(_FENCED, set())
+        """Inside a transaction about to flush ORM objects: fence the games they belong to."""
         touched = set()
         for obj in (*session.new, *session.dirty, *session.deleted):
             gid = obj.id if isinstance(obj, m.Game) else getattr(obj, "game_id", None)
-            if isinstance(gid, str) and gid not in checked:
+            if isinstance(gid, str):
                 touched.add(gid)
-        for gid in sorted(touched):
-            epoch = self._leases.get(gid)
-            if epoch is None:
-                continue  # not a game this process drives (an import, a tool)
-            if not lease.fence(session.connection(), gid, self.holder, epoch):
-                raise GameMoved(gid)
-            checked.add(gid)
+        self._fence_games(session, touched)
+
+    def _fence_games(self, session: Session, game_ids: Iterable[str]) -> None:
+        """Inside a transaction about to write rows of ``game_ids``: check the lease of each
+        held one, once per transaction (a group commit: once per game, in one statement).
+        See `bot.lease.fence`."""
+        checked: set[str] = session.info.setdefault(_FENCED, set())
+        held = {
+            gid: epoch
+            for gid in game_ids
+            if gid not in checked and (epoch := self._leases.get(gid)) is not None
+        }  # (a game this process does not drive is not fenced: an import, a tool)
+        if not held:
+            return
+        lost = lease.fence_all(session.connection(), self.holder, held)
+        if lost:
+            raise GameMoved(min(lost))
+        checked.update(held)
 
     def add_alert_sink(self, sink: AlertSink) -> None:
         """Add where alerts go (each problem once, one line); they are also logged."""
@@ -895,20 +909,21 @@ class GameService:
             seq = game.action_seq + 1
 
             def write(session: Session) -> None:
-                session.add(
-                    m.Action(
-                        game_id=game.id,
-                        seq=seq,
-                        kind=action_kind(action),
-                        payload=action_to_dict(action),
-                        t=action.t,
-                        client_id=platform_id,
-                    )
+                # (plain rows, written with every other call's of the group: `bot.store.rows`)
+                rows.insert(
+                    session,
+                    _ACTIONS,
+                    {
+                        "game_id": game.id,
+                        "seq": seq,
+                        "kind": action_kind(action),
+                        "payload": action_to_dict(action),
+                        "t": action.t,
+                        "client_id": platform_id,
+                    },
                 )
                 self._write_events(session, game, seq, events, new, platform_id)
-                row = session.get(m.Game, game.id)
-                assert row is not None
-                row.last_seq = seq
+                rows.update(session, _GAMES, {"id": game.id}, {"last_seq": seq})
 
             await self._run_db(write)
             game.action_seq = seq
@@ -932,92 +947,109 @@ class GameService:
         state: GameState,
         client_id: str | None = None,
     ) -> None:
+        """The rows of ``events``: the event log, and the messages, votes, phases, deaths and
+        outcome read by exports and reports. Plain rows (`bot.store.rows`): they go out with
+        the rest of the group commit, one statement a table."""
         seq = game.event_seq
         phase_seq = game.state.phase.seq if game.state is not None else 1
         for event in events:
             seq += 1
-            session.add(
-                m.Event(
-                    game_id=game.id,
-                    seq=seq,
-                    kind=event.kind,
-                    payload=event_to_dict(event),
-                    t=event.t,
-                    visible_to=None if event.visible_to is None else sorted(event.visible_to),
-                )
+            rows.insert(
+                session,
+                _EVENTS,
+                {
+                    "game_id": game.id,
+                    "seq": seq,
+                    "kind": event.kind,
+                    "payload": event_to_dict(event),
+                    "t": event.t,
+                    "visible_to": None if event.visible_to is None else sorted(event.visible_to),
+                },
             )
             if isinstance(event, MessageAccepted):
-                session.add(
-                    m.Message(
-                        game_id=game.id,
-                        phase_seq=event.phase_seq,
-                        place=event.place,
-                        seat_index=event.seat,
-                        speaker=event.name,
-                        text=event.text,
-                        t=event.t,
-                        action_seq=action_seq,
-                        client_id=client_id,
-                    )
-                )
+                self._message(
+                    session, game, event.phase_seq, event.place, event.seat, event.name,
+                    event.text, event.t, action_seq, client_id,
+                )  # fmt: skip
                 continue
             if isinstance(event, VoteCast):
-                session.add(
-                    m.Vote(
-                        game_id=game.id,
-                        phase_seq=event.phase_seq,
-                        kind="night" if event.night else "day",
-                        voter_index=event.voter,
-                        target_index=event.target,
-                        t=event.t,
-                        action_seq=action_seq,
-                    )
+                rows.insert(
+                    session,
+                    _VOTES,
+                    {
+                        "game_id": game.id,
+                        "phase_seq": event.phase_seq,
+                        "kind": "night" if event.night else "day",
+                        "voter_index": event.voter,
+                        "target_index": event.target,
+                        "t": event.t,
+                        "action_seq": action_seq,
+                    },
                 )
             elif isinstance(event, PhaseStarted):
                 phase_seq = event.seq
-                session.add(
-                    m.Phase(
-                        game_id=game.id,
-                        seq=event.seq,
-                        kind=event.phase,
-                        number=event.number,
-                        started_at=event.t,
-                        deadline=event.deadline,
-                    )
+                rows.insert(
+                    session,
+                    _PHASES,
+                    {
+                        "game_id": game.id,
+                        "seq": event.seq,
+                        "kind": event.phase,
+                        "number": event.number,
+                        "started_at": event.t,
+                        "deadline": event.deadline,
+                        "ended_at": None,
+                    },
                 )
             elif isinstance(event, PhaseEnded):
-                row = session.exec(
-                    select(m.Phase).where(m.Phase.game_id == game.id, m.Phase.seq == event.seq)
-                ).first()
-                if row is not None:
-                    row.ended_at = event.t
+                key = {"game_id": game.id, "seq": event.seq}
+                rows.update(session, _PHASES, key, {"ended_at": event.t})
             elif isinstance(event, PlayerEliminated):
-                seat = session.exec(
-                    select(m.Seat).where(m.Seat.game_id == game.id, m.Seat.index == event.seat)
-                ).first()
-                if seat is not None:
-                    seat.alive = False
+                key = {"game_id": game.id, "index": event.seat}
+                rows.update(session, _SEATS, key, {"alive": False})
             elif isinstance(event, GameOver):
-                game_row = session.get(m.Game, game.id)
-                assert game_row is not None
-                game_row.status = "finished" if event.winner is not None else "aborted"
-                game_row.winner = event.winner
-                game_row.ended_at = event.t
-                game_row.end_reason = event.reason
+                outcome = {
+                    "status": "finished" if event.winner is not None else "aborted",
+                    "winner": event.winner,
+                    "ended_at": event.t,
+                    "end_reason": event.reason,
+                }
+                rows.update(session, _GAMES, {"id": game.id}, outcome)
             line = manager_line(event)
             if line is not None and event.place != "booth":
-                session.add(
-                    m.Message(
-                        game_id=game.id,
-                        phase_seq=phase_seq,
-                        place=event.place,
-                        seat_index=None,
-                        speaker=MANAGER,
-                        text=line,
-                        t=event.t,
-                        action_seq=action_seq,
-                    )
-                )
+                self._message(
+                    session, game, phase_seq, event.place, None, MANAGER, line, event.t,
+                    action_seq, None,
+                )  # fmt: skip
+
+    @staticmethod
+    def _message(
+        session: Session,
+        game: LiveGame,
+        phase_seq: int | None,
+        place: str,
+        seat: int | None,
+        speaker: str,
+        text: str,
+        t: datetime,
+        action_seq: int | None,
+        client_id: str | None,
+    ) -> None:
+        rows.insert(
+            session,
+            _MESSAGES,
+            {
+                "game_id": game.id,
+                "phase_seq": phase_seq,
+                "place": place,
+                "seat_index": seat,
+                "speaker": speaker,
+                "text": text,
+                "t": t,
+                "action_seq": action_seq,
+                "client_id": client_id,
+            },
+        )
 
     @staticmethod
     def _advance_seqs(game: LiveGame, events: Sequence[Event]) -> None:

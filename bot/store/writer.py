@@ -6,10 +6,10 @@ is released only once the transaction holding it has committed. What changes is 
 busy bot used to pay one transaction (and one commit) per line; now one commit carries every
 line, vote and tick that arrived meanwhile, so the writer keeps up with many games at once.
 
-One writer thread runs the calls in the order they were submitted (SQLite stays
-single-writer; the calls of one game keep their order). It takes the first waiting call and
-every call queued behind it (up to ``max_batch``), runs them all in one session, flushes once
-(the rows of one table go out in one statement) and commits. Calls that arrive while a group
+One writer thread runs the calls in the order they were submitted (SQLite stays single-writer;
+the calls of one game keep their order). It takes the first waiting call and every call queued
+behind it (up to ``max_batch``), runs them all in one session, flushes once (the rows of one
+table go out in one statement: `bot.store.rows`) and commits. Calls that arrive while a group
 commits make up the next group: under load one commit carries many calls, while a quiet bot
 adds no delay at all (``window`` > 0 would also wait that long for more). If anything in a
 group fails, it is rolled back and run again flushing after each call, so the failing call is
@@ -18,19 +18,20 @@ others with it (the service's calls only touch the session, so running one again
 connection the database dropped is replaced and the group run once more; if the commit itself
 fails otherwise, each call is tried in a transaction of its own.
 
-On PostgreSQL the engine's pool (SQLAlchemy's, of psycopg 3 connections, pre-pinged) hands the
-writer a live connection for each group; one writer is enough, since a group costs one
-commit however many calls it carries.
+The writer keeps one connection from the engine's pool (psycopg 3 on PostgreSQL) for all its
+groups, and takes a fresh one when the database dropped it; one writer is enough, since a group
+costs one commit however many calls it carries.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -38,7 +39,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from bot.store.db import session_scope
+from bot.store import rows
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -53,6 +54,9 @@ DEFAULT_MAX_BATCH = 512
 class _Call:
     fn: Callable[[Session], Any]
     future: Future[Any]
+    #: the event loop awaiting the call (`run`), and its future there
+    loop: asyncio.AbstractEventLoop | None = None
+    waiter: asyncio.Future[Any] | None = None
 
 
 class GroupWriter:
@@ -72,6 +76,7 @@ class GroupWriter:
         self._started = False
         self._closed = False
         self._lock = threading.Lock()
+        self._conn: sa.Connection | None = None
         #: transactions committed, and calls they carried (a batch is one commit)
         self.commits = 0
         self.calls = 0
@@ -79,19 +84,34 @@ class GroupWriter:
         self.regrouped = 0
 
     async def run(self, fn: Callable[[Session], T]) -> T:
-        """Run ``fn(session)`` in the next group transaction; return once it has committed."""
-        return await asyncio.wrap_future(self.submit(fn))
+        """Run ``fn(session)`` in the next group transaction; return once it has committed.
+
+        The loop is woken once per group, not once per call: every caller of a group is
+        released by one callback (a wake-up is a write to the loop's socket and a fight for
+        the GIL)."""
+        loop = asyncio.get_running_loop()
+        call = _Call(fn, Future(), loop, loop.create_future())
+        self._put(call)
+        assert call.waiter is not None
+        try:
+            return await call.waiter  # type: ignore[no-any-return]
+        except asyncio.CancelledError:
+            call.future.cancel()  # not run if it has not started yet
+            raise
 
     def submit(self, fn: Callable[[Session], T]) -> Future[T]:
         future: Future[T] = Future()
+        self._put(_Call(fn, future))
+        return future
+
+    def _put(self, call: _Call) -> None:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the database writer is closed")
             if not self._started:
                 self._thread.start()
                 self._started = True
-            self._queue.put(_Call(fn, future))
-        return future
+            self._queue.put(call)
 
     def close(self) -> None:
         """Run everything submitted so far, then stop the thread (blocking)."""
@@ -107,6 +127,41 @@ class GroupWriter:
     # --- the writer thread -------------------------------------------------------------------
 
     def _work(self) -> None:
+        try:
+            self._groups()
+        finally:
+            if self._conn is not None:
+                with contextlib.suppress(Exception):
+                    self._conn.close()
+                self._conn = None
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[Session]:
+        """One transaction on the writer's own connection, kept from group to group: taking
+        one from the pool for each group would cost a ping and a reset (two more round trips
+        on PostgreSQL). A connection the database dropped, or one a rollback could not
+        clean, is replaced by the next group."""
+        conn = self._conn
+        if conn is None or conn.closed or conn.invalidated:
+            conn = self._conn = self.engine.connect()
+        session = Session(bind=conn, expire_on_commit=False)
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            try:
+                session.rollback()
+            except Exception:
+                conn.invalidate()
+            if conn.invalidated:
+                with contextlib.suppress(Exception):
+                    conn.close()
+                self._conn = None
+            raise
+        finally:
+            session.close()
+
+    def _groups(self) -> None:
         while True:
             first = self._queue.get()
             if first is None:
@@ -133,16 +188,30 @@ class GroupWriter:
                 return
 
     def _commit(self, batch: list[_Call]) -> None:
-        pending = [c for c in batch if c.future.set_running_or_notify_cancel()]
-        if len(pending) > 1 and self._all_at_once(pending):
-            return
-        self._one_by_one(pending)
+        try:
+            pending = [c for c in batch if c.future.set_running_or_notify_cancel()]
+            if len(pending) > 1 and self._all_at_once(pending):
+                return
+            self._one_by_one(pending)
+        finally:
+            self._wake(batch)
+
+    @staticmethod
+    def _wake(batch: list[_Call]) -> None:
+        """Hand the outcomes to the awaiting loops: one callback per loop and group."""
+        by_loop: dict[asyncio.AbstractEventLoop, list[_Call]] = {}
+        for call in batch:
+            if call.loop is not None:
+                by_loop.setdefault(call.loop, []).append(call)
+        for loop, calls in by_loop.items():
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
+                loop.call_soon_threadsafe(_settle, calls)
 
     def _all_at_once(self, pending: list[_Call]) -> bool:
         """The usual case: every call, then one flush (same-table rows go out together) and
         one commit. False when anything failed: nothing was committed."""
         try:
-            with session_scope(self.engine) as session:
+            with self._transaction() as session:
                 results = [call.fn(session) for call in pending]
         except BaseException:
             self.regrouped += 1
@@ -161,11 +230,11 @@ class GroupWriter:
             failed: int | None = None
             error: BaseException | None = None
             try:
-                with session_scope(self.engine) as session:
+                with self._transaction() as session:
                     for i, call in enumerate(pending):
                         try:
                             results.append(call.fn(session))
-                            session.flush()
+                            rows.write(session)
                         except BaseException as exc:
                             failed, error = i, exc
                             raise
@@ -194,7 +263,7 @@ class GroupWriter:
     def _retry_alone(self, call: _Call) -> None:
         for attempt in (1, 2):
             try:
-                with session_scope(self.engine) as session:
+                with self._transaction() as session:
                     result = call.fn(session)
                 break
             except BaseException as exc:
@@ -209,6 +278,22 @@ class GroupWriter:
         self.commits += 1
         self.calls += 1
         call.future.set_result(result)
+
+
+def _settle(calls: list[_Call]) -> None:
+    """On the awaiting loop: each caller gets its call's result or exception."""
+    for call in calls:
+        waiter, future = call.waiter, call.future
+        if waiter is None or waiter.done():
+            continue  # its caller was cancelled
+        if not future.done():  # (the writer failed unexpectedly: never leave a caller hanging)
+            waiter.set_exception(RuntimeError("the database writer stopped"))
+        elif future.cancelled():
+            waiter.cancel()
+        elif (error := future.exception()) is not None:
+            waiter.set_exception(error)
+        else:
+            waiter.set_result(future.result())
 
 
 def _dropped(exc: BaseException) -> bool:

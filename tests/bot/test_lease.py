@@ -8,6 +8,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -184,6 +185,87 @@ async def test_a_process_that_lost_its_lease_cannot_write(
         assert await taker.say(game_id, 1, "the new holder writes") and game.action_seq == 2
     finally:
         await stalled.close()
+        await taker.close()
+
+
+async def hold_writer(svc: GameService) -> threading.Event:
+    """Keep the service's database writer busy until the returned event is set, so the calls
+    made meanwhile make up one group commit."""
+    running, release = threading.Event(), threading.Event()
+
+    def holder(_: Session) -> None:
+        running.set()
+        release.wait(10)
+
+    svc._db.submit(holder)
+    assert await asyncio.to_thread(running.wait, 10)
+    return release
+
+
+async def test_lines_of_many_games_in_one_group_cost_a_few_statements_not_a_few_a_line(
+    engine: Engine, scheduler: object
+) -> None:
+    """A group commit carrying one line from each of 8 games fences the 8 games in one
+    statement and writes each table's rows in one statement: a handful in all (the ORM wrote
+    several statements for every line)."""
+    svc = GameService(engine, scheduler)  # type: ignore[arg-type]
+    seen: list[str] = []
+
+    def record(_c: object, _cur: object, statement: str, *_: object) -> None:
+        seen.append(statement.split(None, 1)[0])
+
+    try:
+        games = [await started(svc, server=f"s{i}") for i in range(8)]
+        release = await hold_writer(svc)
+        commits = svc._db.commits
+        lines = [asyncio.create_task(svc.say(g, 0, f"hello from {g}")) for g in games]
+        await asyncio.sleep(0)
+        sa.event.listen(engine, "before_cursor_execute", record)
+        release.set()
+        assert all(await asyncio.gather(*lines))
+        sa.event.remove(engine, "before_cursor_execute", record)
+        assert svc._db.commits == commits + 2  # the holder's, then one for the 8 lines
+        writes = [w for w in seen if w in ("INSERT", "UPDATE", "DELETE")]
+        assert len(writes) <= 5, seen  # fence, actions, events, messages, games' last seq
+        with Session(engine) as s:
+            texts = set(s.exec(select(m.Message.text)).all())
+        assert {f"hello from {g}" for g in games} <= texts
+    finally:
+        await svc.close()
+
+
+async def test_a_game_taken_over_fails_alone_in_its_group_commit(
+    engine: Engine, scheduler: object
+) -> None:
+    """One fence statement checks every game of a group; the game another process took over
+    is refused (`GameMoved`, nothing of it written) and the other games' lines commit."""
+    svc = GameService(engine, scheduler)  # type: ignore[arg-type]
+    taker = GameService(engine, scheduler)  # type: ignore[arg-type]
+    try:
+        games = [await started(svc, server=f"s{i}") for i in range(4)]
+        moved = games[2]
+        with session_scope(engine) as s:
+            row = s.get(m.GameLease, moved)
+            assert row is not None
+            row.host, row.expires_at = "another machine", utcnow() - timedelta(seconds=1)
+        await taker.resume(moved)
+        release = await hold_writer(svc)
+        lines = [asyncio.create_task(svc.say(g, 0, f"hello from {g}")) for g in games]
+        await asyncio.sleep(0)
+        release.set()
+        results = await asyncio.gather(*lines, return_exceptions=True)
+        assert isinstance(results[2], GameMoved) and results[2].game_id == moved
+        assert [r for i, r in enumerate(results) if i != 2] == [True, True, True]
+        assert moved not in svc.games
+        with Session(engine) as s:
+            texts = set(s.exec(select(m.Message.text)).all())
+            moved_actions = s.exec(
+                select(sa.func.count()).select_from(m.Action).where(m.Action.game_id == moved)
+            ).one()
+        assert {f"hello from {g}" for g in games if g != moved} <= texts
+        assert f"hello from {moved}" not in texts and moved_actions == 0
+    finally:
+        await svc.close()
         await taker.close()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -130,3 +131,62 @@ async def test_close_writes_what_was_submitted_then_refuses_more(
     assert len(stored(engine)) == 10
     with pytest.raises(RuntimeError, match="closed"):
         writer.submit(add("late"))  # type: ignore[arg-type]
+
+
+async def test_the_callers_of_one_group_are_released_by_one_wake_up_of_their_loop(
+    engine: Engine, writer: GroupWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each wake-up from the writer thread is a write to the loop's socket and a fight for
+    the GIL: a group of 20 calls costs one, not 20."""
+    loop = asyncio.get_running_loop()
+    wakes: list[object] = []
+    real = loop.call_soon_threadsafe
+
+    def counted(callback: Any, *args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread() is writer._thread:
+            wakes.append(callback)
+        return real(callback, *args, **kwargs)
+
+    release = await hold(writer)
+    monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
+    calls = [asyncio.create_task(writer.run(add(f"w{i}"))) for i in range(20)]  # type: ignore[arg-type]
+    await asyncio.sleep(0.05)  # every call queued behind the holder
+    release.set()
+    assert await asyncio.gather(*calls) == [f"w{i}" for i in range(20)]
+    assert len(wakes) == 1  # the holder was submitted from no loop: only the group's
+
+
+async def test_a_call_cancelled_before_its_group_runs_is_not_run(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    release = await hold(writer)
+    doomed = asyncio.create_task(writer.run(add("cancelled")))  # type: ignore[arg-type]
+    kept = asyncio.create_task(writer.run(add("kept")))  # type: ignore[arg-type]
+    await asyncio.sleep(0.05)
+    doomed.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await doomed
+    release.set()
+    assert await kept == "kept"
+    assert stored(engine) == ["kept"]
+
+
+def backend_pid(session: Session) -> int:
+    return int(session.connection().exec_driver_sql("select pg_backend_pid()").scalar_one())
+
+
+async def test_the_writer_keeps_its_connection_and_replaces_one_the_database_dropped(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    """One connection for every group (no pool checkout, ping and reset per group); when the
+    server drops it, the next call runs on a new one and nothing is lost."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("a SQLite connection cannot be dropped by a server")
+    await writer.run(add("before"))  # type: ignore[arg-type]
+    pid = await writer.run(backend_pid)
+    assert await writer.run(backend_pid) == pid
+    with engine.connect() as other:
+        other.exec_driver_sql(f"select pg_terminate_backend({pid})")
+    assert await writer.run(add("after")) == "after"  # type: ignore[arg-type]
+    assert await writer.run(backend_pid) != pid
+    assert stored(engine) == ["before", "after"]

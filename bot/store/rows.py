@@ -1,0 +1,129 @@
+"""Rows a transaction writes at its end, all of a table's at once.
+
+The service writes several rows for every line of chat (the action, its event, the message)
+and sets a few columns (the game's last action, a phase's end). Through the ORM each of those
+is an object to track and a statement of its own; here they are plain values kept on the
+session until it writes: then every insert into one table is one ``executemany`` and every
+update of the same columns is one ``executemany`` too, however many games and calls a group
+commit (`bot.store.writer`) carries.
+
+They are written when the session commits, when the writer wants a call's rows out
+(`write`, so a failing call is known), and before any ORM query of the same session, so a
+query never misses a row this transaction added. Inserts go first, in the order of the
+tables' foreign keys, then the updates; so an update may set a row inserted in the same
+transaction. Two updates of one row are merged (the later value of a column wins).
+
+Before anything is written, the hook in ``session.info[WRITING]`` (the service's lease
+fence, `bot.lease`) is told every game whose rows are about to go out, and may refuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session, SessionTransaction
+
+#: session.info key of the pending rows
+PENDING = "mafiabot.pending"
+#: session.info key of ``hook(session, game_ids)``, called before pending rows are written
+WRITING = "mafiabot.writing"
+
+Key = tuple[tuple[str, Any], ...]
+
+
+@dataclass
+class Pending:
+    inserts: dict[sa.Table, list[dict[str, Any]]] = field(default_factory=dict)
+    #: (table, primary key or unique key as (column, value) pairs) -> columns to set
+    updates: dict[tuple[sa.Table, Key], dict[str, Any]] = field(default_factory=dict)
+    games: set[str] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(self.inserts or self.updates)
+
+
+def _pending(session: Session) -> Pending:
+    found: Pending | None = session.info.get(PENDING)
+    if found is None:
+        found = session.info[PENDING] = Pending()
+    return found
+
+
+def insert(session: Session, table: sa.Table, values: dict[str, Any]) -> None:
+    """Insert ``values`` (every column but an autoincrement id: rows of one table are written
+    together, so they must name the same columns) when the session writes."""
+    pending = _pending(session)
+    pending.inserts.setdefault(table, []).append(values)
+    game_id = values.get("game_id", values.get("id"))
+    if isinstance(game_id, str):
+        pending.games.add(game_id)
+
+
+def update(session: Session, table: sa.Table, key: dict[str, Any], values: dict[str, Any]) -> None:
+    """Set ``values`` on the row(s) of ``table`` matching ``key`` when the session writes."""
+    pending = _pending(session)
+    pending.updates.setdefault((table, tuple(sorted(key.items()))), {}).update(values)
+    game_id = key.get("game_id", key.get("id") if table.name == "games" else None)
+    if isinstance(game_id, str):
+        pending.games.add(game_id)
+
+
+def write(session: Session) -> None:
+    """Flush the ORM's changes, then write the pending rows (the lease hook first)."""
+    session.flush()
+    pending: Pending | None = session.info.get(PENDING)
+    if not pending:
+        return
+    hook: Callable[[Session, Iterable[str]], None] | None = session.info.get(WRITING)
+    if hook is not None and pending.games:
+        hook(session, pending.games)
+    session.info[PENDING] = Pending()
+    conn = session.connection()
+    for table in _ordered(pending.inserts):
+        conn.execute(table.insert(), pending.inserts[table])
+    shapes: dict[tuple[sa.Table, tuple[str, ...], tuple[str, ...]], list[dict[str, Any]]] = {}
+    for (table, key), values in pending.updates.items():
+        params = {f"k_{name}": value for name, value in key}
+        params.update(values)  # (a column's own name: the SET clause is made of those)
+        shape = (table, tuple(name for name, _ in key), tuple(sorted(values)))
+        shapes.setdefault(shape, []).append(params)
+    for (table, key_names, _), many in shapes.items():
+        stmt = sa.update(table).where(
+            *(table.c[name] == sa.bindparam(f"k_{name}") for name in key_names)
+        )
+        conn.execute(stmt, many)
+
+
+_RANK: dict[sa.Table, int] = {}
+
+
+def _ordered(inserts: dict[sa.Table, list[dict[str, Any]]]) -> list[sa.Table]:
+    """The tables in foreign-key order (a parent's rows before its children's)."""
+    if any(t not in _RANK for t in inserts):
+        metadata = next(iter(inserts)).metadata
+        _RANK.update({t: i for i, t in enumerate(metadata.sorted_tables)})
+    return sorted(inserts, key=_RANK.__getitem__)
+
+
+def discard(session: Session) -> None:
+    session.info.pop(PENDING, None)
+
+
+@sa.event.listens_for(Session, "before_commit")
+def _before_commit(session: Session) -> None:
+    write(session)
+
+
+@sa.event.listens_for(Session, "do_orm_execute")
+def _before_query(state: Any) -> None:
+    session = state.session
+    if session.info.get(PENDING):
+        write(session)
+
+
+@sa.event.listens_for(Session, "after_soft_rollback")
+def _after_rollback(session: Session, _previous: SessionTransaction) -> None:
+    discard(session)
