@@ -77,6 +77,8 @@ class GroupWriter:
         self._closed = False
         self._lock = threading.Lock()
         self._conn: sa.Connection | None = None
+        #: SQLite in a file: the WAL is copied into the database by a thread of its own
+        self._checkpoints = _Checkpointer(engine) if _wal_file(engine) else None
         #: transactions committed, and calls they carried (a batch is one commit)
         self.commits = 0
         self.calls = 0
@@ -110,6 +112,8 @@ class GroupWriter:
                 raise RuntimeError("the database writer is closed")
             if not self._started:
                 self._thread.start()
+                if self._checkpoints is not None:
+                    self._checkpoints.start()
                 self._started = True
             self._queue.put(call)
 
@@ -123,6 +127,8 @@ class GroupWriter:
             self._queue.put(None)
         if started:
             self._thread.join()
+            if self._checkpoints is not None:
+                self._checkpoints.stop()
 
     # --- the writer thread -------------------------------------------------------------------
 
@@ -132,6 +138,8 @@ class GroupWriter:
         finally:
             if self._conn is not None:
                 with contextlib.suppress(Exception):
+                    if self._checkpoints is not None:  # back to the pool as it came
+                        self._conn.exec_driver_sql(f"PRAGMA wal_autocheckpoint={AUTO_PAGES}")
                     self._conn.close()
                 self._conn = None
 
@@ -144,6 +152,11 @@ class GroupWriter:
         conn = self._conn
         if conn is None or conn.closed or conn.invalidated:
             conn = self._conn = self.engine.connect()
+            if self._checkpoints is not None:
+                # never copy the WAL into the database inside one of our commits: that write
+                # (and its fsync) is the checkpointer thread's, off the commit path
+                conn.exec_driver_sql("PRAGMA wal_autocheckpoint=0")
+                conn.commit()
         session = Session(bind=conn, expire_on_commit=False)
         try:
             yield session
@@ -184,6 +197,8 @@ class GroupWriter:
                     break
                 batch.append(item)
             self._commit(batch)
+            if self._checkpoints is not None:
+                self._checkpoints.due.set()
             if stop:
                 return
 
@@ -299,3 +314,71 @@ def _settle(calls: list[_Call]) -> None:
 def _dropped(exc: BaseException) -> bool:
     """The database connection was lost (the pool replaces it): worth one more try."""
     return isinstance(exc, sa.exc.DBAPIError) and bool(exc.connection_invalidated)
+
+
+#: SQLite's own automatic checkpoint, in pages of WAL (its default)
+AUTO_PAGES = 1000
+#: how often the checkpointer copies the WAL into the database while commits come in (seconds)
+CHECKPOINT_EVERY = 1.0
+
+
+def _wal_file(engine: sa.Engine) -> bool:
+    return engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:")
+
+
+class _Checkpointer:
+    """SQLite's WAL is copied back into the database file by a checkpoint. Left to SQLite, the
+    commit that crosses ``AUTO_PAGES`` runs it, on the writer thread: that commit (and every
+    call of its group, and every group queued behind it) waits for a write of megabytes and
+    its fsync, a pause of a tenth of a second or more under load. Here a thread of its own
+    runs a PASSIVE checkpoint (it never blocks the writer or readers) at most every
+    ``CHECKPOINT_EVERY`` seconds after commits, on its own connection; SQLite releases the
+    GIL meanwhile. If it fails it says so once and keeps trying; the WAL only grows until it
+    succeeds, nothing is lost (the WAL is the database's journal either way)."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        self.due = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._work, name="mafiabot-wal", daemon=True)
+        self._failing = False
+        #: checkpoints run (tests, benches)
+        self.runs = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.due.set()
+        self._thread.join()
+
+    def _work(self) -> None:
+        conn: sa.Connection | None = None
+        try:
+            while not self._stop.is_set():
+                self.due.wait()
+                if self._stop.wait(CHECKPOINT_EVERY):
+                    break
+                self.due.clear()
+                try:
+                    if conn is None:
+                        conn = self.engine.connect()
+                    conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    conn.commit()
+                    self.runs += 1
+                    if self._failing:
+                        log.info("SQLite checkpoints work again")
+                    self._failing = False
+                except Exception:
+                    if not self._failing:
+                        log.warning("SQLite checkpoint failed; retrying", exc_info=True)
+                    self._failing = True
+                    if conn is not None:
+                        with contextlib.suppress(Exception):
+                            conn.close()
+                    conn = None
+        finally:
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    conn.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -190,3 +191,37 @@ async def test_the_writer_keeps_its_connection_and_replaces_one_the_database_dro
     assert await writer.run(add("after")) == "after"  # type: ignore[arg-type]
     assert await writer.run(backend_pid) != pid
     assert stored(engine) == ["before", "after"]
+
+
+async def test_on_sqlite_the_wal_is_copied_back_by_a_thread_of_its_own_not_inside_a_commit(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    if engine.dialect.name != "sqlite":
+        pytest.skip("a WAL file is SQLite's")
+    for i in range(20):
+        await writer.run(add(f"s{i}"))
+    # the writer's own connection never checkpoints inside a commit ...
+    assert writer._conn is not None
+    auto = await asyncio.to_thread(
+        lambda: writer._conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar()  # type: ignore[union-attr]
+    )
+    assert auto == 0
+    # ... the checkpointer does, after commits (it runs within CHECKPOINT_EVERY)
+    checkpoints = writer._checkpoints
+    assert checkpoints is not None
+
+    def checkpointed() -> bool:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if checkpoints.runs >= 1:
+                return True
+            time.sleep(0.05)
+        return False
+
+    assert await asyncio.to_thread(checkpointed)
+    # and everything committed is in the database file's pages: a checkpoint finds no frame
+    # of the WAL left to copy
+    with engine.connect() as conn:
+        busy, log_frames, done = conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").one()
+    assert busy == 0 and log_frames == done
+    assert stored(engine) == [f"s{i}" for i in range(20)]
