@@ -16,6 +16,11 @@ So `tune` (called once by ``mafiabot run`` before anything is loaded):
   only with what really lives long, and full collections come seldom. A young collection
   costs about its size (50,000 took up to 100 ms at 1,000 games; 10,000 about a fifth).
 
+- keeps only the youngest generation on the automatic schedule. CPython collects the middle
+  generation after every tenth young collection; at 1,000 games that was a 30-60 ms stop
+  every 3 s (what survives young collections there is mostly the games' new lines and
+  Discord's message cache, which live on), and those stops were most of the relay's slowest
+  percent. Survivors of young collections now wait for the next full collection.
 - takes full collections off the automatic schedule and runs one every ``FULL_EVERY``
   seconds instead, from a thread of its own. A full collection of 1,000 games' heap stops the
   process for about half a second however it is started; CPython starts one whenever the
@@ -24,7 +29,9 @@ So `tune` (called once by ``mafiabot run`` before anything is loaded):
   relay's worst tail). On a clock, it is one known stall every ``FULL_EVERY`` seconds, and
   the ``bot_gc`` figures of the bench show it.
 
-Reference cycles are still collected; only their collection comes a little later.
+Reference cycles are still collected; only their collection comes later (a cycle that became
+garbage after surviving a young collection, up to ``FULL_EVERY`` seconds later: the bench
+prints how much a full collection finds).
 
 It also shortens the interpreter's thread switch interval (``SWITCH_SECONDS``, CPython's
 default 5 ms): the database writer thread gives up the GIL at every SQLite or PostgreSQL call
@@ -45,18 +52,17 @@ log = logging.getLogger(__name__)
 #: net allocations between two young collections (CPython's default: 700)
 GEN0 = 10_000
 #: the interpreter's thread switch interval (seconds)
-SWITCH_SECONDS = 0.001
+SWITCH_SECONDS = 0.0005
 #: seconds between two full collections
 FULL_EVERY = 600.0
-#: a generation-2 threshold CPython never reaches: no automatic full collection
+#: a threshold CPython never reaches: no automatic collection of the older generations
 _NEVER = 1 << 30
 
 
 def tune(full_every: float = FULL_EVERY) -> None:
     gc.collect()
     gc.freeze()
-    _, gen1, _ = gc.get_threshold()
-    gc.set_threshold(GEN0, gen1, _NEVER)
+    gc.set_threshold(GEN0, _NEVER, _NEVER)
     sys.setswitchinterval(SWITCH_SECONDS)
     threading.Thread(
         target=_full_collections, args=(full_every,), name="mafiabot-gc", daemon=True

@@ -189,13 +189,33 @@ def create(
     return Lease(game_id, 1, expires)
 
 
+# The fences run in every transaction that writes a game (every line of chat): built once,
+# not per call (building a statement costs more than running it on SQLite).
+_FENCE_ONE = (
+    sa.update(_T)
+    .where(
+        _T.c.game_id == sa.bindparam("fence_game"),
+        _T.c.holder == sa.bindparam("fence_holder"),
+        _T.c.epoch == sa.bindparam("fence_epoch"),
+    )
+    .values(epoch=_T.c.epoch)
+)
+_FENCE_MANY = (
+    sa.update(_T)
+    .where(
+        _T.c.game_id.in_(sa.bindparam("fence_games", expanding=True)),
+        _T.c.holder == sa.bindparam("fence_holder"),
+    )
+    .values(epoch=_T.c.epoch)
+    .returning(_T.c.game_id, _T.c.epoch)
+)
+
+
 def fence(conn: Connection, game_id: str, me: Holder, epoch: int) -> bool:
     """True when we still hold the game at ``epoch``; locks the lease row until the end of the
     transaction, so no takeover can commit in between."""
     hit = conn.execute(
-        sa.update(_T)
-        .where(_T.c.game_id == game_id, _T.c.holder == me.token, _T.c.epoch == epoch)
-        .values(epoch=_T.c.epoch)
+        _FENCE_ONE, {"fence_game": game_id, "fence_holder": me.token, "fence_epoch": epoch}
     )
     return hit.rowcount == 1
 
@@ -208,12 +228,7 @@ def fence_all(conn: Connection, me: Holder, held: dict[str, int]) -> set[str]:
         ((game_id, epoch),) = held.items()
         return set() if fence(conn, game_id, me, epoch) else {game_id}
     ids = sorted(held)
-    hit = conn.execute(
-        sa.update(_T)
-        .where(_T.c.game_id.in_(ids), _T.c.holder == me.token)
-        .values(epoch=_T.c.epoch)
-        .returning(_T.c.game_id, _T.c.epoch)
-    ).all()
+    hit = conn.execute(_FENCE_MANY, {"fence_games": ids, "fence_holder": me.token}).all()
     ours = {row.game_id for row in hit if row.epoch == held[row.game_id]}
     return set(ids) - ours
 

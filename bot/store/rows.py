@@ -83,7 +83,7 @@ def write(session: Session) -> None:
     session.info[PENDING] = Pending()
     conn = session.connection()
     for table in _ordered(pending.inserts):
-        conn.execute(table.insert(), pending.inserts[table])
+        conn.execute(_insert(table), pending.inserts[table])
     shapes: dict[tuple[sa.Table, tuple[str, ...], tuple[str, ...]], list[dict[str, Any]]] = {}
     for (table, key), values in pending.updates.items():
         params = {f"k_{name}": value for name, value in key}
@@ -91,10 +91,31 @@ def write(session: Session) -> None:
         shape = (table, tuple(name for name, _ in key), tuple(sorted(values)))
         shapes.setdefault(shape, []).append(params)
     for (table, key_names, _), many in shapes.items():
-        stmt = sa.update(table).where(
+        conn.execute(_update(table, key_names), many)
+
+
+_UPDATES: dict[tuple[sa.Table, tuple[str, ...]], sa.Update] = {}
+
+
+def _update(table: sa.Table, key_names: tuple[str, ...]) -> sa.Update:
+    """``UPDATE table WHERE key = :k_key``, built once per table and key (building a statement
+    costs more than running it on SQLite); the columns to set come from the parameters."""
+    stmt = _UPDATES.get((table, key_names))
+    if stmt is None:
+        stmt = _UPDATES[table, key_names] = sa.update(table).where(
             *(table.c[name] == sa.bindparam(f"k_{name}") for name in key_names)
         )
-        conn.execute(stmt, many)
+    return stmt
+
+
+_INSERTS: dict[sa.Table, sa.Insert] = {}
+
+
+def _insert(table: sa.Table) -> sa.Insert:
+    stmt = _INSERTS.get(table)
+    if stmt is None:
+        stmt = _INSERTS[table] = table.insert()
+    return stmt
 
 
 _RANK: dict[sa.Table, int] = {}
