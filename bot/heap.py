@@ -36,7 +36,10 @@ prints how much a full collection finds).
 It also shortens the interpreter's thread switch interval (``SWITCH_SECONDS``, CPython's
 default 5 ms): the database writer thread gives up the GIL at every SQLite or PostgreSQL call
 and, to take it back from a busy event loop, waited up to the whole interval each time, so a
-group commit of a few statements took tens of milliseconds under load.
+group commit of a few statements took tens of milliseconds under load. A writer thread
+committing small groups of rows against a busy thread (``executemany`` of 4 x 8 rows on
+SQLite): p50 2.5 ms at a 1 ms interval, 2.1 ms at 0.5 ms, 1.1 ms at 0.2 ms, no better below;
+at 1,000 games the database calls' p99 went from 88 ms to 31 ms.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ log = logging.getLogger(__name__)
 #: net allocations between two young collections (CPython's default: 700)
 GEN0 = 10_000
 #: the interpreter's thread switch interval (seconds)
-SWITCH_SECONDS = 0.0005
+SWITCH_SECONDS = 0.0002
 #: seconds between two full collections
 FULL_EVERY = 600.0
 #: a threshold CPython never reaches: no automatic collection of the older generations
