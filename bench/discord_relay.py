@@ -75,6 +75,20 @@ def ms(values: list[float]) -> str:
     )
 
 
+def machine_speed() -> float:
+    """Milliseconds this machine takes for a fixed piece of pure-Python work (best of 5): runs
+    of the bench on a shared or throttled machine differ by a fifth or more in CPU per line,
+    and the tail follows; this says which kind of run it was."""
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        total = 0
+        for i in range(300_000):
+            total += i % 7
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
 # --- the bot process ----------------------------------------------------------------------------
 
 
@@ -263,6 +277,7 @@ async def parent(args: argparse.Namespace) -> int:
     from tests.fakes.discord import FakeDiscord
     from tests.fakes.discord.model import PERMISSIONS, iter_components
 
+    speed_before = machine_speed()
     fake = FakeDiscord(heartbeat_interval=30.0)
     await fake.start()
     stamped = Stamped()
@@ -418,6 +433,7 @@ async def parent(args: argparse.Namespace) -> int:
     if args.db == "postgres":
         drop_postgres_database(args.postgres_url, db_url)
 
+    speed_after = machine_speed()
     e2e = [stamped.arrived[t] - s for t, s in sent_at.items() if t in stamped.arrived]
     lost = [t for t in sent_at if t not in stamped.arrived]
     dup = [t for t in sent_at if stamped.seen.get(t, 0) > 1]
@@ -462,6 +478,10 @@ async def parent(args: argparse.Namespace) -> int:
         f"a full collection at the end: {unreachable} unreachable objects freed, {tracked} "
         f"tracked objects left (frozen ones aside), {full_ms:.0f} ms; "
         f"bot peak RSS {report['rss_mb']:.0f} MB"
+    )
+    print(
+        f"machine speed (a fixed pure-Python loop, idle machine): {speed_before:.1f} ms before, "
+        f"{speed_after:.1f} ms after"
     )
     if report["relay"]:
         print(f"mean relay inside the bot {statistics.fmean(report['relay']) * 1000:.1f} ms")
