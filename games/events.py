@@ -9,7 +9,7 @@ contain it; :func:`visible` is the one check everybody uses.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, ClassVar, Literal
 
@@ -195,44 +195,25 @@ def visible(event: Event, seat: int | None) -> bool:
     return seat is not None and seat in event.visible_to
 
 
-_SCALARS = (str, int, float, type(None))
 _FIELD_NAMES: dict[type[Event], tuple[str, ...]] = {}
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
-    """JSON-able form: times as ISO-8601, sets as sorted lists."""
-    out = _flat_to_dict(event)
-    if out is not None:
-        return out
-    out = {"kind": event.kind}
-    for key, value in asdict(event).items():
-        if isinstance(value, datetime):
-            out[key] = value.isoformat()
-        elif isinstance(value, frozenset):
-            out[key] = sorted(value)
-        else:
-            out[key] = value
-    return out
-
-
-def _flat_to_dict(event: Event) -> dict[str, Any] | None:
-    """`event_to_dict` without `asdict`'s deep copy, for the usual event whose fields are all
-    scalars, times and sets of scalars (a line of chat is written for every line said); None
-    when a field holds anything else."""
+    """JSON-able form: times as ISO-8601, sets as sorted lists. (Fields are read directly, not
+    through `asdict`'s deep copy: a line of chat is written for every line said, and an
+    event's fields are scalars, times, sets and tuples, all immutable.)"""
     names = _FIELD_NAMES.get(type(event))
     if names is None:
         names = _FIELD_NAMES[type(event)] = tuple(f.name for f in fields(event))
     out: dict[str, Any] = {"kind": event.kind}
     for key in names:
         value = getattr(event, key)
-        if isinstance(value, _SCALARS):
-            out[key] = value
-        elif isinstance(value, datetime):
+        if isinstance(value, datetime):
             out[key] = value.isoformat()
-        elif isinstance(value, frozenset) and all(isinstance(v, _SCALARS) for v in value):
+        elif isinstance(value, frozenset):
             out[key] = sorted(value)
         else:
-            return None
+            out[key] = value
     return out
 
 
