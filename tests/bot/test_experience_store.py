@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -45,11 +45,12 @@ from bot.experience_store import (
 )
 from bot.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, llm_player_factory
 from bot.privacy import withdraw
-from bot.service import GameService
+from bot.service import GameService, LiveGame
 from bot.store import models as m
 from bot.store.db import session_scope
 from bot.timers import make_scheduler
 from games.config import GameConfig
+from games.events import Event, PhaseStarted
 from games.names import CHARACTER_NAMES
 from tests.fakes.llm_servers import FakeAnthropicServer, content_text, last_user_text
 
@@ -225,6 +226,19 @@ class Run:
         return [e["text"] for e in self.history if e["kind"] == "message" and e["place"] == "den"]
 
 
+class Until:
+    """A listener that sees every committed event, so a short phase (a night vote the mafia
+    finish in a few milliseconds) cannot slip between two looks at the state."""
+
+    def __init__(self, test: Callable[[Event], bool]) -> None:
+        self.test = test
+        self.event = asyncio.Event()
+
+    async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None:
+        if any(self.test(e) for e in events):
+            self.event.set()
+
+
 async def play(
     engine: Engine,
     scheduler: Any,
@@ -232,7 +246,7 @@ async def play(
     server: FakeAnthropicServer,
     *,
     seed: int = 11,
-    stop_when: Callable[[GameService, str], bool] | None = None,
+    stop_at: Callable[[Event], bool] | None = None,
     limit_s: float = 40.0,
 ) -> Run:
     log = InMemoryDecisionLog()
@@ -243,22 +257,22 @@ async def play(
         learning=learning,
     )
     service = GameService(engine, scheduler, factory)
+    reached = Until(stop_at or (lambda event: False))
+    service.subscribe(reached)
     game_id = await service.create_game(CONFIG, seed=seed, speed=SPEED)
     for name in NAMES:
         await service.join(game_id, None, is_agent=True, name=name)
     await service.start(game_id)
     try:
-        if stop_when is None:
+        if stop_at is None:
             await asyncio.wait_for(service.wait_finished(game_id), limit_s)
             await service.drain(game_id)
             await factory.wait_learning()
         else:
-            for _ in range(int(limit_s * 20)):
-                if stop_when(service, game_id):
-                    break
-                await asyncio.sleep(0.05)
-            else:
-                raise AssertionError("the game never got there")
+            try:
+                await asyncio.wait_for(reached.event.wait(), limit_s)
+            except TimeoutError:
+                raise AssertionError("the game never got there") from None
         history = await service.history(game_id)
     finally:
         await service.close()
@@ -382,12 +396,11 @@ async def test_a_resumed_game_does_not_duplicate_memories(
     root = tmp_path / "memory"
     learning = AgentLearning(minilm, root, None, MindSettings(keep_after_game=True))
 
-    def at_first_night(service: GameService, game_id: str) -> bool:
-        state = service.games[game_id].state
-        return state is not None and state.phase.kind.value == "night_vote"
+    def at_first_night_vote(event: Event) -> bool:
+        return isinstance(event, PhaseStarted) and event.phase == "night_vote"
 
     async with FakeAnthropicServer(Mind(seed=3)) as fake:
-        run = await play(engine, scheduler, learning, fake, stop_when=at_first_night)
+        run = await play(engine, scheduler, learning, fake, stop_at=at_first_night_vote)
         before = {seat: read_items(d) for seat, d in seat_dirs(root, run.game_id).items()}
         assert all(before.values())
         # seat 5 lost its memory folder: it must be rebuilt from the replayed events
