@@ -88,21 +88,25 @@ class PolicyPlayer:
         error: str | None = None
         try:
             await self._carry_out(intent)
-        except RuleError as err:
+        except RuleError as err:  # the port reached the game, which refused: it works again
             error = str(err)
+            self._port_works()
         except Exception as err:  # the port failed (network, platform): a refusal, not a crash
             self._port_failed(intent, err)
             error = f"could not {intent.kind}: {err}"
         else:
-            if self._failing:
-                self._failing = False
-                log.info("seat %s: acting again", self.port.seat)
+            self._port_works()
         finally:
             self._busy = False
         if self._closed:
             return
         self.policy.done(intent, error)
         self._replan()
+
+    def _port_works(self) -> None:
+        if self._failing:
+            self._failing = False
+            log.info("seat %s: acting again", self.port.seat)
 
     def _port_failed(self, intent: Intent, err: Exception) -> None:
         """One warning (with the traceback) when the port starts failing; the actions refused

@@ -338,3 +338,29 @@ async def test_an_outage_is_one_warning_per_seat_not_one_per_refused_action(
     assert [r.getMessage() for r in caplog.records if r.levelno == logging.INFO] == [
         "seat 0: acting again"
     ]
+
+
+async def test_a_refusal_by_the_rules_ends_an_outage(caplog: pytest.LogCaptureFixture) -> None:
+    """A rule refusal means the port reached the game again: the outage is over, so the next
+    one is warned about (not hidden at debug level as the same outage going on)."""
+    intents = [Intent(at(i), "say", text=f"line {i}") for i in range(1, 7)]
+    player, policy, port, timers = rig(intents)
+    port.fail_with = ConnectionError("database unreachable")
+    caplog.set_level(logging.DEBUG, logger="agent.driver")
+    await player.on_event(phase_event())
+    await timers.run_until(at(2.5))  # lines 1-2 refused: the first outage
+    port.fail_with = None
+    port.refuse_with = "You are dead."
+    await timers.run_until(at(3.5))  # line 3 reaches the engine, which refuses it
+    port.refuse_with = None
+    port.fail_with = ConnectionError("database unreachable")
+    await timers.run_until(at(30))  # lines 4-6 refused: a second outage
+
+    assert [error for _intent, error in policy.outcomes][2] == "You are dead."
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert (
+        warnings == ["seat 0: say failed; this seat's actions are refused until it works again"] * 2
+    )
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.INFO] == [
+        "seat 0: acting again"
+    ]
