@@ -102,6 +102,26 @@ class InstallStore(AsyncInstallationStore):
             )
         )
 
+    async def async_find_team(self, team_id: str) -> Installation | None:
+        """The newest installation in workspace ``team_id``, whether or not the workspace is
+        part of an Enterprise Grid organisation (a team id is unique across Slack; a game
+        knows only its workspace)."""
+        return await asyncio.to_thread(self._find_team, team_id)
+
+    def _find_team(self, team_id: str) -> Installation | None:
+        table = self.sync.installations
+        query = (
+            sa.select(table.c.enterprise_id)
+            .where(table.c.client_id == self.sync.client_id, table.c.team_id == team_id)
+            .order_by(table.c.installed_at.desc())
+            .limit(1)
+        )
+        with self.sync.engine.connect() as conn:
+            found = conn.execute(query).first()
+        if found is None:
+            return None
+        return self.sync.find_installation(enterprise_id=found[0], team_id=team_id)
+
     async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         await asyncio.to_thread(
             lambda: self.sync.delete_bot(enterprise_id=enterprise_id, team_id=team_id)

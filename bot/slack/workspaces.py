@@ -25,7 +25,6 @@ from slack_bolt.authorization.async_authorize import AsyncAuthorize
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackTokenRotationError
 from slack_sdk.oauth.installation_store import Installation
-from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -50,6 +49,14 @@ class TokenRefreshFailed(WorkspaceGone):
     def __init__(self, team: str | None, error: str) -> None:
         super().__init__(team)
         self.error = error
+
+
+class TeamInstallations(Protocol):
+    """Where installations are kept (`bot.slack.oauth.InstallStore`)."""
+
+    async def async_find_team(self, team_id: str) -> Installation | None: ...
+
+    async def async_save(self, installation: Installation) -> None: ...
 
 
 class Workspaces(Protocol):
@@ -80,7 +87,7 @@ class InstalledWorkspaces:
 
     def __init__(
         self,
-        store: AsyncInstallationStore,
+        store: TeamInstallations,
         rotator: AsyncTokenRotator,
         make_client: Callable[[str | None], AsyncWebClient],
         *,
@@ -115,7 +122,7 @@ class InstalledWorkspaces:
     async def installation(self, team: str) -> Installation:
         """``team``'s installation with a bot token good for a while (call under its lock).
         Read from the database first: another process may have refreshed it already."""
-        install = await self.store.async_find_installation(enterprise_id=None, team_id=team)
+        install = await self.store.async_find_team(team)
         if install is None or not install.bot_token:
             self._drop(team)
             raise WorkspaceGone(team)
@@ -125,7 +132,7 @@ class InstalledWorkspaces:
                     installation=install, minutes_before_expiration=self.rotate_minutes
                 )
             except SlackTokenRotationError as err:
-                again = await self.store.async_find_installation(enterprise_id=None, team_id=team)
+                again = await self.store.async_find_team(team)
                 if again is None or again.bot_token in (None, install.bot_token):
                     log.warning(
                         "Slack token refresh failed for workspace %s: %s", team, _error(err)

@@ -61,8 +61,8 @@ class World:
         assert isinstance(ws, InstalledWorkspaces)
         return ws
 
-    async def workspace(self, domain: str) -> tuple[FakeSlack, SlackHarness]:
-        fake = await self.slack.add_workspace(domain)
+    async def workspace(self, domain: str, **kwargs: Any) -> tuple[FakeSlack, SlackHarness]:
+        fake = await self.slack.add_workspace(domain, **kwargs)
         fake.target = f"{self.url}/slack/events"
         h = SlackHarness(fake, self.db_url, SECRET)
         h.engine, h.service, h.adapter = self.service.engine, self.service, self.runner.adapter
@@ -202,6 +202,34 @@ async def test_two_workspaces_installed_each_game_posts_with_its_own_token(world
     assert "Morning from acme" not in _persona_texts(hb)
     assert world.slack.tokens(a)[0] != world.slack.tokens(b)[0]
     assert {g.grant_type for g in world.slack.grants} == {"authorization_code"}
+
+
+async def test_a_workspace_of_an_enterprise_grid_org_installs_plays_and_leaves(
+    world: World,
+) -> None:
+    """A workspace of an Enterprise Grid organisation: its installation carries the org's id,
+    and its requests carry both ids. It is found by its workspace (team ids are unique across
+    Slack), so its game plays with its own token, and its removal ends its game."""
+    a, ha = await world.workspace("acme", enterprise=True)
+    enterprise = a.workspace.enterprise_id
+    assert enterprise is not None
+    await world.install(a)
+    (row,) = world.rows(SLACK_INSTALLATIONS, a.team_id)
+    assert row["enterprise_id"] == enterprise and not row["is_enterprise_install"]
+
+    game_a, users_a = await _game(ha)
+    assert world.service.games[game_a].status == "running"
+    await _say(ha, users_a[1], "Morning from the org")
+    await ha.wait_stage(lambda: "Morning from the org" in _persona_texts(ha), what="grid line")
+    await world.runner.adapter.drain()
+    assert {c.token for c in a.calls()} <= set(world.slack.tokens(a))
+    assert not [c for c in a.calls() if c.response.get("ok") is False]
+
+    world.slack.revoke(a)
+    assert (await a.event(event={"type": "app_uninstalled"})).status == 200
+    await _left(world, game_a, "the app was removed from this Slack workspace")
+    assert world.rows(SLACK_INSTALLATIONS, a.team_id) == []
+    assert world.rows(SLACK_BOTS, a.team_id) == []
 
 
 async def test_a_bad_missing_or_replayed_state_is_refused(world: World) -> None:

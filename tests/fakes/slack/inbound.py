@@ -122,7 +122,16 @@ class Builder:
                 "team_id": self.ws.team_id}
 
     def _team(self) -> JSON:
-        return {"id": self.ws.team_id, "domain": self.ws.team_domain}
+        team: JSON = {"id": self.ws.team_id, "domain": self.ws.team_domain}
+        if self.ws.enterprise_id is not None:
+            team["enterprise_id"] = self.ws.enterprise_id
+        return team
+
+    def _enterprise(self) -> JSON | None:
+        """The ``enterprise`` object of an interactive payload (None outside Enterprise Grid)."""
+        if self.ws.enterprise_id is None:
+            return None
+        return {"id": self.ws.enterprise_id, "name": f"{self.ws.team_domain.title()} Org"}
 
     def _channel_name(self, channel: FakeChannel) -> str:
         if channel.is_im:
@@ -156,6 +165,10 @@ class Builder:
             "response_url": self.response_url(ResponseUrl("commands", u.id, ch.id)),
             "trigger_id": self.ws.issue_trigger(u.id),
         }
+        enterprise = self._enterprise()
+        if enterprise is not None:
+            fields["enterprise_id"] = enterprise["id"]
+            fields["enterprise_name"] = enterprise["name"]
         return Delivery("slash", urlencode(fields), FORM, "slash_commands", dict(fields), True)
 
     # -- block actions ---------------------------------------------------------------------
@@ -235,7 +248,7 @@ class Builder:
             "token": self.verification_token,
             "trigger_id": self.ws.issue_trigger(u.id),
             "team": self._team(),
-            "enterprise": None,
+            "enterprise": self._enterprise(),
             "is_enterprise_install": False,
         }
         if isinstance(surface, FakeView):
@@ -298,7 +311,7 @@ class Builder:
             "view": view.to_api(),
             "response_urls": [],
             "is_enterprise_install": False,
-            "enterprise": None,
+            "enterprise": self._enterprise(),
         }
         delivery = self._interactive(payload, True, "view_submission")
         delivery.view = view
@@ -315,7 +328,7 @@ class Builder:
             "view": view.to_api(),
             "is_cleared": False,
             "is_enterprise_install": False,
-            "enterprise": None,
+            "enterprise": self._enterprise(),
         }
         return self._interactive(payload, False, "view_closed")
 
@@ -326,7 +339,7 @@ class Builder:
             "token": self.verification_token,
             "team_id": self.ws.team_id,
             "context_team_id": self.ws.team_id,
-            "context_enterprise_id": None,
+            "context_enterprise_id": self.ws.enterprise_id,
             "api_app_id": self.ws.app_id,
             "event": event,
             "type": "event_callback",
@@ -334,7 +347,7 @@ class Builder:
             "event_time": int(time.time()),
             "authorizations": [
                 {
-                    "enterprise_id": None,
+                    "enterprise_id": self.ws.enterprise_id,
                     "team_id": self.ws.team_id,
                     "user_id": self.ws.bot.id,
                     "is_bot": True,
@@ -344,6 +357,8 @@ class Builder:
             "is_ext_shared_channel": False,
             "event_context": f"4-{secrets.token_urlsafe(24)}",
         }
+        if self.ws.enterprise_id is not None:
+            envelope["enterprise_id"] = self.ws.enterprise_id
         return Delivery("event", json.dumps(envelope), JSON_TYPE, "events_api", envelope)
 
     def url_verification(self, challenge: str) -> Delivery:

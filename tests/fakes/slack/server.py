@@ -107,12 +107,13 @@ class FakeSlack:
         trigger_ttl: float | None = TRIGGER_TTL_S,
         strict_customize: bool = True,
         id_offset: int = 0,
+        enterprise: bool = False,
     ) -> None:
         self.signing_secret = signing_secret
         self.verification_token = secrets.token_hex(12)
         self.workspace = Workspace(
             team_domain=team_domain, bot_name=bot_name, scopes=scopes, trigger_ttl=trigger_ttl,
-            id_offset=id_offset,
+            id_offset=id_offset, enterprise=enterprise,
         )
         self.workspace.strict_customize = strict_customize
         self.builder = Builder(self.workspace, self.verification_token)

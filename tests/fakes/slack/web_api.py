@@ -188,6 +188,7 @@ def auth_test(c: Call) -> JSON:
         "user_id": ws.bot.id,
         "bot_id": ws.bot_id,
         "is_enterprise_install": False,
+        **({"enterprise_id": ws.enterprise_id} if ws.enterprise_id is not None else {}),
     }
 
 

@@ -54,10 +54,13 @@ class Workspace:
         scopes: Iterable[str] = DEFAULT_BOT_SCOPES,
         trigger_ttl: float | None = TRIGGER_TTL_S,
         id_offset: int = 0,
+        enterprise: bool = False,
     ) -> None:
         self.ids = Ids(id_offset)
         self.clock = TsClock()
         self.team_id = self.ids.new("T")
+        #: the Enterprise Grid organisation this workspace belongs to (None: a lone workspace)
+        self.enterprise_id: str | None = self.ids.new("E") if enterprise else None
         self.team_domain = team_domain
         self.app_id = self.ids.new("A")
         self.bot_id = self.ids.new("B")
