@@ -108,16 +108,25 @@ class InstalledWorkspaces:
         """``team``'s client and installation, its token refreshed if it expires soon."""
         if not team:
             raise WorkspaceGone(team)
-        client, install = self._clients.get(team), self._installs.get(team)
-        if client is not None and install is not None and self._fresh(install):
-            return client, install  # the common case: no lock, no database
+        cached = self._cached(team)
+        if cached is not None:
+            return cached  # the common case: no lock, no database
         async with self._locks.setdefault(team, asyncio.Lock()):
+            cached = self._cached(team)
+            if cached is not None:
+                return cached  # the caller holding the lock before us has just read it
             install = await self.installation(team)
             client = self._clients.get(team)
             if client is None:
                 client = self._clients[team] = self._make_client(install.bot_token)
             client.token = install.bot_token
             return client, install
+
+    def _cached(self, team: str) -> tuple[AsyncWebClient, Installation] | None:
+        client, install = self._clients.get(team), self._installs.get(team)
+        if client is not None and install is not None and self._fresh(install):
+            return client, install
+        return None
 
     async def installation(self, team: str) -> Installation:
         """``team``'s installation with a bot token good for a while (call under its lock).

@@ -23,6 +23,7 @@ import aiohttp
 import pytest
 import sqlalchemy as sa
 from aiohttp import web
+from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.agents import make_agent_factory
@@ -319,9 +320,19 @@ async def test_two_concurrent_first_calls_refresh_once(world: World) -> None:
     await world.install(a)
     world.slack.token_seconds = 43_200
     world.slack.expire(a)
+    store, reads = world.workspaces.store, []
+    find = store.async_find_team
+
+    async def counted(team: str) -> Installation | None:
+        reads.append(team)
+        return await find(team)
+
+    store.async_find_team = counted  # type: ignore[method-assign]
     clients = await asyncio.gather(*(world.workspaces.client(a.team_id) for _ in range(5)))
     assert len({id(c) for c in clients}) == 1
     assert [g.ok for g in world.slack.refreshes(a)] == [True]
+    # the callers that waited for the lock took what the first one read and refreshed
+    assert reads == [a.team_id]
     assert (await clients[0].auth_test())["team_id"] == a.team_id
 
 
