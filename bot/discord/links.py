@@ -106,8 +106,8 @@ class LinkStore(PlatformLinks):
     async def free_games(self, me: lease.Holder) -> list[GameRow]:
         """Open Discord games nobody drives now (no lease, an expired or released one, or a
         holder on this machine that is gone), oldest first: what a process standing by for
-        its shards may take over. Live leases of other machines are left out in the query, so
-        a poll costs little however many games the other processes run."""
+        its shards may take over. Live leases of other machines and our own leases are left
+        out in the query, so a poll costs little however many games any process runs."""
 
         def work(session: Session) -> list[GameRow]:
             now = utcnow()
@@ -122,7 +122,7 @@ class LinkStore(PlatformLinks):
                     sa.or_(
                         lease_t.c.game_id.is_(None),
                         lease_t.c.expires_at <= now,
-                        lease_t.c.host == me.host,
+                        sa.and_(lease_t.c.host == me.host, lease_t.c.holder != me.token),
                     ),
                 )
                 .order_by(col(Game.created_at))
