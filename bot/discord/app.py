@@ -201,7 +201,10 @@ class MafiaBot(discord.AutoShardedClient):
     def game_moved(self, game_id: str) -> None:
         """Another process took the game over (this one stalled past its lease): forget it
         here, so nothing more about it is posted or relayed by this process."""
-        room = self.rooms.get(game_id)
+        self._forget(game_id, self.rooms.get(game_id))
+
+    def _forget(self, game_id: str, room: Room | None) -> None:
+        """Drop what this process keeps of a game: its room, booth queues and AFK timers."""
         if room is not None:
             self.rooms.forget(room)
         self.relay.forget(game_id)
@@ -309,8 +312,7 @@ class MafiaBot(discord.AutoShardedClient):
 
         async def forget_later() -> None:
             await asyncio.sleep(3600)
-            self.rooms.forget(room)
-            self.relay.forget(room.game_id)
+            self._forget(room.game_id, room)
 
         self._later(forget_later(), f"forget {room.game_id}")
 
@@ -322,8 +324,7 @@ class MafiaBot(discord.AutoShardedClient):
     async def end_lobby(self, room: Room, game: LiveGame, reason: str) -> None:
         room.ended = True
         await self.lobby.refresh(room, game, f"This lobby was closed ({reason}).", closed=True)
-        self.rooms.forget(room)
-        self.relay.forget(room.game_id)
+        self._forget(room.game_id, room)
 
     # --- faults ----------------------------------------------------------------------------------
 
