@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -45,13 +45,14 @@ from bot.experience_store import (
 )
 from bot.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, llm_player_factory
 from bot.privacy import withdraw
-from bot.service import GameService, LiveGame
+from bot.service import GameService
 from bot.store import models as m
 from bot.store.db import session_scope
 from bot.timers import make_scheduler
 from games.config import GameConfig
 from games.events import Event, PhaseStarted
 from games.names import CHARACTER_NAMES
+from tests.bot.waiting import Watch
 from tests.fakes.llm_servers import FakeAnthropicServer, content_text, last_user_text
 
 JSON = dict[str, Any]
@@ -226,19 +227,6 @@ class Run:
         return [e["text"] for e in self.history if e["kind"] == "message" and e["place"] == "den"]
 
 
-class Until:
-    """A listener that sees every committed event, so a short phase (a night vote the mafia
-    finish in a few milliseconds) cannot slip between two looks at the state."""
-
-    def __init__(self, test: Callable[[Event], bool]) -> None:
-        self.test = test
-        self.event = asyncio.Event()
-
-    async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None:
-        if any(self.test(e) for e in events):
-            self.event.set()
-
-
 async def play(
     engine: Engine,
     scheduler: Any,
@@ -257,8 +245,8 @@ async def play(
         learning=learning,
     )
     service = GameService(engine, scheduler, factory)
-    reached = Until(stop_at or (lambda event: False))
-    service.subscribe(reached)
+    watch = Watch()
+    service.subscribe(watch)
     game_id = await service.create_game(CONFIG, seed=seed, speed=SPEED)
     for name in NAMES:
         await service.join(game_id, None, is_agent=True, name=name)
@@ -269,8 +257,8 @@ async def play(
             await service.drain(game_id)
             await factory.wait_learning()
         else:
-            try:
-                await asyncio.wait_for(reached.event.wait(), limit_s)
+            try:  # every committed event is seen: a short phase cannot slip between looks
+                await watch.until(lambda: any(map(stop_at, watch.events)), limit_s)
             except TimeoutError:
                 raise AssertionError("the game never got there") from None
         history = await service.history(game_id)

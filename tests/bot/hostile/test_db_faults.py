@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,9 +30,10 @@ from bot.store.db import make_engine
 from bot.store.migrate import upgrade
 from bot.timers import Backoff, make_scheduler
 from games.config import GameConfig
-from games.events import Event, PhaseStarted, event_to_dict
+from games.events import event_to_dict
 from games.state import PhaseKind
 from tests.bot.db_faults import Faults, action, game_end
+from tests.bot.waiting import Watch
 
 ROOT = Path(__file__).resolve().parents[3]
 #: a deadline write failing this long (real seconds) is reported
@@ -44,32 +45,6 @@ SHORT_DAY = GameConfig(
 
 
 # --- plumbing ---------------------------------------------------------------------------------
-
-
-class Watch:
-    """Records every event and alert; tests wait on what they expect, never on a clock."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-        self.alerts: list[str] = []
-        self._changed = asyncio.Event()
-
-    async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None:
-        self.events.extend(events)
-        self._changed.set()
-
-    async def on_alert(self, game: LiveGame, message: str) -> None:
-        self.alerts.append(message)
-        self._changed.set()
-
-    async def until(self, pred: Callable[[], bool], within: float = 30) -> None:
-        async with asyncio.timeout(within):
-            while not pred():
-                self._changed.clear()
-                await self._changed.wait()
-
-    def phases(self) -> list[str]:
-        return [e.phase for e in self.events if isinstance(e, PhaseStarted)]
 
 
 @pytest.fixture
