@@ -127,12 +127,6 @@ class Builder:
             team["enterprise_id"] = self.ws.enterprise_id
         return team
 
-    def _enterprise(self) -> JSON | None:
-        """The ``enterprise`` object of an interactive payload (None outside Enterprise Grid)."""
-        if self.ws.enterprise_id is None:
-            return None
-        return {"id": self.ws.enterprise_id, "name": f"{self.ws.team_domain.title()} Org"}
-
     def _channel_name(self, channel: FakeChannel) -> str:
         if channel.is_im:
             return "directmessage"
@@ -165,7 +159,7 @@ class Builder:
             "response_url": self.response_url(ResponseUrl("commands", u.id, ch.id)),
             "trigger_id": self.ws.issue_trigger(u.id),
         }
-        enterprise = self._enterprise()
+        enterprise = self.ws.enterprise
         if enterprise is not None:
             fields["enterprise_id"] = enterprise["id"]
             fields["enterprise_name"] = enterprise["name"]
@@ -248,7 +242,7 @@ class Builder:
             "token": self.verification_token,
             "trigger_id": self.ws.issue_trigger(u.id),
             "team": self._team(),
-            "enterprise": self._enterprise(),
+            "enterprise": self.ws.enterprise,
             "is_enterprise_install": False,
         }
         if isinstance(surface, FakeView):
@@ -311,7 +305,7 @@ class Builder:
             "view": view.to_api(),
             "response_urls": [],
             "is_enterprise_install": False,
-            "enterprise": self._enterprise(),
+            "enterprise": self.ws.enterprise,
         }
         delivery = self._interactive(payload, True, "view_submission")
         delivery.view = view
@@ -328,7 +322,7 @@ class Builder:
             "view": view.to_api(),
             "is_cleared": False,
             "is_enterprise_install": False,
-            "enterprise": self._enterprise(),
+            "enterprise": self.ws.enterprise,
         }
         return self._interactive(payload, False, "view_closed")
 

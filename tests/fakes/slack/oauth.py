@@ -204,11 +204,7 @@ class FakeSlackOAuth:
             "refresh_token": tokens.refresh,
             "expires_in": self.token_seconds,
             "team": {"id": ws.team_id, "name": ws.team_domain.title()},
-            "enterprise": (
-                None
-                if ws.enterprise_id is None
-                else {"id": ws.enterprise_id, "name": f"{ws.team_domain.title()} Org"}
-            ),
+            "enterprise": ws.enterprise,
             "is_enterprise_install": False,
         }
 

@@ -88,6 +88,13 @@ class Workspace:
         self.general = self.add_channel("general", members=(), bot_member=False)
         self.general.is_general = True
 
+    @property
+    def enterprise(self) -> dict[str, str] | None:
+        """The organisation as Slack's payloads carry it (None outside Enterprise Grid)."""
+        if self.enterprise_id is None:
+            return None
+        return {"id": self.enterprise_id, "name": f"{self.team_domain.title()} Org"}
+
     # -- people and conversations ----------------------------------------------------------
 
     def add_user(
