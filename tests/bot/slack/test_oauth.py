@@ -229,6 +229,7 @@ async def test_a_workspace_of_an_enterprise_grid_org_installs_plays_and_leaves(
     world.slack.revoke(a)
     assert (await a.event(event={"type": "app_uninstalled"})).status == 200
     await _left(world, game_a, "the app was removed from this Slack workspace")
+    await _uninstalled(world, a)
     assert world.rows(SLACK_INSTALLATIONS, a.team_id) == []
     assert world.rows(SLACK_BOTS, a.team_id) == []
 
@@ -372,6 +373,17 @@ async def _left(world: World, game_id: str, reason: str) -> None:
     assert world.status(game_id) == ("aborted", reason)
 
 
+async def _uninstalled(world: World, fake: FakeSlack) -> None:
+    """Wait for the workspace's installation and bot rows to be deleted: that happens after its
+    games are stopped, so a game seen aborted does not mean the rows are gone yet."""
+    await fake.wait_until(
+        lambda: not world.rows(SLACK_INSTALLATIONS, fake.team_id)
+        and not world.rows(SLACK_BOTS, fake.team_id),
+        within=10,
+        what="installation deleted",
+    )
+
+
 def _exported(world: World, game_id: str, out: Path) -> None:
     """What `mafiabot export --all` writes has the game (and no game still running)."""
     report = export_games(world.service.engine, "all", out, formats=["jsonl"])
@@ -406,6 +418,7 @@ async def test_leaving_one_workspace_stops_only_its_games(
     )
     await _left(world, game_a, reason)
     await _left(world, lobby_a, reason)
+    await _uninstalled(world, a)
     assert world.rows(SLACK_INSTALLATIONS, a.team_id) == []
     assert world.rows(SLACK_BOTS, a.team_id) == []
     assert world.status(game_b)[0] == "running"
