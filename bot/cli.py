@@ -44,10 +44,27 @@ def _print_error(message: str) -> None:
     err.print(message, style="red", markup=False, highlight=False, soft_wrap=True)
 
 
+class Refused(Exception):
+    """Bad input or an unusable resource: `main` prints ``mafiabot <command>: <message>`` (one
+    line on stderr) and exits with 2, nothing changed."""
+
+
 def _fail(message: str) -> NoReturn:
     """Bad input or an unusable resource: one line on stderr, exit 2, nothing changed."""
-    _print_error(message)
-    raise typer.Exit(2)
+    raise Refused(message)
+
+
+def _command_path(args: Sequence[str]) -> str:
+    """``mafiabot db upgrade`` for ``["db", "upgrade", "--db", ...]``: who says what is wrong."""
+    command: Any = typer.main.get_command(app)
+    path = ["mafiabot"]
+    for arg in args:
+        subcommands = getattr(command, "commands", None) or {}
+        if arg not in subcommands:
+            break
+        command = subcommands[arg]
+        path.append(arg)
+    return " ".join(path)
 
 
 def _settings() -> Settings:
@@ -123,6 +140,13 @@ Roles = Annotated[
     list[str] | None, typer.Option("--role", help="Extra role in play: detective, doctor.")
 ]
 Tie = Annotated[str, typer.Option(help="Day vote ties: none (nobody out) or random.")]
+AgentKind = Annotated[
+    str | None,
+    typer.Option(help="baseline or llm (default: llm when MAFIABOT_LLM names a model)."),
+]
+Mafia = Annotated[
+    int | None, typer.Option(help="Number of mafia (default: 1 under 7 players, 2 to 10, 3 above).")
+]
 
 
 def _game_config(settings: Settings, **given: Any) -> Any:
@@ -143,14 +167,14 @@ def _game_config(settings: Settings, **given: Any) -> Any:
 @app.command()
 def simulate(
     players: Players = 8,
-    mafia: Annotated[int | None, typer.Option(help="Number of mafia (default by players).")] = None,
+    mafia: Mafia = None,
     seed: Seed = None,
     day_seconds: DaySeconds = None,
     vote_seconds: VoteSeconds = None,
     night_seconds: NightSeconds = None,
     night_vote_seconds: NightVoteSeconds = None,
     speed: Speed = 1.0,
-    agent: Annotated[str, typer.Option(help="baseline or llm.")] = "baseline",
+    agent: AgentKind = None,
     role: Roles = None,
     tie_rule: Tie = "none",
     db: Db = None,
@@ -169,7 +193,7 @@ def simulate(
     from bot.local.simulate import run_simulation
 
     _check_speed(speed)
-    settings, config = _setup(agent, players, resume, mafia=mafia, roles=role,
+    settings, agent, config = _setup(agent, players, resume, mafia=mafia, roles=role,
                               tie_rule=tie_rule, day_seconds=day_seconds,
                               vote_seconds=vote_seconds, night_seconds=night_seconds,
                               night_vote_seconds=night_vote_seconds)  # fmt: skip
@@ -186,6 +210,7 @@ def simulate(
 @app.command()
 def play(
     players: Players = 6,
+    mafia: Mafia = None,
     seed: Seed = None,
     day_seconds: DaySeconds = None,
     vote_seconds: VoteSeconds = None,
@@ -193,7 +218,7 @@ def play(
     night_vote_seconds: NightVoteSeconds = None,
     role: Roles = None,
     tie_rule: Tie = "none",
-    agent: Annotated[str, typer.Option(help="baseline or llm.")] = "baseline",
+    agent: AgentKind = None,
     db: Db = None,
     resume: Annotated[
         str | None,
@@ -203,10 +228,10 @@ def play(
     """Play in the terminal against agent players (you type in your booth)."""
     from bot.local.terminal import run_play
 
-    settings, config = _setup(agent, players, resume, roles=role, tie_rule=tie_rule,
-                              day_seconds=day_seconds, vote_seconds=vote_seconds,
-                              night_seconds=night_seconds,
-                              night_vote_seconds=night_vote_seconds)  # fmt: skip
+    settings, agent, config = _setup(agent, players, resume, mafia=mafia, roles=role,
+                                     tie_rule=tie_rule, day_seconds=day_seconds,
+                                     vote_seconds=vote_seconds, night_seconds=night_seconds,
+                                     night_vote_seconds=night_vote_seconds)  # fmt: skip
     url = _db_url(db, write=True, settings=settings)
     try:
         _run_game(
@@ -214,25 +239,32 @@ def play(
                      db_url=url, resume=resume)
         )  # fmt: skip
     except KeyboardInterrupt:
-        err.print("Stopped. Resume with: mafiabot play --resume")
+        from bot.invocation import command
+
+        err.print(f"Stopped. Resume with: {command('play --resume')}", markup=False)
 
 
-def _setup(agent: str, players: int, resume: str | None, **given: Any) -> tuple[Settings, Any]:
-    """Settings and a checked game config, or one clear error (exit 2) and nothing created."""
+def _setup(
+    agent: str | None, players: int, resume: str | None, **given: Any
+) -> tuple[Settings, str, Any]:
+    """Settings, the agent kind (``--agent``, else the LLM agent when a model is configured)
+    and a checked game config, or one clear error (exit 2) and nothing created."""
     from games.errors import ConfigError
 
-    if agent not in ("baseline", "llm"):
+    if agent not in (None, "baseline", "llm"):
         raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
     _check_phases(**{k: v for k, v in given.items() if k.endswith("_seconds")})
     settings = _settings()
     _logging(settings)
+    if agent is None:
+        agent = "llm" if settings.llm else "baseline"
     try:
         config = _game_config(settings, **given)
         if resume is None:
             config.validate(players)
     except ConfigError as e:
-        _fail(f"Can't set up this game: {e}")
-    return settings, config
+        _fail(str(e))
+    return settings, agent, config
 
 
 def _run_game(main: Coroutine[Any, Any, T]) -> T:
@@ -244,7 +276,7 @@ def _run_game(main: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(main)
     except ConfigError as e:
-        _fail(f"Can't set up this game: {e}")
+        _fail(str(e))
     except (LookupError, ServiceError, LLMConfigError) as e:
         _fail(str(e).strip("'\""))
 
@@ -508,8 +540,7 @@ def likeness(
     try:
         table = run_likeness(url, people or llmafia_games_dir(), people_games)
     except (FileNotFoundError, LookupError, ValueError) as e:  # (a bad game folder too)
-        err.print(str(e), markup=False)
-        raise typer.Exit(2) from None
+        _fail(str(e).strip("'\""))
     sys.stdout.write((json.dumps(table) if json_out else render(table)) + "\n")
 
 
@@ -630,13 +661,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         code = 2
     except ClickException as e:
         ctx = getattr(e, "ctx", None)
-        where = ctx.command_path if ctx is not None else "mafiabot"
-        _print_error(f"{where}: {e.format_message()} (see {where} --help)")
+        where = ctx.command_path if ctx is not None else _command_path(args)
+        _print_error(f"{where}: {e.format_message()}")
         code = e.exit_code
     except typer.Abort:
         code = 1
-    except DatabaseUnusable as e:
-        _print_error(str(e))
+    except (Refused, DatabaseUnusable) as e:
+        _print_error(f"{_command_path(args)}: {e}")
         code = 2
     except Exception as e:
         import sqlalchemy as sa
@@ -644,7 +675,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         if not isinstance(e, sa.exc.SQLAlchemyError):
             raise
         # a database failing in the middle of a command
-        _print_error(explain(e, _db_in_use) if _db_in_use else f"Database error: {first_line(e)}.")
+        problem = explain(e, _db_in_use) if _db_in_use else f"Database error: {first_line(e)}."
+        _print_error(f"{_command_path(args)}: {problem}")
         code = 2
     sys.exit(code or 0)
 

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from agent.decisions import DecisionSummary
+from bot import invocation
 from bot.local.render import ConsoleRenderer
 from bot.runtime import database_url, running_service
 from bot.service import GameService, LiveGame
@@ -31,7 +32,7 @@ async def pick_resume(service: GameService, resume: str, origin: str = SIMULATIO
     other = TERMINAL if origin == SIMULATION else SIMULATION
     mine = await service.unfinished_games(["local"], servers=[origin])
     theirs = await service.unfinished_games(["local"], servers=[other])
-    elsewhere = f"mafiabot {_COMMAND[other]} --resume"
+    elsewhere = invocation.command(f"{_COMMAND[other]} --resume")
     if resume == "last":
         if mine:
             return mine[0]
@@ -39,7 +40,7 @@ async def pick_resume(service: GameService, resume: str, origin: str = SIMULATIO
         raise LookupError(f"There is no unfinished game to resume{hint}.")
     if resume not in mine and resume in theirs:
         raise LookupError(
-            f"Game {resume} was started with mafiabot {_COMMAND[other]}; "
+            f"Game {resume} was started with {invocation.command(_COMMAND[other])}; "
             f"continue it with: {elsewhere} {resume}"
         )
     return resume
@@ -52,8 +53,15 @@ def ensure_started(game: LiveGame, command: str) -> None:
     if game.state is None:
         raise LookupError(
             f"Game {game.id} never started (it is still in its lobby): there is nothing to "
-            f"resume. Start a new game with: mafiabot {command}"
+            f"resume. Start a new game with: {invocation.command(command)}"
         )
+
+
+def describe_agents(settings: Settings, kind: str) -> str:
+    """Who plays the agent seats, as the banner names it."""
+    if kind == "llm" and settings.llm:
+        return f"the LLM agent ({settings.llm})"
+    return "the offline baseline agent"
 
 
 def describe_resume(game: LiveGame) -> str:
@@ -96,6 +104,9 @@ async def run_simulation(
                 config, seed=seed, speed=speed, server_external_id=SIMULATION
             )
             out.print(f"Game {game_id}", highlight=False)
+            out.print(
+                f"{players} AI agents play: {describe_agents(settings, agent)}.", highlight=False
+            )
             for _ in range(players):
                 await service.join(game_id, None, is_agent=True, agent_kind=agent)
             service.subscribe(ConsoleRenderer(out, omniscient=True, game_id=game_id))

@@ -20,11 +20,17 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from bot import survey
+from bot import invocation, survey
 from bot.clock import utcnow
 from bot.errors import ServiceError
 from bot.local.render import ConsoleRenderer
-from bot.local.simulate import TERMINAL, describe_resume, ensure_started, pick_resume
+from bot.local.simulate import (
+    TERMINAL,
+    describe_agents,
+    describe_resume,
+    ensure_started,
+    pick_resume,
+)
 from bot.runtime import running_service
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
@@ -60,7 +66,7 @@ Type a line to talk. Commands:
   /act NAME      your role's night action (detective: investigate, doctor: protect)
   /who           players, what is known about them, and the time left
   /help          this help
-  /quit          leave; the game is saved, continue with: mafiabot play --resume"""
+  /quit          leave; the game is saved, continue with: {resume}"""
 
 
 def seconds_left(game: LiveGame) -> float | None:
@@ -215,7 +221,7 @@ async def handle_line(
     command = command.lower()
     arg = arg.strip()
     if command in ("help", "h", "?"):
-        return HELP
+        return HELP.format(resume=invocation.command("play --resume"))
     if command == "who":
         return who(game, seat)
     if command == "vote":
@@ -229,9 +235,21 @@ async def handle_line(
     if command in ("act", "investigate", "protect"):
         if not arg:
             return f"Usage: /{command} NAME"
+        hint = mafia_act_hint(game.state, seat)
+        if hint is not None:
+            return hint
         await service.night_act(game.id, seat, arg, at=at)
         return None  # (the Game-Manager confirms it in private, with the name as spelled)
     return f"Unknown command /{command}. Type /help."
+
+
+def mafia_act_hint(state: GameState | None, seat: int) -> str | None:
+    """The mafia have no /act: their night choice is the kill, made with /vote. Said instead
+    of the engine's bare "Your role has no night action." (None for anyone else)."""
+    if state is None or not state.seats[seat].alive or not state.seats[seat].is_mafia:
+        return None
+    when = "now" if state.phase.kind is PhaseKind.NIGHT_VOTE else "when the night's kill vote opens"
+    return f"The mafia have no /act: choose tonight's kill with /vote NAME ({when})."
 
 
 #: a typed line and the moment it was read (the terminal's platform time)
@@ -243,11 +261,16 @@ class Keyboard:
     interactive terminal, else stdin read by a daemon thread (never blocks exit)."""
 
     def __init__(self, status: Callable[[], str]) -> None:
-        self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
+        self.interactive = self.has_bar()
         self.ended = False  # no more input will come
         self._status = status
         self._queue: asyncio.Queue[Typed | None] | None = None
         self._session: Any = None
+
+    @staticmethod
+    def has_bar() -> bool:
+        """An interactive terminal: a prompt with the status bar counting the phase down."""
+        return sys.stdin.isatty() and sys.stdout.isatty()
 
     @contextlib.contextmanager
     def opened(self) -> Iterator[None]:
@@ -323,7 +346,7 @@ async def _run_line(
 ) -> bool:
     line, at = typed
     if typed_text(line).lower() in ("/quit", "/exit"):
-        console.print(f"Saved. Continue with: mafiabot play --resume {game.id}")
+        console.print(f"Saved. Continue with: {invocation.command(f'play --resume {game.id}')}")
         return False
     try:
         reply = await handle_line(service, game, seat, line, at)
@@ -402,6 +425,7 @@ async def run_play(
             "[yellow]No LLM configured (MAFIABOT_LLM); the offline baseline agent plays.[/]"
         )
         agent = "baseline"
+    bar = Keyboard.has_bar()
     async with running_service(settings, db_url, agent) as service:
         if resume is not None:
             game_id = await pick_resume(service, resume, TERMINAL)
@@ -417,7 +441,8 @@ async def run_play(
                 console.print("[dim]Earlier in this game:[/]")
                 renderer.show(game, game.replayed)
             service.subscribe(renderer)
-            service.subscribe(Reminders(console, game_id))
+            if not bar:  # (the status bar counts down already)
+                service.subscribe(Reminders(console, game_id))
             cues = Cues(console, game_id, HUMAN_ID)
             service.subscribe(cues)
             console.print(describe_resume(game))
@@ -431,11 +456,13 @@ async def run_play(
             for _ in range(players - 1):
                 await service.join(game_id, None, is_agent=True, agent_kind=agent)
             service.subscribe(ConsoleRenderer(console, game_id=game_id, user_id=HUMAN_ID))
-            service.subscribe(Reminders(console, game_id))
+            if not bar:  # (the status bar counts down already)
+                service.subscribe(Reminders(console, game_id))
             service.subscribe(Cues(console, game_id, HUMAN_ID))
             console.print(
-                f"You play as [bold]{me.name}[/]. The other {players - 1} players are AI agents "
-                "playing like people. Type /help for commands."
+                f"You play as [bold]{escape(me.name)}[/]. The other {players - 1} players are AI "
+                f"agents playing like people: {escape(describe_agents(settings, agent))}. "
+                "Type /help for commands."
             )
             await service.start(game_id)
         game = service.games[game_id]

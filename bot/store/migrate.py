@@ -19,6 +19,7 @@ from sqlalchemy.pool import NullPool
 from sqlmodel import SQLModel
 
 import migrations
+from bot.invocation import prog
 from bot.store import models as _models  # noqa: F401  (fills SQLModel.metadata)
 from bot.store.db import DatabaseUnusable, database_errors, make_engine, shown, sqlite_file
 
@@ -88,14 +89,14 @@ def require_current(url: str) -> None:
         if path is not None and not path.exists():
             raise DatabaseUnusable(
                 f"There is no database at {path}: nothing to read. Games played, "
-                "`mafiabot import-llmafia` or `mafiabot db upgrade` create it."
+                f"`{prog()} import-llmafia` or `{prog()} db upgrade` create it."
             )
         at, newest = current(url), head()
         if at == newest:
             return
         if at is None:
             raise DatabaseUnusable(
-                f"The database {shown(url)} has no mafiabot tables: run `mafiabot db upgrade` "
+                f"The database {shown(url)} has no mafiabot tables: run `{prog()} db upgrade` "
                 "(or point --db / MAFIABOT_DATABASE_URL at a mafiabot database)."
             )
         known = {
@@ -108,7 +109,7 @@ def require_current(url: str) -> None:
             )
         raise DatabaseUnusable(
             f"The database {shown(url)} is at revision {at}, older than this mafiabot's "
-            f"({newest}): run `mafiabot db upgrade` first (reading commands change nothing)."
+            f"({newest}): run `{prog()} db upgrade` first (reading commands change nothing)."
         )
 
 
