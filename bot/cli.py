@@ -46,7 +46,11 @@ def _print_error(message: str) -> None:
 
 class Refused(Exception):
     """Bad input or an unusable resource: `main` prints ``mafiabot <command>: <message>`` (one
-    line on stderr) and exits with 2, nothing changed."""
+    line on stderr) and exits with ``code`` (2: bad input, nothing changed)."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def _fail(message: str) -> NoReturn:
@@ -316,6 +320,7 @@ def run(
     db: Db = None,
 ) -> None:
     """Run the chat adapters; --discord and --slack can run together on one event loop."""
+    from bot.errors import PlatformUnreachable
     from bot.settings import SettingsError
     from bot.slack.app import SlackSetupError, check_settings
 
@@ -358,6 +363,8 @@ def run(
         )
     except (SlackSetupError, SettingsError) as e:
         _fail(str(e))
+    except PlatformUnreachable as e:  # not bad input: the network; exit 1
+        raise Refused(str(e), code=1) from None
     except KeyboardInterrupt:
         pass
     # a log line, not a print: with MAFIABOT_LOG_FORMAT=json, stderr stays all JSON
@@ -549,8 +556,15 @@ def db_upgrade(db: Db = None) -> None:
     """Create or migrate the database schema to the latest version."""
     from bot.store.migrate import current
 
-    url = _db_url(db, write=True)
-    err.print(f"Database at revision {current(url)}.")
+    settings = _settings()
+    json_lines = settings.log_format == "json"  # (the container's first line: JSON as the rest)
+    if json_lines:
+        _logging(settings)
+    url = _db_url(db, write=True, settings=settings)
+    if json_lines:
+        logging.getLogger("bot.cli").info("Database at revision %s.", current(url))
+    else:
+        err.print(f"Database at revision {current(url)}.", markup=False, highlight=False)
 
 
 consent_app = typer.Typer(help="Consent answers and withdrawal.", no_args_is_help=True)
@@ -666,7 +680,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         code = e.exit_code
     except typer.Abort:
         code = 1
-    except (Refused, DatabaseUnusable) as e:
+    except Refused as e:
+        _print_error(f"{_command_path(args)}: {e}")
+        code = e.code
+    except DatabaseUnusable as e:
         _print_error(f"{_command_path(args)}: {e}")
         code = 2
     except Exception as e:

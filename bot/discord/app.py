@@ -25,6 +25,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import aiohttp
 import discord
 from discord import app_commands
 
@@ -44,6 +45,7 @@ from bot.discord.servers import Servers, defer, reply
 from bot.discord.shards import Handover
 from bot.discord.survey import Survey
 from bot.discord.views import DYNAMIC_ITEMS
+from bot.errors import PlatformUnreachable
 from bot.service import GameHeld, GameService, LiveGame, ServiceError
 from bot.settings import Settings, SettingsError, load_settings
 
@@ -404,6 +406,8 @@ async def serve_discord(
             "Discord refused MAFIABOT_DISCORD_TOKEN: copy the bot token again from the developer "
             "portal (Bot > Reset Token)."
         ) from None
+    except (aiohttp.ClientConnectorError, discord.GatewayNotFound) as e:
+        raise PlatformUnreachable(f"Can't reach Discord ({_reason(e)}): {UNREACHABLE}") from None
     except discord.PrivilegedIntentsRequired:
         raise SettingsError(
             "Discord refused the Message Content intent: switch on 'Message Content Intent' "
@@ -412,6 +416,23 @@ async def serve_discord(
     finally:
         if not bot.is_closed():
             await bot.close()
+
+
+# The bot never joins a voice channel: discord.py's "PyNaCl is not installed, voice will NOT be
+# supported" and "davey is not installed" warnings at every start would only read like faults.
+discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
+
+UNREACHABLE = (
+    "check this machine's network connection, DNS and firewall (or proxy), then start again; "
+    "running games carry on from where they were."
+)
+
+
+def _reason(e: Exception) -> str:
+    if isinstance(e, aiohttp.ClientConnectorError):
+        why = e.os_error.strerror or str(e.os_error) or type(e.os_error).__name__
+        return f"{e.host}:{e.port}: {why}"
+    return str(e) or type(e).__name__
 
 
 async def run_discord(settings: Settings) -> None:

@@ -21,7 +21,10 @@ from pydantic import SecretStr
 
 from bot.settings import Settings
 
-QUIET = ("apscheduler", "httpx", "sqlalchemy", "alembic")
+#: libraries whose INFO lines say nothing an operator acts on (faiss's loader reports each CPU
+#: variant it tries, "Could not load library with AVX512 support ... ModuleNotFoundError",
+#: which reads like an error and is not one)
+QUIET = ("apscheduler", "httpx", "sqlalchemy", "alembic", "faiss")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 #: provider SDK variables that hold keys (read by the SDKs, never by us)
 SECRET_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
