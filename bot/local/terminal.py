@@ -235,10 +235,13 @@ async def handle_line(
     if command in ("act", "investigate", "protect"):
         if not arg:
             return f"Usage: /{command} NAME"
-        hint = mafia_act_hint(game.state, seat)
-        if hint is not None:
+        try:
+            await service.night_act(game.id, seat, arg, at=at)
+        except RuleError:
+            hint = mafia_act_hint(game.state, seat)
+            if hint is None:
+                raise
             return hint
-        await service.night_act(game.id, seat, arg, at=at)
         return None  # (the Game-Manager confirms it in private, with the name as spelled)
     return f"Unknown command /{command}. Type /help."
 
