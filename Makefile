@@ -9,8 +9,9 @@ export UV_PYTHON_DOWNLOADS := never
 uv:
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
 
+# --all-extras: the research commands' extra too (the container image leaves it out)
 sync: uv
-	@$(UV) sync --frozen --quiet
+	@$(UV) sync --frozen --all-extras --quiet
 
 play: sync
 	$(UV) run --frozen mafiabot play

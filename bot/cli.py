@@ -517,6 +517,7 @@ def report(
     ] = False,
 ) -> None:
     """The LLMafia paper's Tables 1-5 and Figures 4-7, human against agent players."""
+    _research_extra("report")
     from bot.research.commands import run_report
 
     url = _db_url(db, write=False)
@@ -539,6 +540,7 @@ def likeness(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
 ) -> None:
     """How much each kind of player's table talk looks like people's (rate, timing, text)."""
+    _research_extra("likeness")
     from bot.research.likeness import render, run_likeness
     from bot.research.paths import llmafia_games_dir
     from bot.runtime import database_url
@@ -549,6 +551,16 @@ def likeness(
     except (FileNotFoundError, LookupError, ValueError) as e:  # (a bad game folder too)
         _fail(str(e).strip("'\""))
     sys.stdout.write((json.dumps(table) if json_out else render(table)) + "\n")
+
+
+def _research_extra(command: str) -> None:
+    """Research commands need the ``research`` extra; without it, one line: what to install."""
+    from bot.research.extras import ResearchExtraMissing, require
+
+    try:
+        require(command)
+    except ResearchExtraMissing as e:
+        _fail(str(e))
 
 
 @db_app.command("upgrade")

@@ -78,7 +78,7 @@ async def test_play_seats_the_llm_agent_when_a_model_is_configured(
     db = f"sqlite:///{tmp_path / 'p.db'}"
     term = await start_play("--players", "5", "--seed", "2", *LONG, "--db", db,
                             env=llm_env(fake_openai))  # fmt: skip
-    at = await term.expect(r"The other 4 players are AI agents")
+    at = await term.expect(r"The other 4 players are AI agents", within=120)
     assert "the LLM agent (openai:gpt-4o-mini)" in term.lines[at], term.lines[at]
     term.type("/quit")
     assert await term.exit_code() == 0, term.text()
@@ -88,7 +88,7 @@ async def test_play_seats_the_llm_agent_when_a_model_is_configured(
     db2 = f"sqlite:///{tmp_path / 'b.db'}"
     term = await start_play("--players", "5", "--agent", "baseline", *LONG, "--db", db2,
                             env=llm_env(fake_openai))  # fmt: skip
-    at = await term.expect(r"The other 4 players are AI agents")
+    at = await term.expect(r"The other 4 players are AI agents", within=120)
     assert "the offline baseline agent" in term.lines[at]
     term.type("/quit")
     assert await term.exit_code() == 0
@@ -136,7 +136,7 @@ async def test_help_and_quit_say_uv_run_after_make_play(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'q.db'}"
     term = await start_play("--players", "5", *LONG, "--db", db,
                             env={"UV_RUN_RECURSION_DEPTH": "1"})  # fmt: skip
-    await term.expect(r"The other 4 players")
+    await term.expect(r"The other 4 players", within=120)
     term.type("/help")
     await term.expect(r"continue with: uv run mafiabot play --resume$")
     term.type("/quit")
@@ -170,7 +170,7 @@ async def test_mafia_act_points_to_vote(service: GameService) -> None:
 async def test_play_takes_mafia(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'm.db'}"
     term = await start_play("--players", "7", "--mafia", "3", *LONG, "--db", db)
-    await term.expect(r"The other 6 players")
+    await term.expect(r"The other 6 players", within=120)
     term.type("/quit")
     assert await term.exit_code() == 0, term.text()
     engine = make_engine(db)
