@@ -3,9 +3,16 @@
 # The install and start steps live in docker/install.sh and docker/entrypoint.sh, which CI
 # also runs in a fresh virtualenv (.ci/dockerfile-check).
 
+# The image runs the bot: it leaves out the research commands' extra (matplotlib, scikit-learn
+# for `mafiabot report` and `mafiabot likeness`). To have them in the image too:
+#   docker build --build-arg MAFIABOT_EXTRAS=research .
+# (or in compose.yaml: build: {context: ., args: {MAFIABOT_EXTRAS: research}})
+
 # --- build: the locked dependencies, then mafiabot, into /app/.venv ---------------------------
 FROM python:3.11-slim-bookworm AS build
 COPY --from=ghcr.io/astral-sh/uv:0.13.9 /uv /usr/local/bin/uv
+# (a build argument is in the environment of the RUN steps below: docker/install.sh reads it)
+ARG MAFIABOT_EXTRAS=""
 ENV UV_COMPILE_BYTECODE=1 \
     UV_LINK_MODE=copy \
     UV_PYTHON_DOWNLOADS=never \

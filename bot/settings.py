@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     data_dir: Path = Path("data")
     #: SQLAlchemy URL; empty means SQLite at <data_dir>/mafiabot.db
     database_url: str = ""
+    #: the database password, apart from MAFIABOT_DATABASE_URL so that any character works
+    #: (no URL-encoding; compose.yaml passes POSTGRES_PASSWORD here); replaces one in the URL
+    database_password: SecretStr | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     #: "text" (one readable line a record) or "json" (one JSON object a line)
     log_format: Literal["text", "json"] = "text"
@@ -142,7 +145,19 @@ class Settings(BaseSettings):
 
     def resolved_database_url(self) -> str:
         if self.database_url:
-            return self.database_url
+            password = self.database_password.get_secret_value() if self.database_password else ""
+            if not password:
+                return self.database_url
+            from sqlalchemy import make_url  # (encodes every character the URL syntax uses)
+            from sqlalchemy.exc import ArgumentError
+
+            try:
+                url = make_url(self.database_url)
+            except ArgumentError:  # (a malformed URL: refused with its own clear line)
+                return self.database_url
+            if url.drivername.startswith("sqlite"):
+                return self.database_url
+            return url.set(password=password).render_as_string(hide_password=False)
         return f"sqlite:///{(self.data_dir / 'mafiabot.db').resolve()}"
 
 

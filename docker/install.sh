@@ -5,8 +5,16 @@
 #
 #   docker/install.sh deps   only the dependencies (a cached layer that changes with uv.lock)
 #   docker/install.sh        the dependencies and mafiabot itself, as a wheel (not editable)
+#
+# The research commands' extra (matplotlib, scikit-learn: `mafiabot report`, `mafiabot
+# likeness`) is left out: a running bot needs none of it. MAFIABOT_EXTRAS=research (the
+# Dockerfile's build argument of that name) adds it.
 set -eu
+extras=""
+for extra in $(echo "${MAFIABOT_EXTRAS:-}" | tr ',' ' '); do
+    extras="$extras --extra $extra"
+done
 if [ "${1:-}" = "deps" ]; then
-    exec uv sync --frozen --no-dev --no-install-project
+    exec uv sync --frozen --no-dev --no-install-project $extras
 fi
-exec uv sync --frozen --no-dev --no-editable
+exec uv sync --frozen --no-dev --no-editable $extras

@@ -74,6 +74,15 @@ class Redacting(logging.Formatter):
         return text
 
 
+def _encoded_password(url: sa.URL) -> str:
+    """The password as it is written inside the URL (percent-encoded where needed)."""
+    marker = "MAFIABOT-PASSWORD-MARKER"
+    rendered = url.render_as_string(hide_password=False)
+    marked = url.set(password=marker).render_as_string(hide_password=False)
+    start = marked.index(marker)
+    return rendered[start : start + len(rendered) - len(marked) + len(marker)]
+
+
 def secrets_of(settings: Settings) -> list[str]:
     """Every secret value the process knows of."""
     found = [
@@ -84,11 +93,11 @@ def secrets_of(settings: Settings) -> list[str]:
     found += [os.environ[name] for name in SECRET_ENV if os.environ.get(name)]
     if settings.database_url:
         try:
-            password = sa.make_url(settings.database_url).password
+            url = sa.make_url(settings.resolved_database_url())
         except Exception:
-            password = None
-        if password:
-            found.append(str(password))
+            url = None
+        if url is not None and url.password:
+            found += [str(url.password), _encoded_password(url)]
     return found
 
 
