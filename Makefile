@@ -4,7 +4,7 @@
 UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: uv sync play simulate test check lint bench
+.PHONY: uv sync play simulate test check lint bench docs
 
 uv:
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
@@ -26,6 +26,11 @@ check lint: sync
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check games agent
 	$(UV) run --frozen mypy
+	$(UV) run --frozen python -m bot.config_reference --check
+
+# docs/configuration.md from the settings classes (run after adding a MAFIABOT_* setting)
+docs: sync
+	$(UV) run --frozen python -m bot.config_reference
 
 bench: sync
 	$(UV) run --frozen python bench/engine.py

@@ -545,9 +545,10 @@ def likeness(
     from bot.research.paths import llmafia_games_dir
     from bot.runtime import database_url
 
-    url = database_url(_settings(), db)
+    settings = _settings()
+    url = database_url(settings, db)
     try:
-        table = run_likeness(url, people or llmafia_games_dir(), people_games)
+        table = run_likeness(url, people or llmafia_games_dir(settings.llmafia_dir), people_games)
     except (FileNotFoundError, LookupError, ValueError) as e:  # (a bad game folder too)
         _fail(str(e).strip("'\""))
     sys.stdout.write((json.dumps(table) if json_out else render(table)) + "\n")

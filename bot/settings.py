@@ -40,26 +40,35 @@ class Settings(BaseSettings):
         env_prefix="MAFIABOT_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
     )
 
+    # --- storage and logs ---
     #: where the SQLite database and agent memories live
     data_dir: Path = Path("data")
-    #: SQLAlchemy URL; empty means SQLite at <data_dir>/mafiabot.db
+    #: SQLAlchemy URL; empty means SQLite at MAFIABOT_DATA_DIR/mafiabot.db
     database_url: str = ""
     #: the database password, apart from MAFIABOT_DATABASE_URL so that any character works
     #: (no URL-encoding; compose.yaml passes POSTGRES_PASSWORD here); replaces one in the URL
     database_password: SecretStr | None = None
+    #: the least important log records written (to stderr)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     #: "text" (one readable line a record) or "json" (one JSON object a line)
     log_format: Literal["text", "json"] = "text"
+
+    # --- operations ---
     #: where `mafiabot run` serves /healthz and /metrics (HOST:PORT; empty: not served)
     http_addr: str = "127.0.0.1:9464"
 
-    #: "anthropic:MODEL" or "openai:MODEL"; empty means the offline baseline agent
+    # --- the LLM agent ---
+    #: "anthropic:MODEL" or "openai:MODEL"; empty means the offline baseline agent. With a
+    #: model set every agent seat is the LLM agent's (`play`/`simulate --agent baseline` and
+    #: MAFIABOT_DISCORD_AGENT_KIND=baseline choose the baseline anyway)
     llm: str = ""
     #: optional separate (cheaper, faster) model for the when-to-speak scheduler
     scheduler_llm: str = ""
     #: optional backup model used when the main one keeps failing
     llm_backup: str = ""
+    #: seconds one LLM request may take
     llm_timeout: float = Field(20.0, gt=0, le=600)
+    #: attempts per LLM request on timeouts, 429 and 5xx answers
     llm_max_attempts: int = Field(3, ge=1, le=10)
     #: tokens an agent seat may spend per game before degrading (0 = unlimited)
     llm_token_budget: int = Field(200_000, ge=0)
@@ -67,25 +76,40 @@ class Settings(BaseSettings):
     #: games ("server") or every server's ("global")
     experience_scope: Literal["server", "global"] = "server"
 
-    #: seconds of game time; defaults for new games (1 s to a day, as on the command line)
+    # --- research ---
+    #: where `mafiabot likeness` and the research tools find the LLMafia games (default:
+    #: shared/data/llmafia/games beside the repository)
+    llmafia_dir: str = ""
+
+    # --- new games ---
+    #: day discussion length of new games, in game seconds (1 s to a day)
     day_seconds: float = Field(120.0, ge=1, le=86_400)
+    #: day vote length of new games, in game seconds
     vote_seconds: float = Field(45.0, ge=1, le=86_400)
+    #: night talk (the mafia's den) length of new games, in game seconds
     night_seconds: float = Field(45.0, ge=1, le=86_400)
+    #: night kill vote length of new games, in game seconds
     night_vote_seconds: float = Field(30.0, ge=1, le=86_400)
 
     #: for demos and tests only: the game clock of every new game, on every platform, runs
     #: this many times faster (phases, deadlines and the agents' timing alike)
     clock_speed: float = Field(1.0, gt=0, le=1000)
-    #: deprecated name of ``clock_speed`` (MAFIABOT_DISCORD_TEST_SPEED), still honoured
+    #: deprecated name of MAFIABOT_CLOCK_SPEED, still honoured (logs a warning)
     discord_test_speed: float | None = Field(None, gt=0, le=1000)
 
+    # --- platforms ---
+    #: the Discord bot token (developer portal: Bot > Reset Token)
     discord_token: SecretStr | None = None
+    #: the Slack app's Bot User OAuth Token (xoxb-...), for one workspace
     slack_bot_token: SecretStr | None = None
+    #: the Slack app-level token (xapp-..., scope connections:write) for Socket Mode
     slack_app_token: SecretStr | None = None
+    #: the Slack app's Signing Secret, for HTTP mode (`run --slack --http PORT`)
     slack_signing_secret: SecretStr | None = None
     #: "Add to Slack" (OAuth, many workspaces, HTTP mode): the app's Client ID and Secret
     #: (Basic Information > App Credentials); with them set no bot token is read
     slack_client_id: str = ""
+    #: the "Add to Slack" app's Client Secret (with MAFIABOT_SLACK_CLIENT_ID)
     slack_client_secret: SecretStr | None = None
     #: the public URL of /slack/oauth_redirect, when the app lists more than one redirect URL
     slack_redirect_uri: str = ""

@@ -26,10 +26,10 @@ class DiscordOptions(BaseSettings):
     #: sync the slash commands to these servers at start-up (instant) instead of globally
     #: (Discord can take up to an hour to show new global commands)
     guild_ids: list[int] = Field(default_factory=list)
-    #: None lets Discord recommend the shard count
+    #: how many shards the bot is split into; empty: what Discord recommends
     shard_count: int | None = Field(None, ge=1, le=MAX_SHARDS)
     #: the shards this process connects ("0-3", "0,2,4-6"; needs shard_count); empty: all.
-    #: Several processes, each with its own shards, share one database (see the README)
+    #: Several processes, each with its own shards, share one database (docs/operating.md)
     shards: str = ""
     #: per-character webhook avatar, the same picture on every platform; {seed} is the
     #: URL-quoted character name
@@ -39,13 +39,17 @@ class DiscordOptions(BaseSettings):
     #: agent kind for agent seats and AFK/kick takeovers; empty: "llm" when MAFIABOT_LLM is
     #: set, else the offline "baseline"
     agent_kind: Literal["", "baseline", "llm"] = ""
-    #: server defaults (a moderator can change them per server with /mafia config)
+    #: server default (a moderator changes it with /mafia config): minutes a player may be
+    #: quiet while they could act before a reminder in their booth (0: never)
     afk_reminder_minutes: float = Field(3.0, ge=0)
+    #: server default: minutes of such silence before an agent takes the seat over (0: never)
     afk_takeover_minutes: float = Field(0.0, ge=0)
+    #: server default: give the players who are out a graveyard thread of their own
     graveyard: bool = False
     #: deprecated (use MAFIABOT_CLOCK_SPEED): game clock speed of new games; None: the
-    #: settings' clock_speed. Tests and benchmarks only: a fixed seed (deal and names)
+    #: settings' clock_speed
     test_speed: float | None = Field(None, gt=0)
+    #: tests and benchmarks only: a fixed seed for the deal and the names of new games
     test_seed: int | None = None
 
     @field_validator("shards")

@@ -9,8 +9,9 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def llmafia_games_dir() -> Path:
-    configured = os.environ.get("MAFIABOT_LLMAFIA_DIR")
+def llmafia_games_dir(configured: str = "") -> Path:
+    """``configured`` (`Settings.llmafia_dir`), else MAFIABOT_LLMAFIA_DIR, else the default."""
+    configured = configured or os.environ.get("MAFIABOT_LLMAFIA_DIR", "")
     if configured:
         return Path(configured)
     return REPO_ROOT.parent / "shared" / "data" / "llmafia" / "games"
