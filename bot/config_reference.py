@@ -25,8 +25,8 @@ from typing import Any, Literal
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import SecretStr
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings
 from pydantic_core import PydanticUndefined
+from pydantic_settings import BaseSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "configuration.md"
@@ -80,7 +80,8 @@ Not ours: the provider SDKs read these themselves when `MAFIABOT_LLM` names thei
 
 | variable | what it does |
 | --- | --- |
-| `POSTGRES_PASSWORD` | in `.env`: the PostgreSQL password compose gives the database and the bot (`MAFIABOT_DATABASE_PASSWORD`); any characters, a `$` written `$$` |
+| `POSTGRES_PASSWORD` | in `.env`: the PostgreSQL password compose gives the database and \
+the bot (`MAFIABOT_DATABASE_PASSWORD`); any characters, a `$` written `$$` |
 """
 
 

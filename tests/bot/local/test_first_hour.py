@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session, select as sql_select
+from sqlmodel import Session
+from sqlmodel import select as sql_select
 
 from bot import invocation
 from bot.local.terminal import handle_line
@@ -284,7 +285,7 @@ async def test_unreachable_discord_is_one_line_not_a_traceback(tmp_path: Path) -
         sys.executable, str(ROOT / "tests/bot/ops/runproc.py"), "run", "--discord",
         cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    out, err_bytes = await asyncio.wait_for(proc.communicate(), 120)
+    _, err_bytes = await asyncio.wait_for(proc.communicate(), 120)
     err = err_bytes.decode()
     assert proc.returncode == 1, err
     assert "Traceback" not in err and "faiss" not in err and "PyNaCl" not in err, err
