@@ -139,7 +139,7 @@ def test_reading_commands_do_not_migrate_an_older_database(
     url = _older_database(scratch)
     before = snapshot(scratch)
     code, err = run_main(_argv(READERS[command], url, scratch), capsys)
-    assert_one_line_refusal(code, err, "run `mafiabot db upgrade`", "0005")
+    assert_one_line_refusal(code, err, "run `", "mafiabot db upgrade`", "0005")
     assert snapshot(scratch) == before
     # ... which then lets them read it
     code, err = run_main(["db", "upgrade", "--db", url], capsys)

@@ -134,7 +134,7 @@ async def test_play_talk_who_vote_abstain_quit_then_resume(tmp_path: Path) -> No
         await term.expect(r"^You can't vote for yourself\.$", after=opened)
 
         term.type("/quit")
-        await term.expect(rf"Saved\. Continue with: mafiabot play --resume {game_id}")
+        await term.expect(rf"Saved\. Continue with: (uv run )?mafiabot play --resume {game_id}")
         assert await term.exit_code() == 0
     finally:
         if term.proc.returncode is None:
