@@ -17,7 +17,8 @@ NEEDS: dict[str, dict[str, str]] = {
 
 INSTALL = (
     "install the research extra: `uv sync --extra research` in a checkout (`make play` and "
-    "`make test` already do), or `pip install 'mafiabot[research]'`"
+    "`make test` already do), `pip install 'mafiabot[research]'`, or for the container image "
+    "`docker build --build-arg MAFIABOT_EXTRAS=research .`"
 )
 
 
