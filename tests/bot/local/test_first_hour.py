@@ -222,9 +222,9 @@ def test_no_printed_countdown_beside_the_status_bar(tmp_path: Path) -> None:
     try:
         # the day (70 game s = 7 s) holds both reminders' moments (at 40 and 60 game seconds);
         # wait for the vote, which comes after them
-        seen = _read_pty(main, re.compile(r"Voting is open|vote", re.I), 60)
+        seen = _read_pty(main, re.compile(r"Voting is open"), 90)
         assert "The other 4 players" in seen, seen[-2000:]
-        assert re.search(r"vote", seen, re.I), seen[-2000:]
+        assert "Voting is open" in seen, seen[-2000:]
         assert "seconds left" not in seen, seen[-2000:]
         os.write(main, b"/quit\r")
         seen += _read_pty(main, re.compile(r"Continue with"), 30)
@@ -272,6 +272,7 @@ async def test_errors_are_worded_one_way(args: list[str], tmp_path: Path) -> Non
 async def test_unreachable_discord_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     env = {
         **os.environ,
+        "PYTHONPATH": str(ROOT),  # (the script's own folder comes first otherwise)
         "FAKE_DISCORD_API": "http://127.0.0.1:9/api/v10",  # (the discard port: refused)
         "FAKE_DISCORD_WS": "ws://127.0.0.1:9/",
         "MAFIABOT_DISCORD_TOKEN": "abc.def.ghi",
