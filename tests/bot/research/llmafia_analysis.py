@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +139,9 @@ def python_for_tests() -> Path:
             pytest.fail(why)
         pytest.skip(why)
     return python
+
+
+if __name__ == "__main__":  # CI builds the environment before the tests: `python -m ...`
+    ready, reason = environment()
+    print(f"LLMafia analysis environment: {ready or reason}")
+    sys.exit(0 if ready else 1)
