@@ -233,7 +233,20 @@ async def test_played_game_loads_with_the_stores_figures(
 ) -> None:
     python = python_for_tests()
     gid = await play_two_days(service)
+    with Session(engine) as s:  # the person who rated similarity 4 takes back their consent
+        held = s.exec(
+            select(m.SurveyResponse).where(
+                m.SurveyResponse.game_id == gid, m.SurveyResponse.similarity == 4.0
+            )
+        ).one()
+        held_seat = s.exec(
+            select(m.Seat).where(m.Seat.game_id == gid, m.Seat.index == held.seat_index)
+        ).one()
+    with session_scope(engine) as s:
+        for row in s.exec(select(m.Consent).where(m.Consent.user_id == held_seat.user_id)):
+            s.delete(row)
     report = export_games(engine, [gid], tmp_path / "out", with_agent_log=True)
+    assert report.exported[0].withheld == ["[withheld]"]
     folder = report.exported[0].llmafia_folder
     assert folder == "1001"
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
@@ -248,27 +261,35 @@ async def test_played_game_loads_with_the_stores_figures(
             )
         ).all()
         votes = s.exec(select(m.Vote).where(m.Vote.game_id == gid)).all()
+        out = s.exec(
+            select(m.Event)
+            .where(m.Event.game_id == gid, m.Event.kind == "player_eliminated")
+            .order_by(col(m.Event.seq))
+        ).all()
         game_row = s.get(m.Game, gid)
     assert game_row is not None
     agent = next(r for r in seats.values() if r.is_agent)
+    label = {r.character_name: r.character_name for r in seats.values()}
+    label[held_seat.character_name] = "[withheld]"  # a withheld person's label, everywhere
     got = figures(python, tmp_path / "out" / "llmafia", tmp_path / "run")[folder]
     assert "error" not in got, got
     assert got["llm"] == agent.character_name
-    assert got["players"] == [seats[i].character_name for i in sorted(seats)]
-    assert got["mafia"] == [r.character_name for r in seats.values() if r.role == "mafia"]
+    assert got["players"] == [label[seats[i].character_name] for i in sorted(seats)]
+    assert got["mafia"] == [label[r.character_name] for r in seats.values() if r.role == "mafia"]
     assert got["did_mafia_win"] is (game_row.winner == "mafia") and game_row.winner == "bystanders"
     assert got["was_llm_voted_out"] is (not agent.alive)
-    spoken = Counter(seats[x.seat_index or 0].character_name for x in said)
+    spoken = Counter(label[seats[x.seat_index or 0].character_name] for x in said)
     assert got["messages"] == dict(sorted(spoken.items()))
     assert got["votes"] == len([v for v in votes if v.target_index is not None])
-    # day, night (its talk skipped: one mafia), day; who went out in each
-    names = [p[2] for p in got["phases"]]
+    # day, night (its talk skipped: one mafia), day; who went out in each, as the store says
     assert [p[0] for p in got["phases"]] == ["day", "night", "day"]
-    assert all(n in got["players"] for n in names)
-    # the survey: four people answered, the fifth has an empty file; scores on 1-5 (not /20)
-    assert got["survey"]["Was the LLM identified"] == [0, 0, 1, 1]
-    assert got["survey"]["similarity to human behavior"] == [1, 2, 3, 4]
-    assert got["comments"] == 4
+    assert [p[1] for p in got["phases"]] == [6, 1, 4]  # players active in each
+    assert [p[2] for p in got["phases"]] == [label[e.payload["name"]] for e in out]
+    # the survey: four people answered (one of them withheld since: left out), the fifth has
+    # an empty file; scores on 1-5 (not divided by 20 as the release's pilot games)
+    assert got["survey"]["Was the LLM identified"] == [0, 1, 1]
+    assert got["survey"]["similarity to human behavior"] == [1, 2, 3]
+    assert got["comments"] == 3
     # the agent's log: its decisions, readable
     log = (root / f"{agent.character_name}_log.txt").read_text()
     assert "# NEW LOG" in log and "## DECISION: speak" in log and "fake-model" in log
