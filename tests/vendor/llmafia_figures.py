@@ -7,8 +7,14 @@ analyze.py would take (its own filter: a numeric name without "00001"), it calls
 ``analyze.get_single_game_results`` and the per-game steps of ``main()`` that need no
 downloaded embedding model (timing differences, content metrics), and prints what they found.
 A game the analysis cannot load is reported with its error instead.
+
+With ``--main`` it then runs analyze.py's own ``main()`` over the whole folder (plots into
+./analysis), less its embedding step (``analyze_embeddings`` downloads a sentence-embedding
+model), and reports what it printed under ``"main"``.
 """
 
+import contextlib
+import io
 import json
 import math
 import os
@@ -97,6 +103,17 @@ def main():
         except Exception as e:  # reported, so the test can say what stopped the analysis
             tail = traceback.format_exc().strip().splitlines()[-3:]
             result[game_id] = {"error": f"{type(e).__name__}: {e}", "trace": tail}
+    if "--main" in sys.argv[1:]:
+        Path(analyze.ANALYSIS_DIR).mkdir(exist_ok=True)
+        analyze.analyze_embeddings = lambda *args, **kwargs: None  # needs a downloaded model
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(printed):
+                analyze.main()
+            result["main"] = {"printed": printed.getvalue().splitlines()}
+        except Exception as e:
+            tail = traceback.format_exc().strip().splitlines()[-3:]
+            result["main"] = {"error": f"{type(e).__name__}: {e}", "trace": tail}
     json.dump(result, sys.stdout, indent=1, sort_keys=True)
 
 

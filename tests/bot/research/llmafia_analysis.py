@@ -107,15 +107,16 @@ def _run(cmd: list[str]) -> None:
         raise RuntimeError(f"{' '.join(cmd)} failed: {out.stderr.strip()[-2000:]}")
 
 
-def figures(python: Path, games: Path, workdir: Path) -> dict[str, Any]:
+def figures(python: Path, games: Path, workdir: Path, *, main: bool = False) -> dict[str, Any]:
     """analyze.py's per-game figures for the game folders in ``games`` (run from ``workdir``,
-    where ``games`` is linked as ./games, its DIRS_PREFIX)."""
+    where ``games`` is linked as ./games, its DIRS_PREFIX); with ``main``, also what its
+    ``main()`` prints over them all (under "main")."""
     workdir.mkdir(parents=True, exist_ok=True)
     link = workdir / "games"
     if not link.exists():
         link.symlink_to(games.resolve(), target_is_directory=True)
     out = subprocess.run(
-        [str(python), str(FIGURES)],
+        [str(python), str(FIGURES), *(["--main"] if main else [])],
         cwd=workdir,
         capture_output=True,
         text=True,

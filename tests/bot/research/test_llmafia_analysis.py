@@ -105,8 +105,24 @@ def test_reexported_release_games_give_the_originals_figures(
     assert {k: v for k, v in empty.items() if v} == {"0005": 1, "0014": 1}
     assert [g.llmafia_left_out for g in report.exported] == [None] * 15
 
-    original = figures(python, originals_with_logs(source, tmp_path / "orig"), tmp_path / "a")
-    exported = figures(python, tmp_path / "out" / "llmafia", tmp_path / "b")
+    original = figures(
+        python, originals_with_logs(source, tmp_path / "orig"), tmp_path / "a", main=True
+    )
+    exported = figures(python, tmp_path / "out" / "llmafia", tmp_path / "b", main=True)
+    # analyze.py's main() over the whole folder (all but its embedding step) runs on the
+    # export and prints what it prints on the originals, less the two empty lines left out:
+    # the dataset line counts every message (1710 in the originals, 147 of them the agent's)
+    main_before, main_after = original.pop("main"), exported.pop("main")
+    assert "error" not in main_before, main_before
+    assert "error" not in main_after, main_after
+    dataset = [
+        next(x for x in m["printed"] if x.startswith("Our dataset consists of"))
+        for m in (main_before, main_after)
+    ]
+    total = [int(x.split("a total of ")[1].split()[0]) for x in dataset]
+    assert total[1] == total[0] - sum(empty.values())
+    assert dataset[0].split("), ")[1] == dataset[1].split("), ")[1]  # the agent's messages
+    assert "15 games" in dataset[1] and len(main_after["printed"]) == len(main_before["printed"])
     assert set(original) == set(exported) == set(folders)
     for game in folders:
         before, after = original[game], exported[game]
