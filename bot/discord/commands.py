@@ -2,7 +2,7 @@
 
 Everyone: ``new`` (in a bound channel), ``consent``. Moderators (Manage Server, or a role set
 with ``/mafia config moderator_role``): ``setup``, ``config``, ``status``, ``end``, ``kick``,
-``export``. Every answer except the lobby itself is ephemeral; a refusal says why.
+``export``, ``spotrate``. Every answer except the lobby itself is ephemeral; a refusal says why.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from bot.discord.views import consent_view
 from bot.errors import ServiceError
 from bot.privacy import withdraw
 from bot.research.export import export_zip
+from bot.research.spotrate import server_chat_lines
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from bot.table.config import MAX_AGENTS, MIN_AGENTS
@@ -408,6 +409,22 @@ class MafiaCommands(
             file=discord.File(io.BytesIO(data), filename=f"mafiabot-export-{guild.id}.zip"),
             ephemeral=True,
         )
+
+    # --- spot-the-AI rate ------------------------------------------------------------------------
+
+    @app_commands.command(
+        name="spotrate", description="How often people named the AI in the survey (moderators)"
+    )
+    async def spotrate(self, interaction: discord.Interaction[Any]) -> None:
+        if not await self.moderator(interaction):
+            return
+        guild = interaction.guild
+        assert guild is not None
+        await defer(interaction)
+        lines = await self.links.run(
+            server_chat_lines, self.service.engine, "discord", str(guild.id)
+        )
+        await interaction.followup.send("\n".join(lines)[:1900], ephemeral=True)
 
     # --- consent --------------------------------------------------------------------------------
 

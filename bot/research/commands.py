@@ -18,6 +18,7 @@ from bot.research.importer import ImportResult, import_llmafia, store_game_id
 from bot.research.llmafia import find_game_folders
 from bot.research.outdir import OutputFolder, check_output_file
 from bot.research.report import Embedder, build_report, write_report
+from bot.research.spotrate import table_lines
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
 from bot.store.models import Game
@@ -138,4 +139,9 @@ def run_report(
     )
     for path in written:
         console.print(f"  {path}", markup=False, highlight=False)
+    spot = report.get("spot_the_ai")
+    if isinstance(spot, dict) and spot["overall"]["games"]:
+        console.print("Spot-the-AI rate (who was the AI? answers naming an agent):", markup=False)
+        for line in table_lines(spot):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     return report

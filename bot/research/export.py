@@ -3,8 +3,8 @@
 Layout under ``out_dir``::
 
     manifest.json                     what was exported, withheld and skipped (no ids)
-    llmafia/<game_id>/...             the LLMafia release's files (config.json, chats, votes,
-                                      surveys, who_wins.txt, remaining_players.txt, ...)
+    llmafia/<number>/...              the LLMafia release's files (config.json, chats, votes,
+                                      surveys, statuses, the agent's log, who_wins.txt, ...)
     jsonl/<game_id>.jsonl             every stored event, one JSON object a line, UTC ISO-8601
     csv/messages.csv, csv/votes.csv,  one table each across the exported games
     csv/players.csv
@@ -25,8 +25,16 @@ What may appear, and what never does:
 - Games on servers with logging off, and games not yet ended, are skipped; the report and the
   manifest say why. "all" means every ended game played here; LLMafia imports (already public
   in their own release) are exported only when named.
-- Game-Manager announcements of games played here go to public_manager_chat.txt and their
-  "X voted for Y" lines stay in the chat of their phase, as in the release.
+- ``llmafia/`` is what LLMafia's own analysis code reads (``analyze.py``): one numbered folder
+  a game (an imported game keeps its release number when free; games played here are numbered
+  from 1001 on, above the release's pilot games, whose survey scale the analysis treats
+  differently), mapped to our game id by the manifest (``llmafia`` and each game's
+  ``llmafia_folder``). The Game-Manager lines of games played here are LLMafia's sentences,
+  rebuilt from the events (`bot.research.llmafia_manager`), not our narration. A game the
+  format cannot hold (no agent, or more than one: the analysis finds its one LLM player by its
+  log file) is left out of ``llmafia/`` with the reason in the manifest (``llmafia_left_out``);
+  its csv and jsonl rows are written as usual. Chat lines left empty are left out and counted
+  (``llmafia_empty_lines``).
 
 The output folder (`bot.research.outdir`): a new or empty folder, or, with ``force``, one
 holding an earlier export, of which exactly the files that export wrote are replaced (so
@@ -45,7 +53,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -60,8 +67,9 @@ from sqlmodel import Session, col, select
 
 from bot.consent import CONSENT_VERSION, research_seats
 from bot.research.importer import SERVER_PLATFORM, SOURCE, game_from_store
+from bot.research.llmafia_manager import StoredEvent, manager_lines
 from bot.research.llmafia_model import MANAGER, ChatLine, LLMafiaGame, Survey
-from bot.research.llmafia_write import write_game
+from bot.research.llmafia_write import AGENT_LOG_MARKER, write_counted
 from bot.research.names import inside
 from bot.research.outdir import MARKER, OutputFolder
 from bot.research.scrub import (
@@ -94,7 +102,8 @@ Identities = Mapping[str, Iterable[str]]
 
 _ENDED = ("finished", "aborted")
 _FAMILY = {"day": "day", "vote": "day", "night": "night", "night_vote": "night"}
-_VOTE_LINE = re.compile(r"^.+ (?:voted for|changed their vote to) .+$|^.+ abstains\.$")
+# LLMafia folders of games played here start above the release's numbers (and its pilot games)
+_FIRST_PLAYED_FOLDER = 1001
 # Event payload keys: seat indices (dropped), single names, lists of names, (name, x) pairs.
 _INDEX_KEYS = {"seat", "voter", "target", "targets", "victim", "chosen", "visible_to"}
 _NAME_KEYS = {"name", "voter_name", "target_name", "victim_name", "chosen_name"}
@@ -117,6 +126,9 @@ class ExportedGame:
     withheld: list[str]
     withheld_lines: int
     files: list[str] = field(default_factory=list)
+    llmafia_folder: str | None = None
+    llmafia_left_out: str | None = None
+    llmafia_empty_lines: int = 0
 
 
 @dataclass
@@ -138,7 +150,10 @@ class ExportReport:
                 if g.withheld
                 else ""
             )
-            out.append(f"  {g.game_id}: {g.players} players{held}")
+            folder = f"; llmafia/{g.llmafia_folder}" if g.llmafia_folder else ""
+            if g.llmafia_left_out:
+                folder = f"; not in llmafia/: {g.llmafia_left_out}"
+            out.append(f"  {g.game_id}: {g.players} players{held}{folder}")
         for game_id, why in self.skipped.items():
             out.append(f"  {game_id}: skipped, {why}")
         return out
@@ -156,9 +171,13 @@ class ExportReport:
                     "withheld": g.withheld,
                     "withheld_lines": g.withheld_lines,
                     "files": g.files,
+                    "llmafia_folder": g.llmafia_folder,
+                    "llmafia_left_out": g.llmafia_left_out,
+                    "llmafia_empty_lines": g.llmafia_empty_lines,
                 }
                 for g in self.exported
             ],
+            "llmafia": {g.llmafia_folder: g.game_id for g in self.exported if g.llmafia_folder},
             "skipped": self.skipped,
         }
 
@@ -201,15 +220,26 @@ def _write_bundle(
     report: ExportReport,
 ) -> None:
     tables: dict[str, list[list[Any]]] = {"messages": [], "votes": [], "players": []}
+    folders: set[str] = set()
     for game_id in ids:
         g, why = _prepare(engine, game_id, identities or {})
         if g is None:
             report.skipped[game_id] = why
             continue
         files: list[str] = []
+        exported = ExportedGame(g.id, len(g.seats), g.withheld_labels(), g.withheld_lines(), files)
         if "llmafia" in wanted:
-            write_game(g.llmafia(engine), inside(out, f"llmafia/{g.id}"))
-            files.append(f"llmafia/{g.id}/")
+            game = g.llmafia(engine)
+            left_out = llmafia_problem(game)
+            if left_out is not None:
+                exported.llmafia_left_out = left_out
+            else:
+                folder = _llmafia_folder(game.game_id if g.imported else None, folders)
+                log = g.llmafia_agent_log() if with_agent_log else None
+                written = write_counted(game, inside(out, f"llmafia/{folder}"), agent_log=log)
+                exported.llmafia_folder = folder
+                exported.llmafia_empty_lines = written.empty_lines
+                files.append(f"llmafia/{folder}/")
         if "jsonl" in wanted:
             _write_jsonl(inside(out, f"jsonl/{g.id}.jsonl"), g.events())
             files.append(f"jsonl/{g.id}.jsonl")
@@ -220,9 +250,7 @@ def _write_bundle(
         if with_agent_log:
             _write_jsonl(inside(out, f"agent_log/{g.id}.jsonl"), g.agent_log())
             files.append(f"agent_log/{g.id}.jsonl")
-        report.exported.append(
-            ExportedGame(g.id, len(g.seats), g.withheld_labels(), g.withheld_lines(), files)
-        )
+        report.exported.append(exported)
     if "csv" in wanted:
         for name, header in (
             ("messages", _MESSAGES_HEADER),
@@ -231,6 +259,30 @@ def _write_bundle(
         ):
             _write_csv(out / "csv" / f"{name}.csv", header, tables[name])
     _put(out / "manifest.json", json.dumps(report.manifest(), indent=2, ensure_ascii=False))
+
+
+def llmafia_problem(game: LLMafiaGame) -> str | None:
+    """Why LLMafia's format cannot hold ``game``, or None: its analysis finds the one LLM player
+    of a game by that player's log file, and refuses a game with none or several."""
+    agents = len(game.llm_players)
+    if agents == 0:
+        return "it has no agent (LLMafia's analysis needs exactly one LLM player)"
+    if agents > 1:
+        return f"it has {agents} agents (LLMafia's analysis needs exactly one LLM player)"
+    return None
+
+
+def _llmafia_folder(number: str | None, used: set[str]) -> str:
+    """The game's folder under llmafia/: its release number when it has a free one, else the
+    next free number from 1001 (never one holding "00001", which the analysis skips)."""
+    if number is not None and number.isdigit() and "00001" not in number and number not in used:
+        used.add(number)
+        return number
+    n = _FIRST_PLAYED_FOLDER
+    while f"{n:04d}" in used or "00001" in f"{n:04d}":
+        n += 1
+    used.add(f"{n:04d}")
+    return f"{n:04d}"
 
 
 def export_zip(
@@ -454,16 +506,25 @@ class _Game:
         seat_of = {s.character_name: s.index for s in self.seats}
         lines = []
         for line in g.lines:
+            if not self.imported and line.speaker == MANAGER:
+                continue  # our narration: LLMafia's sentences are rebuilt from the events below
             seat = seat_of.get(line.speaker) if line.speaker != MANAGER else None
-            place = line.place
-            if not self.imported and line.speaker == MANAGER and not _VOTE_LINE.match(line.text):
-                place = "manager"
             lines.append(
                 replace(
                     line,
-                    place=place,
                     speaker=self.name(line.speaker) or line.speaker,
                     text=self.message_text(seat, line.text),
+                )
+            )
+        if not self.imported:
+            lines.extend(
+                manager_lines(
+                    (StoredEvent(_naive(e.t), e.kind, e.payload) for e in self.event_rows),
+                    day_minutes=g.day_minutes,
+                    night_minutes=g.night_minutes,
+                    phase_label=self.phase_label,  # "day-1", "night-1": LLMafia's phases
+                    name=lambda n: self.name(n) or n,
+                    is_mafia_role=_is_mafia,
                 )
             )
         vote_files = {
@@ -493,6 +554,24 @@ class _Game:
             remaining_players=[self.name(p) or p for p in g.remaining_players],
         )
 
+    def llmafia_agent_log(self) -> str:
+        """The agent's decisions in the release's log layout (``# NEW LOG`` blocks)."""
+        blocks = []
+        for c in self.llm_calls:
+            parts = [
+                "# NEW LOG",
+                f"## TIME: {_naive(c.t).strftime('%H:%M:%S')}",
+                f"## OPERATION: {c.kind}" + (f" ({c.model})" if c.model else ""),
+            ]
+            if c.decision is not None:
+                parts.append(f"## DECISION: {self.clean(c.decision)}")
+            if c.output is not None:
+                parts.append(f"## CONTENT: {self.clean(c.output)}")
+            if c.error is not None:
+                parts.append(f"## ERROR: {self.clean(c.error)}")
+            blocks.append("\n".join(parts) + "\n")
+        return "".join(blocks) or AGENT_LOG_MARKER
+
     def _vote_entry(self, entry: str) -> str:
         return self.label.get(entry, self.clean(entry))
 
@@ -512,6 +591,10 @@ def _is_mafia(role: str | None) -> bool:
         return get_role(role).team == "mafia"
     except Exception:  # a role this engine does not know: only "mafia" is mafia
         return role == "mafia"
+
+
+def _naive(t: datetime) -> datetime:
+    return t.astimezone(UTC).replace(tzinfo=None) if t.tzinfo else t
 
 
 def _time_ordered(lines: list[ChatLine]) -> list[ChatLine]:

@@ -63,6 +63,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.research.importer import KILLED, SOURCE, VOTED_OUT
+from bot.research.spotrate import spot_rates, table_lines
 from bot.store.models import GAME_MANAGER, Game, Message, Seat, SurveyResponse
 from bot.store.models import Phase as PhaseRow
 
@@ -704,6 +705,7 @@ def build_report(
         **_win_rates(games),
         "voted_out_rank": _voted_out_ranks(games),
         "survey": _survey(games),
+        "spot_the_ai": spot_rates(engine, [g.id for g in games]).as_dict(),
         "separability": _separability(games, embedder),
         "paper": PAPER,
         "notes": _notes(games),
@@ -877,6 +879,19 @@ def render_markdown(report: dict[str, Any], figures: dict[str, str] | None = Non
             f"| {k} | {_ms(sv[k])} | {sv[k]['n']} | {_ms(sv['linear'][k])} | "
             f"{_ms(sv['only_1_5_answers'][k])} | {_ms(paper['survey'][k])} |"
         )
+
+    spot = report.get("spot_the_ai")
+    if spot:
+        out += ["", "## Spot-the-AI rate", ""]
+        out.append(
+            "Share of survey answers to 'who was the AI?' that named an agent, with the 95% "
+            "Wilson interval; chance is what a random guess among the other players gives "
+            "(agents / (N - 1) per answer, averaged over the answers); games where fewer than "
+            f"2 people answered are counted. Paper: {_pct(paper['survey']['identified_rate'])}."
+        )
+        out += ["", *table_lines(spot)]
+        if "spot_the_ai" in figures:
+            out += ["", f"![Spot-the-AI rate]({figures['spot_the_ai']})"]
 
     tm = report["timing"]
     out += ["", "## Figure 5. Timing (seconds)", ""]

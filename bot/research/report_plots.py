@@ -24,7 +24,42 @@ def plot_all(report: dict[str, Any], out: Path) -> dict[str, Path]:
         "figure5": _figure5(report, out / "figure5_timing.png"),
         "figure6": _figure6(report, out / "figure6_win_rates.png"),
         "figure7": _figure7(report, out / "figure7_voted_out_rank.png"),
+        **(
+            {"spot_the_ai": _spot(report["spot_the_ai"], out / "spot_the_ai.png")}
+            if report.get("spot_the_ai")
+            else {}
+        ),
     }
+
+
+def _spot(spot: dict[str, Any], path: Path) -> Path:
+    """Spot-the-AI rate per group with its 95% interval, and the chance level of each."""
+    rows = [("overall", spot["overall"])]
+    rows += [(f"server: {r['label']}", r) for r in spot["by_server"]]
+    rows += [(f"setup: {r['label']}", r) for r in spot["by_setup"]]
+    rows = [(label, r) for label, r in rows if r["answers"]]
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.45 * max(1, len(rows))))
+    for y, (_label, r) in enumerate(rows):
+        lo, hi = r["ci95"]
+        ax.errorbar(
+            [r["rate"]],
+            [y],
+            xerr=[[max(0.0, r["rate"] - lo)], [max(0.0, hi - r["rate"])]],
+            fmt="o",
+            color="tab:red",
+            capsize=4,
+            label="named an AI (95% CI)" if y == 0 else None,
+        )
+        chance = "chance" if y == 0 else None
+        ax.plot([r["chance"]], [y], "|", color="black", markersize=14, label=chance)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"{label[:48]} (n={r['answers']})" for label, r in rows])
+    ax.invert_yaxis()
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_xlabel("share of answers naming an AI player")
+    if rows:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    return _save(fig, path)
 
 
 def _save(fig: Any, path: Path) -> Path:

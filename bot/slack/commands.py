@@ -42,6 +42,7 @@ HELP = f"""\
 `/mafia kick @someone`: take someone out; an AI plays their character on (host)
 `/mafia consent [withdraw]`: your consent, or withdraw it and your data
 `/mafia export`: anonymised research export of finished games (workspace admins)
+`/mafia spotrate`: how often people named the AI in the survey (workspace admins)
 Settings: `{SETTINGS_HELP}`
 Join and leave with the lobby's buttons. During the game you talk, vote and act from your \
 direct messages with me (your booth)."""
@@ -64,6 +65,8 @@ async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
         return await consent_command(adapter, ctx, rest)
     if sub == "export":
         return await export_command(adapter, ctx, rest)
+    if sub == "spotrate":
+        return await spotrate_command(adapter, ctx)
     if sub == "status":
         return status_command(adapter, ctx)
     sg = adapter.games.in_channel(ctx.channel)
@@ -121,6 +124,16 @@ async def consent_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> Reply:
     status = await adapter.store.run(lambda: consent_status(engine, PLATFORM, ctx.team, ctx.user))
     text = f"Your consent on this workspace: {status.describe()}"
     return text, B.consent_prompt(text)
+
+
+async def spotrate_command(adapter: SlackAdapter, ctx: Ctx) -> str:
+    from bot.research.spotrate import server_chat_lines
+
+    if not await adapter.out.is_admin(ctx.team, ctx.user):
+        return "Only workspace admins can see the spot-the-AI rate."
+    engine = adapter.service.engine
+    lines = await adapter.store.run(lambda: server_chat_lines(engine, PLATFORM, ctx.team))
+    return to_slack("\n".join(lines))
 
 
 async def export_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:

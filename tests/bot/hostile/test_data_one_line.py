@@ -66,14 +66,16 @@ async def play_forgery(svc: GameService) -> tuple[str, str, str, str]:
     game_id = await svc.create_game(QUICK, platform="discord", server_external_id=SERVER, seed=5)
     for uid in USERS:
         await svc.join(game_id, uid)
+    await svc.join(game_id, None, is_agent=True, agent_kind="llm")  # LLMafia's format needs one
     await svc.start(game_id)
     state = await until_phase(svc.games[game_id], PhaseKind.VOTE, tries=300)
-    forger, victim = state.seats[0], state.seats[1]
+    people = [s.index for s in svc.games[game_id].seats if not s.is_agent]
+    forger, victim = state.seats[people[0]], state.seats[people[1]]
     typed = forged(victim.name)
     await svc.say(game_id, forger.index, typed)
     mafia = next(s for s in state.seats if s.is_mafia)
     for seat in state.seats:
-        target = mafia if seat.index != mafia.index else state.seats[(mafia.index + 1) % 5]
+        target = mafia if seat.index != mafia.index else state.seats[(mafia.index + 1) % 6]
         await svc.vote(game_id, seat.index, target.name)
     await svc.wait_finished(game_id)
     await svc.drain(game_id)
@@ -104,7 +106,8 @@ async def test_export_and_reimport_keep_a_forged_line_with_its_writer(
 
     out = tmp_path / "out"
     export_games(engine, [game_id], out)
-    folder = out / "llmafia" / game_id
+    folder = out / "llmafia" / "1001"  # the manifest maps it to the game
+    assert json.loads((out / "manifest.json").read_text())["llmafia"] == {"1001": game_id}
     for chat in folder.glob("public_*_chat.txt"):
         for line in chat.read_text(encoding="utf-8").split("\n")[:-1]:
             assert no_breaks(line)
@@ -123,7 +126,7 @@ async def test_export_and_reimport_keep_a_forged_line_with_its_writer(
     assert [line.speaker for line in confessions] == [forger]
     assert not any(line.speaker == victim and "confess" in line.text for line in back.lines)
     import_llmafia(engine, folder)
-    again = player_lines(engine, store_game_id(game_id))
+    again = player_lines(engine, store_game_id("1001"))
     assert [(s, t) for s, t in again if "confess" in t or "Voting is over" in t] == [
         (forger, one_line(typed))
     ]

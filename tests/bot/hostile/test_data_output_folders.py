@@ -99,7 +99,7 @@ def test_export_replaces_only_its_own_earlier_bundle_and_only_with_force(
     assert not (out / "csv" / "messages.csv").exists()
     assert (out / "notes.txt").read_text() == "mine"
     assert (out / "csv" / "mine.csv").read_text() == "mine"
-    assert (out / "llmafia" / f"llmafia-{GAME}" / "config.json").is_file()
+    assert (out / "llmafia" / GAME / "config.json").is_file()  # the release's number
     assert not [p for p in out.iterdir() if p.name.startswith(".mafiabot-staging")]
 
 

@@ -77,6 +77,12 @@ def files(root: Path) -> dict[str, str]:
     }
 
 
+def llmafia_dir(bundle: dict[str, str], game_id: str) -> str:
+    """The game's folder in the bundle: its number, found through the manifest."""
+    folder = json.loads(bundle["manifest.json"])["llmafia"]
+    return "llmafia/" + next(k for k, v in folder.items() if v == game_id)
+
+
 def word(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
 
@@ -108,7 +114,7 @@ async def test_bundle_has_no_identities(service: GameService, tmp_path: Path) ->
         f"{t.name_of[BOB]}_vote.txt",
         f"{t.name_of[BOB]}_survey.txt",
     ):
-        assert f"llmafia/{gid}/{name}" in bundle, name
+        assert f"{llmafia_dir(bundle, gid)}/{name}" in bundle, name
     for path, text in bundle.items():
         for secret in FORBIDDEN:
             assert secret.casefold() not in text.casefold(), f"{secret!r} in {path}"
@@ -116,7 +122,7 @@ async def test_bundle_has_no_identities(service: GameService, tmp_path: Path) ->
         assert not word(t.name_of[ERIN]).search(text), f"{t.name_of[ERIN]} in {path}"
         assert "QXE-LINE" not in text and "lanterns are lit" not in text
     # identities became the character names of the people they belong to
-    chat = bundle[f"llmafia/{gid}/public_daytime_chat.txt"]
+    chat = bundle[f"{llmafia_dir(bundle, gid)}/public_daytime_chat.txt"]
     carol_line = next(line for line in chat.splitlines() if "told me" in line)
     assert carol_line.endswith(
         f"{t.name_of[BOB]} told me, ask {t.name_of[ALICE]} or {t.name_of[BOB]}"
@@ -168,12 +174,15 @@ async def test_formats_parse_and_match_the_store(
     assert sorted(r["withheld"] for r in players) == ["False"] * 5 + ["True"]
     assert [r["is_llm"] for r in players].count("True") == 1
 
-    config = json.loads(bundle[f"llmafia/{gid}/config.json"])
+    folder = llmafia_dir(bundle, gid)
+    assert folder == "llmafia/1001"  # numbered, as LLMafia's analysis keys its games
+    config = json.loads(bundle[f"{folder}/config.json"])
     assert len(config["players"]) == 6 and sum(p["is_llm"] for p in config["players"]) == 1
-    assert "[withheld]" in bundle[f"llmafia/{gid}/player_names.txt"].split("\n")
-    assert bundle[f"llmafia/{gid}/who_wins.txt"] == "Bystanders win!"
-    assert not any(k.endswith("[withheld]_survey.txt") for k in bundle)
-    manager = bundle[f"llmafia/{gid}/public_manager_chat.txt"]
+    assert "[withheld]" in bundle[f"{folder}/player_names.txt"].split("\n")
+    assert bundle[f"{folder}/who_wins.txt"] == "Bystanders win!"
+    # their answers are left out: an empty survey file, as for anyone who answered nothing
+    assert bundle[f"{folder}/[withheld]_survey.txt"] == ""
+    manager = bundle[f"{folder}/public_manager_chat.txt"]
     assert re.match(r"^\[\d\d:\d\d:\d\d\] Game-Manager: ", manager)
     assert "voted for" not in manager  # vote lines stay in the phase's chat, as in LLMafia
     manifest = json.loads(bundle["manifest.json"])
@@ -246,7 +255,7 @@ async def test_reexport_after_withdrawal_leaves_nothing(
     out = tmp_path / "out"
     export_games(engine, "all", out, identities=PEOPLE)
     assert LINES[ALICE][0] in bundle_text(out)
-    assert (out / "llmafia" / t.game_id / f"{t.name_of[ALICE]}_survey.txt").exists()
+    assert (out / "llmafia" / "1001" / f"{t.name_of[ALICE]}_survey.txt").exists()
     withdraw(engine, "discord", SERVER, ALICE)
     with pytest.raises(LookupError):
         export_games(engine, [t.game_id, "gnope"], out)
@@ -256,7 +265,8 @@ async def test_reexport_after_withdrawal_leaves_nothing(
     assert report.exported[0].withheld == ["[withheld]"]
     text = bundle_text(out)
     assert "QXA-LINE" not in text and "qxa-second-remark" not in text
-    assert not (out / "llmafia" / t.game_id / f"{t.name_of[ALICE]}_survey.txt").exists()
+    assert not (out / "llmafia" / "1001" / f"{t.name_of[ALICE]}_survey.txt").exists()
+    assert (out / "llmafia" / "1001" / "[withheld]_survey.txt").read_text() == ""
     assert not (out / "csv").exists() and not (out / "jsonl").exists()  # no stale formats
     assert (out / "notes.txt").read_text() == "mine"  # nothing else is touched
 
@@ -301,9 +311,10 @@ def test_imported_llmafia_games_read_back_unchanged(engine: Engine, tmp_path: Pa
     ids = [store_game_id("0007"), store_game_id("0013")]
     report = export_games(engine, ids, tmp_path / "out", formats=["llmafia"])
     assert [g.game_id for g in report.exported] == ids
-    for folder, gid in zip(("0007", "0013"), ids, strict=True):
+    assert [g.llmafia_folder for g in report.exported] == ["0007", "0013"]
+    for folder in ("0007", "0013"):
         original = read_game(source / folder)
-        back = read_game(tmp_path / "out" / "llmafia" / gid)
+        back = read_game(tmp_path / "out" / "llmafia" / folder)  # the release's number
         assert [p.name for p in back.players] == [p.name for p in original.players]
         assert [(x.speaker, x.text, x.place) for x in back.lines] == [
             (x.speaker, x.text, x.place) for x in original.lines

@@ -143,7 +143,17 @@ def test_round_trip_and_file_format(tmp_path: Path) -> None:
     out = write_game(g, tmp_path / "out")
     again = read_game(out)
     assert again.lines == g.lines and again.votes == g.votes
-    assert again.eliminations == g.eliminations and again.surveys == g.surveys
+    assert again.eliminations == g.eliminations
+    # Ann answered nothing: she gets an empty survey file (LLMafia's analysis opens one for
+    # every person), read back as an empty answer, as the release's own empty files are
+    assert (out / "Ann_survey.txt").read_text() == ""
+    assert [s for s in again.surveys if s.player != "Ann"] == g.surveys
+    assert [s.fields for s in again.surveys if s.player == "Ann"] == [{}]
+    # LLMafia's status files, and the agent's log file by which its analysis finds the LLM
+    assert (out / "Bob_status.txt").read_text() == "VOTED_OUT\n"
+    assert (out / "Cat_status.txt").read_text() == "VOTED_OUT\n"
+    assert (out / "Ann_status.txt").read_text() == "JOINED\n"
+    assert [p.name for p in out.glob("*_log.txt")] == ["Dan_log.txt"]
     for name in ("public_manager_chat.txt", "public_nighttime_chat.txt", "mafia_names.txt"):
         assert (out / name).read_bytes() == (src / name).read_bytes()
     assert (out / "who_wins.txt").read_text() == "Mafia wins!"

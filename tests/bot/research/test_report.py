@@ -380,13 +380,15 @@ def test_json_has_every_required_key(report: dict[str, Any], tmp_path: Path) -> 
 def test_markdown_and_figures(report: dict[str, Any], tmp_path: Path) -> None:
     written = write_report(report, tmp_path / "out", None)
     names = {p.name for p in written}
-    assert "report.md" in names and len([n for n in names if n.endswith(".png")]) == 4
+    assert "report.md" in names and len([n for n in names if n.endswith(".png")]) == 5
+    assert "spot_the_ai.png" in names
     for p in written:
         if p.suffix == ".png":
             assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     md = (tmp_path / "out" / "report.md").read_text()
     for title in ("Table 1", "Table 2", "Table 3", "Table 4", "Table 5", "Figure 4", "Figure 5"):
         assert f"## {title}" in md
+    assert "## Spot-the-AI rate" in md and "![Spot-the-AI rate](spot_the_ai.png)" in md
     assert "(bug-fixed)" in md and "study's buggy variant" in md
     assert "÷ 20" in md and "![Figure 7](figure7_voted_out_rank.png)" in md
 
