@@ -28,7 +28,8 @@ from bot.local.simulate import TERMINAL, describe_resume, ensure_started, pick_r
 from bot.runtime import running_service
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
-from bot.table.help import TERMINAL, help_text, roles_in_play
+from bot.table.help import TERMINAL as TERMINAL_COMMANDS
+from bot.table.help import help_text, roles_in_play
 from bot.table.status import PHASE_NAMES
 from games.config import GameConfig
 from games.errors import RuleError
@@ -64,7 +65,7 @@ BOOTH = (
 def terminal_help(roles: Sequence[str] = ()) -> str:
     """The help of every platform (`bot.table.help`), with the terminal's commands."""
     return help_text(
-        commands=TERMINAL, roles=roles_in_play(roles), booth=BOOTH, markup="plain"
+        commands=TERMINAL_COMMANDS, roles=roles_in_play(roles), booth=BOOTH, markup="plain"
     )
 
 
@@ -382,7 +383,9 @@ async def ask_survey(
     console.print("Thank you, your answers are saved.")
 
 
-async def show_reveal(service: GameService, game: LiveGame, console: Console, window: float) -> None:
+async def show_reveal(
+    service: GameService, game: LiveGame, console: Console, window: float
+) -> None:
     """The reveal (`bot.reveal`), the same words as on every platform: the terminal's one
     person has answered (or skipped) the survey, so it has closed."""
     text = await asyncio.to_thread(
