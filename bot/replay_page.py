@@ -22,9 +22,9 @@ from sqlmodel import Session, col, select
 
 from bot.research.scrub import PLAYER, Scrubber, name_variants
 from bot.store.models import Event, Game, LLMCall, Message, Phase, Seat, Vote
+from games.narration import MANAGER
 from games.roles import get_role
 from games.state import PhaseKind
-from games.narration import MANAGER
 
 #: the lanes of the time line and the phase sections
 LANES = ("stage", "den")
@@ -207,7 +207,8 @@ th { background: #ececf4; }
 .ai { background: #ffe1e1; font-weight: 600; }
 .badge { display: inline-block; padding: 0 6px; border-radius: 8px; font-size: 12px;
          background: #c62828; color: #fff; margin-left: 6px; }
-.timeline { position: relative; background: #fff; border: 1px solid #d9d9e3; padding: 8px 8px 8px 70px; }
+.timeline { position: relative; background: #fff; border: 1px solid #d9d9e3;
+            padding: 8px 8px 8px 70px; }
 .row { position: relative; height: 26px; margin: 4px 0; }
 .row .lab { position: absolute; left: -64px; width: 60px; font-size: 12px; top: 5px; color:#555; }
 .band { position: absolute; top: 0; bottom: 0; border-right: 1px solid #fff; font-size: 11px;
@@ -235,7 +236,8 @@ section.phase > h3 { margin: 0; padding: 6px 12px; font-size: 15px; }
 .decision { font-size: 13px; margin: 2px 0; }
 .decision.fallback { color: #a15c00; }
 .legend span { display: inline-block; margin-right: 14px; font-size: 12px; }
-.legend i { display: inline-block; width: 12px; height: 12px; vertical-align: -1px; margin-right: 4px; }
+.legend i { display: inline-block; width: 12px; height: 12px; vertical-align: -1px;
+            margin-right: 4px; }
 """
 
 

@@ -150,11 +150,8 @@ def server_stats(engine: Engine, platform: str, server: str) -> dict[str, Player
                 if user is not None:
                     ratings[user] = rating
     for user, mine in stats.items():
-        rating = ratings.get(user)
-        if rating is not None:
-            mine.mu, mine.sigma, mine.rating = rating.mu, rating.sigma, rating.ordinal()
-        else:
-            mine.rating = model.rating().ordinal()
+        final = _rating(ratings, user, model)
+        mine.mu, mine.sigma, mine.rating = final.mu, final.sigma, final.ordinal()
     return stats
 
 
