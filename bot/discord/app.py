@@ -37,6 +37,7 @@ from bot.discord.lobby import Lobby
 from bot.discord.notify import Notifier
 from bot.discord.options import DiscordOptions, load_options
 from bot.discord.outbox import Job, Outbox
+from bot.discord.player_commands import add_player_commands
 from bot.discord.relay import Relay, RelayMetrics
 from bot.discord.render import Renderer
 from bot.discord.rooms import Room, Rooms
@@ -152,19 +153,21 @@ class MafiaBot(discord.AutoShardedClient):
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(*DYNAMIC_ITEMS)
-        self.tree.add_command(
-            MafiaCommands(
-                self.service,
-                self.rooms,
-                self.links,
-                self.servers,
-                self.lobby,
-                self.actions,
-                self.settings,
-                self.options,
-                self.end_lobby,
-            )
+        group = MafiaCommands(
+            self.service,
+            self.rooms,
+            self.links,
+            self.servers,
+            self.lobby,
+            self.actions,
+            self.settings,
+            self.options,
+            self.end_lobby,
         )
+        add_player_commands(
+            group, rooms=self.rooms, links=self.links, servers=self.servers, settings=self.settings
+        )
+        self.tree.add_command(group)
         if self.options.guild_ids:
             for gid in self.options.guild_ids:
                 guild = discord.Object(gid)

@@ -17,13 +17,12 @@ from games.roles import get_role, registered_roles
 Markup = Literal["discord", "slack", "plain"]
 
 HOW_IT_GOES = (
-    "Everyone plays under a character name given for this game, and at least one of the "
-    "players is an AI agent: nobody is told which. By **day** the living talk on the stage "
-    "(the game channel), then vote someone out. At **night** the mafia pick someone to kill, "
-    "and the detective and the doctor, if in play, make their choice. The bystanders win when "
-    "no mafia is left; the mafia win when they are at least as many as the rest. After the "
-    "game a short survey asks who you think the AI was; once everyone has answered (or a few "
-    "minutes later) the stage is told who it was and how many of you spotted it."
+    "Everyone plays under a character name given for this game, and at least one player is "
+    "an AI agent: nobody is told which. By **day** the living talk on the stage (the game "
+    "channel), then vote someone out. At **night** the mafia pick someone to kill, and the "
+    "other roles with a night action make their choice. After the game a short survey asks "
+    "who you think the AI was; once everyone has answered (or a few minutes later) the stage "
+    "is told who it was and how many of you spotted it."
 )
 
 
