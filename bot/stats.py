@@ -3,9 +3,11 @@
 For each person on one server (a Discord guild, a Slack workspace): games played, wins by side
 (bystanders, mafia), how often they survived, and their spot-the-AI score (how many of their
 survey guesses named the AI). The leaderboard ranks people by a skill rating from the
-`openskill` package (the Plackett-Luce model, as UltiMafia's hall of fame uses): each game is
-a match of two teams, the winning side ranked first; the rating shown is the model's
-*ordinal* (mu - 3 sigma), which rises as the model grows sure of a player.
+`openskill` package (the Plackett-Luce model, as UltiMafia's hall of fame uses): in each game
+every person plays one-on-one against the average rating of the other side (the sides are of
+very unequal size, so rated as two teams the larger one would be the favourite by numbers
+alone), the winner ranked first; the rating shown is the model's *ordinal* (mu - 3 sigma),
+which rises as the model grows sure of a player.
 
 Who appears: only people whose latest answer to the consent notice on this server is a "yes"
 not withdrawn. A withdrawal (`bot.privacy`) marks their seats withdrawn, and those seats never
@@ -143,12 +145,19 @@ def server_stats(engine: Engine, platform: str, server: str) -> dict[str, Player
             teams[won].append((seat.user_id, _rating(ratings, seat.user_id, model)))
         if not teams[True] or not teams[False]:
             continue
-        order = (teams[True], teams[False])
-        rated = model.rate([[r for _, r in team] for team in order], ranks=[1, 2])
-        for team, new in zip(order, rated, strict=True):
-            for (user, _), rating in zip(team, new, strict=True):
-                if user is not None:
-                    ratings[user] = rating
+        # The sides are of unequal size (a mafia of 1 against 5): rated as teams, the large
+        # side would be the favourite by its numbers alone. So each person plays one-on-one
+        # against the other side's average, all from the ratings before this game.
+        updated: dict[str, Any] = {}
+        for won, team in teams.items():
+            opponent = _average(model, [r for _, r in teams[not won]])
+            for user, rating in team:
+                if user is None:
+                    continue
+                ranks: list[float] = [1.0, 2.0] if won else [2.0, 1.0]
+                [[new], _] = model.rate([[rating], [opponent]], ranks=ranks)
+                updated[user] = new
+        ratings.update(updated)
     for user, mine in stats.items():
         final = _rating(ratings, user, model)
         mine.mu, mine.sigma, mine.rating = final.mu, final.sigma, final.ordinal()
@@ -211,6 +220,12 @@ def leaderboard_text(rows: Sequence[PlayerStats], name: Callable[[str], str]) ->
             f"{row.wins} win(s), spot-the-AI {spot}"
         )
     return "\n".join(lines)
+
+
+def _average(model: PlackettLuce, side: Sequence[Any]) -> Any:
+    mu = sum(r.mu for r in side) / len(side)
+    sigma = (sum(r.sigma**2 for r in side) / len(side)) ** 0.5
+    return model.rating(mu=mu, sigma=sigma)
 
 
 def _rating(ratings: dict[str, Any], user: str, model: PlackettLuce) -> Any:
