@@ -196,3 +196,40 @@ async def test_a_withdrawn_players_seat_stays_anonymous_in_the_rating(
         seats = s.exec(select(m.Seat).where(m.Seat.game_id == table.game_id)).all()
     assert any(seat.withdrawn for seat in seats)
     assert ALICE not in server_stats(engine, "discord", SERVER)
+
+
+async def test_the_window_reveals_once_and_a_restart_rearms_it(
+    service: GameService,  # noqa: F811
+) -> None:
+    import asyncio
+
+    engine = service.engine
+    table = await finished(service)
+    answer_all(engine, table, ALICE, table.agent_name)
+    posted: list[tuple[str, str]] = []
+    done = asyncio.Event()
+
+    async def post(game_id: str, text: str) -> None:
+        posted.append((game_id, text))
+        done.set()
+
+    first = reveal.Reveals(engine, 3600.0, post)
+    first.game_over(table.game_id)
+    await first.answered(table.game_id)  # one of five: not yet
+    assert posted == []
+    first.close()  # the process stops before the window closes
+    # restarted: the window is re-armed with the time left (here: none, it is backdated)
+    with session_scope(engine) as s:
+        game = s.get(m.Game, table.game_id)
+        assert game is not None and game.ended_at is not None
+        game.ended_at -= timedelta(seconds=3600)
+    second = reveal.Reveals(engine, 3600.0, post)
+    await second.recover("discord")
+    await asyncio.wait_for(done.wait(), 10)
+    assert posted == [(table.game_id, f"The AI was {table.agent_name}. 1 of 5 of you named them.")]
+    await second.answered(table.game_id)
+    second.game_over(table.game_id, 0)
+    await asyncio.sleep(0.05)
+    assert len(posted) == 1
+    assert reveal.pending(engine, "discord") == []
+    second.close()
