@@ -83,10 +83,10 @@ async def test_help_reveal_stats_leaderboard_replay(
         if guess == harness.character(game_id, u):
             guess = agent
         await answer_survey(harness, u, guess)
-        assert any("announced in the game channel" in t for t in harness.dm_texts(u))
         if n < len(users) - 1:
             await harness.adapter.drain()  # type: ignore[union-attr]
             assert REVEAL not in seen(harness, users)  # nobody, not even who answered
+        assert any("announced in the game channel" in t for t in harness.dm_texts(u))
     expected = f"{REVEAL} {agent}. 4 of 5 of you named them."
     await harness.wait_stage(
         lambda: any(m.text == expected for m in harness.stage()), what="the reveal"
