@@ -233,3 +233,34 @@ async def test_the_window_reveals_once_and_a_restart_rearms_it(
     assert len(posted) == 1
     assert reveal.pending(engine, "discord") == []
     second.close()
+
+
+def test_games_finished_before_the_upgrade_are_not_revealed_again(db_url: str) -> None:
+    """Upgrading must not make a bot post the reveal of every old game in its channel."""
+    import sqlalchemy as sa
+
+    from bot.store import migrate
+    from bot.store.db import make_engine
+
+    migrate.upgrade(db_url, "0009")
+    eng = make_engine(db_url)
+    try:
+        with eng.begin() as conn:
+            conn.execute(sa.text("INSERT INTO servers (platform, external_id, settings, "
+                                 "logging_enabled, created_at) VALUES ('discord', 'G9', '{}', "
+                                 "true, '2026-01-01 10:00:00')"))  # fmt: skip
+            for gid, status, ended in (("old", "finished", "'2026-01-01 11:00:00'"),
+                                       ("stopped", "aborted", "'2026-01-01 11:00:00'"),
+                                       ("open", "running", "NULL")):  # fmt: skip
+                conn.execute(sa.text(
+                    "INSERT INTO games (id, server_id, status, config, seed, created_at, "
+                    f"ended_at, clock_speed, last_seq) VALUES ('{gid}', 1, '{status}', '{{}}', "
+                    f"1, '2026-01-01 10:00:00', {ended}, 1.0, 0)"
+                ))  # fmt: skip
+        migrate.upgrade(db_url)
+        assert reveal.pending(eng, "discord") == []
+        with Session(eng) as s:
+            got = {g.id: g.revealed_at for g in s.exec(select(m.Game)).all()}
+        assert got["old"] is not None and got["stopped"] is None and got["open"] is None
+    finally:
+        eng.dispose()
