@@ -20,6 +20,52 @@ def everything_the_players_saw(fake: FakeDiscord, table: Table) -> str:
     return "\n".join(texts)
 
 
+async def vote_out_the_mafia(fake: FakeDiscord, table: Table, game_id: str) -> tuple[str, str]:
+    """Day 1's vote: every person votes the mafia out (the mafia votes for the agent); the
+    game is won. Returns (the agent's character, the one voted out)."""
+    started = await table.wait_stage(lambda m: "The game begins" in m["content"])
+    everyone = started["content"].split("players: ")[1].split(". ")[0]
+    players = {n.strip() for n in everyone.replace(" and ", ", ").split(",")}
+    (agent,) = players - set(table.names.values())
+    vote = await table.wait_stage(
+        lambda m: "Voting is open" in m["content"] and bool(m["components"])
+    )
+    select_id = next(c for c in custom_ids(vote) if c.startswith(f"mafia:vote:{game_id}:"))
+    mafia = [table.names[p.id] for p in table.humans if table.roles[p.id] == "mafia"]
+    target = mafia[0] if mafia else agent
+    for person in table.humans:
+        choice = target if table.names[person.id] != target else agent
+        await (await fake.select(vote, select_id, [choice], user=person)).response()
+    await table.wait_stage(lambda m: "win!" in m["content"])
+    return agent, target
+
+
+async def test_the_reveal_comes_when_the_window_closes(
+    fake_discord: FakeDiscord, tmp_path: Path
+) -> None:
+    """Nobody answers the survey: the reveal still comes, MAFIABOT_REVEAL_AFTER_SECONDS after
+    the end (here 2 s), once."""
+    fake = fake_discord
+    table = Table.build(fake)
+    async with bot_stack(fake, db_url_in(tmp_path), speed=30.0, reveal_after=2.0) as bot:
+        game_id = await table.play(day_minutes=3.0, vote_minutes=1.0, night_minutes=1.0)
+        agent, _ = await vote_out_the_mafia(fake, table, game_id)
+        await bot.outbox.drain()
+        assert REVEAL not in everything_the_players_saw(fake, table)
+        await table.wait_stage(
+            lambda m: m["content"] == f"{REVEAL} {agent}. 0 of 5 of you named them.", within=10
+        )
+        # a late answer changes nothing on the stage
+        mine = table.booth(table.humans[1])
+        assert mine is not None
+        survey = await fake.wait_for_message(mine, lambda m: bool(m["components"]))
+        ids = {cid.split(":")[-1]: cid for cid in custom_ids(survey)}
+        for key, value in (("ai0", agent), ("sim", "4"), ("time", "3"), ("rel", "5")):
+            await (await fake.select(survey, ids[key], [value], user=table.humans[1])).response()
+        await bot.outbox.drain()
+        assert everything_the_players_saw(fake, table).count(REVEAL) == 1
+
+
 async def test_help_reveal_stats_leaderboard_replay(
     fake_discord: FakeDiscord, tmp_path: Path
 ) -> None:
@@ -50,20 +96,7 @@ async def test_help_reveal_stats_leaderboard_replay(
         helped = await answered(await table.slash("mafia help", table.humans[2]))
         assert f"<#{booth.id}>" in helped["content"]
 
-        started = await table.wait_stage(lambda m: "The game begins" in m["content"])
-        everyone = started["content"].split("players: ")[1].split(". ")[0]
-        players = {n.strip() for n in everyone.replace(" and ", ", ").split(",")}
-        (agent,) = players - set(table.names.values())
-        vote = await table.wait_stage(
-            lambda m: "Voting is open" in m["content"] and bool(m["components"])
-        )
-        select_id = next(c for c in custom_ids(vote) if c.startswith(f"mafia:vote:{game_id}:"))
-        mafia = [table.names[p.id] for p in table.humans if table.roles[p.id] == "mafia"]
-        target = mafia[0] if mafia else agent
-        for person in table.humans:
-            choice = target if table.names[person.id] != target else agent
-            await (await fake.select(vote, select_id, [choice], user=person)).response()
-        await table.wait_stage(lambda m: "win!" in m["content"])
+        agent, target = await vote_out_the_mafia(fake, table, game_id)
 
         # Four of five answer the whole survey: nobody is told who the AI was.
         for n, person in enumerate(table.humans):
