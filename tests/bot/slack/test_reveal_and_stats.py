@@ -45,6 +45,46 @@ async def answer_survey(harness: SlackHarness, u: FakeUser, guess: str) -> None:
     )
 
 
+async def won_game(harness: SlackHarness, users: list[FakeUser]) -> tuple[str, str, str]:
+    """A game everyone wins on day 1 by voting the mafia out: (game id, agent, mafia)."""
+    seed = seed_where(_agent_is_bystander)
+    game_id, _ = await harness.running_game_of(
+        users, f"day=1 vote=3600 night=3600 night_vote=3600 mafia=1 roles=doctor seed={seed}"
+    )
+    helped = await harness.slash(users[1], "help")
+    assert "*doctor*" in helped  # the roles of the game in this channel
+    game = harness.live(game_id)
+    assert game.state is not None and harness.service is not None
+    agent = next(s for s in game.seats if s.is_agent).name
+    mafia = next(s.name for s in game.state.seats if s.is_mafia)
+    await harness.fake.wait_until(
+        lambda: game.state is not None and game.state.phase.kind.value == "vote",
+        what="the vote",
+    )
+    for s in game.state.seats:
+        await harness.service.vote(game_id, s.index, mafia if s.name != mafia else agent)
+    await harness.wait_stage(
+        lambda: any("win" in m.text for m in harness.stage()), within=15, what="the end"
+    )
+    return game_id, agent, mafia
+
+
+async def test_the_reveal_comes_when_the_window_closes(harness: SlackHarness) -> None:
+    assert harness.adapter is not None
+    harness.adapter.reveals.window = 1.5  # MAFIABOT_REVEAL_AFTER_SECONDS
+    users = harness.people(5)
+    _, agent, _ = await won_game(harness, users)
+    await harness.adapter.drain()
+    assert REVEAL not in seen(harness, users)
+    expected = f"{REVEAL} {agent}. 0 of 5 of you named them."
+    await harness.wait_stage(
+        lambda: any(m.text == expected for m in harness.stage()), what="the reveal"
+    )
+    await answer_survey(harness, users[0], agent)  # late: nothing more is said
+    await harness.adapter.drain()
+    assert seen(harness, users).count(REVEAL) == 1
+
+
 async def test_help_reveal_stats_leaderboard_replay(
     harness: SlackHarness,
     upload_server: dict[str, Any],  # noqa: F811
@@ -56,26 +96,7 @@ async def test_help_reveal_stats_leaderboard_replay(
     assert "*mafia*" in helped and "*doctor*" not in helped and "direct messages" in helped
     assert "`/mafia leaderboard`" in helped
 
-    seed = seed_where(_agent_is_bystander)
-    game_id, _ = await harness.running_game_of(
-        users, f"day=1 vote=3600 night=3600 night_vote=3600 mafia=1 roles=doctor seed={seed}"
-    )
-    helped = await harness.slash(users[1], "help")
-    assert "*doctor*" in helped  # the roles of the game in this channel
-
-    game = harness.live(game_id)
-    assert game.state is not None and harness.service is not None
-    agent = next(s for s in game.seats if s.is_agent).name
-    mafia = next(s.name for s in game.state.seats if s.is_mafia)
-    await fake.wait_until(
-        lambda: game.state is not None and game.state.phase.kind.value == "vote",
-        what="the vote",
-    )
-    for s in game.state.seats:
-        await harness.service.vote(game_id, s.index, mafia if s.name != mafia else agent)
-    await harness.wait_stage(
-        lambda: any("win" in m.text for m in harness.stage()), within=15, what="the end"
-    )
+    game_id, agent, mafia = await won_game(harness, users)
 
     wrong = next(u for u in users if harness.character(game_id, u) != mafia)
     for n, u in enumerate(users):
