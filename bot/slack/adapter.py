@@ -104,7 +104,11 @@ class SlackAdapter:
         #: who the AI was, on the stage once the survey closes (`bot.reveal`)
         self.reveals = Reveals(
             service.engine,
-            (settings or Settings(_env_file=None)).reveal_after_seconds,  # type: ignore[call-arg]
+            (
+                settings.reveal_after_seconds
+                if settings is not None
+                else Settings.model_fields["reveal_after_seconds"].default
+            ),
             self._post_reveal,
             self.store.run,
         )
