@@ -264,3 +264,22 @@ def test_games_finished_before_the_upgrade_are_not_revealed_again(db_url: str) -
         assert got["old"] is not None and got["stopped"] is None and got["open"] is None
     finally:
         eng.dispose()
+
+
+async def test_last_answers_racing_give_one_reveal(service: GameService) -> None:  # noqa: F811
+    """The last answers (and the window's timer) arriving together: one reveal."""
+    import asyncio
+
+    engine = service.engine
+    table = await finished(service)
+    for uid in PEOPLE:
+        answer_all(engine, table, uid, table.agent_name)
+    results = await asyncio.gather(
+        *(
+            asyncio.to_thread(reveal.claim, engine, table.game_id, window=WINDOW, closed=i == 0)
+            for i in range(6)
+        )
+    )
+    assert [r for r in results if r is not None] == [
+        f"The AI was {table.agent_name}. 5 of 5 of you named them."
+    ]
