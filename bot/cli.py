@@ -433,8 +433,30 @@ async def _run_adapters(
 @app.command()
 def replay(
     game_dir: Annotated[
-        Path, typer.Argument(help="A recorded LLMafia game folder, e.g. .../llmafia/games/0006.")
+        Path,
+        typer.Argument(
+            help="A recorded LLMafia game folder, e.g. .../llmafia/games/0006; with --html, "
+            "the id of a finished game in the database.",
+            metavar="GAME",
+        ),
     ],
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Write the finished game GAME as one self-contained HTML page to this file.",
+        ),
+    ] = None,
+    research: Annotated[
+        bool,
+        typer.Option("--research", help="With --html: also the agents' decisions."),
+    ] = False,
+    identities: Annotated[
+        Path | None,
+        typer.Option(
+            "--identities", help='With --html: JSON {"user id": ["name", ...]} to scrub.'
+        ),
+    ] = None,
     speed: Annotated[
         float,
         typer.Option(
@@ -446,14 +468,22 @@ def replay(
     db: Annotated[
         str | None,
         typer.Option(
-            "--db", help="Keep the live game in this database (default: a temporary one)."
+            "--db",
+            help="Keep the live game in this database (default: a temporary one); with "
+            "--html, the database to read the game from.",
         ),
     ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Also print the result as one JSON object on stdout.")
     ] = False,
 ) -> None:
-    """Replay a recorded LLMafia game's humans against our agent; compare their timing."""
+    """Replay a recorded LLMafia game's humans against our agent and compare their timing;
+    or, with --html, write a finished game of ours as a replay page."""
+    if html is not None:
+        _replay_page(str(game_dir), html, research=research, identities=identities, db=db)
+        return
+    if research or identities is not None:
+        raise typer.BadParameter("only with --html", param_hint="--research/--identities")
     from agent.llm.base import LLMConfigError
     from bot.research.replay import run_replay_command
 
@@ -470,6 +500,39 @@ def replay(
         )
     except (FileNotFoundError, ValueError, LLMConfigError) as e:
         _fail(str(e))
+
+
+def _replay_page(
+    game_id: str, out: Path, *, research: bool, identities: Path | None, db: str | None
+) -> None:
+    """``mafiabot replay GAME --html FILE``: the page, or one line and exit 2."""
+    import json
+
+    from bot.replay_page import ReplayError, page_bytes
+    from bot.store.db import make_engine
+
+    names: dict[str, list[str]] = {}
+    if identities is not None:
+        try:
+            raw = json.loads(identities.read_text(encoding="utf-8"))
+            if not isinstance(raw, dict):
+                raise ValueError("not an object")
+            names = {str(k): [str(n) for n in v] for k, v in raw.items()}
+        except (OSError, ValueError, TypeError) as e:
+            _fail(f"--identities {identities}: {e}")
+    if out.is_dir():
+        _fail(f"--html {out} is a folder; give a file name.")
+    if not out.parent.is_dir():
+        _fail(f"--html {out}: the folder {out.parent} does not exist.")
+    engine = make_engine(_db_url(db, write=False))
+    try:
+        data = page_bytes(engine, game_id, research=research, identities=names)
+    except ReplayError as e:
+        _fail(str(e))
+    finally:
+        engine.dispose()
+    out.write_bytes(data)
+    typer.echo(f"Wrote the replay of game {game_id} to {out} ({len(data) // 1024 + 1} KiB).")
 
 
 @app.command("import-llmafia")

@@ -90,6 +90,9 @@ class Settings(BaseSettings):
     night_seconds: float = Field(45.0, ge=1, le=86_400)
     #: night kill vote length of new games, in game seconds
     night_vote_seconds: float = Field(30.0, ge=1, le=86_400)
+    #: the reveal ("The AI was ...") is posted on the stage once every person at the table
+    #: has answered the survey, or at the latest this many seconds after the game ended
+    reveal_after_seconds: float = Field(600.0, ge=1, le=7 * 86_400)
 
     #: for demos and tests only: the game clock of every new game, on every platform, runs
     #: this many times faster (phases, deadlines and the agents' timing alike)

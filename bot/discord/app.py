@@ -33,11 +33,12 @@ from bot.discord.actions import Actions
 from bot.discord.afk import AfkWatch
 from bot.discord.commands import MafiaCommands
 from bot.discord.faults import Faults
-from bot.discord.links import GameRow, LinkStore
+from bot.discord.links import PLATFORM, GameRow, LinkStore
 from bot.discord.lobby import Lobby
 from bot.discord.notify import Notifier
 from bot.discord.options import DiscordOptions, load_options
 from bot.discord.outbox import Job, Outbox
+from bot.discord.player_commands import add_player_commands
 from bot.discord.relay import Relay, RelayMetrics
 from bot.discord.render import Renderer
 from bot.discord.rooms import Room, Rooms
@@ -46,6 +47,7 @@ from bot.discord.shards import Handover
 from bot.discord.survey import Survey
 from bot.discord.views import DYNAMIC_ITEMS
 from bot.errors import PlatformUnreachable
+from bot.reveal import Reveals
 from bot.service import GameHeld, GameService, LiveGame, ServiceError
 from bot.settings import Settings, SettingsError, load_settings
 
@@ -117,6 +119,11 @@ class MafiaBot(discord.AutoShardedClient):
             manager_names=self.manager_names,
             finish_stage=self.finish_stage,
             metrics=metrics,
+            game_ended=lambda game_id: self.reveals.game_over(game_id),
+        )
+        #: who the AI was, on the stage once the survey closes (`bot.reveal`)
+        self.reveals = Reveals(
+            self.engine, self.settings.reveal_after_seconds, self._post_reveal, self.links.run
         )
         self.actions = Actions(
             self,
@@ -131,10 +138,11 @@ class MafiaBot(discord.AutoShardedClient):
         )
         self.faults = Faults(service, self.rooms, self.links, self.outbox, self.notify, self.relay)
         self.lobby = Lobby(self)
-        self.survey = Survey(self.links, self.rooms, reply)
+        self.survey = Survey(self.links, self.rooms, reply, completed=self.reveals.answered)
         self.afk = AfkWatch(self.rooms, self.notify, self._afk_takeover, self.options)
         self.handover = Handover(service, self.links, self.serving, self.take_over)
         self.recovered: list[str] = []
+        self._reveals_recovered = False
         self.caught_up = asyncio.Event()
         self._background: set[asyncio.Task[Any]] = set()
         service.subscribe(self.renderer)
@@ -147,19 +155,21 @@ class MafiaBot(discord.AutoShardedClient):
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(*DYNAMIC_ITEMS)
-        self.tree.add_command(
-            MafiaCommands(
-                self.service,
-                self.rooms,
-                self.links,
-                self.servers,
-                self.lobby,
-                self.actions,
-                self.settings,
-                self.options,
-                self.end_lobby,
-            )
+        group = MafiaCommands(
+            self.service,
+            self.rooms,
+            self.links,
+            self.servers,
+            self.lobby,
+            self.actions,
+            self.settings,
+            self.options,
+            self.end_lobby,
         )
+        add_player_commands(
+            group, rooms=self.rooms, links=self.links, servers=self.servers, settings=self.settings
+        )
+        self.tree.add_command(group)
         if self.options.guild_ids:
             for gid in self.options.guild_ids:
                 guild = discord.Object(gid)
@@ -254,6 +264,9 @@ class MafiaBot(discord.AutoShardedClient):
             log.info("relaying %d booth line(s) typed while the bot was away", count)
         self.caught_up.set()
         self.handover.start()
+        if not self._reveals_recovered:
+            self._reveals_recovered = True
+            self._later(self.reveals.recover(PLATFORM), "reveals")
         log.info("ready on %s", self.serving.describe())
 
     # --- gateway events ------------------------------------------------------------------------
@@ -339,7 +352,22 @@ class MafiaBot(discord.AutoShardedClient):
 
     # --- shutdown ------------------------------------------------------------------------------
 
+    async def _post_reveal(self, game_id: str, text: str) -> None:
+        """The reveal on the game's stage: through the room's queue while the room is known,
+        else as a plain bot post in the game's channel (after a restart)."""
+        room = self.rooms.get(game_id)
+        if room is not None:
+            self.notify.stage(room, text)
+            return
+        row = await self.links.game(game_id)
+        if row is None or not row.channel_id:
+            return
+        guild = int(row.guild_id) if row.guild_id else None
+        channel = self.get_partial_messageable(int(row.channel_id), guild_id=guild)
+        await channel.send(text, allowed_mentions=discord.AllowedMentions.none())
+
     async def close(self) -> None:
+        self.reveals.close()
         await self.handover.close()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.outbox.drain(), 10)

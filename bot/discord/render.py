@@ -89,12 +89,15 @@ class Renderer:
         manager_names: Callable[[], list[str]],
         finish_stage: Callable[[Room], Awaitable[None]],
         metrics: RelayMetrics | None = None,
+        game_ended: Callable[[str], None] | None = None,
     ) -> None:
         self.rooms = rooms
         self.notify = notifier
         self.manager_names = manager_names
         self.finish_stage = finish_stage
         self.metrics = metrics
+        #: told the id of a game that finished with a winner (arms the reveal's window)
+        self.game_ended = game_ended
 
     # --- entry ------------------------------------------------------------------------------
 
@@ -212,6 +215,8 @@ class Renderer:
             self.notify.booth(room, seat, text, view=view)
             text, view = comment_message(room.game_id, seat)
             self.notify.booth(room, seat, text, view=view)
+        if e.winner is not None and self.game_ended is not None:
+            self.game_ended(room.game_id)
 
     async def _archive(self, thread_id: int | None) -> None:
         if thread_id is not None:

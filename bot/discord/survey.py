@@ -15,7 +15,7 @@ from typing import Any
 
 import discord
 
-from bot import survey
+from bot import reveal, survey
 from bot.discord.links import LinkStore
 from bot.discord.rooms import Rooms
 from bot.discord.sanitize import plain
@@ -84,10 +84,18 @@ def comment_message(game_id: str, seat: int) -> tuple[str, discord.ui.View]:
 
 
 class Survey:
-    def __init__(self, links: LinkStore, rooms: Rooms, reply: Reply) -> None:
+    def __init__(
+        self,
+        links: LinkStore,
+        rooms: Rooms,
+        reply: Reply,
+        completed: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
         self.links = links
         self.rooms = rooms
         self.reply = reply
+        #: told the game id when someone's survey is complete (the reveal may be due)
+        self.completed = completed
 
     async def seats(
         self, interaction: discord.Interaction[Any], game_id: str, seat: int
@@ -137,7 +145,9 @@ class Survey:
         if left:
             await self.reply(interaction, f"{said} ({len(left)} question(s) left.)")
             return
-        await self.reply(interaction, f"{said} All done, thank you for playing!")
+        await self.reply(interaction, f"{said} All done, thank you for playing! {reveal.WHEN}")
+        if self.completed is not None:
+            await self.completed(game_id)
         room = self.rooms.get(game_id)
         booth = room.booths.get(seat) if room is not None else None
         if booth is not None:

@@ -20,7 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from bot import invocation, survey
+from bot import invocation, reveal, survey
 from bot.clock import utcnow
 from bot.errors import ServiceError
 from bot.local.render import ConsoleRenderer
@@ -34,6 +34,8 @@ from bot.local.simulate import (
 from bot.runtime import running_service
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
+from bot.table.help import RESUME, help_text, roles_in_play
+from bot.table.help import TERMINAL as TERMINAL_COMMANDS
 from bot.table.status import PHASE_NAMES
 from games.config import GameConfig
 from games.errors import RuleError
@@ -59,14 +61,22 @@ def typed_text(line: str) -> str:
     return _NOT_TEXT.sub("", line.replace("\t", " ")).strip()
 
 
-HELP = """\
-Type a line to talk. Commands:
-  /vote NAME     vote for NAME (during a vote; you can change it until the deadline)
-  /abstain       abstain in the current vote
-  /act NAME      your role's night action (detective: investigate, doctor: protect)
-  /who           players, what is known about them, and the time left
-  /help          this help
-  /quit          leave; the game is saved, continue with: {resume}"""
+#: where the booth is, as the terminal's help says it
+BOOTH = (
+    "This terminal is your booth: you see the stage here, your role card and private results "
+    "(and the den at night if you are mafia). Type a line to talk."
+)
+
+
+def terminal_help(roles: Sequence[str] = ()) -> str:
+    """The help of every platform (`bot.table.help`), with the terminal's commands."""
+    text = help_text(
+        commands=TERMINAL_COMMANDS, roles=roles_in_play(roles), booth=BOOTH, markup="plain"
+    )
+    return text.replace(RESUME, invocation.command("play --resume"))
+
+
+HELP = terminal_help()
 
 
 def seconds_left(game: LiveGame) -> float | None:
@@ -221,7 +231,7 @@ async def handle_line(
     command = command.lower()
     arg = arg.strip()
     if command in ("help", "h", "?"):
-        return HELP.format(resume=invocation.command("play --resume"))
+        return terminal_help(game.config.roles)
     if command == "who":
         return who(game, seat)
     if command == "vote":
@@ -400,6 +410,18 @@ async def ask_survey(
     console.print("Thank you, your answers are saved.")
 
 
+async def show_reveal(
+    service: GameService, game: LiveGame, console: Console, window: float
+) -> None:
+    """The reveal (`bot.reveal`), the same words as on every platform: the terminal's one
+    person has answered (or skipped) the survey, so it has closed."""
+    text = await asyncio.to_thread(
+        reveal.claim, service.engine, game.id, window=window, closed=True
+    )
+    if text:
+        console.print(f"[bold]{escape(text)}[/]", highlight=False)
+
+
 #: ``survey_responses.source`` of the terminal's answers
 SURVEY_SOURCE = "local"
 
@@ -475,3 +497,4 @@ async def run_play(
             await service.drain(game_id)
             if over and game.state is not None and game.state.winner is not None:
                 await ask_survey(service, game, me.index, console, keys)
+                await show_reveal(service, game, console, settings.reveal_after_seconds)

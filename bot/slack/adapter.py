@@ -26,6 +26,7 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.reveal import Reveals
 from bot.service import GameService, LiveGame, ServiceError
 from bot.settings import Settings
 from bot.slack.games import Games
@@ -34,11 +35,12 @@ from bot.slack.outbox import Outbox
 from bot.slack.relay import Relay
 from bot.slack.render import Renderer
 from bot.slack.store import LinkStore, SlackGame
+from bot.slack.text import to_slack
 from bot.slack.workspaces import OneWorkspace, Workspaces
 from bot.table.latency import RelayLatency
 from bot.table.text import AVATAR_URL_TEMPLATE
 from games.errors import RuleError
-from games.events import Event
+from games.events import Event, GameOver
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +101,17 @@ class SlackAdapter:
         self.out.poster.on_gone = lambda team: self._spawn(self.leave_workspace(team, GONE))
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
+        #: who the AI was, on the stage once the survey closes (`bot.reveal`)
+        self.reveals = Reveals(
+            service.engine,
+            (
+                settings.reveal_after_seconds
+                if settings is not None
+                else Settings.model_fields["reveal_after_seconds"].default
+            ),
+            self._post_reveal,
+            self.store.run,
+        )
         service.subscribe(self)
 
     @property
@@ -133,10 +146,12 @@ class SlackAdapter:
             if game is not None and game.state is not None and not sg.set_up:
                 await self.render.set_up(game, sg)  # crashed between the start and the set-up
         await self.relay.catch_up()
+        await self.reveals.recover(PLATFORM)
 
     async def close(self) -> None:
         """Let pending work (posts, last-ts writes) finish briefly, then stop."""
         self._closed = True
+        self.reveals.close()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=5)
         await self.out.poster.close()
@@ -170,6 +185,21 @@ class SlackAdapter:
                 await self.render.event(game, sg, event)
             except Exception:
                 log.exception("could not show %s of game %s on Slack", event.kind, game.id)
+            if isinstance(event, GameOver) and event.winner is not None:
+                self.reveals.game_over(game.id)
+
+    async def _post_reveal(self, game_id: str, text: str) -> None:
+        sg = self.games.get(game_id) or await self.store.load(game_id)
+        if sg is None:
+            return
+        self.out.post(
+            sg.channel,
+            to_slack(text),
+            team=sg.team,
+            game_id=sg.id,
+            what="post in the game channel",
+            report=False,
+        )
 
     async def leave_workspace(self, team: str, why: str) -> None:
         """The app left workspace ``team`` (uninstalled, token revoked): each of its open games

@@ -15,11 +15,16 @@ from bot.privacy import withdraw
 from bot.service import ServiceError
 from bot.slack import blocks as B
 from bot.slack.lobby import PLATFORM
+from bot.slack.player_commands import (
+    help_command,
+    leaderboard_command,
+    replay_command,
+    stats_command,
+)
 from bot.slack.poster import error_fields
 from bot.slack.problems import explain
 from bot.slack.text import to_slack
 from bot.slack.workspaces import WorkspaceGone
-from bot.table.config import SETTINGS_HELP
 from bot.table.links import identity_names
 from bot.table.status import status_text
 
@@ -32,21 +37,6 @@ Reply = str | tuple[str, list[B.Block]] | None
 #: the people whose Slack names an export looks up (users.info is rate-limited)
 MAX_IDENTITIES = 200
 
-HELP = f"""\
-*Mafia with a hidden AI player.* Commands:
-`/mafia new [settings]`: open a game in this channel (you are the host)
-`/mafia start`: deal the roles and begin (host)
-`/mafia status`: phase, time left, who is alive (and, privately, your role)
-`/mafia config [settings]`: show or change the settings before the start (host)
-`/mafia end`: stop the game (host)
-`/mafia kick @someone`: take someone out; an AI plays their character on (host)
-`/mafia consent [withdraw]`: your consent, or withdraw it and your data
-`/mafia export`: anonymised research export of finished games (workspace admins)
-`/mafia spotrate`: how often people named the AI in the survey (workspace admins)
-Settings: `{SETTINGS_HELP}`
-Join and leave with the lobby's buttons. During the game you talk, vote and act from your \
-direct messages with me (your booth)."""
-
 _USER = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|^([UW][A-Z0-9]{6,})$")
 
 
@@ -58,7 +48,13 @@ async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
     sub = sub.lower()
     rest = rest.strip()
     if sub in ("", "help"):
-        return HELP
+        return help_command(adapter, ctx)
+    if sub == "stats":
+        return await stats_command(adapter, ctx, rest)
+    if sub == "leaderboard":
+        return await leaderboard_command(adapter, ctx)
+    if sub == "replay":
+        return await replay_command(adapter, ctx, rest, _identities)
     if sub == "new":
         return await adapter.lobby.new_game(ctx.team, ctx.user, ctx.channel, rest)
     if sub == "consent":
@@ -87,7 +83,7 @@ async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
         if m is None:
             return "Say who: `/mafia kick @someone`."
         return await adapter.lobby.kick(ctx.user, sg, m.group(1) or m.group(2))
-    return f"Unknown command `{sub}`.\n{HELP}"
+    return f"Unknown command `{sub}`.\n{help_command(adapter, ctx)}"
 
 
 def status_command(adapter: SlackAdapter, ctx: Ctx) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot import survey
+from bot import reveal, survey
 from bot.platform_common import seat_infos
 from bot.slack import blocks as B
 from bot.slack.lobby import PLATFORM
@@ -72,9 +72,12 @@ async def submit_survey(
     )
     row = survey.response(game_id, seats, mine.index, form, PLATFORM)
     stored = await adapter.store.run(lambda: survey.save(engine, row))
-    agents = [s.name for s in seats if s.is_agent]
 
     async def thank() -> None:
+        if stored:
+            # Who the AI was is said on the stage, to everyone at once, when the survey
+            # closes (bot.reveal): never to one player ahead of the others.
+            await adapter.reveals.answered(game_id)
         dm = await adapter.out.open_dm(ctx.team, ctx.user, report=False)
         if dm is None:
             return
@@ -86,10 +89,9 @@ async def submit_survey(
                 report=False,
             )
             return
-        reveal = f" The AI was {', '.join(agents)}." if agents else ""
         adapter.out.post(
             dm,
-            to_slack("Thank you, your answers are saved." + reveal),
+            to_slack("Thank you, your answers are saved. " + reveal.WHEN),
             team=ctx.team,
             report=False,
         )

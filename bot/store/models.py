@@ -123,6 +123,8 @@ class Game(SQLModel, table=True):
     end_reason: str | None = Field(default=None)
     clock_speed: float = Field(default=1.0, nullable=False)
     last_seq: int = Field(default=0, nullable=False)
+    #: when the stage was told who the AI was (`bot.reveal`); None: not yet
+    revealed_at: datetime | None = _ts(nullable=True)
     #: per-game agent summary (LLM calls, tokens, cost, valid-response rate), set at the end
     agent_summary: dict[str, Any] | None = Field(
         default=None, sa_type=sa.JSON(none_as_null=True), nullable=True

@@ -40,14 +40,18 @@ def test_options(**overrides: Any) -> DiscordOptions:
 
 
 @asynccontextmanager
-async def new_bot(db_url: str, *, speed: float = 1.0, **options: Any) -> AsyncIterator[MafiaBot]:
-    """A service and a bot on ``db_url``, not connected yet; the service is closed after."""
+async def new_bot(
+    db_url: str, *, speed: float = 1.0, reveal_after: float | None = None, **options: Any
+) -> AsyncIterator[MafiaBot]:
+    """A service and a bot on ``db_url``, not connected yet; the service is closed after.
+    ``reveal_after``: MAFIABOT_REVEAL_AFTER_SECONDS (default: the setting's)."""
     upgrade(db_url)
     engine = make_engine(db_url)
     scheduler = make_scheduler()
     scheduler.start()
     service = GameService(engine, scheduler, make_agent_factory())
-    settings = Settings(_env_file=None, database_url=db_url)  # type: ignore[call-arg]
+    extra = {} if reveal_after is None else {"reveal_after_seconds": reveal_after}
+    settings = Settings(_env_file=None, database_url=db_url, **extra)  # type: ignore[call-arg]
     bot = MafiaBot(
         service, settings, test_options(test_speed=speed, **options), guild_ready_timeout=0.05
     )
@@ -63,10 +67,18 @@ async def new_bot(db_url: str, *, speed: float = 1.0, **options: Any) -> AsyncIt
 
 @asynccontextmanager
 async def bot_stack(
-    fake: FakeDiscord, db_url: str, *, speed: float = 1.0, **options: Any
+    fake: FakeDiscord,
+    db_url: str,
+    *,
+    speed: float = 1.0,
+    reveal_after: float | None = None,
+    **options: Any,
 ) -> AsyncIterator[MafiaBot]:
     """`new_bot`, connected to ``fake`` and caught up."""
-    async with new_bot(db_url, speed=speed, **options) as bot, running_client(bot, fake):
+    async with (
+        new_bot(db_url, speed=speed, reveal_after=reveal_after, **options) as bot,
+        running_client(bot, fake),
+    ):
         await asyncio.wait_for(bot.caught_up.wait(), 10)
         yield bot
 

@@ -132,3 +132,39 @@ async def test_a_line_is_stamped_when_it_was_read_not_when_it_was_handled(
         ("vote", moment),
         ("night_act", moment),
     ]
+
+
+async def test_help_and_the_reveal_after_the_survey(service: GameService, engine: Engine) -> None:
+    from games.state import PhaseKind
+    from tests.bot.waiting import until_phase
+
+    config = GameConfig(
+        day_seconds=0.01, vote_seconds=3600, night_seconds=3600, night_vote_seconds=3600,
+        roles=("doctor",),
+    )  # fmt: skip
+    game_id = await service.create_game(config, seed=5)
+    me = await service.join(game_id, "user0")
+    for _ in range(4):
+        await service.join(game_id, None, is_agent=True, agent_kind="baseline")
+    await service.start(game_id)
+    game = service.games[game_id]
+    helped = await handle_line(service, game, me.index, "/help")
+    assert helped is not None
+    assert "- doctor:" in helped and "- detective:" not in helped and "- mafia:" in helped
+    assert "This terminal is your booth" in helped and "/vote NAME" in helped
+    state = await until_phase(game, PhaseKind.VOTE, tries=200)
+    mafia = next(s for s in state.seats if s.is_mafia)
+    other = next(s for s in state.seats if not s.is_mafia)
+    for seat in state.seats:
+        await service.vote(game_id, seat.index, (mafia if seat != mafia else other).name)
+    await service.wait_finished(game_id)
+
+    out = io.StringIO()
+    console = Console(file=out, width=200)
+    await ask_survey(service, game, me.index, console, Scripted(["/skip"]))
+    await terminal.show_reveal(service, game, console, 600.0)
+    agents = [s.name for s in game.seats if s.is_agent]
+    words = f"The AIs were {', '.join(agents[:-1])} and {agents[-1]}."
+    assert words in out.getvalue()
+    await terminal.show_reveal(service, game, console, 600.0)  # said once
+    assert out.getvalue().count("The AIs were") == 1

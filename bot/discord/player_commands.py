@@ -1,0 +1,179 @@
+"""``/mafia help``, ``/mafia stats``, ``/mafia leaderboard`` and ``/mafia replay``: added to
+the ``/mafia`` group (`bot.discord.commands.MafiaCommands`) by :func:`add_player_commands`.
+
+The words are the table's (`bot.table.help`, `bot.stats`, `bot.replay_page`), the same on
+every platform; every answer is private to the person who asked. ``replay`` is for moderators,
+as a file, and only for a game of this server that has finished and revealed its AI.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from bot import reveal
+from bot.discord.links import LinkStore
+from bot.discord.moderation import _identities, game_config
+from bot.discord.rooms import Rooms
+from bot.discord.servers import Servers, defer, reply
+from bot.replay_page import ReplayError, page_bytes
+from bot.settings import Settings
+from bot.stats import leaderboard, leaderboard_text, server_stats, stats_text
+from bot.table.help import DISCORD, help_text, roles_in_play
+
+PLATFORM = "discord"
+MODS_ONLY = (
+    "Only moderators can do that (Manage Server, or a moderator role set with /mafia config)."
+)
+
+
+def booth_where(rooms: Rooms, guild_id: int, user_id: int) -> str:
+    """Where the asker's booth is: the thread of each game of this server they sit in now,
+    or where it will be."""
+    mine = []
+    for room in rooms.rooms.values():
+        if room.guild_id != guild_id or room.ended:
+            continue
+        seat = room.seat_of(user_id)
+        booth = room.booths.get(seat) if seat is not None else None
+        if booth is not None:
+            mine.append(f"<#{booth.thread_id}>")
+    if mine:
+        return (
+            "Your booth in the game you are playing: "
+            + ", ".join(mine)
+            + (". Type there to talk; your role card, menus and private results are there too.")
+        )
+    return (
+        "When a game you joined starts, I open a private thread for you under the game "
+        "channel: your booth, seen only by you and me. Type there to talk; your role card, "
+        "menus and private results come there (and the den's night talk if you are mafia)."
+    )
+
+
+def _pieces(text: str, limit: int = 2000) -> list[str]:
+    """Discord's 2,000 characters a message, cut between lines."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if out and len(out[-1]) + 1 + len(line) <= limit:
+            out[-1] += "\n" + line
+        else:
+            out.append(line[:limit])
+    return out
+
+
+def add_player_commands(
+    group: app_commands.Group,
+    *,
+    rooms: Rooms,
+    links: LinkStore,
+    servers: Servers,
+    settings: Settings,
+) -> None:
+    engine = links.engine
+
+    async def help_(interaction: discord.Interaction[Any]) -> None:
+        guild = interaction.guild
+        assert guild is not None
+        server, _ = await servers.get(guild.id)
+        roles = game_config(settings, server).roles
+        text = help_text(
+            commands=DISCORD,
+            roles=roles_in_play(roles),
+            booth=booth_where(rooms, guild.id, interaction.user.id),
+            markup="discord",
+        )
+        await defer(interaction)
+        for piece in _pieces(text):
+            await interaction.followup.send(piece, ephemeral=True)
+
+    async def stats(
+        interaction: discord.Interaction[Any], member: discord.Member | None = None
+    ) -> None:
+        guild = interaction.guild
+        assert guild is not None
+        who = member or interaction.user
+        if who.bot:
+            await reply(interaction, "Bots and AI players have no stats.")
+            return
+        table = await links.run(server_stats, engine, PLATFORM, str(guild.id))
+        await reply(interaction, stats_text(table.get(str(who.id)), f"<@{who.id}>"))
+
+    async def board(interaction: discord.Interaction[Any]) -> None:
+        guild = interaction.guild
+        assert guild is not None
+        table = await links.run(server_stats, engine, PLATFORM, str(guild.id))
+        await reply(interaction, leaderboard_text(leaderboard(table), lambda u: f"<@{u}>"))
+
+    async def replay(interaction: discord.Interaction[Any], game: str) -> None:
+        guild = interaction.guild
+        assert guild is not None
+        if not await servers.is_moderator(interaction):
+            await reply(interaction, MODS_ONLY)
+            return
+        game_id = game.strip()
+        row = await links.game(game_id)
+        if row is None or row.guild_id != str(guild.id):
+            await reply(interaction, f"There is no game {game_id!r} on this server.")
+            return
+        if row.status != "finished":
+            await reply(interaction, f"Game {game_id} is {row.status}: only finished games.")
+            return
+        if not await links.run(reveal.revealed, engine, game_id):
+            await reply(
+                interaction,
+                f"Game {game_id}'s survey is still open: its replay (which shows who the AI "
+                "was) is available once the AI has been revealed on the stage.",
+            )
+            return
+        await defer(interaction)
+        identities = await _identities(links, guild, [game_id])
+        try:
+            data = await links.run(page_bytes, engine, game_id, identities=identities)
+        except ReplayError as err:
+            await interaction.followup.send(str(err), ephemeral=True)
+            return
+        if len(data) > interaction.filesize_limit:
+            await interaction.followup.send(
+                f"The page is {len(data) // 1024} KiB, more than Discord lets me attach here; "
+                f"the bot's operator can run `mafiabot replay {game_id} --html FILE` instead.",
+                ephemeral=True,
+            )
+            return
+        await interaction.followup.send(
+            f"The replay of game {game_id}: open the file in a browser (it works offline).",
+            file=discord.File(io.BytesIO(data), filename=f"mafia-replay-{game_id}.html"),
+            ephemeral=True,
+        )
+
+    group.add_command(
+        app_commands.Command(
+            name="help",
+            description="How a game goes, the roles here, the commands, your booth",
+            callback=help_,
+        )
+    )
+    stats_cmd: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name="stats",
+        description="Games, wins, survival and spot-the-AI score on this server",
+        callback=stats,
+    )
+    app_commands.describe(member="Whose stats (yours by default)")(stats_cmd)
+    group.add_command(stats_cmd)
+    group.add_command(
+        app_commands.Command(
+            name="leaderboard",
+            description="This server's best players: skill rating and spot-the-AI",
+            callback=board,
+        )
+    )
+    replay_cmd: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name="replay",
+        description="A finished game's replay page, as a file (moderators)",
+        callback=replay,
+    )
+    app_commands.describe(game="The game's id (from the lobby, or /mafia status)")(replay_cmd)
+    group.add_command(replay_cmd)

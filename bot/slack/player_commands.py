@@ -1,0 +1,117 @@
+"""``/mafia help``, ``/mafia stats [@someone]``, ``/mafia leaderboard`` and ``/mafia replay
+GAME`` on Slack: the table's words (`bot.table.help`, `bot.stats`, `bot.replay_page`), the same
+as on Discord, each answer for the asker only. ``replay`` is for workspace admins; the page
+comes as a file in our direct messages, only for a finished game of this workspace whose AI
+has been revealed.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from bot import reveal
+from bot.replay_page import ReplayError, page_bytes
+from bot.slack.lobby import PLATFORM
+from bot.slack.poster import error_fields
+from bot.slack.problems import explain
+from bot.slack.workspaces import WorkspaceGone
+from bot.stats import leaderboard, leaderboard_text, server_stats, stats_text
+from bot.table.config import SETTINGS_HELP
+from bot.table.help import SLACK, help_text, render, roles_in_play
+
+if TYPE_CHECKING:
+    from bot.slack.adapter import Ctx, SlackAdapter
+
+log = logging.getLogger(__name__)
+
+_USER = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|^([UW][A-Z0-9]{6,})$")
+_GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def help_command(adapter: SlackAdapter, ctx: Ctx) -> str:
+    sg = adapter.games.in_channel(ctx.channel)
+    game = adapter.games.live(sg) if sg is not None else None
+    roles = game.config.roles if game is not None else ()
+    booth = (
+        "Your booth is our direct messages (the Apps section of your sidebar, or my name): "
+        "type there to talk during a game (your line appears in the game channel under your "
+        "character's name); your role card, menus and private results come there, and if you "
+        "are mafia the den's night talk too."
+    )
+    return help_text(
+        commands=SLACK,
+        roles=roles_in_play(roles),
+        booth=booth,
+        markup="slack",
+        note=f"Settings: `{SETTINGS_HELP}` (extra roles: `roles=detective,doctor`). Join and "
+        "leave with the lobby's buttons.",
+    )
+
+
+async def stats_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
+    who = ctx.user
+    if args:
+        m = _USER.search(args)
+        if m is None:
+            return "Say whose: `/mafia stats @someone` (or just `/mafia stats` for yours)."
+        who = m.group(1) or m.group(2)
+    engine = adapter.service.engine
+    table = await adapter.store.run(lambda: server_stats(engine, PLATFORM, ctx.team))
+    return render(stats_text(table.get(who), f"<@{who}>"), "slack")
+
+
+async def leaderboard_command(adapter: SlackAdapter, ctx: Ctx) -> str:
+    engine = adapter.service.engine
+    table = await adapter.store.run(lambda: server_stats(engine, PLATFORM, ctx.team))
+    return render(leaderboard_text(leaderboard(table), lambda u: f"<@{u}>"), "slack")
+
+
+Identities = Callable[["SlackAdapter", str, list[str]], Awaitable[dict[str, list[str]]]]
+
+
+async def replay_command(adapter: SlackAdapter, ctx: Ctx, args: str, names: Identities) -> str:
+    """``names``: the names the game's people go by on Slack (scrubbed from what they typed)."""
+    if not await adapter.out.is_admin(ctx.team, ctx.user):
+        return "Only workspace admins can get a game's replay (it shows who was what)."
+    game_id = args.strip()
+    if not _GAME_ID.match(game_id):
+        return "Say which game: `/mafia replay GAME` (the id the lobby showed)."
+    engine = adapter.service.engine
+    if game_id not in await adapter.store.ended_games(ctx.team):
+        return f"There is no finished game `{game_id}` in this workspace."
+    if not await adapter.store.run(lambda: reveal.revealed(engine, game_id)):
+        return (
+            f"Game `{game_id}` has no replay yet: it is available once the AI has been "
+            "revealed in the game channel (after the survey)."
+        )
+    identities = await names(adapter, ctx.team, [game_id])
+    try:
+        data = await adapter.store.run(
+            lambda: page_bytes(engine, game_id, identities=identities)
+        )
+    except ReplayError as err:
+        return str(err)
+    dm = await adapter.out.open_dm(ctx.team, ctx.user)
+    if dm is None:
+        return "I couldn't open a direct message with you to send the file."
+    try:
+        client = await adapter.out.client(ctx.team)
+        await client.files_upload_v2(
+            channel=dm,
+            content=data.decode("utf-8"),
+            filename=f"mafia-replay-{game_id}.html",
+            title=f"Mafia game {game_id}: replay",
+            initial_comment="Open the file in a browser (it works offline).",
+        )
+    except SlackApiError as err:
+        error, needed = error_fields(err)
+        return explain(error, what="send you the replay file", needed=needed)
+    except (SlackClientError, WorkspaceGone) as err:
+        log.warning("replay upload failed: %s", err)
+        return "I couldn't upload the replay file to Slack; please try again later."
+    return f"The replay of game `{game_id}` is in our direct messages."

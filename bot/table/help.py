@@ -1,0 +1,135 @@
+"""The help every platform shows (``/mafia help`` on Discord and Slack, ``/help`` in the
+terminal): how a game goes, the roles in play, what each command does, where your booth is.
+
+Written once here; each platform only picks its command list and its markup (``**bold**`` on
+Discord, ``*bold*`` on Slack, none in the terminal) and says where the asker's booth is. The
+answer is always private to the person who asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from games.roles import get_role, registered_roles
+
+Markup = Literal["discord", "slack", "plain"]
+
+HOW_IT_GOES = (
+    "Everyone plays under a character name given for this game, and at least one player is "
+    "an AI agent: nobody is told which. By **day** the living talk on the stage (the game "
+    "channel), then vote someone out. At **night** the mafia pick someone to kill, and the "
+    "other roles with a night action make their choice. After the game a short survey asks "
+    "who you think the AI was; once everyone has answered (or a few minutes later) the stage "
+    "is told who it was and how many of you spotted it."
+)
+
+
+@dataclass(frozen=True)
+class Command:
+    usage: str
+    what: str
+
+
+#: ``/mafia`` on Discord (options are shown as Discord shows them)
+DISCORD: tuple[Command, ...] = (
+    Command("/mafia help", "this help"),
+    Command("/mafia new", "open a game lobby in this channel (you are the host)"),
+    Command("/mafia consent", "read the notice, or withdraw your consent and your data"),
+    Command("/mafia stats [member]", "games, wins, survival and spot-the-AI score"),
+    Command("/mafia leaderboard", "this server's best players (skill rating, spot-the-AI)"),
+    Command("/mafia setup, config, status, end, kick", "running the games (moderators)"),
+    Command("/mafia export, replay", "research export; a finished game's replay (moderators)"),
+    Command("/mafia spotrate", "how often people named the AI in the survey (moderators)"),
+)
+#: ``/mafia`` on Slack (settings typed as words)
+SLACK: tuple[Command, ...] = (
+    Command("/mafia help", "this help"),
+    Command("/mafia new [settings]", "open a game in this channel (you are the host)"),
+    Command("/mafia start", "deal the roles and begin (host)"),
+    Command("/mafia status", "phase, time left, who is alive (and, privately, your role)"),
+    Command("/mafia config [settings]", "show or change the settings before the start (host)"),
+    Command("/mafia end", "stop the game (host)"),
+    Command("/mafia kick @someone", "take someone out; an AI plays their character on (host)"),
+    Command("/mafia consent [withdraw]", "your consent, or withdraw it and your data"),
+    Command("/mafia stats [@someone]", "games, wins, survival and spot-the-AI score"),
+    Command("/mafia leaderboard", "this workspace's best players (skill rating, spot-the-AI)"),
+    Command("/mafia replay GAME", "a finished game's replay page (workspace admins)"),
+    Command("/mafia export", "anonymised research export of finished games (workspace admins)"),
+    Command("/mafia spotrate", "how often people named the AI in the survey (workspace admins)"),
+)
+#: how the terminal's help names the resume command (the terminal says it as it can be run)
+RESUME = "mafiabot play --resume"
+#: the terminal's commands (typed in the game)
+TERMINAL: tuple[Command, ...] = (
+    Command("/vote NAME", "vote for NAME (during a vote; you can change it until the deadline)"),
+    Command("/abstain", "abstain in the current vote"),
+    Command("/act NAME", "your role's night action (detective: investigate, doctor: protect)"),
+    Command("/who", "players, what is known about them, and the time left"),
+    Command("/help", "this help"),
+    Command("/quit", f"leave; the game is saved, continue with: {RESUME}"),
+)
+
+#: in play in every game
+ALWAYS = ("mafia", "bystander")
+
+
+def roles_in_play(extra: Iterable[str]) -> list[str]:
+    """The roles of a game with these extra roles (the server's defaults, say), in a fixed
+    order: mafia, bystander, then the extra ones as registered."""
+    known = set(registered_roles())
+    return [*ALWAYS, *(r for r in sorted(set(extra)) if r in known and r not in ALWAYS)]
+
+
+def role_lines(roles: Sequence[str]) -> list[str]:
+    """One line per role, from the role's own description (addressed to "you")."""
+    out = []
+    for name in roles:
+        text = get_role(name).description
+        out.append(f"- **{name}**: {_third_person(text)}")
+    return out
+
+
+def _third_person(description: str) -> str:
+    # "You are the doctor, on ..." -> "on ..."; keep the rest of what the role says
+    head, _, rest = description.partition(". ")
+    if head.startswith("You are") and "," in head:
+        return head.split(",", 1)[1].strip().capitalize() + ". " + rest
+    return rest or description
+
+
+def help_text(
+    *,
+    commands: Sequence[Command],
+    roles: Sequence[str],
+    booth: str,
+    markup: Markup = "discord",
+    note: str = "",
+) -> str:
+    """The whole help: how a game goes, the roles in play (``roles``), the commands, and
+    ``booth`` (where the asker's booth is, in the platform's words)."""
+    lines = [
+        "**Mafia with a hidden AI player.**",
+        HOW_IT_GOES,
+        "",
+        "**Roles in play here**",
+        *role_lines(roles),
+        "",
+        "**Your booth**",
+        booth,
+        "",
+        "**Commands**",
+        *(f"`{c.usage}`: {c.what}" for c in commands),
+    ]
+    if note:
+        lines += ["", note]
+    return render("\n".join(lines), markup)
+
+
+def render(text: str, markup: Markup) -> str:
+    if markup == "slack":
+        return text.replace("**", "*")
+    if markup == "plain":
+        return text.replace("**", "").replace("`", "")
+    return text

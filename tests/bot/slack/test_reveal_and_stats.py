@@ -1,0 +1,138 @@
+"""On the fake Slack: ``/mafia help``, the reveal in the game channel once the survey closes
+(never privately, never before), ``/mafia stats``, ``leaderboard`` and ``replay``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.service import seating
+from games.config import GameConfig
+from games.engine import assign_roles
+from tests.bot.slack.conftest import SlackHarness, seed_where
+from tests.bot.slack.test_commands import upload_server  # noqa: F401  (fixture)
+from tests.fakes.slack import FakeUser
+
+REVEAL = "The AI was"
+
+
+def _agent_is_bystander(seed: int) -> bool:
+    roles = assign_roles(GameConfig(mafia=1), 6, seed)
+    return roles[seating(seed, 6).index(5)] == "bystander"
+
+
+def seen(harness: SlackHarness, users: list[FakeUser]) -> str:
+    """The channel, every booth, every ephemeral answer so far."""
+    fake = harness.fake
+    texts = [m.text for m in harness.stage()]
+    for u in users:
+        texts += harness.dm_texts(u)
+        texts += [e.text for e in fake.ephemerals(u)]
+    texts += [r.text for r in fake.responses]
+    return "\n".join(texts)
+
+
+async def answer_survey(harness: SlackHarness, u: FakeUser, guess: str) -> None:
+    fake = harness.fake
+    await fake.wait_until(
+        lambda: any("survey" in t.lower() for t in harness.dm_texts(u)), what="survey"
+    )
+    await fake.click(user=u, action_id="mafia_survey_open", channel=fake.dm(u))
+    [view] = await fake.wait_until(lambda: fake.open_views(u), what="survey modal")
+    values = {"guessed_name": guess, "similarity": "4", "timing": "3", "relevance": "3"}
+    await fake.submit_view(user=u, view=view, values=values)
+    await fake.wait_until(
+        lambda: any("Thank you" in t for t in harness.dm_texts(u)), what="thanks"
+    )
+
+
+async def won_game(harness: SlackHarness, users: list[FakeUser]) -> tuple[str, str, str]:
+    """A game everyone wins on day 1 by voting the mafia out: (game id, agent, mafia)."""
+    seed = seed_where(_agent_is_bystander)
+    game_id, _ = await harness.running_game_of(
+        users, f"day=1 vote=3600 night=3600 night_vote=3600 mafia=1 roles=doctor seed={seed}"
+    )
+    helped = await harness.slash(users[1], "help")
+    assert "*doctor*" in helped  # the roles of the game in this channel
+    game = harness.live(game_id)
+    assert game.state is not None and harness.service is not None
+    agent = next(s for s in game.seats if s.is_agent).name
+    mafia = next(s.name for s in game.state.seats if s.is_mafia)
+    await harness.fake.wait_until(
+        lambda: game.state is not None and game.state.phase.kind.value == "vote",
+        what="the vote",
+    )
+    for s in game.state.seats:
+        await harness.service.vote(game_id, s.index, mafia if s.name != mafia else agent)
+    await harness.wait_stage(
+        lambda: any("win" in m.text for m in harness.stage()), within=15, what="the end"
+    )
+    return game_id, agent, mafia
+
+
+async def test_the_reveal_comes_when_the_window_closes(harness: SlackHarness) -> None:
+    assert harness.adapter is not None
+    harness.adapter.reveals.window = 1.5  # MAFIABOT_REVEAL_AFTER_SECONDS
+    users = harness.people(5)
+    _, agent, _ = await won_game(harness, users)
+    await harness.adapter.drain()
+    assert REVEAL not in seen(harness, users)
+    expected = f"{REVEAL} {agent}. 0 of 5 of you named them."
+    await harness.wait_stage(
+        lambda: any(m.text == expected for m in harness.stage()), what="the reveal"
+    )
+    await answer_survey(harness, users[0], agent)  # late: nothing more is said
+    await harness.adapter.drain()
+    assert seen(harness, users).count(REVEAL) == 1
+
+
+async def test_help_reveal_stats_leaderboard_replay(
+    harness: SlackHarness,
+    upload_server: dict[str, Any],  # noqa: F811
+) -> None:
+    fake = harness.fake
+    users = harness.people(5)
+    host = users[0]
+    helped = await harness.slash(users[1], "help")
+    assert "*mafia*" in helped and "*doctor*" not in helped and "direct messages" in helped
+    assert "`/mafia leaderboard`" in helped
+
+    game_id, agent, mafia = await won_game(harness, users)
+
+    wrong = next(u for u in users if harness.character(game_id, u) != mafia)
+    for n, u in enumerate(users):
+        guess = mafia if u is wrong else agent
+        if guess == harness.character(game_id, u):
+            guess = agent
+        await answer_survey(harness, u, guess)
+        if n < len(users) - 1:
+            await harness.adapter.drain()  # type: ignore[union-attr]
+            assert REVEAL not in seen(harness, users)  # nobody, not even who answered
+        assert any("announced in the game channel" in t for t in harness.dm_texts(u))
+    expected = f"{REVEAL} {agent}. 4 of 5 of you named them."
+    await harness.wait_stage(
+        lambda: any(m.text == expected for m in harness.stage()), what="the reveal"
+    )
+    await harness.adapter.drain()  # type: ignore[union-attr]
+    assert seen(harness, users).count(REVEAL) == 1
+
+    mine = await harness.slash(users[1], "stats")
+    assert f"<@{users[1].id}>" in mine and "Games: 1" in mine
+    theirs = await harness.slash(users[1], f"stats <@{wrong.id}>")
+    assert "Spotted the AI: 0 of 1 (0%)" in theirs
+    board = await harness.slash(users[1], "leaderboard")
+    assert all(f"<@{u.id}>" in board for u in users) and agent not in board
+
+    assert "withdrawn" in (await harness.slash(users[2], "consent withdraw")).lower()
+    board = await harness.slash(users[1], "leaderboard")
+    assert f"<@{users[2].id}>" not in board and f"<@{users[1].id}>" in board
+
+    assert "Only workspace admins" in await harness.slash(users[1], f"replay {game_id}")
+    assert "no finished game" in await harness.slash(host, "replay nosuch")
+    reply = await harness.slash(host, f"replay {game_id}")
+    assert "is in our direct messages" in reply, reply
+    assert upload_server["channel"] == fake.dm(host).id
+    assert upload_server["filename"] == f"mafia-replay-{game_id}.html"
+    page = upload_server["data"].decode()
+    assert f"<b id='ai'>{agent}</b>" in page
+    for u in users:
+        assert u.id not in page
