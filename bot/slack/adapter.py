@@ -125,7 +125,9 @@ class SlackAdapter:
                 # Only Slack games: resume_all() would also wake up, say, a terminal game
                 # its player paused to resume later. (Idempotent: a shared service that has
                 # already resumed a game just returns it.)
-                await self.service.resume(game_id)
+                # input down until the booths are read back (`Relay.catch_up`): the agents
+                # and the clock wait for what people typed meanwhile (bot.outages)
+                await self.service.resume(game_id, input_down=True)
             except Exception:
                 log.exception("could not resume Slack game %s", game_id)
         for sg in list(self.games.by_id.values()):
