@@ -136,6 +136,19 @@ class SlackAdapter:
                 await self.render.set_up(game, sg)  # crashed between the start and the set-up
         await self.relay.catch_up()
 
+    def input_lost(self) -> None:
+        """Slack's input stopped reaching us (the socket dropped): the service pauses the
+        running Slack games (their agents and clocks) until `input_regained`."""
+        self.service.input_down(
+            sg.id for sg in list(self.games.by_id.values()) if self.games.running(sg) is not None
+        )
+
+    def input_regained(self) -> None:
+        """Slack's input reaches us again: what people typed meanwhile is read back from the
+        booths and handed over (the service releases it, then runs the games on)."""
+        if not self._closed:
+            self._spawn(self.relay.catch_up())
+
     async def close(self) -> None:
         """Let pending work (posts, last-ts writes) finish briefly, then stop."""
         self._closed = True

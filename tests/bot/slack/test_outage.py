@@ -5,9 +5,13 @@ speaking inside it, and no line reaches the stage after its phase was announced 
 from __future__ import annotations
 
 import asyncio
+import time
+from datetime import timedelta
 
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from sqlmodel import Session, col, select
 
+from bot.slack.app import watch_reconnects
 from bot.store.models import Message as StoredMessage
 from tests.bot.slack.conftest import SlackHarness
 
@@ -73,3 +77,63 @@ async def test_restart_mid_day_the_agents_speak_inside_the_released_backlog(
         elif m.username and phase_of.get(m.text, announced) != announced:
             late.append(m.text)
     assert late == [], "posted after their phase was announced over"
+
+
+async def test_a_socket_gap_pauses_the_agents_and_gives_the_day_its_time_back(
+    harness: SlackHarness,
+) -> None:
+    """The Socket Mode client (the SDK's own, on the fake's websocket) loses its socket: the
+    game's agents and clock wait until it is back, then the day gets the gap back and what
+    people typed meanwhile is read back and released. Fails on the code before
+    `bot.outages`: the agents go on talking while the socket is down, and the day ends on its
+    old deadline."""
+    fake = harness.fake
+    users = harness.people(5)
+    game_id, _ = await harness.running_game_of(
+        users, "day=60 vote=600 night=600 night_vote=600 agents=2 speed=10"
+    )
+    game = harness.live(game_id)
+    agents = [s.name for s in game.seats if s.is_agent]
+    assert game.state is not None and game.state.phase.deadline is not None
+    deadline = game.state.phase.deadline
+    assert harness.adapter is not None and harness.app is not None
+    handler = AsyncSocketModeHandler(harness.app, fake.app_token)
+    await handler.connect_async()  # type: ignore[no-untyped-call]
+    await fake.wait_socket_connected()
+    watch_reconnects(handler.client, harness.adapter)
+    try:
+        await harness.wait_stage(
+            lambda: any(n in agents for n, _ in harness.persona_lines()), what="an agent line"
+        )
+        await fake.hub.hold()
+        assert harness.service is not None
+        outages = harness.service.outages
+        await fake.wait_until(lambda: outages.is_down(game_id), what="the input down")
+        down = time.monotonic()
+        seen = len(harness.stage())
+        typed = []
+        for i in range(5):
+            u = users[i % len(users)]
+            text = f"typed in the gap {i}"
+            fake.workspace.post(fake.dm(u), user=u.id, text=text, source="user")
+            typed.append(text)
+            await asyncio.sleep(0.4)
+        # on to two real seconds past the day's old deadline (a wait for the game's clock)
+        await asyncio.sleep(game.clock.real_delay_until(deadline + timedelta(seconds=20)))
+        gap_posts = [m.text for m in harness.stage()[seen:]]
+        assert gap_posts == [], f"posted while the socket was down: {gap_posts}"
+        assert game.state.phase.kind.value == "day"
+        fake.hub.release()
+        await fake.wait_socket_connected()
+        gap = time.monotonic() - down
+        await harness.wait_stage(
+            lambda: [t for _, t in harness.persona_lines() if t in typed] == typed,
+            within=20,
+            what="the backlog",
+        )
+        assert game.state.phase.kind.value == "day"  # still the day, after its old deadline
+        extended = (game.state.phase.deadline - deadline).total_seconds()
+        assert abs(extended - gap * 10.0) < 15.0
+        assert any("stood still" in m.text for m in harness.stage())
+    finally:
+        await handler.close_async()  # type: ignore[no-untyped-call]
