@@ -47,9 +47,10 @@ MIN_EXTENSION_SECONDS = 1.0
 
 @dataclass
 class ReleaseWindow:
-    """The replay of one outage: the input was down from ``since`` to ``back`` (wall clock);
-    a moment ``m`` of that span is released at ``start + (m - since) * factor`` (real,
-    monotonic seconds)."""
+    """The replay of one outage: what was made from ``since`` (when the input went down, or
+    the first line typed after, when the adapter says) to ``back`` (wall clock); a moment
+    ``m`` of that span is released at ``start + (m - since) * factor`` (real, monotonic
+    seconds), one before ``since`` at the start."""
 
     since: datetime
     back: datetime
@@ -110,17 +111,23 @@ class Outages:
         log.info("game %s: platform input down since %s; agents paused", game_id, since)
         return True
 
-    def mark_back(self, game_id: str, clock: GameClock) -> tuple[float, ReleaseWindow] | None:
+    def mark_back(
+        self, game_id: str, clock: GameClock, first: datetime | None = None
+    ) -> tuple[float, ReleaseWindow] | None:
         """The game's input is back: the game seconds its phase is to be extended by, and the
-        release of its backlog (None: it was not down)."""
+        release of its backlog (None: it was not down). ``first``: the moment of the first
+        line typed meanwhile, when the adapter has read them back (the release starts with
+        it, not with the silence before it, which a restart only knows roughly)."""
         outage = self._down.pop(game_id, None)
         if outage is None:
             return None
         back = utcnow()
         gap = max(0.0, (back - outage.since).total_seconds())
-        span = min(gap, self.release_seconds)
-        factor = 1.0 if gap <= self.release_seconds else self.release_seconds / gap
-        window = ReleaseWindow(outage.since, back, time.monotonic(), factor)
+        anchor = outage.since if first is None else min(max(outage.since, first), back)
+        typed = max(0.0, (back - anchor).total_seconds())
+        span = min(typed, self.release_seconds)
+        factor = 1.0 if typed <= self.release_seconds else self.release_seconds / typed
+        window = ReleaseWindow(anchor, back, time.monotonic(), factor)
         outage.window = window
         self._windows[game_id] = window
         # The phase gets back what the clock ran while the input was down, and at least the

@@ -32,7 +32,7 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -1179,16 +1179,21 @@ class GameService:
             if self.outages.mark_down(game_id, game.clock, when):
                 self._arm_deadline(game)  # (disarms it)
 
-    async def input_back(self, game_ids: Iterable[str]) -> None:
+    async def input_back(
+        self, game_ids: Iterable[str], first_typed: Mapping[str, datetime] | None = None
+    ) -> None:
         """The platform's input of these games is back: each phase is extended by the time
         its input was down, its deadline armed again, and its backlog released (lines typed
-        meanwhile, handed over through `say` with their moments, wait for their place)."""
+        meanwhile, handed over through `say` with their moments, wait for their place).
+        ``first_typed``: game id -> the moment of the first line typed meanwhile, when the
+        adapter has read them back."""
         for game_id in game_ids:
             game = self.games.get(game_id)
             if game is None:
                 self.outages.forget(game_id)
                 continue
-            back = self.outages.mark_back(game_id, game.clock)
+            first = None if first_typed is None else first_typed.get(game_id)
+            back = self.outages.mark_back(game_id, game.clock, first)
             if back is None:
                 continue
             extension, _ = back

@@ -287,10 +287,18 @@ class Relay:
         reads = await asyncio.gather(*(q.read_back() for q in queues), return_exceptions=True)
         # the input of these games is back: the service releases what was typed meanwhile
         # at the pace it was typed, the agents answering inside it (bot.outages)
+        first: dict[str, datetime] = {}
+        for queue, read in zip(queues, reads, strict=True):
+            if isinstance(read, list) and read:
+                at = moment(read[0].id)
+                first[queue.game_id] = min(at, first.get(queue.game_id, at))
         await self.service.input_back(
-            gid
-            for gid, room in list(self.rooms.rooms.items())
-            if room.started and not room.ended and game_id in (None, gid)
+            [
+                gid
+                for gid, room in list(self.rooms.rooms.items())
+                if room.started and not room.ended and game_id in (None, gid)
+            ],
+            first,
         )
         taken: list[tuple[BoothQueue, list[Line]]] = []
         for queue, read in zip(queues, reads, strict=True):

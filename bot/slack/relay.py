@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from datetime import datetime
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -134,7 +135,13 @@ class Relay:
             backlogs.append([(ts, text, sg, booth) for ts, text in lines])
         # the input of these games is back: the service releases what was typed meanwhile at
         # the pace it was typed, the agents answering inside it (bot.outages)
-        await self.service.input_back(list(self.games.by_id))
+        first: dict[str, datetime] = {}
+        for backlog in backlogs:
+            at = ts_moment(backlog[0][0]) if backlog else None
+            if at is not None:
+                gid = backlog[0][2].id
+                first[gid] = min(at, first.get(gid, at))
+        await self.service.input_back(list(self.games.by_id), first)
         for ts, text, sg, booth in in_typed_order(backlogs, key=lambda line: ts_key(line[0])):
             async with self._lock:
                 await self._relay(sg, booth, ts, text, late=True)  # platform_id: applied once
