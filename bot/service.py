@@ -1237,6 +1237,8 @@ class GameService:
             state = game.state
             if state is None or state.over or state.phase.deadline is None:
                 continue
+            if self.outages.is_down(game.id):
+                continue  # its clock stands still until the input is back
             armed = game.armed_phase == state.phase.seq and (
                 game.ticking or (game.deadline_handle is not None and game.deadline_handle.pending)
             )
