@@ -173,12 +173,15 @@ class Outages:
             window = self._windows.get(game_id)
             if window is None or not window.covers(moment) or time.monotonic() >= window.ends:
                 return False
-        if finished.is_set():
-            return False
-        delay = window.slot(moment) - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        return True
+        while not finished.is_set():
+            delay = window.slot(moment) - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if not self.is_down(game_id):
+                return True
+            # the input went down again meanwhile: wait for that outage's release too
+            window = await self.wait_back(game_id, finished) or window
+        return False
 
 
 def down_since_restart(

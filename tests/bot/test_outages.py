@@ -174,3 +174,44 @@ async def test_an_agent_acting_while_the_input_is_down_waits_for_the_release(
         "typed after the agent acted",
     ]
     assert isinstance(window, ReleaseWindow)
+
+
+def test_a_long_outage_is_released_faster_in_its_proportions() -> None:
+    from bot.clock import GameClock
+    from bot.outages import Outages
+
+    outages = Outages(release_seconds=30.0)
+    clock = GameClock(1.0)
+    since = utcnow() - timedelta(seconds=120)
+    assert outages.mark_down("g", clock, since)
+    assert not outages.mark_down("g", clock, utcnow())  # the earlier start stands
+    first = since + timedelta(seconds=60)  # nothing was typed in the first minute
+    back = outages.mark_back("g", clock, first)
+    assert back is not None
+    extension, window = back
+    assert extension == pytest.approx(120, abs=1)  # the phase gets the whole outage back
+    assert window.factor == pytest.approx(0.5, rel=0.01)  # 60 s typed, 30 s to release
+    assert window.slot(first) == window.start
+    assert window.slot(since) == window.start  # before the first line: at once
+    middle = window.slot(first + timedelta(seconds=30)) - window.start
+    assert middle == pytest.approx(15, rel=0.01)
+    assert window.ends - window.start == pytest.approx(30, rel=0.01)
+    assert outages.mark_back("g", clock) is None  # not down any more
+
+
+def test_when_a_restarted_game_went_down() -> None:
+    from bot.clock import GameClock
+    from bot.outages import down_since_restart
+
+    now = utcnow()
+    wall = GameClock(1.0)
+    renewed = now - timedelta(seconds=50)
+    expiry = renewed + timedelta(seconds=30)
+    acted = now - timedelta(seconds=55)
+    assert down_since_restart(wall, acted, expiry, 30.0, now) == renewed
+    assert down_since_restart(wall, now - timedelta(seconds=45), expiry, 30.0, now) == (
+        now - timedelta(seconds=45)
+    )
+    assert down_since_restart(wall, None, None, 30.0, now) == now  # nothing known
+    fast = GameClock(10.0, now - timedelta(days=1), resumed=True)  # game time is not wall time
+    assert down_since_restart(fast, now, expiry, 30.0, now) == renewed
