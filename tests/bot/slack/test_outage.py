@@ -7,13 +7,20 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import timedelta
+from pathlib import Path
 
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from sqlmodel import Session, col, select
 
+from bot.consent import record_consent
 from bot.slack.app import watch_reconnects
+from bot.store.db import make_engine
 from bot.store.models import Message as StoredMessage
+from bot.store.models import Seat
+from tests.bot.ops.slack_people import People
+from tests.bot.ops.test_run_stop_slack import slack_bot
 from tests.bot.slack.conftest import SlackHarness
+from tests.fakes.slack import FakeSlack
 
 #: the stage announcements that open a phase
 OPENS = ("Now it's Daytime", "Voting is open", "Now it's Nighttime")
@@ -137,3 +144,59 @@ async def test_a_socket_gap_pauses_the_agents_and_gives_the_day_its_time_back(
         assert any("stood still" in m.text for m in harness.stage())
     finally:
         await handler.close_async()  # type: ignore[no-untyped-call]
+
+
+async def test_kill_9_mid_day_on_slack_the_agents_speak_inside_the_released_backlog(
+    fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    """`mafiabot run --slack` (Socket Mode) in a process of its own, killed with SIGKILL in
+    the middle of a day while people keep typing through the restart. Fails on the code
+    before `bot.outages`: the backlog is relayed in one burst with no agent line inside."""
+    fake = fake_slack
+    url = f"sqlite:///{tmp_path / 'db' / 'mafiabot.db'}"
+    people = People(fake)
+    async with slack_bot(fake, url, tmp_path, "first") as first:
+        engine = make_engine(url)  # migrated by the bot at its start
+        for u in people.users:
+            record_consent(engine, "slack", fake.team_id, u.id, True)
+        reply = await people.slash(
+            people.users[0], "new day=20 vote=600 night=600 night_vote=600 agents=2"
+        )
+        game_id = reply.split("`")[1]
+        for u in people.users:
+            before = len(fake.responses)
+            await fake.click(fake.socket, user=u, action_id="mafia_join", channel=people.channel)
+            await fake.wait_for_responses(before + 1, within=15)
+        assert "has started" in await people.slash(people.users[0], "start")
+        for u in people.users:
+            await fake.wait_until(
+                lambda u=u: any("You are" in t for t in people.dm_texts(u)), 15, "role card"
+            )
+        await people.say(people.users[1], "before the crash")
+        await people.wait_line("before the crash")
+        first.proc.kill()  # SIGKILL: no shutdown code runs
+        await first.proc.wait()
+    with Session(engine) as s:
+        seats = s.exec(select(Seat).where(Seat.game_id == game_id)).all()
+    agents = [seat.character_name for seat in seats if seat.is_agent]
+    assert len(agents) == 2
+
+    typed = []
+    for i in range(12):  # through the restart, past the day's deadline
+        text = f"{agents[i % 2]}, what do you make of it? ({i})"
+        people.typed_offline(people.users[i % len(people.users)], text)
+        typed.append(text)
+        await asyncio.sleep(1.5)
+
+    async with slack_bot(fake, url, tmp_path, "second"):
+        await fake.wait_until(
+            lambda: any("Voting is open" in m.text for m in fake.messages_in(people.channel)),
+            60,
+            "the vote",
+        )
+    lines = [(m.username, m.text) for m in fake.messages_in(people.channel) if m.username]
+    texts = [t for _, t in lines]
+    assert [t for t in texts if t in typed] == typed  # once each, in order
+    first_at, last_at = texts.index(typed[0]), texts.index(typed[-1])
+    inside = [t for n, t in lines[first_at + 1 : last_at] if n in agents]
+    assert inside, f"no agent line inside the released backlog: {texts[first_at : last_at + 1]}"
