@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.consent import record_consent
@@ -20,10 +22,31 @@ from bot.store.models import Seat
 from tests.bot.ops.slack_people import People
 from tests.bot.ops.test_run_stop_slack import slack_bot
 from tests.bot.slack.conftest import SlackHarness
-from tests.fakes.slack import FakeSlack
+from tests.fakes.slack import FakeChannel, FakeSlack, FakeUser
 
 #: the stage announcements that open a phase
 OPENS = ("Now it's Daytime", "Voting is open", "Now it's Nighttime")
+
+
+def after_their_phase(
+    engine: Engine, game_id: str, fake: FakeSlack, stage: FakeChannel
+) -> list[str]:
+    """The stage lines posted after their phase was announced over: each character line must
+    come while its phase (the stored message's) is the last one announced."""
+    with Session(engine) as s:
+        rows = s.exec(
+            select(StoredMessage).where(
+                StoredMessage.game_id == game_id, col(StoredMessage.seat_index).is_not(None)
+            )
+        ).all()
+    phase_of = {r.text: r.phase_seq for r in rows}
+    announced, late = 0, []
+    for m in fake.messages_in(stage):
+        if any(o in m.text for o in OPENS) and not m.username:
+            announced += 1
+        elif m.username and phase_of.get(m.text, announced) != announced:
+            late.append(m.text)
+    return late
 
 
 async def test_restart_mid_day_the_agents_speak_inside_the_released_backlog(
@@ -69,21 +92,8 @@ async def test_restart_mid_day_the_agents_speak_inside_the_released_backlog(
     inside = [t for n, t in lines[first + 1 : last] if n in agents]
     assert inside, f"no agent line inside the released backlog: {texts[first : last + 1]}"
 
-    with Session(harness.engine) as s:
-        rows = s.exec(
-            select(StoredMessage).where(
-                StoredMessage.game_id == game_id, col(StoredMessage.seat_index).is_not(None)
-            )
-        ).all()
-    phase_of = {r.text: r.phase_seq for r in rows}
-    announced, late = 0, []
-    assert harness.channel is not None
-    for m in fake.messages_in(harness.channel):
-        if any(o in m.text for o in OPENS) and not m.username:
-            announced += 1
-        elif m.username and phase_of.get(m.text, announced) != announced:
-            late.append(m.text)
-    assert late == [], "posted after their phase was announced over"
+    assert harness.engine is not None and harness.channel is not None
+    assert after_their_phase(harness.engine, game_id, fake, harness.channel) == []
 
 
 async def test_a_socket_gap_pauses_the_agents_and_gives_the_day_its_time_back(
@@ -146,6 +156,10 @@ async def test_a_socket_gap_pauses_the_agents_and_gives_the_day_its_time_back(
         await handler.close_async()  # type: ignore[no-untyped-call]
 
 
+def has_card(people: People, user: FakeUser) -> Callable[[], bool]:
+    return lambda: any("You are" in t for t in people.dm_texts(user))
+
+
 async def test_kill_9_mid_day_on_slack_the_agents_speak_inside_the_released_backlog(
     fake_slack: FakeSlack, tmp_path: Path
 ) -> None:
@@ -169,9 +183,7 @@ async def test_kill_9_mid_day_on_slack_the_agents_speak_inside_the_released_back
             await fake.wait_for_responses(before + 1, within=15)
         assert "has started" in await people.slash(people.users[0], "start")
         for u in people.users:
-            await fake.wait_until(
-                lambda u=u: any("You are" in t for t in people.dm_texts(u)), 15, "role card"
-            )
+            await fake.wait_until(has_card(people, u), 15, "role card")
         await people.say(people.users[1], "before the crash")
         await people.wait_line("before the crash")
         first.proc.kill()  # SIGKILL: no shutdown code runs
@@ -200,3 +212,4 @@ async def test_kill_9_mid_day_on_slack_the_agents_speak_inside_the_released_back
     first_at, last_at = texts.index(typed[0]), texts.index(typed[-1])
     inside = [t for n, t in lines[first_at + 1 : last_at] if n in agents]
     assert inside, f"no agent line inside the released backlog: {texts[first_at : last_at + 1]}"
+    assert after_their_phase(engine, game_id, fake, people.channel) == []
