@@ -88,6 +88,9 @@ class Lease:
     game_id: str
     epoch: int
     expires_at: datetime
+    #: when the previous holder's lease ran out (or was released): a bound on when that
+    #: process was last known to drive the game (`bot.outages`, after a restart)
+    previous_expiry: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,7 @@ def acquire(
     if taken.rowcount != 1:  # somebody took it between our read and our write
         other = conn.execute(sa.select(_T).where(_T.c.game_id == game_id)).one()
         return HeldBy(game_id, other.host, other.pid, other.expires_at)
-    return Lease(game_id, row.epoch + 1, expires)
+    return Lease(game_id, row.epoch + 1, expires, row.expires_at)
 
 
 def create(

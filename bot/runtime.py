@@ -56,7 +56,12 @@ async def running_service(
 
             recorded = MeteredDecisionLog(decisions, metrics)
         llm = llm_player_factory(settings, recorded, learning=learning)
-    service = GameService(engine, scheduler, make_agent_factory(agent_kind, llm))
+    service = GameService(
+        engine,
+        scheduler,
+        make_agent_factory(agent_kind, llm),
+        outage_release_seconds=settings.outage_release_seconds,
+    )
     if metrics is not None:
         metrics.watch_service(service)
     service.decision_log = decisions

@@ -32,9 +32,10 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 import sqlalchemy as sa
@@ -46,6 +47,7 @@ from bot import lease
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
+from bot.outages import RELEASE_SECONDS, Outages, down_since_restart
 from bot.store import models as m
 from bot.store import rows
 from bot.store.writer import GroupWriter
@@ -170,12 +172,15 @@ class SeatPortImpl:
         return self._seat
 
     async def say(self, text: str) -> None:
+        await self._service.agent_gate(self._game_id)
         await self._service.say(self._game_id, self._seat, text)
 
     async def vote(self, target: str | None) -> None:
+        await self._service.agent_gate(self._game_id)
         await self._service.vote(self._game_id, self._seat, target)
 
     async def night_act(self, target: str) -> None:
+        await self._service.agent_gate(self._game_id)
         await self._service.night_act(self._game_id, self._seat, target)
 
 
@@ -414,8 +419,13 @@ class GameService:
         lease_seconds: float = lease.LEASE_SECONDS,
         alert_after: float = 10.0,
         tick_backoff: Backoff | None = None,
+        outage_release_seconds: float = RELEASE_SECONDS,
     ) -> None:
         self.engine = engine
+        #: games whose platform input is down, and the release of their backlog (bot.outages)
+        self.outages = Outages(outage_release_seconds)
+        #: game id -> when its previous holder's lease ran out, as taken (bot.outages)
+        self._previous_expiry: dict[str, datetime] = {}
         #: this service as a lease holder, and the games it holds (id -> fencing epoch)
         self.holder = lease.Holder.this_process()
         self.lease_seconds = lease_seconds
@@ -801,8 +811,13 @@ class GameService:
     ) -> bool:
         """Speak as ``seat``. ``at``: when the platform says the line was typed (aware UTC;
         None: now); the line is placed by the phase current then. ``platform_id``: the
-        platform's id of the message; False (nothing done) when it was already applied."""
+        platform's id of the message; False (nothing done) when it was already applied.
+
+        A line typed while the game's platform input was down (``at`` in the outage) waits
+        for its place in the release of the backlog, and is stamped then (`bot.outages`)."""
         game, _ = self._running(game_id)
+        if at is not None and await self.outages.release(game.id, game.finished, at):
+            at = utcnow()
         return await self._act(
             game, lambda t: A.Say(seat, text, t), platform_id, at=at, source=(seat, "line")
         )
@@ -1066,7 +1081,8 @@ class GameService:
         if state is None:
             return
         handle = game.deadline_handle
-        if state.over or state.phase.deadline is None:
+        if state.over or state.phase.deadline is None or self.outages.is_down(game.id):
+            # (while the input is down the clock stands still: armed again when it is back)
             if handle is not None:
                 handle.cancel()
             game.deadline_handle = None
@@ -1103,6 +1119,7 @@ class GameService:
             or state.over
             or state.phase.seq != phase_seq
             or self.games.get(game.id) is not game
+            or self.outages.is_down(game.id)
         ):
             return
         game.ticking = True
@@ -1148,6 +1165,60 @@ class GameService:
                 "as the database accepts writes again.",
             )
 
+    # --- outages of a platform's input (bot/outages.py owns the rules) ---------------------
+
+    def input_down(self, game_ids: Iterable[str], since: datetime | None = None) -> None:
+        """The platform's input of these games is down since ``since`` (wall clock; None:
+        now): their agents are paused and their phase clocks stand still until `input_back`.
+        Games not running here are skipped."""
+        when = since or utcnow()
+        for game_id in game_ids:
+            game = self.games.get(game_id)
+            if game is None or game.state is None or game.state.over:
+                continue
+            if self.outages.mark_down(game_id, game.clock, when):
+                self._arm_deadline(game)  # (disarms it)
+
+    async def input_back(
+        self, game_ids: Iterable[str], first_typed: Mapping[str, datetime] | None = None
+    ) -> None:
+        """The platform's input of these games is back: each phase is extended by the time
+        its input was down, its deadline armed again, and its backlog released (lines typed
+        meanwhile, handed over through `say` with their moments, wait for their place).
+        ``first_typed``: game id -> the moment of the first line typed meanwhile, when the
+        adapter has read them back."""
+        for game_id in game_ids:
+            game = self.games.get(game_id)
+            if game is None:
+                self.outages.forget(game_id)
+                continue
+            first = None if first_typed is None else first_typed.get(game_id)
+            back = self.outages.mark_back(game_id, game.clock, first)
+            if back is None:
+                continue
+            extension, _ = back
+            state = game.state
+            if extension > 0 and state is not None and not state.over:
+                try:
+                    await self._act(game, partial(A.Extend, seconds=extension), None)
+                except Exception:  # the phase goes on with its old deadline
+                    log.exception("game %s: could not extend the phase", game_id)
+            self._arm_deadline(game)
+
+    async def agent_gate(self, game_id: str) -> None:
+        """Before an agent acts: while its game's input is down the action waits, and goes
+        out at the moment's place in the release of the backlog."""
+        game = self.games.get(game_id)
+        if game is not None and self.outages.is_down(game_id):
+            await self.outages.release(game_id, game.finished, utcnow())
+
+    def _down_since(self, game: LiveGame, previous_expiry: datetime | None) -> datetime:
+        """When a resumed game's input went down: when the process that drove it was last
+        known alive (its lease renewed, its last action)."""
+        return down_since_restart(
+            game.clock, game.last_t, previous_expiry, self.lease_seconds, utcnow()
+        )
+
     @staticmethod
     def _tick_stored(game: LiveGame) -> None:
         if game.alerted:
@@ -1166,6 +1237,8 @@ class GameService:
             state = game.state
             if state is None or state.over or state.phase.deadline is None:
                 continue
+            if self.outages.is_down(game.id):
+                continue  # its clock stands still until the input is back
             armed = game.armed_phase == state.phase.seq and (
                 game.ticking or (game.deadline_handle is not None and game.deadline_handle.pending)
             )
@@ -1213,6 +1286,7 @@ class GameService:
         if game is None:
             return
         log.warning("game %s: taken over by another process; no longer driving it", game_id)
+        self.outages.forget(game_id)
         if game.deadline_handle is not None:
             game.deadline_handle.cancel()
         game.status = "moved"
@@ -1254,6 +1328,8 @@ class GameService:
                 continue
             if isinstance(got, lease.HeldBy):
                 raise GameHeld(got)
+            if got.previous_expiry is not None:
+                self._previous_expiry[game_id] = got.previous_expiry
             self._hold(game_id, got.epoch)
             return got.epoch
         raise AssertionError("unreachable")
@@ -1348,6 +1424,7 @@ class GameService:
 
     async def _finish(self, game: LiveGame) -> None:
         game.status = "finished" if game.state and game.state.winner else "aborted"
+        self.outages.forget(game.id)
         await self.drain(game.id)
         for player in game.players.values():
             await player.close()
@@ -1372,18 +1449,24 @@ class GameService:
 
     # --- recovery -----------------------------------------------------------------------------
 
-    async def resume(self, game_id: str, *, paused: bool = False) -> LiveGame:
+    async def resume(
+        self, game_id: str, *, paused: bool = False, input_down: bool = False
+    ) -> LiveGame:
         """Load a game from the database and carry on where it stopped.
 
         A real-time game keeps to the wall clock: the time it was down counts, as it does for
         people waiting in a channel. ``paused``: the time away does not count and the phase
         goes on with the time it had left (a terminal game waits for its one person; an
-        accelerated simulation always does this)."""
+        accelerated simulation always does this).
+
+        ``input_down``: the platform's input is down until the adapter says it is back
+        (`input_back`, once it has read what people typed meanwhile): the game's agents and
+        its clock wait, and the phase gets the time the game was down back (`bot.outages`)."""
         if game_id in self.games:
             return self.games[game_id]
         await self._take(game_id)
         try:
-            return await self._load(game_id, paused)
+            return await self._load(game_id, paused, input_down)
         except BaseException:
             if self._leases.pop(game_id, None) is not None:
                 await self._release([game_id])
@@ -1394,13 +1477,16 @@ class GameService:
         attached (any process may do this, whoever drives the game)."""
         return await self._read(game_id, paused=True)
 
-    async def _load(self, game_id: str, paused: bool) -> LiveGame:
+    async def _load(self, game_id: str, paused: bool, input_down: bool = False) -> LiveGame:
         game = await self._read(game_id, paused)
         if game.status not in ("lobby", "running"):  # ended between taking the lease and now
             raise ServiceError(f"Game {game_id} is {game.status}; there is nothing to resume.")
         self.games[game_id] = game
+        previous = self._previous_expiry.pop(game_id, None)
         if game.state is None:
             return game
+        if input_down and not game.state.over:
+            self.outages.mark_down(game.id, game.clock, self._down_since(game, previous))
         history = game.replayed
         self._attach_agents(game)
         for seat, outbox in game.outboxes.items():

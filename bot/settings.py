@@ -94,6 +94,11 @@ class Settings(BaseSettings):
     #: has answered the survey, or at the latest this many seconds after the game ended
     reveal_after_seconds: float = Field(600.0, ge=1, le=7 * 86_400)
 
+    #: after an outage of a platform's input (a restart, a gateway or socket gap) what people
+    #: typed meanwhile is released at the pace it was typed, over at most this many seconds
+    #: (a longer outage is replayed faster); the phase gets the outage's length back
+    outage_release_seconds: float = Field(30.0, ge=0, le=600)
+
     #: for demos and tests only: the game clock of every new game, on every platform, runs
     #: this many times faster (phases, deadlines and the agents' timing alike)
     clock_speed: float = Field(1.0, gt=0, le=1000)

@@ -56,6 +56,16 @@ class Tick:
 
 
 @dataclass(frozen=True)
+class Extend:
+    """The current phase's deadline moves ``seconds`` later: the platform's input was down
+    for that long (a gateway gap, a restart), a silence only people suffered, so the phase
+    gets that time back. Nothing when the phase has no deadline or the game is over."""
+
+    t: datetime
+    seconds: float
+
+
+@dataclass(frozen=True)
 class Abort:
     """A moderator ends the game early; nobody wins."""
 
@@ -63,13 +73,16 @@ class Abort:
     reason: str = "ended by a moderator"
 
 
-Action = Say | Vote | NightAct | Tick | Abort
+Action = Say | Vote | NightAct | Tick | Extend | Abort
 
-_KINDS: dict[str, type[Say] | type[Vote] | type[NightAct] | type[Tick] | type[Abort]] = {
+_KINDS: dict[
+    str, type[Say] | type[Vote] | type[NightAct] | type[Tick] | type[Extend] | type[Abort]
+] = {
     "say": Say,
     "vote": Vote,
     "night_act": NightAct,
     "tick": Tick,
+    "extend": Extend,
     "abort": Abort,
 }
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import fields, replace
 from datetime import datetime, timedelta
 
-from games.actions import Abort, Action, NightAct, Say, Tick, Vote
+from games.actions import Abort, Action, Extend, NightAct, Say, Tick, Vote
 from games.config import GameConfig
 from games.errors import ConfigError, RuleError
 from games.events import (
@@ -27,6 +27,7 @@ from games.events import (
     NightActionRecorded,
     NightResult,
     PhaseEnded,
+    PhaseExtended,
     PhaseStarted,
     Place,
     PlayerEliminated,
@@ -136,6 +137,8 @@ def apply(state: GameState, action: Action) -> Result:
     _require_aware(action.t)
     if isinstance(action, Tick):
         new, events = _tick(state, action)
+    elif isinstance(action, Extend):
+        new, events = _extend(state, action)
     elif state.phase.kind is _OVER:
         raise RuleError("The game is over.")
     elif isinstance(action, Say):
@@ -493,6 +496,24 @@ def _tick(state: GameState, action: Tick) -> Result:
         return state, []
     applied = action.applied
     return _end_phase(state, action.t, "deadline", action.t if applied is None else applied)
+
+
+def _extend(state: GameState, action: Extend) -> Result:
+    """Move the current phase's deadline ``action.seconds`` later (never earlier)."""
+    p = state.phase
+    if p.kind is _OVER or p.deadline is None or action.seconds <= 0:
+        return state, []
+    deadline = p.deadline + timedelta(seconds=action.seconds)
+    new = _evolve(state, phase=replace(p, deadline=deadline))
+    event = PhaseExtended(
+        t=action.t,
+        phase=p.kind.value,
+        number=p.number,
+        seq=p.seq,
+        deadline=deadline,
+        seconds=action.seconds,
+    )
+    return new, [event]
 
 
 def _opening(state: GameState, talk_skipped: bool) -> list[Event]:

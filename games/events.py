@@ -88,6 +88,18 @@ class PhaseEnded(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class PhaseExtended(Event):
+    """The current phase's deadline moved later by ``seconds`` (`games.actions.Extend`)."""
+
+    kind: ClassVar[str] = "phase_extended"
+    phase: str
+    number: int
+    seq: int
+    deadline: datetime
+    seconds: float
+
+
+@dataclass(frozen=True, kw_only=True)
 class MessageAccepted(Event):
     kind: ClassVar[str] = "message"
     seat: int
@@ -176,6 +188,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         PhaseStarted,
         ChoicesOffered,
         PhaseEnded,
+        PhaseExtended,
         MessageAccepted,
         VoteCast,
         NightActionRecorded,

@@ -13,6 +13,7 @@ from games.events import (
     InspectionResult,
     NightActionRecorded,
     NightResult,
+    PhaseExtended,
     PhaseStarted,
     PlayerEliminated,
     RoleAssigned,
@@ -82,6 +83,11 @@ def manager_line(event: Event) -> str | None:
                 )
             return f"Mafia, vote now on who to kill tonight ({d})."
         return None
+    if isinstance(event, PhaseExtended):
+        return (
+            f"The Game-Manager was away for a moment and the clock stood still: this phase "
+            f"gets {duration(event.seconds)} back."
+        )
     if isinstance(event, VoteCast):
         if event.target_name is None:
             return f"{event.voter_name} abstains."

@@ -61,6 +61,7 @@ from games.events import (
     NightActionRecorded,
     NightResult,
     PhaseEnded,
+    PhaseExtended,
     PhaseStarted,
     PlayerEliminated,
     RoleAssigned,
@@ -471,6 +472,13 @@ class BaselinePolicy:
             self._night_victim = None
             self._night_none = False
         self._dirty = True
+
+    def _on_phase_extended(self, event: PhaseExtended) -> None:
+        """The phase got time back (the platform's input was down): it now ends later."""
+        if event.seq == self._seq:
+            self._deadline = event.deadline
+            self._seconds += event.seconds
+            self._dirty = True
 
     def _on_phase_ended(self, event: PhaseEnded) -> None:
         if event.phase == _VOTE:
@@ -1403,6 +1411,7 @@ _HANDLERS: dict[type[Event], _Handler] = {
     RoleAssigned: cast(_Handler, BaselinePolicy._on_role),
     PhaseStarted: cast(_Handler, BaselinePolicy._on_phase_started),
     PhaseEnded: cast(_Handler, BaselinePolicy._on_phase_ended),
+    PhaseExtended: cast(_Handler, BaselinePolicy._on_phase_extended),
     MessageAccepted: cast(_Handler, BaselinePolicy._on_message),
     VoteCast: cast(_Handler, BaselinePolicy._on_vote),
     PlayerEliminated: cast(_Handler, BaselinePolicy._on_eliminated),

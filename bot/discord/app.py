@@ -231,7 +231,9 @@ class MafiaBot(discord.AutoShardedClient):
             booth.seen = max(booth.seen, relayed.get(seat, 0))
         self.rooms.register(room)  # before the service can emit anything for it
         try:
-            game = await self.service.resume(row.id)
+            # input down until the booths are read back (`Relay.catch_up_all`): the agents and
+            # the clock wait for what people typed meanwhile (bot.outages)
+            game = await self.service.resume(row.id, input_down=True)
         except Exception:
             self.rooms.forget(room)
             raise
@@ -268,6 +270,35 @@ class MafiaBot(discord.AutoShardedClient):
             self._reveals_recovered = True
             self._later(self.reveals.recover(PLATFORM), "reveals")
         log.info("ready on %s", self.serving.describe())
+
+    # --- gateway gaps (bot.outages: the service pauses the games whose input is down) -------
+
+    def _games_on_shard(self, shard_id: int | None) -> list[str]:
+        """The running games of this process whose guild is on ``shard_id`` (None: all)."""
+        count = self.shard_count or 1
+        return [
+            room.game_id
+            for room in list(self.rooms.rooms.values())
+            if room.started
+            and not room.ended
+            and (shard_id is None or (room.guild_id >> 22) % count == shard_id)
+        ]
+
+    async def on_shard_disconnect(self, shard_id: int) -> None:
+        if not self.is_closed():
+            self.service.input_down(self._games_on_shard(shard_id))
+
+    async def on_shard_resumed(self, shard_id: int) -> None:
+        # (the messages missed meanwhile were replayed before RESUMED: they wait in the
+        # service for their place in the release)
+        await self.service.input_back(self._games_on_shard(shard_id))
+
+    async def on_shard_ready(self, shard_id: int) -> None:
+        """A new session after a gap (no replay): read the shard's booths back."""
+        if not self.caught_up.is_set():
+            return  # the first start: `on_ready` catches everything up
+        for game_id in self._games_on_shard(shard_id):
+            self._later(self.relay.catch_up_all(game_id), f"catch up {game_id}")
 
     # --- gateway events ------------------------------------------------------------------------
 

@@ -11,9 +11,12 @@ pure function of the room and the message.
 Recovery. Discord does not replay messages to a fresh gateway session, so after a restart (or
 a new session after an outage) every booth is read back from its history after the newest
 message already handled (its *watermark*), and those lines are relayed once, in the order
-they were typed across all booths. The watermark is the newest line the service stored for
-that seat, or the newest refused line (saved with the booth's link); live messages that arrive
-while a booth catches up wait behind the history, and anything seen twice is skipped by id.
+they were typed across all booths. Once read, the service is told the games' input is back
+(`GameService.input_back`): it releases the backlog at the pace it was typed, so handing a
+line over waits for its place (`bot.outages`). The watermark is the newest line the service
+stored for that seat, or the newest refused line (saved with the booth's link); live messages
+that arrive while a booth catches up wait behind the history, and anything seen twice is
+skipped by id.
 
 Lines typed straight into the stage during a game are removed (they carry the account name)
 and the person is pointed to their booth. (There is no den thread: a mafia's night lines are
@@ -282,6 +285,21 @@ class Relay:
         # (message ids grow with time), so what different people typed while nobody listened
         # reaches the service in the order it was typed; then the live lines that waited.
         reads = await asyncio.gather(*(q.read_back() for q in queues), return_exceptions=True)
+        # the input of these games is back: the service releases what was typed meanwhile
+        # at the pace it was typed, the agents answering inside it (bot.outages)
+        first: dict[str, datetime] = {}
+        for queue, read in zip(queues, reads, strict=True):
+            if isinstance(read, list) and read:
+                at = moment(read[0].id)
+                first[queue.game_id] = min(at, first.get(queue.game_id, at))
+        await self.service.input_back(
+            [
+                gid
+                for gid, room in list(self.rooms.rooms.items())
+                if room.started and not room.ended and game_id in (None, gid)
+            ],
+            first,
+        )
         taken: list[tuple[BoothQueue, list[Line]]] = []
         for queue, read in zip(queues, reads, strict=True):
             if read is None:

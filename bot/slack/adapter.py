@@ -138,7 +138,9 @@ class SlackAdapter:
                 # Only Slack games: resume_all() would also wake up, say, a terminal game
                 # its player paused to resume later. (Idempotent: a shared service that has
                 # already resumed a game just returns it.)
-                await self.service.resume(game_id)
+                # input down until the booths are read back (`Relay.catch_up`): the agents
+                # and the clock wait for what people typed meanwhile (bot.outages)
+                await self.service.resume(game_id, input_down=True)
             except Exception:
                 log.exception("could not resume Slack game %s", game_id)
         for sg in list(self.games.by_id.values()):
@@ -147,6 +149,19 @@ class SlackAdapter:
                 await self.render.set_up(game, sg)  # crashed between the start and the set-up
         await self.relay.catch_up()
         await self.reveals.recover(PLATFORM)
+
+    def input_lost(self) -> None:
+        """Slack's input stopped reaching us (the socket dropped): the service pauses the
+        running Slack games (their agents and clocks) until `input_regained`."""
+        self.service.input_down(
+            sg.id for sg in list(self.games.by_id.values()) if self.games.running(sg) is not None
+        )
+
+    def input_regained(self) -> None:
+        """Slack's input reaches us again: what people typed meanwhile is read back from the
+        booths and handed over (the service releases it, then runs the games on)."""
+        if not self._closed:
+            self._spawn(self.relay.catch_up())
 
     async def close(self) -> None:
         """Let pending work (posts, last-ts writes) finish briefly, then stop."""

@@ -136,6 +136,29 @@ class HostAlerts:
             await self.adapter.out.tell_host(sg, message)
 
 
+def watch_reconnects(client: Any, adapter: SlackAdapter) -> None:
+    """Tell the adapter when the Socket Mode client loses its socket and when it has one
+    again. Every way the SDK reconnects (Slack's refresh notice, a closed socket, a stale one)
+    goes through ``connect_to_new_endpoint``; overlapping calls count as one gap, which ends
+    only once the client is connected again."""
+    reconnect = client.connect_to_new_endpoint
+    busy = 0
+
+    async def reconnecting(force: bool = False) -> None:
+        nonlocal busy
+        if busy == 0:
+            adapter.input_lost()
+        busy += 1
+        try:
+            await reconnect(force)
+        finally:
+            busy -= 1
+            if busy == 0 and await client.is_connected():
+                adapter.input_regained()
+
+    client.connect_to_new_endpoint = reconnecting
+
+
 class SlackRunner:
     """The Slack side of a process: adapter + Bolt app + one transport.
 
@@ -276,6 +299,7 @@ class SlackRunner:
             self.app, app_token.get_secret_value(), web_client=self.client
         )
         await handler.connect_async()  # type: ignore[no-untyped-call]
+        watch_reconnects(handler.client, self.adapter)
         self._socket = handler
         log.info("Slack: connected in Socket Mode")
         try:

@@ -4,7 +4,8 @@ A booth is a player's DM with the app; each line goes to the service with the mo
 typed and its platform id (`bot.slack.moments`): the service places it by the phase current
 when it was typed and applies it once. After a restart `catch_up` hands
 over, once and in the order typed, what players wrote while the app was down (the table's
-rules: `bot.table.booths`).
+rules: `bot.table.booths`), after telling the service the input is back: the service
+releases that backlog at the pace it was typed (`bot.outages`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from datetime import datetime
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -131,6 +133,15 @@ class Relay:
         for sg, booth in self.games.booths().values():
             lines = await self._typed_since(sg, booth)
             backlogs.append([(ts, text, sg, booth) for ts, text in lines])
+        # the input of these games is back: the service releases what was typed meanwhile at
+        # the pace it was typed, the agents answering inside it (bot.outages)
+        first: dict[str, datetime] = {}
+        for backlog in backlogs:
+            at = ts_moment(backlog[0][0]) if backlog else None
+            if at is not None:
+                gid = backlog[0][2].id
+                first[gid] = min(at, first.get(gid, at))
+        await self.service.input_back(list(self.games.by_id), first)
         for ts, text, sg, booth in in_typed_order(backlogs, key=lambda line: ts_key(line[0])):
             async with self._lock:
                 await self._relay(sg, booth, ts, text, late=True)  # platform_id: applied once

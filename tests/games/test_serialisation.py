@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from games import Abort, GameConfig, NightAct, PhaseKind, Say, Tick, Vote, apply, new_game
-from games.actions import Action, action_from_dict, action_kind, action_to_dict
+from games.actions import Action, Extend, action_from_dict, action_kind, action_to_dict
 from games.events import (
     EVENT_TYPES,
     Event,
@@ -42,6 +42,7 @@ def full_game() -> tuple[GameState, list[Event]]:
         return s
 
     state = step(state, Say(plain[0], "Good evening, everyone.", at(state)))
+    state = step(state, Extend(at(state), 30.0))  # the platform's input was down 30 s
     state = to_phase(state, PhaseKind.VOTE)
     state = step(state, Vote(plain[0], plain[1], at(state)))
     state = step(state, Vote(plain[0], mafia[0], at(state, 2)))  # changed vote
@@ -108,6 +109,7 @@ ACTIONS: list[Action] = [
     Vote(1, None, T0),
     NightAct(5, 0, T0),
     Tick(T0 + timedelta(days=2, microseconds=5)),
+    Extend(T0, 12.5),
     Abort(T0),
     Abort(T0, "server restart"),
 ]
