@@ -49,6 +49,14 @@ OTHER = {
     "tests when MAFIABOT_TEST_POSTGRES_URL is missing.",
     "MAFIABOT_PG_DIR": "`.ci/pg-start`: where its throwaway PostgreSQL server lives "
     "(default: $TMPDIR/mafiabot-pg).",
+    "MAFIABOT_REQUIRE_BROWSER": "Tests (CI): `1` fails instead of skipping the replay page's "
+    "real-browser test when Chromium or ChromeDriver is missing.",
+    "MAFIABOT_CHROMIUM": "Tests: the Chromium executable for the replay page's browser test "
+    "(default: /usr/bin/chromium).",
+    "MAFIABOT_CHROMEDRIVER": "Tests: the ChromeDriver executable for the replay page's browser "
+    "test (default: /usr/bin/chromedriver).",
+    "MAFIABOT_LLMAFIA_PYTHON": "Tests: the Python 3.12 interpreter that runs LLMafia's own "
+    "analysis code on the export (default: found with pyenv).",
 }
 
 HEADER = """\
