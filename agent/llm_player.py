@@ -57,6 +57,7 @@ from agent.base import Clock, Intent, Policy, SeatPort, TimerHandle, Timers
 from agent.baseline import BaselinePolicy, BaselineTiming, SeatRecord
 from agent.decisions import DecisionKind, DecisionLog, DecisionRecord, flush_log
 from agent.driver import PolicyPlayer
+from agent.guard import baseline_line, check_line
 from agent.knowledge import SeatKnowledge
 from agent.llm.base import (
     FINISH_REFUSAL,
@@ -644,6 +645,7 @@ class LLMPlayer:
         k = self.knowledge
         s = self.settings
         rejected: str | None = None
+        guarded = False
         for _ in range(2):
             memory, strategy = await self._memory("generator")
             req = generator_request(
@@ -672,6 +674,14 @@ class LLMPlayer:
                 self._record_call("generator", req, resp, decision="empty", valid=False)
                 self._note_answer(False)
                 continue
+            problem = check_line(text, k, raw=resp.text)
+            if problem is not None:  # it would mark the seat: write it again, once
+                self._record_call(
+                    "generator", req, resp, decision=f"guard: {problem}: {text}", valid=False
+                )
+                self._note_answer(False)
+                guarded = True
+                continue
             if is_near_duplicate(text, k.own_lines, s.duplicate_threshold):
                 self._record_call("generator", req, resp, decision=f"repeat: {text}", valid=False)
                 self._note_answer(False)
@@ -680,7 +690,18 @@ class LLMPlayer:
             self._record_call("generator", req, resp, decision=text, valid=True)
             self._note_answer(True)
             return text
-        return None
+        return self._guard_fallback() if guarded else None
+
+    def _guard_fallback(self) -> str | None:
+        """The baseline's line for this moment, in place of lines the guard refused twice."""
+        k = self.knowledge
+        now = self.clock.now()
+        line = baseline_line(self.seat, k.name, self.persona, self._seen, now, self.rng.random())
+        if line is not None and (check_line(line, k) is not None or line in k.own_lines):
+            line = None
+        what = "guard: the baseline's line instead" if line else "guard: nothing said"
+        self._note(what, kind="generator", fallback=True, text=line)
+        return line
 
     async def _finish_draft(self) -> None:
         draft, self._draft = self._draft, None
