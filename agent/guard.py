@@ -95,9 +95,7 @@ _MAFIA_SELF = re.compile(
     r"target)\b|\bmafia chat\b",
     re.IGNORECASE,
 )
-_TRANSCRIPT = re.compile(
-    r"game[- _]?manager|\[\s*\d{1,2}:\d{2}(?::\d{2})?\s*\]|</?\s*(?:send|wait)\s*>", re.IGNORECASE
-)
+_TRANSCRIPT = re.compile(r"game[- _]?manager|</?\s*(?:send|wait)\s*>", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9']+")
 SHINGLE = 7
 DEN_QUOTE_WORDS = 5
@@ -164,8 +162,8 @@ def _quotes_den(text: str, k: SeatKnowledge) -> bool:
 
 def check_line(text: str, k: SeatKnowledge, raw: str | None = None) -> str | None:
     """What in ``text`` would mark the seat (a short reason), or None when it may be posted.
-    ``raw``: the model's answer the line was cleaned from; a Game-Manager line or a time
-    stamp in it means the model wrote a transcript, even when cleaning took them off."""
+    ``raw``: the model's answer the line was cleaned from; the Game-Manager or a scheduler
+    tag in it means the model echoed its prompt, even when cleaning took them off."""
     if raw is not None and _TRANSCRIPT.search(raw):
         return "prompt vocabulary"
     if _SELF_REFERENCE.search(text) or _named_self(text, k.name):
