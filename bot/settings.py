@@ -60,6 +60,10 @@ class Settings(BaseSettings):
     llm_max_attempts: int = Field(3, ge=1, le=10)
     #: tokens an agent seat may spend per game before degrading (0 = unlimited)
     llm_token_budget: int = Field(200_000, ge=0)
+    #: the operator's own agent personas, a JSON file: {"key": "text", ...} or
+    #: {"key": {"text": ..., "talkativeness": 0.5-1.5, "title": ...}}. Hosts choose personas by
+    #: key only (the built-in ones and these); no chat command can write a persona's text
+    personas_file: Path | None = None
     #: what the LLM agent learns from (experience pool, strategy notes): each server's own
     #: games ("server") or every server's ("global")
     experience_scope: Literal["server", "global"] = "server"
