@@ -49,7 +49,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -84,6 +84,15 @@ from agent.prompting import (
     target_request,
 )
 from agent.reflection import Reflector
+from agent.shape import (
+    earliest_post,
+    fallback_fraction,
+    fit_length,
+    length_hint,
+    target_chars,
+    vote_delay,
+)
+from games.config import MAX_MESSAGE_CHARS
 from games.events import (
     Event,
     GameOver,
@@ -134,7 +143,14 @@ class LLMPlayerSettings:
     discard_when_addressed: bool = True
     #: what to do with a stale draft: drop it, or write a fresh one once
     discard_policy: Literal["discard", "regenerate"] = "discard"
-    max_line_chars: int = 200
+    #: the same limit as people's lines (the game's own, when the host set one)
+    max_line_chars: int = MAX_MESSAGE_CHARS
+    #: draw each line's length from people's (agent.shape); False: only ``max_line_chars``
+    people_lengths: bool = True
+    #: post no sooner than a person could have read and typed, and vote when people do, both
+    #: drawn from people's figures (agent.shape); False: ``seconds_per_word`` and
+    #: ``vote_start``/``fallback_at`` as given (exact timing, for tests)
+    human_timing: bool = True
     duplicate_threshold: float = 0.85
     #: safety cap on the agent's own lines per phase
     max_lines_per_phase: int = 12
@@ -637,8 +653,11 @@ class LLMPlayer:
             return
         s = self.settings
         typing = min(len(text.split()) * s.seconds_per_word, s.max_typing_s)
+        when = self.clock.now() + timedelta(seconds=typing)
+        if s.human_timing:  # read and typed as a person would: never sooner (agent.shape)
+            when = max(self.clock.now(), earliest_post(k, seen, text, self.rng) or when)
         self._draft = draft
-        self._arm("typing", self.clock.now() + timedelta(seconds=typing), self._finish_draft)
+        self._arm("typing", when, self._finish_draft)
 
     async def _generate(self) -> str | None:
         """A cleaned, non-repeating line, or None (regenerated once, then dropped)."""
@@ -647,6 +666,7 @@ class LLMPlayer:
         rejected: str | None = None
         guarded = False
         for _ in range(2):
+            target = target_chars(self.rng) if s.people_lengths else s.max_line_chars
             memory, strategy = await self._memory("generator")
             req = generator_request(
                 self.prompts,
@@ -660,6 +680,11 @@ class LLMPlayer:
                 memory=memory,
                 strategy=strategy,
             )
+            if s.people_lengths:
+                role, said = req.messages[-1]
+                req = replace(
+                    req, messages=[*req.messages[:-1], (role, f"{said}\n{length_hint(target)}")]
+                )
             resp = await self._call(self.generator, req, "generator")
             if resp is None:
                 return None
@@ -670,6 +695,7 @@ class LLMPlayer:
             text = clean_line(
                 resp.text, own_name=k.name, names=k.players, max_chars=s.max_line_chars
             )
+            text = fit_length(text, target, s.max_line_chars)
             if not text:
                 self._record_call("generator", req, resp, decision="empty", valid=False)
                 self._note_answer(False)
@@ -771,9 +797,13 @@ class LLMPlayer:
         )
         dec = _Decision(kind, event.seq, event.deadline, timedelta(seconds=margin))
         self._decision = dec
-        hard = event.t + timedelta(seconds=min(s.fallback_at * seconds, seconds - margin))
+        fall = fallback_fraction(self.rng, s.fallback_at) if s.human_timing else s.fallback_at
+        hard = event.t + timedelta(seconds=min(fall * seconds, seconds - margin))
         lo, hi = s.vote_start if kind == "vote" else s.act_start
-        start = min(event.t + timedelta(seconds=self.rng.uniform(lo, hi) * seconds), hard)
+        wait = self.rng.uniform(lo, hi) * seconds
+        if s.human_timing and kind == "vote":  # when people vote (agent.shape)
+            wait = vote_delay(self.rng, seconds)
+        start = min(event.t + timedelta(seconds=wait), hard)
 
         async def ready() -> None:
             dec.ready = True

@@ -273,7 +273,13 @@ class LLMPlayerFactory:
             scheduler=scheduler,
             decisions=self.decisions,
             rng=rng,
-            settings=self.config.player,
+            # the game's own limit on a line, the same as its people's
+            settings=replace(
+                self.config.player,
+                max_line_chars=min(
+                    self.config.player.max_line_chars, game.config.max_message_chars
+                ),
+            ),
             game_id=game.id,
             mind=mind,
             talkativeness=persona.talkativeness,
