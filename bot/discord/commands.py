@@ -35,7 +35,7 @@ from bot.discord.servers import Servers, defer, reply
 from bot.discord.views import consent_view
 from bot.errors import ServiceError
 from bot.privacy import withdraw
-from bot.research.export import export_zip
+from bot.research.export import export_file_name, export_zip
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from bot.table.config import MAX_AGENTS, MIN_AGENTS
@@ -441,7 +441,7 @@ class MafiaCommands(
             return
         await interaction.followup.send(
             summary[:1900],
-            file=discord.File(io.BytesIO(data), filename=f"mafiabot-export-{guild.id}.zip"),
+            file=discord.File(io.BytesIO(data), filename=export_file_name()),
             ephemeral=True,
         )
 

@@ -82,6 +82,7 @@ __all__ = [
     "FORMATS",
     "ExportReport",
     "ExportedGame",
+    "export_file_name",
     "export_games",
     "export_zip",
     "load_identities",
@@ -231,6 +232,13 @@ def _write_bundle(
         ):
             _write_csv(out / "csv" / f"{name}.csv", header, tables[name])
     _put(out / "manifest.json", json.dumps(report.manifest(), indent=2, ensure_ascii=False))
+
+
+def export_file_name(now: datetime | None = None) -> str:
+    """The name of an export sent in chat: the moment only, never a server's, workspace's or
+    channel's id (a file passed on must not say where its games were played)."""
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    return f"mafiabot-export-{moment:%Y%m%d-%H%M%S}.zip"
 
 
 def export_zip(

@@ -91,7 +91,7 @@ class SlackAdapter:
             allow_test_options=allow_test_options,
             agent_kind=agent_kind,
         )
-        #: booth line in -> its post out; measured once `bot.ops` sets ``latency.observe``
+        #: a line committed -> its post out (every line alike); once `bot.ops` sets ``observe``
         self.latency = RelayLatency()
         self.render = Renderer(self.out, self.store, self.lobby.refresh, self.latency)
         self.relay = Relay(service, self.games, self.out, self.store, self._spawn, self.latency)

@@ -91,7 +91,7 @@ class Renderer:
                         to_slack(text),
                         team=sg.team,
                         game_id=sg.id,
-                        what="write in a mafia booth",
+                        what="write in a player's booth",
                     )
         elif text:
             self.out.post(
@@ -132,7 +132,7 @@ class Renderer:
                     channel,
                     event.name,
                     event.text,
-                    what="pass a mafia line to a partner's booth",
+                    what="write in a player's booth",
                 )
                 for channel in self.den_booths(game, sg, event, skip=event.seat)
             ]
