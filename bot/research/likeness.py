@@ -243,11 +243,10 @@ def days_from_store(engine: Engine, game_ids: Sequence[str] | None = None) -> li
                  is not None),
                 alive, rnd.start, end,
             )  # fmt: skip
-            seq, vote_start = opened.get((g.id, rnd.number), (None, None))
+            seq, vote_start = opened.get((g.id, rnd.number), (-1, None))
             cast = (
                 (g.seats[v.voter_index].name, v.t)
-                for v in cast_in.get((g.id, seq), []) if seq is not None and v.voter_index
-                in g.seats
+                for v in cast_in.get((g.id, seq), []) if v.voter_index in g.seats
             )  # fmt: skip
             votes = _first_votes(cast, alive, vote_start)
             out.append(Day(f"{g.id} {rnd.label}", (end - rnd.start).total_seconds(), alive,

@@ -304,7 +304,8 @@ async def test_provocations_never_get_a_disclosing_line_on_stage(
     passed = [
         (r.output, r.decision)
         for r in generated
-        if not r.decision.startswith("guard: ") and r.decision != "empty"  # "<send>" cleaned
+        # a bare "<send>" cleans to nothing: "empty"
+        if not (r.decision or "").startswith("guard: ") and r.decision != "empty"
     ]
     assert generated and not passed
     assert len(refused) >= len(PROVOCATIONS)

@@ -152,8 +152,8 @@ async def test_agents_votes_are_not_in_step() -> None:
         for seat in (1, 6):
             table.players[seat] = LLMPlayer(
                 seat=seat, name=NAMES[seat], persona="calm", port=table.port(seat),
-                clock=table.clock, timers=table.timers, generator=llm,  # type: ignore[arg-type]
-                scheduler=llm,  # type: ignore[arg-type]
+                clock=table.clock, timers=table.timers, generator=llm,
+                scheduler=llm,
                 decisions=InMemoryDecisionLog(), rng=random.Random(f"{seed}:{seat}"),
                 settings=HUMAN_SHAPE, game_id="g",
             )  # fmt: skip

@@ -3,6 +3,8 @@ channel id, no owner, no role (a bystander host must not learn who is a person o
 
 from __future__ import annotations
 
+from typing import Any
+
 from bot.slack.poster import MAX_TRANSIENT_RETRIES
 from bot.slack.render import Renderer
 from tests.bot.slack.conftest import SlackHarness
@@ -25,12 +27,13 @@ async def test_a_booth_that_fails_is_not_named_to_the_host(harness: SlackHarness
             "chat.postMessage", status=500, times=MAX_TRANSIENT_RETRIES + 1, channel=booth
         )
         await fake.message_event(user=user, text=text)
-        await fake.wait_until(
-            lambda booth=booth: [c for c in fake.calls("chat.postMessage")
-                                 if c.status == 500 and c.args.get("channel") == booth.id]
-            [MAX_TRANSIENT_RETRIES:],
-            what="the note given up",
-        )  # fmt: skip
+
+        def given_up(booth: Any = booth) -> list[Any]:
+            calls = fake.calls("chat.postMessage")
+            failed = [c for c in calls if c.status == 500 and c.args.get("channel") == booth.id]
+            return failed[MAX_TRANSIENT_RETRIES:]
+
+        await fake.wait_until(given_up, what="the note given up")
         await fake.wait_until(told, what="the host is told")
         await harness.adapter.drain()
     [problem] = told()  # once, for both booths alike: how many booths failed is not told

@@ -3,6 +3,8 @@ or is dropped, with a note for the moderator; keys stay; downgrade gives the tex
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlmodel import Session, select
 
 from bot.store import migrate
@@ -10,7 +12,7 @@ from bot.store.db import make_engine
 from bot.store.models import Server
 from bot.table.personas import PERSONA_NOTE, persona_summary, server_persona
 
-BEFORE = {
+BEFORE: dict[str, dict[str, Any]] = {
     "1": {"persona": "skeptic", "agents": 2},
     "2": {"persona": "The Quiet Observer"},
     "3": {"persona": "a warm, friendly joker who likes everyone"},
