@@ -51,3 +51,10 @@ def test_no_alert_names_a_mafia_or_partner_booth() -> None:
     source = inspect.getsource(Renderer)
     for said in ("mafia booth", "partner's booth"):
         assert said not in source
+
+
+async def test_slack_lobby_has_no_persona_setting(harness: SlackHarness) -> None:
+    """Slack's lobby never took a persona; a written one is refused like any unknown setting."""
+    host = harness.people(3)[0]
+    reply = await harness.slash(host, "new persona=pineapple")
+    assert "Unknown setting 'persona'" in reply and "is open" not in reply
