@@ -136,7 +136,7 @@ def away_note(line: Line, text: str) -> str:
 class RelayMetrics:
     """Booth message received -> its stage post about to be sent, for benchmarks.
 
-    ``committed`` is called for every line, a person's or an agent's, when the renderer takes
+    ``committed`` is called for every stage line, a person's or an agent's, when the renderer takes
     it; a subclass that measures from there (`bot.ops.discord_relay.RelayTimer`) times every
     line alike, so its figures do not tell people's lines from the agent's."""
 

@@ -1,6 +1,6 @@
 """The Discord relay's latency, observed into ``mafiabot_relay_seconds{platform="discord"}``.
 
-`bot.discord.relay.RelayMetrics` is the relay's hook. This one times every line alike, a
+`bot.discord.relay.RelayMetrics` is the relay's hook. This one times every stage line alike, a
 person's or an agent's, from its commit (the renderer taking it) to its post about to be sent,
 so the series counts all lines and its buckets cannot tell whose a line was; and it observes
 into the histogram instead of keeping a list, so it can run for months.

@@ -5,8 +5,8 @@ Every figure is gathered at a seam that exists anyway, so no game code knows abo
 - games by status and players: read from the service's live games when scraped;
 - lines: a service listener counting the lines it committed and handed to the renderers;
 - database write latency: the service's ``on_db_call`` hook (waiting for the writer included);
-- relay latency: the relays' latency hooks (a line committed -> its post going out), for every
-  line alike, a person's or an agent's: Discord's `RelayMetrics`, Slack's
+- relay latency: the relays' latency hooks (a stage line committed -> its post going out), for
+  every one alike, a person's or an agent's: Discord's `RelayMetrics`, Slack's
   `bot.table.latency.RelayLatency`;
 - LLM calls, tokens, cost and errors: the agents' decision log, which sees every model call;
   a game's figures are added when the game ends (not call by call, which would rise just
@@ -72,7 +72,7 @@ class Metrics:
         )
         self.relay = Histogram(
             "mafiabot_relay_seconds",
-            "A line (every player's alike) from being committed to its post going out.",
+            "A stage line (every player's alike) from being committed to its post going out.",
             ["platform"],
             buckets=LATENCY_BUCKETS,
             registry=r,

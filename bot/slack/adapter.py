@@ -91,7 +91,7 @@ class SlackAdapter:
             allow_test_options=allow_test_options,
             agent_kind=agent_kind,
         )
-        #: a line committed -> its post out (every line alike); once `bot.ops` sets ``observe``
+        #: a stage line committed -> its post out, every one alike (once `bot.ops` sets observe)
         self.latency = RelayLatency()
         self.render = Renderer(self.out, self.store, self.lobby.refresh, self.latency)
         self.relay = Relay(service, self.games, self.out, self.store, self._spawn, self.latency)

@@ -114,7 +114,8 @@ class Renderer:
             self.finish(game, sg, event)
 
     def speech(self, game: LiveGame, sg: SlackGame, event: MessageAccepted) -> None:
-        received = self.latency.posting(sg.id, event.seat)
+        # stage lines only, every one: a den line's posts depend on which partners have booths
+        received = self.latency.posting(sg.id, event.seat) if event.place != "den" else None
         if event.place != "den":
             posts = [
                 self.out.say_as(

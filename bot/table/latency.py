@@ -1,7 +1,7 @@
 """How long a line takes from its commit to its post going out (the relay latency of
 ``/metrics``), timed the same way on every platform that relays booth lines.
 
-Every line is timed alike, a person's or an agent's, from the moment the renderer takes its
+Every stage line is timed alike, a person's or an agent's, from the moment the renderer takes its
 committed `MessageAccepted` to its (first) post being out: a series that timed only people's
 lines (they alone are *received* from a booth) would count them, and so tell a scraper which
 lines are the agent's. ``received`` and ``not_said`` are kept for the adapters' calls and

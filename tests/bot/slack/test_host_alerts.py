@@ -58,3 +58,24 @@ async def test_slack_lobby_has_no_persona_setting(harness: SlackHarness) -> None
     host = harness.people(3)[0]
     reply = await harness.slash(host, "new persona=pineapple")
     assert "Unknown setting 'persona'" in reply and "is open" not in reply
+
+
+async def test_relay_latency_times_the_agents_stage_lines_too(harness: SlackHarness) -> None:
+    """End to end on Slack: every stage line, the agent's included, is one relay figure."""
+    timed: list[float] = []
+    game_id = await harness.running_game(settings="day=3600 vote=3600 speed=50")
+    assert harness.adapter is not None
+    harness.adapter.latency.observe = timed.append
+    agent = next(s for s in harness.live(game_id).seats if s.is_agent).name
+    before = len(harness.persona_lines())
+    await harness.fake.message_event(user=harness.users[1], text="so who is it")
+    await harness.wait_stage(
+        lambda: any(n == agent for n, _ in harness.persona_lines()[before:]),
+        within=30,
+        what="the agent's line",
+    )
+    await harness.adapter.drain()
+    lines = harness.persona_lines()[before:]
+    assert any(n != agent for n, _ in lines)
+    await harness.fake.wait_until(lambda: len(timed) >= len(lines), what="every line timed")
+    assert len(timed) == len(lines)
