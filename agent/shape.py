@@ -113,8 +113,10 @@ def earliest_post(k: SeatKnowledge, seen: int, text: str, rng: random.Random) ->
 
 
 def vote_delay(rng: random.Random, phase_seconds: float) -> float:
-    """Seconds into a vote phase of the seat's first vote: people's, within the phase."""
-    return min(draw(VOTE_S, rng.random()), VOTE_SHARE * phase_seconds)
+    """Seconds into a vote phase of the seat's first vote: people's, within the phase (give or
+    take half a second: people's times were whole seconds, and seats must not share one)."""
+    seconds = draw(VOTE_S, rng.random()) + rng.uniform(-0.5, 0.5)
+    return min(max(0.0, seconds), VOTE_SHARE * phase_seconds)
 
 
 def fallback_fraction(rng: random.Random, base: float) -> float:
