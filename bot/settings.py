@@ -105,6 +105,32 @@ class Settings(BaseSettings):
             raise ValueError("must look like 'anthropic:MODEL' or 'openai:MODEL'")
         return value
 
+    @field_validator("personas_file", mode="before")
+    @classmethod
+    def _personas_file(cls, value: object) -> object:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        return value
+
+    @field_validator("personas_file")
+    @classmethod
+    def _personas_readable(cls, value: Path | None) -> Path | None:
+        """Checked at start-up (one clear line), not at a host's first command."""
+        if value is None:
+            return None
+        import json
+
+        from agent.personas import operator_personas
+
+        try:
+            raw = json.loads(value.read_text("utf-8"))
+        except (OSError, ValueError) as err:
+            raise ValueError(f"can't read {value}: {err}") from err
+        if not isinstance(raw, dict):
+            raise ValueError(f"{value} must hold a JSON object of persona key -> text")
+        operator_personas(raw)  # a ValueError names the bad entry
+        return value
+
     @field_validator("slack_redirect_uri")
     @classmethod
     def _redirect_uri(cls, value: str) -> str:
