@@ -49,7 +49,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -57,6 +57,7 @@ from agent.base import Clock, Intent, Policy, SeatPort, TimerHandle, Timers
 from agent.baseline import BaselinePolicy, BaselineTiming, SeatRecord
 from agent.decisions import DecisionKind, DecisionLog, DecisionRecord, flush_log
 from agent.driver import PolicyPlayer
+from agent.guard import baseline_line, check_line
 from agent.knowledge import SeatKnowledge
 from agent.llm.base import (
     FINISH_REFUSAL,
@@ -83,6 +84,15 @@ from agent.prompting import (
     target_request,
 )
 from agent.reflection import Reflector
+from agent.shape import (
+    earliest_post,
+    fallback_fraction,
+    fit_length,
+    length_hint,
+    target_chars,
+    vote_delay,
+)
+from games.config import MAX_MESSAGE_CHARS
 from games.events import (
     Event,
     GameOver,
@@ -133,7 +143,14 @@ class LLMPlayerSettings:
     discard_when_addressed: bool = True
     #: what to do with a stale draft: drop it, or write a fresh one once
     discard_policy: Literal["discard", "regenerate"] = "discard"
-    max_line_chars: int = 200
+    #: the same limit as people's lines (the game's own, when the host set one)
+    max_line_chars: int = MAX_MESSAGE_CHARS
+    #: draw each line's length from people's (agent.shape); False: only ``max_line_chars``
+    people_lengths: bool = True
+    #: post no sooner than a person could have read and typed, and vote when people do, both
+    #: drawn from people's figures (agent.shape); False: ``seconds_per_word`` and
+    #: ``vote_start``/``fallback_at`` as given (exact timing, for tests)
+    human_timing: bool = True
     duplicate_threshold: float = 0.85
     #: safety cap on the agent's own lines per phase
     max_lines_per_phase: int = 12
@@ -636,15 +653,20 @@ class LLMPlayer:
             return
         s = self.settings
         typing = min(len(text.split()) * s.seconds_per_word, s.max_typing_s)
+        when = self.clock.now() + timedelta(seconds=typing)
+        if s.human_timing:  # read and typed as a person would: never sooner (agent.shape)
+            when = max(self.clock.now(), earliest_post(k, seen, text, self.rng) or when)
         self._draft = draft
-        self._arm("typing", self.clock.now() + timedelta(seconds=typing), self._finish_draft)
+        self._arm("typing", when, self._finish_draft)
 
     async def _generate(self) -> str | None:
         """A cleaned, non-repeating line, or None (regenerated once, then dropped)."""
         k = self.knowledge
         s = self.settings
         rejected: str | None = None
+        guarded = False
         for _ in range(2):
+            target = target_chars(self.rng) if s.people_lengths else s.max_line_chars
             memory, strategy = await self._memory("generator")
             req = generator_request(
                 self.prompts,
@@ -658,6 +680,11 @@ class LLMPlayer:
                 memory=memory,
                 strategy=strategy,
             )
+            if s.people_lengths:
+                role, said = req.messages[-1]
+                req = replace(
+                    req, messages=[*req.messages[:-1], (role, f"{said}\n{length_hint(target)}")]
+                )
             resp = await self._call(self.generator, req, "generator")
             if resp is None:
                 return None
@@ -668,9 +695,18 @@ class LLMPlayer:
             text = clean_line(
                 resp.text, own_name=k.name, names=k.players, max_chars=s.max_line_chars
             )
+            text = fit_length(text, target, s.max_line_chars)
             if not text:
                 self._record_call("generator", req, resp, decision="empty", valid=False)
                 self._note_answer(False)
+                continue
+            problem = check_line(text, k, raw=resp.text)
+            if problem is not None:  # it would mark the seat: write it again, once
+                self._record_call(
+                    "generator", req, resp, decision=f"guard: {problem}: {text}", valid=False
+                )
+                self._note_answer(False)
+                guarded = True
                 continue
             if is_near_duplicate(text, k.own_lines, s.duplicate_threshold):
                 self._record_call("generator", req, resp, decision=f"repeat: {text}", valid=False)
@@ -680,7 +716,18 @@ class LLMPlayer:
             self._record_call("generator", req, resp, decision=text, valid=True)
             self._note_answer(True)
             return text
-        return None
+        return self._guard_fallback() if guarded else None
+
+    def _guard_fallback(self) -> str | None:
+        """The baseline's line for this moment, in place of lines the guard refused twice."""
+        k = self.knowledge
+        now = self.clock.now()
+        line = baseline_line(self.seat, k.name, self.persona, self._seen, now, self.rng.random())
+        if line is not None and (check_line(line, k) is not None or line in k.own_lines):
+            line = None
+        what = "guard: the baseline's line instead" if line else "guard: nothing said"
+        self._note(what, kind="generator", fallback=True, text=line)
+        return line
 
     async def _finish_draft(self) -> None:
         draft, self._draft = self._draft, None
@@ -750,9 +797,13 @@ class LLMPlayer:
         )
         dec = _Decision(kind, event.seq, event.deadline, timedelta(seconds=margin))
         self._decision = dec
-        hard = event.t + timedelta(seconds=min(s.fallback_at * seconds, seconds - margin))
+        fall = fallback_fraction(self.rng, s.fallback_at) if s.human_timing else s.fallback_at
+        hard = event.t + timedelta(seconds=min(fall * seconds, seconds - margin))
         lo, hi = s.vote_start if kind == "vote" else s.act_start
-        start = min(event.t + timedelta(seconds=self.rng.uniform(lo, hi) * seconds), hard)
+        wait = self.rng.uniform(lo, hi) * seconds
+        if s.human_timing and kind == "vote":  # when people vote (agent.shape)
+            wait = vote_delay(self.rng, seconds)
+        start = min(event.t + timedelta(seconds=wait), hard)
 
         async def ready() -> None:
             dec.ready = True

@@ -54,6 +54,7 @@ from bot.clock import GameClock
 from bot.experience_store import ExperienceStore, register_memory_root
 from bot.service import LiveGame, SeatInfo, SeatPortImpl
 from bot.settings import Settings
+from bot.table.personas import read_personas_file
 from bot.timers import SchedulerTimers
 
 __all__ = [
@@ -104,6 +105,8 @@ class LLMAgentConfig:
     #: per seat per game; 0 = unlimited
     llm_token_budget: int = 200_000
     player: LLMPlayerSettings = field(default_factory=LLMPlayerSettings)
+    #: the operator's own personas (``MAFIABOT_PERSONAS_FILE``), chosen by key like the rest
+    personas: tuple[Persona, ...] = ()
 
     @classmethod
     def from_settings(
@@ -117,6 +120,7 @@ class LLMAgentConfig:
             llm_max_attempts=settings.llm_max_attempts,
             llm_token_budget=settings.llm_token_budget,
             player=player or LLMPlayerSettings(),
+            personas=read_personas_file(settings.personas_file),
         )
 
 
@@ -198,14 +202,15 @@ class AgentLearning:
         )
 
 
-def seat_persona(game: LiveGame, seat: SeatInfo) -> Persona:
-    """The seat's persona for this game: configured on the seat, else drawn (seeded by the
-    game) from its side's set. The side comes from the dealt role, known once the game runs."""
+def seat_persona(game: LiveGame, seat: SeatInfo, extra: tuple[Persona, ...] = ()) -> Persona:
+    """The seat's persona for this game: the key chosen for the seat (a built-in's or one of
+    the operator's ``extra``), else drawn (seeded by the game) from its side's set. The side
+    comes from the dealt role, known once the game runs."""
     team: str | None = None
     if game.state is not None and 0 <= seat.index < len(game.state.seats):
         team = game.state.seats[seat.index].team
     rng = random.Random(f"{game.seed}:persona:{seat.index}")
-    return persona_for(team, rng, seat.persona)
+    return persona_for(team, rng, seat.persona, extra)
 
 
 class LLMPlayerFactory:
@@ -252,7 +257,7 @@ class LLMPlayerFactory:
                 if self.clients.scheduler is self.clients.generator
                 else BudgetedClient(scheduler, budget)
             )
-        persona = seat_persona(game, seat)
+        persona = seat_persona(game, seat, self.config.personas)
         mind = None
         if self.learning is not None:
             mind = self.learning.mind(game, seat)
@@ -268,7 +273,13 @@ class LLMPlayerFactory:
             scheduler=scheduler,
             decisions=self.decisions,
             rng=rng,
-            settings=self.config.player,
+            # the game's own limit on a line, the same as its people's
+            settings=replace(
+                self.config.player,
+                max_line_chars=min(
+                    self.config.player.max_line_chars, game.config.max_message_chars
+                ),
+            ),
             game_id=game.id,
             mind=mind,
             talkativeness=persona.talkativeness,

@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     llm_max_attempts: int = Field(3, ge=1, le=10)
     #: tokens an agent seat may spend per game before degrading (0 = unlimited)
     llm_token_budget: int = Field(200_000, ge=0)
+    #: the operator's own agent personas, a JSON file: {"key": "text", ...} or
+    #: {"key": {"text": ..., "talkativeness": 0.5-1.5, "title": ...}}. Hosts choose personas by
+    #: key only (the built-in ones and these); no chat command can write a persona's text
+    personas_file: Path | None = None
     #: what the LLM agent learns from (experience pool, strategy notes): each server's own
     #: games ("server") or every server's ("global")
     experience_scope: Literal["server", "global"] = "server"
@@ -134,6 +138,32 @@ class Settings(BaseSettings):
         provider, _, model = value.partition(":")
         if provider not in ("anthropic", "openai") or not model.strip():
             raise ValueError("must look like 'anthropic:MODEL' or 'openai:MODEL'")
+        return value
+
+    @field_validator("personas_file", mode="before")
+    @classmethod
+    def _personas_file(cls, value: object) -> object:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        return value
+
+    @field_validator("personas_file")
+    @classmethod
+    def _personas_readable(cls, value: Path | None) -> Path | None:
+        """Checked at start-up (one clear line), not at a host's first command."""
+        if value is None:
+            return None
+        import json
+
+        from agent.personas import operator_personas
+
+        try:
+            raw = json.loads(value.read_text("utf-8"))
+        except (OSError, ValueError) as err:
+            raise ValueError(f"can't read {value}: {err}") from err
+        if not isinstance(raw, dict):
+            raise ValueError(f"{value} must hold a JSON object of persona key -> text")
+        operator_personas(raw)  # a ValueError names the bad entry
         return value
 
     @field_validator("slack_redirect_uri")

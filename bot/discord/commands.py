@@ -35,11 +35,19 @@ from bot.discord.servers import Servers, defer, reply
 from bot.discord.views import consent_view
 from bot.errors import ServiceError
 from bot.privacy import withdraw
-from bot.research.export import export_zip
+from bot.research.export import export_file_name, export_zip
 from bot.research.spotrate import server_chat_lines
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from bot.table.config import MAX_AGENTS, MIN_AGENTS
+from bot.table.personas import (
+    PERSONA_NOTE,
+    PersonaError,
+    choose_persona,
+    configured_personas,
+    persona_choices,
+    server_persona,
+)
 from games.config import GameConfig
 from games.errors import ConfigError
 
@@ -148,7 +156,7 @@ class MafiaCommands(
         tie_rule="A tied day vote: nobody is out, or chance decides",
         roles="Extra roles in play",
         agents="How many of the players are AI agents (default 1)",
-        persona="The agents' persona (a short description)",
+        persona="The AI players' persona: one of the listed keys (any: drawn per player)",
     )
     async def new(
         self,
@@ -159,10 +167,15 @@ class MafiaCommands(
         tie_rule: TieChoice | None = None,
         roles: RoleChoice | None = None,
         agents: app_commands.Range[int, MIN_AGENTS, MAX_AGENTS] | None = None,
-        persona: app_commands.Range[str, 1, 200] | None = None,
+        persona: app_commands.Range[str, 1, 40] | None = None,
     ) -> None:
         guild, channel = interaction.guild, interaction.channel
         assert guild is not None and channel is not None
+        try:
+            chosen = choose_persona(persona, configured_personas(self.settings))
+        except PersonaError as exc:
+            await reply(interaction, str(exc))
+            return
         server, _ = await self.servers.get(guild.id)
         if str(channel.id) not in server.get("channels", {}):
             await reply(interaction, NOT_BOUND)
@@ -193,7 +206,18 @@ class MafiaCommands(
             await reply(interaction, f"Can't set up this game: {exc}")
             return
         count = agents if agents is not None else int(server.get("agents", 1))
-        await self.lobby.open(interaction, config, count, persona or server.get("persona"), server)
+        default = server_persona(server, configured_personas(self.settings))
+        await self.lobby.open(interaction, config, count, chosen or default, server)
+
+    @new.autocomplete("persona")
+    async def _new_persona(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return self._persona_menu(current)
+
+    def _persona_menu(self, current: str) -> list[app_commands.Choice[str]]:
+        keys = persona_choices(current, configured_personas(self.settings))
+        return [app_commands.Choice(name=k, value=k) for k in keys]
 
     # --- config -------------------------------------------------------------------------------
 
@@ -206,7 +230,7 @@ class MafiaCommands(
         tie_rule="Default tie rule",
         roles="Default extra roles",
         agents="Default AI players",
-        persona='Default agent persona ("-" clears it)',
+        persona="Default AI persona: one of the listed keys (any: drawn per player)",
         afk_reminder_minutes="Remind a silent player after this long (0: never)",
         afk_takeover_minutes="Hand a silent player's seat to an agent after this long (0: never)",
         graveyard="A thread where eliminated players can talk",
@@ -224,7 +248,7 @@ class MafiaCommands(
         tie_rule: TieChoice | None = None,
         roles: RoleChoice | None = None,
         agents: app_commands.Range[int, MIN_AGENTS, MAX_AGENTS] | None = None,
-        persona: app_commands.Range[str, 1, 200] | None = None,
+        persona: app_commands.Range[str, 1, 40] | None = None,
         afk_reminder_minutes: app_commands.Range[float, 0.0, 120.0] | None = None,
         afk_takeover_minutes: app_commands.Range[float, 0.0, 240.0] | None = None,
         graveyard: bool | None = None,
@@ -236,6 +260,11 @@ class MafiaCommands(
             return
         guild = interaction.guild
         assert guild is not None
+        try:
+            chosen = choose_persona(persona, configured_personas(self.settings))
+        except PersonaError as exc:
+            await reply(interaction, str(exc))
+            return
         given: dict[str, Any] = {
             "day_minutes": day_minutes,
             "vote_minutes": vote_minutes,
@@ -254,10 +283,11 @@ class MafiaCommands(
                 if value is not None:
                     settings[key] = value
             if persona is not None:
-                if persona.strip() == "-":
+                settings.pop(PERSONA_NOTE, None)  # the moderator has chosen since
+                if chosen is None:
                     settings.pop("persona", None)
                 else:
-                    settings["persona"] = persona
+                    settings["persona"] = chosen
             roles_now = [int(r) for r in settings.get("moderator_roles", [])]
             if clear_moderator_roles:
                 roles_now = []
@@ -276,6 +306,12 @@ class MafiaCommands(
             await reply(interaction, f"Saved, but new games would fail: {exc}")
             return
         await reply(interaction, config_summary(settings, logging_on, config_now, self.options))
+
+    @config.autocomplete("persona")
+    async def _config_persona(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return self._persona_menu(current)
 
     # --- status -------------------------------------------------------------------------------
 
@@ -406,7 +442,7 @@ class MafiaCommands(
             return
         await interaction.followup.send(
             summary[:1900],
-            file=discord.File(io.BytesIO(data), filename=f"mafiabot-export-{guild.id}.zip"),
+            file=discord.File(io.BytesIO(data), filename=export_file_name()),
             ephemeral=True,
         )
 

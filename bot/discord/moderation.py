@@ -17,6 +17,7 @@ from bot.service import LiveGame
 from bot.settings import Settings
 from bot.table.config import config_summary as describe_config
 from bot.table.links import identity_names
+from bot.table.personas import persona_summary
 from bot.table.status import phase_label
 from games.config import GameConfig
 
@@ -65,7 +66,7 @@ def config_summary(
     return (
         "Defaults for new games on this server:\n"
         f"{describe_config(config_now)}\n"
-        f"AI players: {settings.get('agents', 1)}. Persona: {settings.get('persona', 'any')}.\n"
+        f"AI players: {settings.get('agents', 1)}. {persona_summary(settings)}\n"
         f"AFK reminder after {remind} min; takeover after {takeover} min (0 = never).\n"
         f"Graveyard thread: {grave}. Research logging: {'on' if logging_on else 'off'}.\n"
         f"Moderator roles: {mods}. Game channels: {channels}."

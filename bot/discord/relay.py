@@ -137,7 +137,11 @@ def away_note(line: Line, text: str) -> str:
 
 
 class RelayMetrics:
-    """Booth message received -> its stage post about to be sent, for benchmarks."""
+    """Booth message received -> its stage post about to be sent, for benchmarks.
+
+    ``committed`` is called for every stage line, a person's or an agent's, when the renderer takes
+    it; a subclass that measures from there (`bot.ops.discord_relay.RelayTimer`) times every
+    line alike, so its figures do not tell people's lines from the agent's."""
 
     def __init__(self) -> None:
         self._pending: dict[tuple[str, int, str], deque[float]] = defaultdict(deque)
@@ -145,6 +149,9 @@ class RelayMetrics:
 
     def received(self, game_id: str, seat: int, text: str, t: float) -> None:
         self._pending[(game_id, seat, text)].append(t)
+
+    def committed(self, game_id: str, seat: int, text: str) -> None:
+        """A line (anyone's) was committed and is about to be queued for posting."""
 
     def sending(self, game_id: str, seat: int, text: str) -> None:
         waiting = self._pending.get((game_id, seat, text))

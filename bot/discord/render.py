@@ -164,6 +164,8 @@ class Renderer:
 
     def speech(self, room: Room, e: MessageAccepted) -> None:
         metrics = self.metrics
+        if metrics is not None and e.place != "den":  # the den's posts depend on who reads it
+            metrics.committed(room.game_id, e.seat, e.text)
         pieces = relay_chunks(e.text, self.manager_names())
         rooms = self.rooms
         if e.place != "den":

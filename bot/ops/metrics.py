@@ -5,9 +5,12 @@ Every figure is gathered at a seam that exists anyway, so no game code knows abo
 - games by status and players: read from the service's live games when scraped;
 - lines: a service listener counting the lines it committed and handed to the renderers;
 - database write latency: the service's ``on_db_call`` hook (waiting for the writer included);
-- relay latency: the relays' latency hooks (booth line in -> its post going out): Discord's
-  `RelayMetrics`, Slack's `bot.table.latency.RelayLatency`;
+- relay latency: the relays' latency hooks (a stage line committed -> its post going out), for
+  every one alike, a person's or an agent's: Discord's `RelayMetrics`, Slack's
+  `bot.table.latency.RelayLatency`;
 - LLM calls, tokens, cost and errors: the agents' decision log, which sees every model call;
+  a game's figures are added when the game ends (not call by call, which would rise just
+  before each agent line and tell a scraper which lines are the agent's);
 - platform rate-limit waits: discord.py's own rate-limit log line; the Slack SDK's 429
   retry handler and the Slack poster's own waits after it (Retry-After);
 - event-loop lag: a sampler task (how late a short sleep wakes up).
@@ -24,6 +27,7 @@ import time
 from collections import Counter as Tally
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -31,7 +35,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from agent.decisions import DecisionLog, DecisionRecord, flush_log
-from games.events import Event, MessageAccepted
+from games.events import Event, GameOver, MessageAccepted
 
 if TYPE_CHECKING:
     from bot.service import GameService, LiveGame
@@ -39,7 +43,20 @@ if TYPE_CHECKING:
 #: latency buckets, seconds: from a fast commit to a rate-limited post
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 GAME_STATUSES = ("lobby", "running", "finished", "aborted")
+#: games whose model calls are held (or remembered as ended) at most
+MAX_HELD_GAMES = 1000
 _ERROR_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]{0,39}):")
+
+
+@dataclass(frozen=True)
+class _Call:
+    """The figures of one model call, held until its game ends."""
+
+    kind: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    error: str | None
 
 
 class Metrics:
@@ -55,7 +72,7 @@ class Metrics:
         )
         self.relay = Histogram(
             "mafiabot_relay_seconds",
-            "A player's line from reaching the bot to its post going out to the platform.",
+            "A stage line (every player's alike) from being committed to its post going out.",
             ["platform"],
             buckets=LATENCY_BUCKETS,
             registry=r,
@@ -74,7 +91,10 @@ class Metrics:
             registry=r,
         )
         self.llm_calls = Counter(
-            "mafiabot_llm_calls", "Requests sent to a language model.", ["kind"], registry=r
+            "mafiabot_llm_calls",
+            "Requests sent to a language model (a game's, once it has ended).",
+            ["kind"],
+            registry=r,
         )
         self.llm_tokens = Counter(
             "mafiabot_llm_tokens",
@@ -104,6 +124,9 @@ class Metrics:
             ["platform"],
             registry=r,
         )
+        #: model calls of games still running, by game (see `llm_record`)
+        self._held: dict[str, list[_Call]] = {}
+        self._ended: dict[str, None] = {}
 
     # --- seams ----------------------------------------------------------------------------------
 
@@ -122,15 +145,37 @@ class Metrics:
         return lambda seconds: self.rate_limited(platform, seconds)
 
     def llm_record(self, rec: DecisionRecord) -> None:
+        """Count a model call: at once when its game is over (or it has none), else held
+        until the game ends (`game_over`), so no series moves with an agent's line."""
         if not rec.called:
             return  # a decision taken without the model (a fallback, a discarded draft)
-        self.llm_calls.labels(rec.kind).inc()
-        self.llm_tokens.labels(rec.kind, "input").inc(rec.input_tokens)
-        self.llm_tokens.labels(rec.kind, "output").inc(rec.output_tokens)
-        self.llm_cost.labels(rec.kind).inc(max(0.0, rec.cost_usd))
+        error = None
         if rec.error:
             match = _ERROR_NAME.match(rec.error)
-            self.llm_errors.labels(rec.kind, match[1] if match else "other").inc()
+            error = match[1] if match else "other"
+        call = _Call(rec.kind, rec.input_tokens, rec.output_tokens, max(0.0, rec.cost_usd), error)
+        if rec.game_id and rec.game_id not in self._ended:
+            self._held.setdefault(rec.game_id, []).append(call)
+            if len(self._held) > MAX_HELD_GAMES:  # games that moved away: count the oldest
+                self._count(self._held.pop(next(iter(self._held))))
+            return
+        self._count([call])
+
+    def game_over(self, game_id: str) -> None:
+        """A game ended: its model calls are counted now, and later ones (its debrief) at once."""
+        self._ended[game_id] = None
+        if len(self._ended) > MAX_HELD_GAMES:
+            self._ended.pop(next(iter(self._ended)))
+        self._count(self._held.pop(game_id, []))
+
+    def _count(self, calls: Sequence[_Call]) -> None:
+        for c in calls:
+            self.llm_calls.labels(c.kind).inc()
+            self.llm_tokens.labels(c.kind, "input").inc(c.input_tokens)
+            self.llm_tokens.labels(c.kind, "output").inc(c.output_tokens)
+            self.llm_cost.labels(c.kind).inc(c.cost_usd)
+            if c.error is not None:
+                self.llm_errors.labels(c.kind, c.error).inc()
 
     async def sample_loop_lag(self, interval: float = 0.1) -> None:
         """Until cancelled: how much later than asked a short sleep wakes up."""
@@ -151,6 +196,8 @@ class _LineCounter:
         for event in events:
             if isinstance(event, MessageAccepted):
                 self.metrics.lines.labels(event.place).inc()
+            elif isinstance(event, GameOver):
+                self.metrics.game_over(game.id)
 
 
 class _GamesCollector(Collector):

@@ -90,6 +90,7 @@ __all__ = [
     "FORMATS",
     "ExportReport",
     "ExportedGame",
+    "export_file_name",
     "export_games",
     "export_zip",
     "load_identities",
@@ -283,6 +284,13 @@ def _llmafia_folder(number: str | None, used: set[str]) -> str:
         n += 1
     used.add(f"{n:04d}")
     return f"{n:04d}"
+
+
+def export_file_name(now: datetime | None = None) -> str:
+    """The name of an export sent in chat: the moment only, never a server's, workspace's or
+    channel's id (a file passed on must not say where its games were played)."""
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    return f"mafiabot-export-{moment:%Y%m%d-%H%M%S}.zip"
 
 
 def export_zip(

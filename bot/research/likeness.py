@@ -20,6 +20,13 @@ imported games) against the people of a set of human games read straight from th
   over days where the kind holds at least half of the living seats (a lone seat is silent in
   most 30 s windows anyway, so for it the share says nothing and is left out).
 - **distinct**: distinct lines / lines, lines compared lower-cased with spaces collapsed.
+- **length**: characters per line (whitespace collapsed): median, 90th and 99th percentile
+  and longest (the tail: a kind that never writes long, or always does, is marked by it), and
+  the KS distance of the lengths from people's.
+- **reply**: after a line that names a player (by character name, not their own), the seconds
+  until that player's next line in the day: median, and KS distance from people's.
+- **vote**: the seconds from the vote's opening to a player's first vote in it: median, and KS
+  distance from people's (LLMafia's votes had no deadline; ours do).
 - **AUC**: a character n-gram classifier (TF-IDF of 1-4 character n-grams within words,
   case kept, + logistic regression, scikit-learn) telling the kind's lines from people's,
   scored out of fold by 5-fold stratified cross-validation; 0.5 = it can't tell, 1 = always.
@@ -45,13 +52,15 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.research.llmafia import LLMafiaGame
-from bot.store.models import Seat
+from bot.store.models import Phase as PhaseRow
+from bot.store.models import Seat, Vote
 from games.events import (
     Event,
     GameStarted,
     MessageAccepted,
     PhaseStarted,
     PlayerEliminated,
+    VoteCast,
     VoteResolved,
 )
 
@@ -93,6 +102,9 @@ DEFINITIONS: dict[str, str] = {
     "lull": f"share of days with no line in the {LULL_SECONDS:.0f} s before the vote's result "
     "(days where the kind holds at least half the living seats)",
     "distinct": "distinct lines / lines (lower-cased, spaces collapsed)",
+    "chars": "characters per message (spaces collapsed): median, p90, p99, max; KS from people's",
+    "reply": "seconds from a line naming a player to that player's next line in the day",
+    "vote": "seconds from the vote's opening to a player's first vote in it",
     "auc": "AUC of a character 1-4-gram TF-IDF + logistic regression telling its lines from "
     f"people's, {FOLDS}-fold cross-validated, names masked (0.5 = can't tell)",
 }
@@ -113,6 +125,15 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("gap_ks", "KS distance of those gaps from people's"),
     ("lull", f"days with no message in the {LULL_SECONDS:.0f} s before the vote's result"),
     ("distinct", "distinct lines / lines"),
+    ("chars_median", "characters per message, median"),
+    ("chars_p90", "characters per message, 90th percentile"),
+    ("chars_p99", "characters per message, 99th percentile"),
+    ("chars_max", "characters per message, longest"),
+    ("chars_ks", "KS distance of message lengths from people's"),
+    ("reply_median_s", "reply after a line naming the player, median (s)"),
+    ("reply_ks", "KS distance of those replies from people's"),
+    ("vote_median_s", "first vote after the vote opens, median (s)"),
+    ("vote_ks", "KS distance of those vote times from people's"),
     ("auc", "AUC of a char n-gram classifier vs people's lines"),
     ("lines", "lines"),
     ("days", "days"),
@@ -137,6 +158,8 @@ class Day:
     kinds: Mapping[str, str]  # living player -> kind
     lines: tuple[Said, ...]
     names: tuple[str, ...] = ()  # every character name of the game, masked for the classifier
+    #: each living player's first vote in the day's vote: (name, seconds after it opened)
+    votes: tuple[tuple[str, float], ...] = ()
 
 
 # --- sources ----------------------------------------------------------------------------------
@@ -165,8 +188,14 @@ def days_from_llmafia(games: Iterable[LLMafiaGame]) -> list[Day]:
                 p.start,
                 end,
             )
+            cast = (
+                (v.voter, v.t)
+                for v in g.votes
+                if v.phase == p.label and v.t is not None and v.valid is not False
+            )
+            votes = _first_votes(cast, alive, p.voting_start)
             out.append(Day(f"{g.game_id} {p.label}", (end - p.start).total_seconds(), alive,
-                           lines, names))  # fmt: skip
+                           lines, names, votes))  # fmt: skip
     return out
 
 
@@ -176,8 +205,19 @@ def days_from_store(engine: Engine, game_ids: Sequence[str] | None = None) -> li
     from bot.research.report import _load
 
     games = _load(engine, game_ids)
+    ids = [g.id for g in games]
     with Session(engine) as s:
-        rows = s.exec(select(Seat).where(col(Seat.game_id).in_([g.id for g in games]))).all()
+        rows = s.exec(select(Seat).where(col(Seat.game_id).in_(ids))).all()
+        vote_phases = s.exec(
+            select(PhaseRow).where(col(PhaseRow.game_id).in_(ids), PhaseRow.kind == "vote")
+        ).all()
+        vote_rows = s.exec(
+            select(Vote).where(col(Vote.game_id).in_(ids)).order_by(col(Vote.t), col(Vote.id))
+        ).all()
+    opened = {(p.game_id, p.number): (p.seq, p.started_at) for p in vote_phases}
+    cast_in: dict[tuple[str, int], list[Vote]] = {}
+    for v in vote_rows:
+        cast_in.setdefault((v.game_id, v.phase_seq), []).append(v)
     agent_kind = {(r.game_id, r.index): r.agent_kind or "agent" for r in rows if r.is_agent}
     out: list[Day] = []
     for g in games:
@@ -203,8 +243,14 @@ def days_from_store(engine: Engine, game_ids: Sequence[str] | None = None) -> li
                  is not None),
                 alive, rnd.start, end,
             )  # fmt: skip
+            seq, vote_start = opened.get((g.id, rnd.number), (-1, None))
+            cast = (
+                (g.seats[v.voter_index].name, v.t)
+                for v in cast_in.get((g.id, seq), []) if v.voter_index in g.seats
+            )  # fmt: skip
+            votes = _first_votes(cast, alive, vote_start)
             out.append(Day(f"{g.id} {rnd.label}", (end - rnd.start).total_seconds(), alive,
-                           lines, names))  # fmt: skip
+                           lines, names, votes))  # fmt: skip
     return out
 
 
@@ -214,14 +260,20 @@ def days_from_events(events: Iterable[Event], kinds: Mapping[int, str] | str) ->
     names: tuple[str, ...] = ()
     alive: dict[int, str] = {}
     start: datetime | None = None
+    vote_start: datetime | None = None
     number = 0
     lines: list[tuple[str, datetime, str]] = []
+    cast: list[tuple[str, datetime]] = []
     for e in events:
         if isinstance(e, GameStarted):
             names = e.players
             alive = dict(enumerate(names))
         elif isinstance(e, PhaseStarted) and e.phase == "day":
-            start, number, lines = e.t, e.number, []
+            start, number, lines, cast, vote_start = e.t, e.number, [], [], None
+        elif isinstance(e, PhaseStarted) and e.phase == "vote":
+            vote_start = e.t
+        elif isinstance(e, VoteCast) and not e.night and start is not None:
+            cast.append((e.voter_name, e.t))
         elif isinstance(e, MessageAccepted) and e.place == "stage" and start is not None:
             lines.append((e.name, e.t, e.text))
         elif isinstance(e, VoteResolved) and not e.night and start is not None:
@@ -230,11 +282,26 @@ def days_from_events(events: Iterable[Event], kinds: Mapping[int, str] | str) ->
                 for i, n in alive.items()
             }
             out.append(Day(f"day-{number}", (e.t - start).total_seconds(), living,
-                           _said(lines, living, start, e.t), names))  # fmt: skip
+                           _said(lines, living, start, e.t), names,
+                           _first_votes(cast, living, vote_start)))  # fmt: skip
             start = None
         elif isinstance(e, PlayerEliminated):
             alive.pop(e.seat, None)
     return out
+
+
+def _first_votes(
+    cast: Iterable[tuple[str, datetime]], alive: Mapping[str, str], opened: datetime | None
+) -> tuple[tuple[str, float], ...]:
+    """Each living voter's first vote, in seconds after the vote ``opened`` (none without)."""
+    if opened is None:
+        return ()
+    first: dict[str, float] = {}
+    for who, t in sorted(cast, key=lambda x: x[1]):
+        seconds = (t - opened).total_seconds()
+        if who in alive and who not in first and seconds >= 0:
+            first[who] = seconds
+    return tuple(first.items())
 
 
 def _said(
@@ -281,6 +348,39 @@ def ks_distance(a: Sequence[float], b: Sequence[float]) -> float | None:
     return float(np.max(np.abs(fa - fb)))
 
 
+def _lengths(days: Sequence[Day], kind: str) -> list[float]:
+    return [
+        float(len(" ".join(x.text.split()))) for d in days for x in d.lines
+        if d.kinds[x.speaker] == kind
+    ]  # fmt: skip
+
+
+def _replies(days: Sequence[Day], kind: str) -> list[float]:
+    """Seconds from a line naming a player of ``kind`` to that player's next line."""
+    out: list[float] = []
+    for d in days:
+        players = [n for n, k in d.kinds.items() if k == kind]
+        if not players:
+            continue
+        patterns = {n: re.compile(rf"\b{re.escape(n)}\b", re.IGNORECASE) for n in players}
+        for i, x in enumerate(d.lines):
+            for name, pattern in patterns.items():
+                if name == x.speaker or not pattern.search(x.text):
+                    continue
+                answer = next((y for y in d.lines[i + 1 :] if y.speaker == name), None)
+                if answer is not None:
+                    out.append(answer.t - x.t)
+    return out
+
+
+def _vote_times(days: Sequence[Day], kind: str) -> list[float]:
+    return [t for d in days for who, t in d.votes if d.kinds.get(who) == kind]
+
+
+def _pct(values: Sequence[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
 def _masked(days: Sequence[Day], kind: str) -> list[str]:
     out: list[str] = []
     for d in days:
@@ -325,8 +425,10 @@ def figures(
     kind: str,
     people_gaps: Sequence[float] | None = None,
     people_lines: Sequence[str] | None = None,
+    people_shape: Mapping[str, Sequence[float]] | None = None,
 ) -> dict[str, Any]:
-    """The table's column for ``kind`` over ``days``; KS and AUC need people's gaps/lines."""
+    """The table's column for ``kind`` over ``days``; KS and AUC need people's gaps/lines,
+    and the length, reply and vote KS distances people's ``people_shape`` (`shape`)."""
     mine = [d for d in days if kind in d.kinds.values()]
     lines = [x for d in mine for x in d.lines if d.kinds[x.speaker] == kind]
     seat_minutes = sum(sum(1 for k in d.kinds.values() if k == kind) * d.seconds / 60 for d in mine)
@@ -337,6 +439,13 @@ def figures(
         for d in lull_days
     ]
     texts = [x.text for x in lines]
+    mine_shape = shape(mine, kind)
+    theirs = people_shape or {}
+
+    def ks_of(key: str) -> float | None:
+        return ks_distance(mine_shape[key], theirs[key]) if key in theirs else None
+
+    chars, replies, votes = mine_shape["chars"], mine_shape["reply"], mine_shape["vote"]
     return {
         "kind": kind,
         "label": LABELS.get(kind, kind),
@@ -348,11 +457,29 @@ def figures(
         "gap_ks": ks_distance(gaps, people_gaps) if people_gaps is not None else None,
         "lull": float(np.mean(lulls)) if lulls else None,
         "distinct": len({_norm(t) for t in texts}) / len(texts) if texts else None,
+        "chars_median": _pct(chars, 50),
+        "chars_p90": _pct(chars, 90),
+        "chars_p99": _pct(chars, 99),
+        "chars_max": max(chars) if chars else None,
+        "chars_ks": ks_of("chars"),
+        "reply_median_s": _pct(replies, 50),
+        "reply_ks": ks_of("reply"),
+        "vote_median_s": _pct(votes, 50),
+        "vote_ks": ks_of("vote"),
         "auc": (
             classifier_auc(_masked(mine, kind), people_lines)
             if people_lines is not None and kind != PEOPLE
             else None
         ),
+    }
+
+
+def shape(days: Sequence[Day], kind: str) -> dict[str, list[float]]:
+    """The samples behind the length, reply and vote rows: ``chars``, ``reply``, ``vote``."""
+    return {
+        "chars": _lengths(days, kind),
+        "reply": _replies(days, kind),
+        "vote": _vote_times(days, kind),
     }
 
 
@@ -383,10 +510,11 @@ def likeness(days: Sequence[Day], people_days: Sequence[Day]) -> dict[str, Any]:
     of player in ``days``, each against those people."""
     people_gaps = _gaps(people_days, PEOPLE)
     people_lines = _masked(people_days, PEOPLE)
+    people_shape = shape(people_days, PEOPLE)
     people = figures(people_days, PEOPLE)
-    people["gap_ks"] = 0.0
+    people.update(gap_ks=0.0, chars_ks=0.0, reply_ks=0.0, vote_ks=0.0)
     columns: list[dict[str, Any]] = [people]
-    reference = figures(people_days, LLMAFIA, people_gaps, people_lines)
+    reference = figures(people_days, LLMAFIA, people_gaps, people_lines, people_shape)
     if reference["lines"]:
         reference["label"] = "LLMafia's agent (in those games)"
         columns.append(reference)
@@ -394,7 +522,7 @@ def likeness(days: Sequence[Day], people_days: Sequence[Day]) -> dict[str, Any]:
     for d in days:
         found.update(dict.fromkeys(sorted(set(d.kinds.values()))))
     for kind in found:
-        column = figures(days, kind, people_gaps, people_lines)
+        column = figures(days, kind, people_gaps, people_lines, people_shape)
         if column["lines"]:
             columns.append(column)
     for column in columns[1:]:
@@ -414,8 +542,10 @@ def _cell(key: str, value: Any) -> str:
         return str(value)
     if key == "lull":
         return f"{value:.0%}"
-    if key == "gap_median_s":
+    if key in ("gap_median_s", "reply_median_s", "vote_median_s"):
         return f"{value:.1f}"
+    if key.startswith("chars_") and key != "chars_ks":
+        return f"{value:.0f}"
     return f"{value:.2f}"
 
 

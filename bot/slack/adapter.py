@@ -93,7 +93,7 @@ class SlackAdapter:
             allow_test_options=allow_test_options,
             agent_kind=agent_kind,
         )
-        #: booth line in -> its post out; measured once `bot.ops` sets ``latency.observe``
+        #: a stage line committed -> its post out, every one alike (once `bot.ops` sets observe)
         self.latency = RelayLatency()
         self.render = Renderer(self.out, self.store, self.lobby.refresh, self.latency)
         self.relay = Relay(service, self.games, self.out, self.store, self._spawn, self.latency)

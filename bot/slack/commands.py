@@ -133,7 +133,7 @@ async def spotrate_command(adapter: SlackAdapter, ctx: Ctx) -> str:
 
 
 async def export_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
-    from bot.research.export import export_zip
+    from bot.research.export import export_file_name, export_zip
 
     if not await adapter.out.is_admin(ctx.team, ctx.user):
         return "Only workspace admins can export games (the export is anonymised research data)."
@@ -154,7 +154,7 @@ async def export_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
         await client.files_upload_v2(
             channel=dm,
             file=data,
-            filename=f"mafia-export-{ctx.team}.zip",
+            filename=export_file_name(),
             title="Mafia research export",
             initial_comment=to_slack(summary),
         )

@@ -229,14 +229,17 @@ class Outbox:
 
     async def on_failure(self, failure: Failure) -> None:
         sg = self.games.get(failure.game_id)
-        key = f"{failure.error}|{failure.channel}|{failure.needed}"
+        # A player's booth is never named to the host (not its channel, not whose it is, not
+        # what it was for): which booths exist and fail would tell who is a person, and who
+        # is mafia. Every booth's failure reads the same, and is told once.
+        private = sg is not None and failure.channel not in (None, sg.channel)
+        channel = None if private else failure.channel
+        key = f"{failure.error}|{'booth' if private else failure.channel}|{failure.needed}"
         if sg is not None:
             if key in sg.reported:
                 return
             sg.reported.add(key)
-        text = explain(
-            failure.error, what=failure.what, channel=failure.channel, needed=failure.needed
-        )
+        text = explain(failure.error, what=failure.what, channel=channel, needed=failure.needed)
         if failure.recovered:
             text += " Until then I post each line with the character's name in front."
         await self.tell_host(sg, text)

@@ -91,7 +91,7 @@ class Renderer:
                         to_slack(text),
                         team=sg.team,
                         game_id=sg.id,
-                        what="write in a mafia booth",
+                        what="write in a player's booth",
                     )
         elif text:
             self.out.post(
@@ -114,7 +114,8 @@ class Renderer:
             self.finish(game, sg, event)
 
     def speech(self, game: LiveGame, sg: SlackGame, event: MessageAccepted) -> None:
-        received = self.latency.posting(sg.id, event.seat)
+        # stage lines only, every one: a den line's posts depend on which partners have booths
+        received = self.latency.posting(sg.id, event.seat) if event.place != "den" else None
         if event.place != "den":
             posts = [
                 self.out.say_as(
@@ -132,7 +133,7 @@ class Renderer:
                     channel,
                     event.name,
                     event.text,
-                    what="pass a mafia line to a partner's booth",
+                    what="write in a player's booth",
                 )
                 for channel in self.den_booths(game, sg, event, skip=event.seat)
             ]

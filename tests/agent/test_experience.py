@@ -248,8 +248,8 @@ def test_personas_per_side_configured_or_seeded() -> None:
     quiet = persona_for("bystanders", random.Random(1), "the quiet observer")
     assert quiet.key == "observer" and quiet.talkativeness < 1
     assert persona_for("mafia", random.Random(1), "Leader").side == "mafia"
-    custom = persona_for("mafia", random.Random(1), "  You love  puns. ")
-    assert custom.text == "You love puns." and custom.talkativeness == 1.0
+    written = persona_for("mafia", random.Random(1), "  You love  puns. ")
+    assert written in MAFIA_PERSONAS  # free text is never a persona (tests/agent/test_personas)
     picks = [persona_for("mafia", random.Random(f"seed:{i}")).key for i in range(40)]
     assert picks == [persona_for("mafia", random.Random(f"seed:{i}")).key for i in range(40)]
     assert len(set(picks)) >= 4

@@ -248,6 +248,8 @@ class Table:
 
 
 QUICK = LLMPlayerSettings(
+    people_lengths=False,
+    human_timing=False,
     open_delay_s=(1.0, 1.0),
     debounce_s=(2.0, 2.0),
     max_debounce_s=6.0,

@@ -71,6 +71,8 @@ CONFIG = GameConfig(
 #: at the start of each phase, and the den must still have time to talk at night
 SPEED = 25.0
 PLAYER = LLMPlayerSettings(
+    people_lengths=False,  # phases of a few game seconds: tests/agent/test_shape.py has these
+    human_timing=False,
     seconds_per_word=0.4,
     max_typing_s=4.0,
     debounce_s=(0.8, 1.5),

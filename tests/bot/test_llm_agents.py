@@ -80,8 +80,11 @@ SPEED = 60.0
 #: real time, the fallback votes at 0.7 s, and the margin to the deadline is 0.24-0.3 s.
 TIMED = 30.0
 TIMED_CONFIG = replace(CONFIG, vote_seconds=30, night_vote_seconds=24)
-#: quick typists, so short phases still hold a few lines
+#: quick typists, so short phases still hold a few lines (people's lengths and timing are
+#: off: phases of a few game seconds at 60x; tests/agent/test_shape.py checks those)
 PLAYER = LLMPlayerSettings(
+    people_lengths=False,
+    human_timing=False,
     seconds_per_word=0.4,
     max_typing_s=4.0,
     debounce_s=(0.8, 1.5),

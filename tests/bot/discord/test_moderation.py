@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 import zipfile
 from pathlib import Path
 
@@ -44,7 +45,8 @@ async def test_config_status_end_and_export(fake_discord: FakeDiscord, tmp_path:
         export = await table.slash("mafia export", table.mod)
         await export.response()
         sent = await export.followup(0)
-        assert sent["attachments"][0]["filename"].endswith(".zip")
+        filename = sent["attachments"][0]["filename"]
+        assert re.fullmatch(r"mafiabot-export-\d{8}-\d{6}\.zip", filename)  # no guild id
         upload = fake_discord.attachments[int(sent["attachments"][0]["id"])]
         with zipfile.ZipFile(io.BytesIO(upload.data)) as bundle:
             names = bundle.namelist()

@@ -133,6 +133,10 @@ async def test_llm_calls_tokens_cost_and_errors_are_counted_by_kind() -> None:
         found = meter.registry.get_sample_value(name, labels)
         return 0.0 if found is None else found
 
+    # held while game "g" runs (a scraper must not see a call just before an agent's line)
+    assert get("mafiabot_llm_calls_total", kind="generator") == 0
+    meter.game_over("g")
+
     assert get("mafiabot_llm_calls_total", kind="generator") == 2
     assert get("mafiabot_llm_calls_total", kind="vote") == 1
     assert get("mafiabot_llm_tokens_total", kind="generator", direction="input") == 140
@@ -187,7 +191,11 @@ async def test_llm_families_move_during_a_game_of_llm_agents(
         base = base_url(ops)
         before = await metrics(base)
         assert value(before, "mafiabot_llm_calls_total", kind="generator") == 0
-        await agents_talking(service, "llm", seed=9)  # a generated line was said
+        game_id = await agents_talking(service, "llm", seed=9)  # a generated line was said
+        talking = await metrics(base)  # nothing per call while the game runs
+        assert value(talking, "mafiabot_llm_calls_total", kind="generator") == 0
+        await service.end(game_id, "enough")  # counted once the game is over
+        await service.drain()
 
         def total(name: str) -> float:
             return sum(v for (n, _labels), v in during.items() if n == name)

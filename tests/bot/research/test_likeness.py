@@ -205,3 +205,53 @@ def test_the_command(tmp_path: Path) -> None:
     unknown = subprocess.run([*run, "--people-games", "9999"], capture_output=True, text=True,
                              timeout=300)  # fmt: skip
     assert unknown.returncode == 2 and "no human game 9999" in unknown.stderr
+
+
+def test_length_reply_and_vote_rows_known_by_construction() -> None:
+    kinds = {"A": "bot", "P": PEOPLE, "Q": PEOPLE}
+    days = [
+        Day("t", 100.0, kinds, tuple(Said(*x) for x in (
+            ("P", 0, "hey A what do you think"),  # names A: A answers 2 s later
+            ("A", 2, "x" * 10),
+            ("Q", 10, "and you P?"),  # names P: P answers 20 s later
+            ("A", 20, "y" * 30),
+            ("P", 30, "z" * 200),
+        )), tuple(kinds), (("A", 1.0), ("P", 14.0), ("Q", 30.0))),
+    ]  # fmt: skip
+    bot = figures(days, "bot", people_shape={"chars": [10.0, 200.0], "reply": [20.0],
+                                             "vote": [14.0, 30.0]})  # fmt: skip
+    assert bot["chars_median"] == 20 and bot["chars_max"] == 30
+    assert bot["reply_median_s"] == 2.0 and bot["vote_median_s"] == 1.0
+    assert bot["chars_ks"] == 0.5 and bot["reply_ks"] == 1.0 and bot["vote_ks"] == 1.0
+    people = figures(days, PEOPLE)
+    assert people["chars_max"] == 200 and people["reply_median_s"] == 20.0
+    assert people["vote_median_s"] == 22.0 and people["chars_ks"] is None
+    shown = render(likeness(days, days))
+    for row in (
+        "characters per message, 99th percentile",
+        "reply after a line naming",
+        "first vote after the vote opens",
+    ):
+        assert row in shown
+
+
+def test_simulated_days_carry_first_votes() -> None:
+    result = simulate_fast(GameConfig(), 8, 5, keep_events=True)
+    assert result.events is not None
+    days = days_from_events(result.events, "baseline")
+    assert days and all(d.votes for d in days)
+    for d in days:
+        voters = [who for who, _ in d.votes]
+        assert len(voters) == len(set(voters)) and set(voters) <= set(d.kinds)
+        assert all(t >= 0 for _, t in d.votes)
+
+
+@needs_data
+def test_llmafia_days_give_the_new_rows() -> None:
+    table = likeness([], days_from_llmafia(read_games(DATA)))
+    cols = {c["kind"]: c for c in table["columns"]}
+    people, agent = cols[PEOPLE], cols[LLMAFIA]
+    assert 15 <= people["chars_median"] <= 20 and people["chars_max"] > 100
+    assert agent["chars_median"] > 40 and agent["chars_ks"] > 0.5  # the agent wrote longer
+    assert people["reply_median_s"] is not None and people["vote_median_s"] is not None
+    assert agent["vote_ks"] is not None and agent["vote_ks"] > 0.3

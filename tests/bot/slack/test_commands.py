@@ -158,6 +158,8 @@ async def test_export_is_for_admins_and_anonymised(
     reply = await harness.slash(host, "export")
     assert "Export of 1 game(s)" in reply, reply
     assert upload_server["channel"] == fake.dm(host).id
+    # the file's name says nothing of the workspace it came from
+    assert re.fullmatch(r"mafiabot-export-\d{8}-\d{6}\.zip", upload_server["filename"])
     archive = zipfile.ZipFile(io.BytesIO(upload_server["data"]))
     names = archive.namelist()
     assert "manifest.json" in names and any(game_id in n for n in names)

@@ -1,0 +1,208 @@
+"""The output check every agent line passes before it is posted: nothing it says may mark it.
+
+The prompt tells the model to play a regular player, but an instruction is not a guarantee: a
+model can still answer "as an AI...", refuse with a provider's boilerplate, echo the words of
+its own prompt, let slip the den at noon, or write a transcript line in another character's
+voice. :func:`check_line` looks for each of those in a cleaned line and says what it found:
+
+- **self-reference** as an AI, a bot, a (language) model or an assistant, its training,
+  programming or instructions (a denial such as "i'm not the bot" is what people say too,
+  and passes);
+- **refusal and apology boilerplate** ("I can't help with that", "I'm sorry, but...",
+  "against my guidelines", "is there anything else...");
+- **prompt vocabulary**: the words only the prompt uses (Game-Manager, scheduler, ``<send>``,
+  "system prompt", "personality", ``$placeholders``, ``[HH:MM:SS]`` time stamps), and any run
+  of seven words copied from the prompt templates;
+- **role or den content on the stage**: a mafia seat naming itself or its partners as mafia,
+  talking about its den or tonight's kill, or quoting a den line by day;
+- **another character's voice**: ``Name: ...`` with another player's (or the
+  Game-Manager's) name, as in a transcript.
+
+A line that fails is regenerated once; if that fails too, the seat says the baseline agent's
+line for the moment instead (:func:`baseline_line`), and both are logged by the caller.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from functools import cache
+from importlib import resources
+
+from agent.knowledge import SeatKnowledge
+from games.events import Event
+
+__all__ = ["baseline_line", "check_line", "prompt_shingles"]
+
+#: what a model calls itself
+_SELF = (
+    r"ai|a\.i\.?|artificial intelligence|bot|chat ?bot|robot|language model|large language "
+    r"model|llm|ai model|model|assistant|ai assistant|virtual assistant|program|computer "
+    r"program|machine|npc"
+)
+_SELF_REFERENCE = re.compile(
+    r"\bas an? (?:" + _SELF + r")\b"
+    r"|\b(?:i'?m|i am|im|i'm just|being)\s+(?:just |only |really |actually |literally |"
+    r"basically |definitely |totally |a |an |the )*(?:an? |the )?(?:"
+    + _SELF
+    + r")\b(?! (?:of|in|to|for|that|who|with|is|are|was)\b)"
+    r"|\b(?:ai assistant|virtual assistant|chatgpt|openai|anthropic|claude)\b"
+    r"|\bmy (?:training(?: data)?|programming|instructions|system prompt|prompts?|guidelines|"
+    r"creators?|developers?|knowledge cutoff|model|weights|context window|personality "
+    r"settings?)\b"
+    r"|\bi (?:was|have been|'ve been|am|'m) (?:programmed|trained|instructed|designed|built|"
+    r"prompted|coded)\b"
+    r"|\bi (?:don'?t|do not|cannot|can'?t) have (?:personal )?(?:opinions|feelings|emotions|"
+    r"a body|preferences)\b"
+    r"|\b(?:not|never) (?:a )?(?:real|human) (?:person|player|being)\b"
+    r"|\bi'?m (?:an?|the) (?:ai|bot)\b",
+    re.IGNORECASE,
+)
+_REFUSAL = re.compile(
+    r"\b(?:i'?m|i am|im) (?:sorry|afraid),? but\b"
+    r"|\b(?:sorry|apologies),? (?:but )?i (?:can'?t|cannot|won'?t|am not able|'?m not able|"
+    r"am unable|'?m unable)\b"
+    r"|\bi (?:can'?t|cannot|won'?t|will not|am unable to|'?m unable to|am not able to|"
+    r"'?m not able to) (?:help with|help you with|assist|comply|fulfil|fulfill|provide|engage "
+    r"in|participate in|share (?:my|that|those|the)|reveal|disclose|continue with|generate|"
+    r"role-?play)"
+    r"|\bi (?:must|have to|need to) (?:decline|refuse|respectfully)\b"
+    r"|\b(?:against|violates?|violating) (?:my|the|our) (?:guidelines|policies|policy|"
+    r"programming|principles|usage polic\w+|content polic\w+)\b"
+    r"|\bcontent polic\w+\b|\busage polic\w+\b"
+    r"|\bhow (?:can|may) i (?:help|assist) you\b|\bis there anything else\b"
+    r"|\bi'?d be (?:happy|glad) to (?:help|assist)\b|\bi apologi[sz]e\b"
+    r"|\bthat request\b|\bthis request\b",
+    re.IGNORECASE,
+)
+_PROMPT_WORDS = re.compile(
+    r"game[- _]?manager|\bscheduler\b|\bgenerator\b|</?\s*(?:send|wait|message|name|vote|"
+    r"system|user|assistant)\s*>|<\s*/?\s*[a-z_]+\s*>|\bsystem prompt\b|\bprompts?\b|"
+    r"\bpersona\b|\bpersonality\b|\btalkativeness\b|\bmy instructions\b|\bthe instructions\b|"
+    r"\binstructed\b|\bjson\b|\$[a-z_]{2,}\b|\[\s*\d{1,2}:\d{2}(?::\d{2})?\s*\]|"
+    r"\bhh:mm(?::ss)?\b|\bhidden chat\b|\bstatic prompt\b|\bdebounce\b|\bdecision log\b|"
+    r"\bfallback\b|\btoken budget\b|\btokens?\b(?= (?:budget|limit|left))",
+    re.IGNORECASE,
+)
+_MAFIA_SELF = re.compile(
+    r"\b(?:i'?m|i am|im|we'?re|we are|us)\s+(?:the\s+|a\s+|both\s+|all\s+)?mafia\b"
+    r"|\bas (?:the )?mafia\b|\bwe mafia\b|\b(?:my|our) (?:fellow )?(?:mafia|team ?mates?|"
+    r"partners?|partner in crime|den)\b|\bfellow mafia\b|\bthe den\b|\bin (?:the|our) den\b"
+    r"|\bwe (?:should|will|'ll|gonna|can|must|need to|could) (?:kill|take out|hit|shoot|"
+    r"eliminate|get rid of|off)\b|\b(?:kill|target) tonight\b|\btonight'?s (?:kill|victim|"
+    r"target)\b|\bmafia chat\b",
+    re.IGNORECASE,
+)
+_TRANSCRIPT = re.compile(r"game[- _]?manager|</?\s*(?:send|wait)\s*>", re.IGNORECASE)
+_WORD = re.compile(r"[a-z0-9']+")
+SHINGLE = 7
+DEN_QUOTE_WORDS = 5
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+@cache
+def prompt_shingles() -> frozenset[tuple[str, ...]]:
+    """Every run of :data:`SHINGLE` words in the prompt templates (placeholders left out)."""
+    out: set[tuple[str, ...]] = set()
+    folder = resources.files("agent.prompts")
+    for item in folder.iterdir():
+        if not item.name.endswith(".txt"):
+            continue
+        for piece in re.split(r"\$\w+|---[^\n]*---", item.read_text("utf-8")):
+            words = _words(piece)
+            out.update(tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1))
+    return frozenset(out)
+
+
+def _copies(words: Sequence[str], shingles: frozenset[tuple[str, ...]]) -> bool:
+    return any(tuple(words[i : i + SHINGLE]) in shingles for i in range(len(words) - SHINGLE + 1))
+
+
+def _named_self(text: str, name: str) -> bool:
+    """The seat's own name said to be the AI ("Ari is the bot")."""
+    if not name:
+        return False
+    return bool(
+        re.search(
+            rf"\b{re.escape(name)}\b\W{{0,3}}(?:is|'s|was|=)\s+(?:(?:the|an?|def|definitely|"
+            rf"totally|obviously|clearly|just)\s+)*(?:{_SELF})\b",
+            text,
+            re.IGNORECASE,
+        )
+    )
+
+
+def _voices(text: str, names: Iterable[str]) -> str | None:
+    for name in names:
+        if not name:
+            continue
+        if re.search(
+            r"(?:^|[\s\"'*(\[>.!?,;])" + re.escape(name) + r"\s*\*{0,2}\s*:", text, re.IGNORECASE
+        ):
+            return name
+    return None
+
+
+def _quotes_den(text: str, k: SeatKnowledge) -> bool:
+    mine = " ".join(_words(text))
+    for line in k.lines:
+        if line.place != "den" or line.seat is None:
+            continue
+        words = _words(line.text)
+        for i in range(len(words) - DEN_QUOTE_WORDS + 1):
+            if " ".join(words[i : i + DEN_QUOTE_WORDS]) in mine:
+                return True
+    return False
+
+
+def check_line(text: str, k: SeatKnowledge, raw: str | None = None) -> str | None:
+    """What in ``text`` would mark the seat (a short reason), or None when it may be posted.
+    ``raw``: the model's answer the line was cleaned from; the Game-Manager or a scheduler
+    tag in it means the model echoed its prompt, even when cleaning took them off."""
+    if raw is not None and _TRANSCRIPT.search(raw):
+        return "prompt vocabulary"
+    if _SELF_REFERENCE.search(text) or _named_self(text, k.name):
+        return "self-reference"
+    if _REFUSAL.search(text):
+        return "refusal"
+    if _PROMPT_WORDS.search(text) or _copies(_words(text), prompt_shingles()):
+        return "prompt vocabulary"
+    voiced = _voices(text, [*k.players, k.name, "Game-Manager", "Game Manager", "Manager"])
+    if voiced is not None:
+        return "another character's voice"
+    if k.room() == "stage" and k.is_mafia:
+        if _MAFIA_SELF.search(text):
+            return "den content on the stage"
+        partners = "|".join(re.escape(p) for p in k.partners if p)
+        pair = (
+            rf"\b(?:{partners})\s+(?:and|&)\s+(?:i|me)\b|\b(?:i|me)\s+(?:and|&)\s+(?:{partners})\b"
+        )
+        if (
+            partners
+            and re.search(pair, text, re.IGNORECASE)
+            and re.search(r"\b(?:mafia|team|partners?|together|side)\b", text, re.IGNORECASE)
+        ):
+            return "den content on the stage"
+        if _quotes_den(text, k):
+            return "den content on the stage"
+    return None
+
+
+def baseline_line(
+    seat: int, name: str, persona: str, events: Iterable[Event], now: datetime, seed: float
+) -> str | None:
+    """The baseline agent's line for this moment, from the same events the seat saw (a fresh
+    policy, so the seat's own fallback is not disturbed), or None when it has nothing to say."""
+    from agent.baseline import BaselinePolicy
+    from agent.baseline.speech import compose
+
+    policy = BaselinePolicy(seat, name, random.Random(seed), persona=persona)
+    for event in events:
+        policy.observe(event)
+    found = compose(policy, now)
+    return found[0] if found is not None else None
