@@ -46,6 +46,7 @@ from bot import lease
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
+from bot.limits import LineLimited, LineLimiter
 from bot.store import models as m
 from bot.store import rows
 from bot.store.writer import GroupWriter
@@ -443,6 +444,8 @@ class GameService:
         self.on_db_call: Callable[[float], None] | None = None
         #: set when the process is shutting down: no new games (bot.ops.serve)
         self.closing = False
+        #: every seat's lines, human or agent, pass this rate limit (`bot.limits`)
+        self.lines = LineLimiter()
 
     # --- plumbing -----------------------------------------------------------------------------
 
@@ -803,6 +806,15 @@ class GameService:
         None: now); the line is placed by the phase current then. ``platform_id``: the
         platform's id of the message; False (nothing done) when it was already applied."""
         game, _ = self._running(game_id)
+        if platform_id is None or platform_id not in game.client_ids:
+            # (in game time, as the agents' timing: a sped-up simulation is not throttled)
+            now = game.clock.now()
+            when = now if at is None else min(game.clock.from_wall(at), now)
+            allowed = self.lines.check(game_id, seat, when.timestamp())
+            if allowed is False:
+                raise LineLimited(self.lines.wait(game_id, seat))
+            if allowed is None:
+                return False  # the seat was told at the first line of this run
         return await self._act(
             game, lambda t: A.Say(seat, text, t), platform_id, at=at, source=(seat, "line")
         )
@@ -1348,6 +1360,7 @@ class GameService:
 
     async def _finish(self, game: LiveGame) -> None:
         game.status = "finished" if game.state and game.state.winner else "aborted"
+        self.lines.forget(game.id)
         await self.drain(game.id)
         for player in game.players.values():
             await player.close()

@@ -123,6 +123,7 @@ class Renderer:
                     event.name,
                     event.text,
                     what="post a line in the game channel",
+                    speaker=event.seat,
                 )
             ]
         else:
@@ -133,6 +134,7 @@ class Renderer:
                     event.name,
                     event.text,
                     what="pass a mafia line to a partner's booth",
+                    speaker=event.seat,
                 )
                 for channel in self.den_booths(game, sg, event, skip=event.seat)
             ]
