@@ -36,7 +36,14 @@ from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from bot.slack import inbound
 from bot.slack.adapter import SlackAdapter
-from bot.slack.oauth import Departures, installed_workspaces, oauth_settings
+from bot.slack.oauth import (
+    Departures,
+    InstallGate,
+    StatesFull,
+    installed_workspaces,
+    oauth_settings,
+)
+from bot.slack.verify import quiet_verification
 from bot.table.text import AVATAR_URL_TEMPLATE
 
 log = logging.getLogger(__name__)
@@ -88,6 +95,7 @@ def build_app(adapter: SlackAdapter, signing_secret: str | None) -> AsyncApp:
         request_verification_enabled=True,
         name="mafiabot",
     )
+    quiet_verification(app)
     inbound.register(app, adapter)
     return app
 
@@ -229,6 +237,7 @@ class SlackRunner:
             authorize=authorize,  # type: ignore[arg-type]  # Bolt takes an AsyncAuthorize too
             name="mafiabot",
         )
+        quiet_verification(self.app)
         inbound.register(
             self.app, self.adapter, Departures(self.adapter.leave_workspace, store, workspaces)
         )
@@ -319,10 +328,23 @@ class SlackRunner:
         flow = self.app.oauth_flow
         if flow is not None:  # Add to Slack: the browser's two stops
 
+            gate = InstallGate()
+
             async def install(request: web.Request) -> web.Response:
-                return await to_aiohttp_response(
-                    await flow.handle_installation(await to_bolt_request(request))
-                )
+                if not gate.admit(request.remote):
+                    return web.Response(
+                        status=429, text="Too many installs started; try again in a minute."
+                    )
+                try:
+                    return await to_aiohttp_response(
+                        await flow.handle_installation(await to_bolt_request(request))
+                    )
+                except StatesFull:
+                    return web.Response(
+                        status=503,
+                        headers={"Retry-After": "60"},
+                        text="Too many installs in progress; try again in a few minutes.",
+                    )
 
             async def redirect(request: web.Request) -> web.Response:
                 return await to_aiohttp_response(

@@ -3,7 +3,9 @@
 Installing is Slack's OAuth v2 flow, run by Bolt: ``/slack/install`` issues a state (kept in our
 database and in a cookie) and sends the browser to Slack; Slack sends it back to
 ``/slack/oauth_redirect`` with a code, the state is checked against the cookie and consumed
-once, the code is exchanged on ``oauth.v2.access`` and the installation saved. Installations
+once, the code is exchanged on ``oauth.v2.access`` and the installation saved. A client address
+may start a few installs, then one a minute (`InstallGate`); expired states are deleted as new
+ones are issued, and at most `MAX_STATES` installs can be in progress at once. Installations
 and states live in our database, in slack-sdk's own tables (migration 0009), read and written by
 slack-sdk's SQLAlchemy stores on the store's engine, off the event loop.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from logging import Logger
@@ -36,6 +39,7 @@ from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.engine import Engine
 
+from bot.limits import AddressLimiter
 from bot.slack.problems import REQUIRED_SCOPES
 from bot.slack.workspaces import InstalledWorkspaces, WorkspaceAuthorize
 
@@ -45,6 +49,11 @@ log = logging.getLogger(__name__)
 SCOPES: tuple[str, ...] = tuple(REQUIRED_SCOPES)
 #: seconds between "Add to Slack" and Slack's redirect back before the state is refused
 STATE_SECONDS = 600
+#: installs in progress (unexpired states) at most; past it /slack/install answers 503
+MAX_STATES = 1000
+#: "Add to Slack" clicks one client address may make at once, then one a minute
+INSTALL_BURST = 5
+INSTALL_RATE = 1 / 60
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
 #: what the players of a game are told (if Slack still lets us) when it is stopped this way
@@ -137,12 +146,31 @@ class InstallStore(AsyncInstallationStore):
         )
 
 
+class StatesFull(RuntimeError):
+    """`MAX_STATES` installs are in progress: no new state now."""
+
+
+class InstallGate:
+    """Who may start an install (``GET /slack/install``, which writes a state row and asks
+    nobody who they are): `INSTALL_BURST` clicks per client address, then one a minute
+    (`bot.limits.AddressLimiter`, bounded table)."""
+
+    def __init__(self, burst: float = INSTALL_BURST, rate: float = INSTALL_RATE) -> None:
+        self.addresses = AddressLimiter(burst, rate)
+
+    def admit(self, address: str | None) -> bool:
+        return self.addresses.allow(address or "?", time.monotonic())
+
+
 class StateStore(AsyncOAuthStateStore):
     """slack-sdk's SQLAlchemy OAuth state store on our engine. A state is consumed by one
     DELETE, so two redirects carrying the same state (a replay, a double click) cannot both
     pass: slack-sdk's select-then-delete would let both through on PostgreSQL."""
 
-    def __init__(self, engine: Engine, expiration_seconds: int = STATE_SECONDS) -> None:
+    def __init__(
+        self, engine: Engine, expiration_seconds: int = STATE_SECONDS, max_states: int = MAX_STATES
+    ) -> None:
+        self.max_states = max_states
         self.sync = SQLAlchemyOAuthStateStore(
             expiration_seconds=expiration_seconds,
             engine=engine,
@@ -154,7 +182,19 @@ class StateStore(AsyncOAuthStateStore):
         return self.sync.logger
 
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
-        return await asyncio.to_thread(self.sync.issue)
+        return await asyncio.to_thread(self._issue)
+
+    def _issue(self) -> str:
+        """A new state, after deleting the expired ones; `StatesFull` when `max_states`
+        installs are already in progress (the table never grows past it)."""
+        table = self.sync.oauth_states
+        now = datetime.now(UTC).replace(tzinfo=None)
+        with self.sync.engine.begin() as conn:
+            conn.execute(sa.delete(table).where(table.c.expire_at <= now))
+            live = conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
+        if live >= self.max_states:
+            raise StatesFull()
+        return self.sync.issue()
 
     async def async_consume(self, state: str) -> bool:
         return await asyncio.to_thread(self._consume, state)
