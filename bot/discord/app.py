@@ -44,6 +44,7 @@ from bot.discord.servers import Servers, defer, reply
 from bot.discord.shards import Handover
 from bot.discord.survey import Survey
 from bot.discord.views import DYNAMIC_ITEMS
+from bot.ops.logs import guard_library_loggers
 from bot.service import GameHeld, GameService, LiveGame, ServiceError
 from bot.settings import Settings, SettingsError, load_settings
 
@@ -85,6 +86,7 @@ class MafiaBot(discord.AutoShardedClient):
         metrics: RelayMetrics | None = None,
         **kwargs: Any,
     ) -> None:
+        guard_library_loggers()  # webhook tokens out of discord.py's DEBUG lines
         self.options = options or load_options()
         self.serving = self.options.shard_set()
         kwargs.setdefault("shard_count", self.serving.count)

@@ -32,6 +32,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.crypto import SecretBox, SecretKeyError, check_rows
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from bot.slack import inbound
@@ -206,12 +207,19 @@ class SlackRunner:
             logging.getLogger(name).setLevel(logging.INFO)
         #: no token: Bolt's token exchange and refresh (oauth.v2.access) go through it
         self.client = make_client(None, base_url=api_url)
+        key = settings.secret_key
+        try:
+            box = SecretBox.from_setting(key.get_secret_value() if key else None)
+            check_rows(service.engine, box)
+        except SecretKeyError as err:
+            raise SlackSetupError(str(err)) from None
         flow, store = oauth_settings(
             client_id=client_id,
             client_secret=client_secret,
             engine=service.engine,
             redirect_uri=settings.slack_redirect_uri or None,
             authorization_url=authorize_url(api_url),
+            box=box,
         )
         workspaces, authorize = installed_workspaces(
             store,

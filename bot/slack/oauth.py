@@ -20,12 +20,13 @@ gone from the database: it ends that workspace's games the same way.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from logging import Logger
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -39,11 +40,15 @@ from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.engine import Engine
 
+from bot.crypto import SecretBox, open_value
 from bot.limits import AddressLimiter
 from bot.slack.problems import REQUIRED_SCOPES
 from bot.slack.workspaces import InstalledWorkspaces, WorkspaceAuthorize
 
 log = logging.getLogger(__name__)
+Item = TypeVar("Item", Installation, Bot)
+#: the fields of an installation (and a bot) that are encrypted at rest
+TOKEN_FIELDS = ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token")
 
 #: the bot scopes an install asks for: the same list the manifest grants
 SCOPES: tuple[str, ...] = tuple(REQUIRED_SCOPES)
@@ -64,20 +69,39 @@ REVOKED = "the app's access to this Slack workspace was revoked"
 class InstallStore(AsyncInstallationStore):
     """slack-sdk's SQLAlchemy installation store on our engine, each call in a thread."""
 
-    def __init__(self, client_id: str, engine: Engine) -> None:
+    def __init__(self, client_id: str, engine: Engine, box: SecretBox | None = None) -> None:
         self.sync = SQLAlchemyInstallationStore(
             client_id=client_id, engine=engine, logger=logging.getLogger(__name__)
         )
+        #: tokens are stored encrypted under it (`bot.crypto`); None: as Slack issued them
+        self.box = box
+
+    def _seal(self, item: Item) -> Item:
+        if self.box is None:
+            return item
+        sealed = copy.copy(item)
+        for name in TOKEN_FIELDS:
+            if hasattr(sealed, name):
+                setattr(sealed, name, self.box.seal(getattr(sealed, name)))
+        return sealed
+
+    def _open(self, item: Item | None) -> Item | None:
+        if item is None:
+            return None
+        for name in TOKEN_FIELDS:
+            if hasattr(item, name):
+                setattr(item, name, open_value(self.box, getattr(item, name)))
+        return item
 
     @property
     def logger(self) -> Logger:
         return self.sync.logger
 
     async def async_save(self, installation: Installation) -> None:
-        await asyncio.to_thread(self.sync.save, installation)
+        await asyncio.to_thread(self.sync.save, self._seal(installation))
 
     async def async_save_bot(self, bot: Bot) -> None:
-        await asyncio.to_thread(self.sync.save_bot, bot)
+        await asyncio.to_thread(self.sync.save_bot, self._seal(bot))
 
     async def async_find_bot(
         self,
@@ -86,11 +110,13 @@ class InstallStore(AsyncInstallationStore):
         team_id: str | None,
         is_enterprise_install: bool | None = False,
     ) -> Bot | None:
-        return await asyncio.to_thread(
-            lambda: self.sync.find_bot(
-                enterprise_id=enterprise_id,
-                team_id=team_id,
-                is_enterprise_install=is_enterprise_install,
+        return self._open(
+            await asyncio.to_thread(
+                lambda: self.sync.find_bot(
+                    enterprise_id=enterprise_id,
+                    team_id=team_id,
+                    is_enterprise_install=is_enterprise_install,
+                )
             )
         )
 
@@ -102,12 +128,14 @@ class InstallStore(AsyncInstallationStore):
         user_id: str | None = None,
         is_enterprise_install: bool | None = False,
     ) -> Installation | None:
-        return await asyncio.to_thread(
-            lambda: self.sync.find_installation(
-                enterprise_id=enterprise_id,
-                team_id=team_id,
-                user_id=user_id,
-                is_enterprise_install=is_enterprise_install,
+        return self._open(
+            await asyncio.to_thread(
+                lambda: self.sync.find_installation(
+                    enterprise_id=enterprise_id,
+                    team_id=team_id,
+                    user_id=user_id,
+                    is_enterprise_install=is_enterprise_install,
+                )
             )
         )
 
@@ -129,7 +157,7 @@ class InstallStore(AsyncInstallationStore):
             found = conn.execute(query).first()
         if found is None:
             return None
-        return self.sync.find_installation(enterprise_id=found[0], team_id=team_id)
+        return self._open(self.sync.find_installation(enterprise_id=found[0], team_id=team_id))
 
     async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         await asyncio.to_thread(
@@ -216,11 +244,12 @@ def oauth_settings(
     engine: Engine,
     redirect_uri: str | None = None,
     authorization_url: str | None = None,
+    box: SecretBox | None = None,
 ) -> tuple[AsyncOAuthSettings, InstallStore]:
     """Bolt's install flow on our database. ``authorization_url``: Slack's consent page
     (tests point it elsewhere); ``redirect_uri``: the public URL of ``/slack/oauth_redirect``
     when the app's settings list more than one."""
-    store = InstallStore(client_id, engine)
+    store = InstallStore(client_id, engine, box)
     settings = AsyncOAuthSettings(
         client_id=client_id,
         client_secret=client_secret,
