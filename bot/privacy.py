@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +79,8 @@ __all__ = [
     "apply_pending_withdrawals",
     "run_withdraw",
     "withdraw",
+    "withdraw_gently",
+    "withdrawal_steps",
 ]
 
 WithdrawalHook = Callable[[Session, str, int], int]
@@ -131,8 +133,37 @@ class WithdrawalReport:
 
 
 def withdraw(engine: Engine, platform: str, server: str, user_id: str) -> WithdrawalReport:
-    """Withdraw ``user_id`` from everything stored for ``platform``/``server`` (module doc)."""
+    """Withdraw ``user_id`` from everything stored for ``platform``/``server`` (module doc),
+    in small transactions (`withdrawal_steps`), one after another."""
     report = WithdrawalReport(platform, server, user_id)
+    for _ in withdrawal_steps(engine, report):
+        pass
+    return report
+
+
+async def withdraw_gently(
+    engine: Engine, platform: str, server: str, user_id: str, *, pause: float = 0.0
+) -> WithdrawalReport:
+    """`withdraw` off the event loop, one small transaction at a time with ``pause`` seconds
+    (and a turn of the loop) between them, so the games' own writes are never held up for
+    longer than one step (`bot.withdrawals` runs it as a background job)."""
+    report = WithdrawalReport(platform, server, user_id)
+    steps = withdrawal_steps(engine, report)
+    while True:
+        if await asyncio.to_thread(next, steps, False) is False:
+            return report
+        await asyncio.sleep(pause)
+
+
+def withdrawal_steps(engine: Engine, report: WithdrawalReport) -> Iterator[bool]:
+    """The withdrawal of ``report``'s person, one transaction per step (yields True after
+    each): first their consent, the games they host and the seats of open games; then one
+    ended game at a time. Every step is idempotent, so an interrupted withdrawal is finished
+    by running it again (or, for seats, by `apply_pending_withdrawals`)."""
+    platform, server, user_id = report.platform, report.server, report.user_id
+    ended_seats: list[tuple[str, int]] = []
+    ended_games: list[str] = []
+    open_games: list[str] = []
     with session_scope(engine) as session:
         now = utcnow()
         rows = session.exec(
@@ -163,31 +194,40 @@ def withdraw(engine: Engine, platform: str, server: str, user_id: str) -> Withdr
         srv = session.exec(
             select(Server).where(Server.platform == platform, Server.external_id == server)
         ).first()
-        if srv is None:
-            return report
-        games = {g.id: g for g in session.exec(select(Game).where(Game.server_id == srv.id))}
-        for game in games.values():
-            if game.host_user_id == user_id:
-                game.host_user_id = None
-                report.counts["games_hosted_cleared"] += 1
-        seats = session.exec(
-            select(Seat).where(col(Seat.game_id).in_(list(games)), Seat.user_id == user_id)
-        ).all()
-        for seat in sorted(seats, key=lambda s: s.game_id):
-            game = games[seat.game_id]
-            if game.status in ENDED:
-                _scrub_seat(session, game.id, seat, user_id, report.counts)
-                report.scrubbed.append(game.id)
-            else:
-                seat.withdrawn = True
-                report.pending.append(game.id)
-                if game.status == "lobby":
-                    report.lobby.append(game.id)
-        open_games = [g for g in games if games[g].status not in ENDED]
-        ended_games = [g for g in games if games[g].status in ENDED]
-        _remove_id(session, ended_games, user_id, report.counts, actions=True)
-        _remove_id(session, open_games, user_id, report.counts, actions=False)
-    return report
+        if srv is not None:
+            games = {g.id: g for g in session.exec(select(Game).where(Game.server_id == srv.id))}
+            for game in games.values():
+                if game.host_user_id == user_id:
+                    game.host_user_id = None
+                    report.counts["games_hosted_cleared"] += 1
+            seats = session.exec(
+                select(Seat).where(col(Seat.game_id).in_(list(games)), Seat.user_id == user_id)
+            ).all()
+            for seat in sorted(seats, key=lambda s: s.game_id):
+                game = games[seat.game_id]
+                if game.status in ENDED:
+                    assert seat.id is not None
+                    ended_seats.append((game.id, seat.id))
+                else:
+                    seat.withdrawn = True
+                    report.pending.append(game.id)
+                    if game.status == "lobby":
+                        report.lobby.append(game.id)
+            open_games = [g for g in games if games[g].status not in ENDED]
+            ended_games = [g for g in games if games[g].status in ENDED]
+    yield True
+    for game_id, seat_id in ended_seats:
+        with session_scope(engine) as session:
+            found = session.get(Seat, seat_id)
+            if found is not None:
+                _scrub_seat(session, game_id, found, user_id, report.counts)
+        report.scrubbed.append(game_id)
+        yield True
+    for game_ids, actions in ((ended_games, True), (open_games, False)):
+        for game_id in game_ids:
+            with session_scope(engine) as session:
+                _remove_id(session, [game_id], user_id, report.counts, actions=actions)
+            yield True
 
 
 def apply_pending_withdrawals(engine: Engine, game_id: str | None = None) -> list[WithdrawalReport]:

@@ -46,7 +46,7 @@ from bot import lease
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
-from bot.limits import LineLimited, LineLimiter
+from bot.limits import Cooldowns, LineLimited, LineLimiter
 from bot.store import models as m
 from bot.store import rows
 from bot.store.writer import GroupWriter
@@ -256,6 +256,8 @@ class LiveGame:
     #: after a resume: every event of the game up to the interruption, rebuilt by replaying
     #: its action log (what a renderer shows a person who comes back to the game)
     replayed: tuple[Event, ...] = ()
+    #: the last change to the lobby (monotonic): an idle lobby closes (`bot.lobbies`)
+    active_at: float = field(default_factory=time.monotonic)
 
     def seat_names(self) -> dict[int, str]:
         return {s.index: s.name for s in self.seats}
@@ -446,6 +448,8 @@ class GameService:
         self.closing = False
         #: every seat's lines, human or agent, pass this rate limit (`bot.limits`)
         self.lines = LineLimiter()
+        #: a host's pause between two lobbies (0 here; the runtime sets `bot.limits`' figure)
+        self.lobby_cooldown = Cooldowns(0.0)
 
     # --- plumbing -----------------------------------------------------------------------------
 
@@ -562,8 +566,13 @@ class GameService:
         seed: int | None = None,
         speed: float = 1.0,
     ) -> str:
-        """Open a lobby. The config is checked against its own limits now (player count later)."""
+        """Open a lobby. The config is checked against its own limits now (player count later).
+        A host opens one lobby per `lobby_cooldown` seconds on a server (`CoolingDown`)."""
         self._refuse_while_closing("open the game again")
+        if host_user_id is not None:
+            self.lobby_cooldown.check(
+                (platform, server_external_id, host_user_id), time.monotonic(), "open a new game"
+            )
         if speed <= 0:
             raise ConfigError("speed must be positive.")
         GameConfig.from_dict(config.to_dict())  # round-trips: refuse unknown settings early
@@ -627,6 +636,7 @@ class GameService:
         """Take a seat in the lobby. A character name is drawn now and shown at the start
         (``name`` fixes it instead: replays of recorded games)."""
         game = self._game(game_id)
+        game.active_at = time.monotonic()
         # the AI seats are taken as the host starts the game
         self._refuse_while_closing("start it again" if is_agent else "join again")
         async with game.lock:
@@ -678,6 +688,7 @@ class GameService:
     async def configure(self, game_id: str, config: GameConfig) -> None:
         """Change a lobby's settings (checked against their own limits; players at start)."""
         game = self._game(game_id)
+        game.active_at = time.monotonic()
         GameConfig.from_dict(config.to_dict())
         async with game.lock:
             if game.status != "lobby":
@@ -694,6 +705,7 @@ class GameService:
     async def leave(self, game_id: str, user_id: str | None, *, seat: int | None = None) -> None:
         """Leave the lobby (by user id), or remove a lobby seat by number (agents)."""
         game = self._game(game_id)
+        game.active_at = time.monotonic()
         async with game.lock:
             if game.status != "lobby":
                 raise ServiceError("The game has started; ask a moderator to replace you.")

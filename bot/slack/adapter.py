@@ -26,6 +26,7 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.lobbies import IdleLobbies
 from bot.service import GameService, LiveGame, ServiceError
 from bot.settings import Settings
 from bot.slack.games import Games
@@ -37,6 +38,7 @@ from bot.slack.store import LinkStore, SlackGame
 from bot.slack.workspaces import OneWorkspace, Workspaces
 from bot.table.latency import RelayLatency
 from bot.table.text import AVATAR_URL_TEMPLATE
+from bot.withdrawals import Withdrawals
 from games.errors import RuleError
 from games.events import Event
 
@@ -80,6 +82,9 @@ class SlackAdapter:
         self.client = client if isinstance(client, AsyncWebClient) else None
         self.workspaces = OneWorkspace(client) if isinstance(client, AsyncWebClient) else client
         self.store = LinkStore(service.engine)
+        #: consent withdrawals, run in the background (`bot.withdrawals`)
+        self.withdrawals = Withdrawals(service.engine)
+        self.idle_lobbies = IdleLobbies(service, lambda: list(self.games.by_id), self._close_idle)
         self.games = Games(service, self.store)
         self.out = Outbox(self.workspaces, self.games, avatar_template=avatar_template)
         self.lobby = Lobby(
@@ -133,10 +138,19 @@ class SlackAdapter:
             if game is not None and game.state is not None and not sg.set_up:
                 await self.render.set_up(game, sg)  # crashed between the start and the set-up
         await self.relay.catch_up()
+        self.idle_lobbies.start()
+
+    async def _close_idle(self, game_id: str, reason: str) -> None:
+        await self.service.end(game_id, reason)
+        sg = self.games.by_id.get(game_id)
+        if sg is not None:
+            sg.done = True
+            self.lobby.refresh(sg, note=f"This game was closed: {reason}.")
 
     async def close(self) -> None:
         """Let pending work (posts, last-ts writes) finish briefly, then stop."""
         self._closed = True
+        await self.idle_lobbies.stop()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=5)
         await self.out.poster.close()

@@ -6,12 +6,14 @@ WARNING line without its body, also when the app is built without our logging se
 from __future__ import annotations
 
 import logging
+import time
 from datetime import UTC, datetime, timedelta
 
 import aiohttp
 import pytest
 import sqlalchemy as sa
 
+from bot.limits import LOBBY_IDLE_SECONDS
 from bot.slack.oauth import INSTALL_BURST, StatesFull, StateStore
 from bot.store.models import SLACK_OAUTH_STATES
 from tests.bot.slack.conftest import SlackHarness
@@ -97,3 +99,40 @@ async def test_socketless_app_without_oauth_logs_no_body_either(
     )
     assert result.status == 401
     _no_body_logged(caplog.records)
+
+
+async def test_consent_withdrawal_runs_in_the_background_with_a_cooldown(
+    harness: SlackHarness,
+) -> None:
+    fake = harness.fake
+    users = harness.people(2)
+    harness.consent_all(users)
+    bob = users[1]
+    first = await harness.slash(bob, "consent withdraw")
+    assert "withdrawn" in first
+    await fake.wait_until(
+        lambda: any("Your withdrawal is done" in t for t in harness.dm_texts(bob)),
+        what="the note that the withdrawal is done",
+    )
+    again = await harness.slash(bob, "consent withdraw")
+    assert "Please wait" in again and "withdrawn" not in again
+
+
+async def test_an_idle_lobby_closes_by_itself(harness: SlackHarness) -> None:
+    users = harness.people(3)
+    harness.consent_all(users)
+    game_id = await harness.new_game(users[0], "")
+    await harness.join_all(users[1:])
+    adapter = harness.adapter
+    assert adapter is not None
+    assert await adapter.idle_lobbies.sweep() == []  # not idle yet
+    later = time.monotonic() + LOBBY_IDLE_SECONDS + 1
+    assert await adapter.idle_lobbies.sweep(now=later) == [game_id]
+    assert harness.live(game_id).status == "aborted"
+    await harness.fake.wait_until(
+        lambda: any(
+            "nobody started it" in str(c.args.get("text", "")) + str(c.args.get("blocks", ""))
+            for c in harness.fake.calls("chat.update")
+        ),
+        what="the lobby shown closed",
+    )
