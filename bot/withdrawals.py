@@ -12,15 +12,19 @@ running is answered with that, not started again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import multiprocessing
+import os
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Generator
+from concurrent.futures import ProcessPoolExecutor
 
 from sqlalchemy.engine import Engine
 
 from bot.errors import ServiceError
 from bot.limits import WITHDRAW_COOLDOWN, Cooldowns
-from bot.privacy import WithdrawalReport, withdrawal_steps
+from bot.privacy import WithdrawalReport, withdraw, withdrawal_steps
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +33,20 @@ Done = Callable[[WithdrawalReport], Awaitable[None]]
 
 class Withdrawals:
     def __init__(
-        self, engine: Engine, *, cooldown: float = WITHDRAW_COOLDOWN, pause: float = 0.0
+        self,
+        engine: Engine,
+        *,
+        cooldown: float = WITHDRAW_COOLDOWN,
+        pause: float = 0.0,
+        processes: bool = True,
     ) -> None:
         self.engine = engine
+        self._url = engine.url.render_as_string(hide_password=False)
+        #: the cleaning of the ended games runs in a process of its own (no share of this
+        #: process's interpreter lock: the games' event loop and writer are never starved);
+        #: False: in a thread here (SQLite in memory)
+        self.processes = processes and engine.url.database not in (None, "", ":memory:")
+        self._executor: ProcessPoolExecutor | None = None
         self.cooldowns = Cooldowns(cooldown)
         #: seconds between two transactions of a withdrawal (0: a turn of the event loop)
         self.pause = pause
@@ -66,15 +81,23 @@ class Withdrawals:
     async def _rest(
         self,
         key: tuple[str, str, str],
-        steps: Iterator[bool],
+        steps: Generator[bool, None, None],
         report: WithdrawalReport,
         done: Done,
     ) -> None:
         try:
-            while True:
-                if await asyncio.to_thread(next, steps, False) is False:
-                    break
-                await asyncio.sleep(self.pause)
+            if self.processes:
+                steps.close()
+                elsewhere = await asyncio.get_running_loop().run_in_executor(
+                    self._pool(), _withdraw_in_process, self._url, *key
+                )
+                report.scrubbed = elsewhere.scrubbed
+                report.counts.update(elsewhere.counts)
+            else:
+                while True:
+                    if await asyncio.to_thread(next, steps, False) is False:
+                        break
+                    await asyncio.sleep(self.pause)
         except Exception:
             log.exception("a consent withdrawal on %s server %s failed", key[0], key[1])
             self.cooldowns.clear(key)  # they may try again at once
@@ -84,6 +107,18 @@ class Withdrawals:
         except Exception:
             log.exception("telling a person their withdrawal is done failed")
 
+    def _pool(self) -> ProcessPoolExecutor:
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+            )
+        return self._executor
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
     def running(self) -> int:
         return len(self._running)
 
@@ -91,3 +126,19 @@ class Withdrawals:
         """Wait for every withdrawal started so far (tests, a graceful stop)."""
         while self._running:
             await asyncio.gather(*list(self._running.values()), return_exceptions=True)
+
+
+def _withdraw_in_process(url: str, platform: str, server: str, user_id: str) -> WithdrawalReport:
+    """The whole withdrawal again, in a worker process (it is idempotent: what the first step
+    did in the bot's process is found done), one small transaction per game."""
+    import bot.experience_store  # noqa: F401  (registers its withdrawal hooks)
+    from bot.store.db import make_engine
+
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(10)  # the games' process comes first when the machine is busy
+
+    engine = make_engine(url)
+    try:
+        return withdraw(engine, platform, server, user_id)
+    finally:
+        engine.dispose()

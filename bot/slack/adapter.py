@@ -151,6 +151,7 @@ class SlackAdapter:
         """Let pending work (posts, last-ts writes) finish briefly, then stop."""
         self._closed = True
         await self.idle_lobbies.stop()
+        self.withdrawals.close()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=5)
         await self.out.poster.close()
