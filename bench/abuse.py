@@ -201,7 +201,7 @@ def seed_ended_games(engine: Any, server: str, user: str, games: int) -> None:
             k: [] for k in ("games", "seats", "messages", "events", "actions", "votes", "llm")
         }
         for g in range(first, min(games, first + batch)):
-            gid = f"gend{g:05d}"
+            gid = f"g{server.lower()}{g:05d}"
             rows["games"].append(
                 dict(
                     id=gid,

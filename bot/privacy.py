@@ -443,21 +443,48 @@ def _planned(engine: Engine, counts: Counter[str], work: Callable[[Session], Non
         plan.close()
     if not deleted and not changed and hooks is None:
         return
-    changed.sort(key=lambda item: item[3])  # the seat last (after the hooks)
-    with session_scope(engine) as session:
-        for table, key in deleted:
-            session.execute(sa.delete(table).where(*(table.c[k] == v for k, v in key.items())))
-        for table, key, values, is_seat in changed:
-            if is_seat and hooks is not None:
+    # set-wise: one DELETE per table, one executemany UPDATE per table and set of columns
+    gone: dict[sa.Table, list[Any]] = {}
+    for table, key in deleted:
+        gone.setdefault(table, []).append(_single_id(key))
+    updates: dict[tuple[sa.Table, tuple[str, ...]], list[dict[str, Any]]] = {}
+    seat_updates: list[tuple[sa.Table, dict[str, Any], dict[str, Any]]] = []
+    for table, key, values, is_seat in changed:
+        if is_seat:
+            seat_updates.append((table, key, values))
+            continue
+        cols = tuple(sorted(values))
+        updates.setdefault((table, cols), []).append({"_id": _single_id(key), **values})
+    with engine.begin() as conn:
+        for table, ids in gone.items():
+            conn.execute(sa.delete(table).where(table.c.id.in_(ids)))
+        for (table, cols), params in updates.items():
+            stmt = (
+                sa.update(table)
+                .where(table.c.id == sa.bindparam("_id"))
+                .values({c: sa.bindparam(c) for c in cols})
+            )
+            conn.execute(stmt, params)
+        if hooks is not None:
+            with Session(bind=conn) as session:
                 for hook in WITHDRAWAL_HOOKS:
                     counts["hook_rows"] += int(hook(session, *hooks))
-                hooks = None
-            session.execute(
+                session.flush()
+        for table, key, values in seat_updates:  # the seat last (after the hooks)
+            conn.execute(
                 sa.update(table).where(*(table.c[k] == v for k, v in key.items())).values(**values)
             )
-        if hooks is not None:
-            for hook in WITHDRAWAL_HOOKS:
-                counts["hook_rows"] += int(hook(session, *hooks))
+    if engine.dialect.name == "sqlite":
+        # Copy what was just written from the write-ahead log into the database here, so the
+        # games' own commits do not find a long log to checkpoint (SQLite checkpoints on the
+        # commit that crosses its threshold, with an fsync); PASSIVE never waits on a writer.
+        with engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+
+
+def _single_id(key: dict[str, Any]) -> Any:
+    assert list(key) == ["id"], key
+    return key["id"]
 
 
 def _row_key(obj: Any) -> tuple[sa.Table, dict[str, Any]]:

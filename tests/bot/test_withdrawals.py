@@ -44,7 +44,7 @@ async def test_a_withdrawal_job_tells_when_done_and_has_a_cooldown(
     engine: Engine,
 ) -> None:
     table = await play_table(service)
-    jobs = Withdrawals(engine, cooldown=60.0)
+    jobs = Withdrawals(engine, cooldown=60.0, processes=False)  # (the Slack test: a process)
     told: list[WithdrawalReport] = []
     finished = asyncio.Event()
 

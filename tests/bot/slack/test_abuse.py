@@ -112,7 +112,7 @@ async def test_consent_withdrawal_runs_in_the_background_with_a_cooldown(
     assert "withdrawn" in first
     await fake.wait_until(
         lambda: any("Your withdrawal is done" in t for t in harness.dm_texts(bob)),
-        within=60,  # (a worker process is started for it)
+        within=120,  # (a worker process is started for it, at a low priority)
         what="the note that the withdrawal is done",
     )
     again = await harness.slash(bob, "consent withdraw")
