@@ -22,11 +22,11 @@ from tests.bot.slack.test_oauth import World, world  # noqa: F401  (the fixture)
 MARK = "SECRET-BOOTH-TEXT-"
 
 
-def _states(world: World) -> int:
+def _states(world: World) -> int:  # noqa: F811
     return len(world.rows(SLACK_OAUTH_STATES))
 
 
-async def test_install_states_are_issued_at_a_bounded_rate(world: World) -> None:
+async def test_install_states_are_issued_at_a_bounded_rate(world: World) -> None:  # noqa: F811
     codes: list[int] = []
     async with aiohttp.ClientSession() as browser:
         for _ in range(200):
@@ -44,7 +44,9 @@ async def test_install_states_are_issued_at_a_bounded_rate(world: World) -> None
     assert status == 200, page
 
 
-async def test_expired_states_are_deleted_and_the_store_is_bounded(world: World) -> None:
+async def test_expired_states_are_deleted_and_the_store_is_bounded(
+    world: World,  # noqa: F811
+) -> None:
     store = StateStore(world.service.engine, max_states=3)
     past = datetime.now(UTC).replace(tzinfo=None) - timedelta(seconds=5)
     with world.service.engine.begin() as conn:
@@ -70,7 +72,8 @@ def _no_body_logged(records: list[logging.LogRecord]) -> None:
 
 
 async def test_a_badly_signed_request_is_one_warning_without_its_body(
-    world: World, caplog: pytest.LogCaptureFixture
+    world: World,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
     body = MARK + "x" * 200_000

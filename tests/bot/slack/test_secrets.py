@@ -20,8 +20,15 @@ from bot.store.db import make_engine
 from bot.store.migrate import upgrade
 from bot.store.models import SLACK_BOTS, SLACK_INSTALLATIONS
 from bot.timers import make_scheduler
-from tests.bot.slack.test_oauth import CLIENT_ID, CLIENT_SECRET, SECRET, World, _game, _say
-from tests.bot.slack.test_oauth import world  # noqa: F401  (the fixture)
+from tests.bot.slack.test_oauth import (
+    CLIENT_ID,
+    CLIENT_SECRET,
+    SECRET,
+    World,
+    _game,
+    _say,
+    world,  # noqa: F401  (the fixture)
+)
 
 KEY1 = Fernet.generate_key().decode()
 KEY2 = Fernet.generate_key().decode()
@@ -77,7 +84,7 @@ async def test_installed_tokens_are_ciphertext_in_the_database(
         assert refresh is not None and refresh.startswith(PREFIX)
         assert box.open(bot) in issued
     # and the game runs on the decrypted token
-    game_id, users = await _game(h, 4)
+    _game_id, users = await _game(h, 4)
     await _say(h, users[1], "Morning")
     await h.wait_stage(lambda: "Morning" in [t for _n, t in h.persona_lines()], what="line")
     assert {c.token for c in a.calls()} <= issued
