@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +79,8 @@ __all__ = [
     "apply_pending_withdrawals",
     "run_withdraw",
     "withdraw",
+    "withdraw_gently",
+    "withdrawal_steps",
 ]
 
 WithdrawalHook = Callable[[Session, str, int], int]
@@ -131,22 +133,73 @@ class WithdrawalReport:
 
 
 def withdraw(engine: Engine, platform: str, server: str, user_id: str) -> WithdrawalReport:
-    """Withdraw ``user_id`` from everything stored for ``platform``/``server`` (module doc)."""
+    """Withdraw ``user_id`` from everything stored for ``platform``/``server`` (module doc),
+    in small transactions (`withdrawal_steps`), one after another."""
     report = WithdrawalReport(platform, server, user_id)
+    for _ in withdrawal_steps(engine, report):
+        pass
+    return report
+
+
+async def withdraw_gently(
+    engine: Engine, platform: str, server: str, user_id: str, *, pause: float = 0.0
+) -> WithdrawalReport:
+    """`withdraw` off the event loop, one small transaction at a time with ``pause`` seconds
+    (and a turn of the loop) between them, so the games' own writes are never held up for
+    longer than one step (`bot.withdrawals` runs it as a background job)."""
+    report = WithdrawalReport(platform, server, user_id)
+    steps = withdrawal_steps(engine, report)
+    while True:
+        if await asyncio.to_thread(next, steps, False) is False:
+            return report
+        await asyncio.sleep(pause)
+
+
+def withdrawal_steps(engine: Engine, report: WithdrawalReport) -> Generator[bool, None, None]:
+    """The withdrawal of ``report``'s person, one transaction per step (yields True after
+    each): first their consent, the games they host and the seats of open games; then one
+    ended game at a time. Every step is idempotent, so an interrupted withdrawal is finished
+    by running it again (or, for seats, by `apply_pending_withdrawals`)."""
+    platform, server, user_id = report.platform, report.server, report.user_id
+    ended_seats: list[tuple[str, int]] = []
+    ended_games: list[str] = []
+    open_games: list[str] = []
+    # reads first, then a few set-wise writes: the write lock is held for milliseconds
     with session_scope(engine) as session:
         now = utcnow()
-        rows = session.exec(
-            select(Consent).where(
-                Consent.platform == platform,
-                Consent.server_external_id == server,
-                Consent.user_id == user_id,
-            )
-        ).all()
-        for row in rows:
-            if row.withdrawn_at is None:
-                row.withdrawn_at = now
-                report.counts["consent_answers_withdrawn"] += 1
-        if not rows:
+        mine = (
+            col(Consent.platform) == platform,
+            col(Consent.server_external_id) == server,
+            col(Consent.user_id) == user_id,
+        )
+        answered = session.exec(select(sa.func.count()).select_from(Consent).where(*mine)).one()
+        srv = session.exec(
+            select(Server).where(Server.platform == platform, Server.external_id == server)
+        ).first()
+        games: dict[str, str] = {}
+        seats: list[tuple[int, str]] = []
+        if srv is not None:
+            games = {
+                gid: status
+                for gid, status in session.exec(
+                    select(Game.id, Game.status).where(Game.server_id == srv.id)
+                )
+            }
+            seats = [
+                (int(sid or 0), str(gid))
+                for sid, gid in session.exec(
+                    select(Seat.id, Seat.game_id).where(
+                        col(Seat.game_id).in_(list(games)), Seat.user_id == user_id
+                    )
+                )
+            ]
+        stamped = session.execute(
+            sa.update(Consent)
+            .where(*mine, col(Consent.withdrawn_at).is_(None))
+            .values(withdrawn_at=now)
+        )
+        report.counts["consent_answers_withdrawn"] += int(getattr(stamped, "rowcount", 0) or 0)
+        if not answered:
             session.add(
                 Consent(
                     platform=platform,
@@ -160,34 +213,50 @@ def withdraw(engine: Engine, platform: str, server: str, user_id: str) -> Withdr
                 )
             )
             report.counts["consent_answers_withdrawn"] += 1
-        srv = session.exec(
-            select(Server).where(Server.platform == platform, Server.external_id == server)
-        ).first()
-        if srv is None:
-            return report
-        games = {g.id: g for g in session.exec(select(Game).where(Game.server_id == srv.id))}
-        for game in games.values():
-            if game.host_user_id == user_id:
-                game.host_user_id = None
-                report.counts["games_hosted_cleared"] += 1
-        seats = session.exec(
-            select(Seat).where(col(Seat.game_id).in_(list(games)), Seat.user_id == user_id)
-        ).all()
-        for seat in sorted(seats, key=lambda s: s.game_id):
-            game = games[seat.game_id]
-            if game.status in ENDED:
-                _scrub_seat(session, game.id, seat, user_id, report.counts)
-                report.scrubbed.append(game.id)
-            else:
-                seat.withdrawn = True
-                report.pending.append(game.id)
-                if game.status == "lobby":
-                    report.lobby.append(game.id)
-        open_games = [g for g in games if games[g].status not in ENDED]
-        ended_games = [g for g in games if games[g].status in ENDED]
-        _remove_id(session, ended_games, user_id, report.counts, actions=True)
-        _remove_id(session, open_games, user_id, report.counts, actions=False)
-    return report
+        if srv is not None:
+            hosted = session.execute(
+                sa.update(Game)
+                .where(col(Game.server_id) == srv.id, col(Game.host_user_id) == user_id)
+                .values(host_user_id=None)
+            )
+            report.counts["games_hosted_cleared"] += int(getattr(hosted, "rowcount", 0) or 0)
+            open_seats = []
+            for seat_id, game_id in sorted(seats, key=lambda s: s[1]):
+                if games[game_id] in ENDED:
+                    ended_seats.append((game_id, seat_id))
+                else:
+                    open_seats.append(seat_id)
+                    report.pending.append(game_id)
+                    if games[game_id] == "lobby":
+                        report.lobby.append(game_id)
+            if open_seats:
+                session.execute(
+                    sa.update(Seat).where(col(Seat.id).in_(open_seats)).values(withdrawn=True)
+                )
+            open_games = [g for g in games if games[g] not in ENDED]
+            ended_games = [g for g in games if games[g] in ENDED]
+    yield True
+    for game_id, seat_id in ended_seats:
+
+        def scrub(session: Session, game_id: str = game_id, seat_id: int = seat_id) -> None:
+            found = session.get(Seat, seat_id)
+            if found is not None:
+                _scrub_seat(session, game_id, found, user_id, report.counts)
+
+        _planned(engine, report.counts, scrub)
+        report.scrubbed.append(game_id)
+        yield True
+    for game_id in ended_games:
+
+        def remove(session: Session, game_id: str = game_id) -> None:
+            _remove_id(session, [game_id], user_id, report.counts, actions=True)
+
+        _planned(engine, report.counts, remove)
+        yield True
+    for game_id in open_games:  # (a running game's rows change: no plan made ahead here)
+        with session_scope(engine) as session:
+            _remove_id(session, [game_id], user_id, report.counts, actions=False)
+        yield True
 
 
 def apply_pending_withdrawals(engine: Engine, game_id: str | None = None) -> list[WithdrawalReport]:
@@ -305,20 +374,122 @@ def _scrub_seat(
                 lines.add(str(action.payload.get("text", "")))
             session.delete(action)
             counts["actions"] += 1
-    session.flush()
+    _flush(session)
     _rewrite(session, game_id, [(name, line) for line in lines], user_id, counts, actions=True)
-    for hook in WITHDRAWAL_HOOKS:
-        counts["hook_rows"] += int(hook(session, game_id, index))
+    if _planning(session):
+        # the hooks write; they run when the plan is applied (`_apply`), before the seat's
+        # own change, as here
+        session.info[_HOOKS] = (game_id, index)
+    else:
+        for hook in WITHDRAWAL_HOOKS:
+            counts["hook_rows"] += int(hook(session, game_id, index))
     seat.user_id = None
     seat.withdrawn = True
     seat.scrubbed_at = utcnow()
     session.add(seat)
-    session.flush()
+    _flush(session)
 
 
 def _delete(session: Session, model: Any, game_id: str, where: Any) -> int:
+    if _planning(session):
+        found = session.exec(select(model).where(model.game_id == game_id, where)).all()
+        for row in found:
+            session.delete(row)
+        return len(found)
     result = session.execute(sa.delete(model).where(model.game_id == game_id, where))
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+# --- plan, then apply ---------------------------------------------------------------------------
+# An ended game's rows no longer change, so a withdrawal step can work out everything it will do
+# on a read-only snapshot (no write lock held while it reads and rewrites text: SQLite has one
+# writer, the games' own writes wait for it) and then write it all in one short transaction.
+
+_PLAN, _HOOKS = "mafiabot.withdraw.plan", "mafiabot.withdraw.hooks"
+
+
+def _planning(session: Session) -> bool:
+    return bool(session.info.get(_PLAN))
+
+
+def _flush(session: Session) -> None:
+    if not _planning(session):
+        session.flush()
+
+
+def _planned(engine: Engine, counts: Counter[str], work: Callable[[Session], None]) -> None:
+    """Run ``work`` on a session that writes nothing (its changes are only recorded: deleted
+    and changed rows, and the hooks to run), then apply those changes in one transaction."""
+    plan = Session(engine, expire_on_commit=False, autoflush=False)
+    plan.info[_PLAN] = True
+    deleted: list[tuple[sa.Table, dict[str, Any]]] = []
+    changed: list[tuple[sa.Table, dict[str, Any], dict[str, Any], bool]] = []
+    try:
+        work(plan)
+        for obj in plan.deleted:
+            deleted.append(_row_key(obj))
+        for obj in plan.dirty:
+            state = sa.inspect(obj)
+            values = {
+                attr.key: attr.value
+                for attr in state.attrs
+                if attr.history.has_changes() and attr.key in state.mapper.columns
+            }
+            if values:
+                changed.append((*_row_key(obj), values, isinstance(obj, Seat)))
+        hooks = plan.info.get(_HOOKS)
+    finally:
+        plan.rollback()
+        plan.close()
+    if not deleted and not changed and hooks is None:
+        return
+    # set-wise: one DELETE per table, one executemany UPDATE per table and set of columns
+    gone: dict[sa.Table, list[Any]] = {}
+    for table, key in deleted:
+        gone.setdefault(table, []).append(_single_id(key))
+    updates: dict[tuple[sa.Table, tuple[str, ...]], list[dict[str, Any]]] = {}
+    seat_updates: list[tuple[sa.Table, dict[str, Any], dict[str, Any]]] = []
+    for table, key, values, is_seat in changed:
+        if is_seat:
+            seat_updates.append((table, key, values))
+            continue
+        cols = tuple(sorted(values))
+        updates.setdefault((table, cols), []).append({"_id": _single_id(key), **values})
+    with engine.begin() as conn:
+        for table, ids in gone.items():
+            conn.execute(sa.delete(table).where(table.c.id.in_(ids)))
+        for (table, cols), params in updates.items():
+            stmt = (
+                sa.update(table)
+                .where(table.c.id == sa.bindparam("_id"))
+                .values({c: sa.bindparam(c) for c in cols})
+            )
+            conn.execute(stmt, params)
+        if hooks is not None:
+            with Session(bind=conn) as session:
+                for hook in WITHDRAWAL_HOOKS:
+                    counts["hook_rows"] += int(hook(session, *hooks))
+                session.flush()
+        for table, key, values in seat_updates:  # the seat last (after the hooks)
+            conn.execute(
+                sa.update(table).where(*(table.c[k] == v for k, v in key.items())).values(**values)
+            )
+    if engine.dialect.name == "sqlite":
+        # Copy what was just written from the write-ahead log into the database here, so the
+        # games' own commits do not find a long log to checkpoint (SQLite checkpoints on the
+        # commit that crosses its threshold, with an fsync); PASSIVE never waits on a writer.
+        with engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+
+
+def _single_id(key: dict[str, Any]) -> Any:
+    assert list(key) == ["id"], key
+    return key["id"]
+
+
+def _row_key(obj: Any) -> tuple[sa.Table, dict[str, Any]]:
+    mapper = sa.inspect(obj).mapper
+    return mapper.local_table, {c.key: getattr(obj, c.key) for c in mapper.primary_key}
 
 
 def _remove_id(
@@ -364,7 +535,10 @@ def _rewrite(
             query = query.where(
                 sa.or_(*(sa.cast(c, sa.Text).contains(user_id, autoescape=True) for c in columns))
             )
-        return session.exec(query).all()
+        found = session.exec(query).all()
+        if _planning(session):  # rows deleted in this plan are gone already
+            found = [r for r in found if r not in session.deleted]
+        return found
 
     for msg in rows(Message, Message.text):
         new = (id_only if msg.speaker == GAME_MANAGER else player_text)(msg.text)
@@ -405,7 +579,7 @@ def _rewrite(
     game = session.get(Game, game_id)
     if game is not None and game.end_reason:
         game.end_reason = id_only(game.end_reason)
-    session.flush()
+    _flush(session)
 
 
 # --- operator command ---------------------------------------------------------------------------

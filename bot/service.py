@@ -47,6 +47,7 @@ from bot import lease
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
+from bot.limits import Cooldowns, LineLimited, LineLimiter
 from bot.outages import RELEASE_SECONDS, Outages, down_since_restart
 from bot.store import models as m
 from bot.store import rows
@@ -260,6 +261,8 @@ class LiveGame:
     #: after a resume: every event of the game up to the interruption, rebuilt by replaying
     #: its action log (what a renderer shows a person who comes back to the game)
     replayed: tuple[Event, ...] = ()
+    #: the last change to the lobby (monotonic): an idle lobby closes (`bot.lobbies`)
+    active_at: float = field(default_factory=time.monotonic)
 
     def seat_names(self) -> dict[int, str]:
         return {s.index: s.name for s in self.seats}
@@ -453,6 +456,10 @@ class GameService:
         self.on_db_call: Callable[[float], None] | None = None
         #: set when the process is shutting down: no new games (bot.ops.serve)
         self.closing = False
+        #: every seat's lines, human or agent, pass this rate limit (`bot.limits`)
+        self.lines = LineLimiter()
+        #: a host's pause between two lobbies (0 here; the runtime sets `bot.limits`' figure)
+        self.lobby_cooldown = Cooldowns(0.0)
 
     # --- plumbing -----------------------------------------------------------------------------
 
@@ -569,8 +576,13 @@ class GameService:
         seed: int | None = None,
         speed: float = 1.0,
     ) -> str:
-        """Open a lobby. The config is checked against its own limits now (player count later)."""
+        """Open a lobby. The config is checked against its own limits now (player count later).
+        A host opens one lobby per `lobby_cooldown` seconds on a server (`CoolingDown`)."""
         self._refuse_while_closing("open the game again")
+        if host_user_id is not None:
+            self.lobby_cooldown.check(
+                (platform, server_external_id, host_user_id), time.monotonic(), "open a new game"
+            )
         if speed <= 0:
             raise ConfigError("speed must be positive.")
         GameConfig.from_dict(config.to_dict())  # round-trips: refuse unknown settings early
@@ -634,6 +646,7 @@ class GameService:
         """Take a seat in the lobby. A character name is drawn now and shown at the start
         (``name`` fixes it instead: replays of recorded games)."""
         game = self._game(game_id)
+        game.active_at = time.monotonic()
         # the AI seats are taken as the host starts the game
         self._refuse_while_closing("start it again" if is_agent else "join again")
         async with game.lock:
@@ -685,6 +698,7 @@ class GameService:
     async def configure(self, game_id: str, config: GameConfig) -> None:
         """Change a lobby's settings (checked against their own limits; players at start)."""
         game = self._game(game_id)
+        game.active_at = time.monotonic()
         GameConfig.from_dict(config.to_dict())
         async with game.lock:
             if game.status != "lobby":
@@ -701,6 +715,7 @@ class GameService:
     async def leave(self, game_id: str, user_id: str | None, *, seat: int | None = None) -> None:
         """Leave the lobby (by user id), or remove a lobby seat by number (agents)."""
         game = self._game(game_id)
+        game.active_at = time.monotonic()
         async with game.lock:
             if game.status != "lobby":
                 raise ServiceError("The game has started; ask a moderator to replace you.")
@@ -818,6 +833,15 @@ class GameService:
         game, _ = self._running(game_id)
         if at is not None and await self.outages.release(game.id, game.finished, at):
             at = utcnow()
+        if platform_id is None or platform_id not in game.client_ids:
+            # (in game time, as the agents' timing: a sped-up simulation is not throttled)
+            now = game.clock.now()
+            when = now if at is None else min(game.clock.from_wall(at), now)
+            allowed = self.lines.check(game_id, seat, when.timestamp())
+            if allowed is False:
+                raise LineLimited(self.lines.wait(game_id, seat))
+            if allowed is None:
+                return False  # the seat was told at the first line of this run
         return await self._act(
             game, lambda t: A.Say(seat, text, t), platform_id, at=at, source=(seat, "line")
         )
@@ -1425,6 +1449,7 @@ class GameService:
     async def _finish(self, game: LiveGame) -> None:
         game.status = "finished" if game.state and game.state.winner else "aborted"
         self.outages.forget(game.id)
+        self.lines.forget(game.id)
         await self.drain(game.id)
         for player in game.players.values():
             await player.close()

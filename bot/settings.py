@@ -125,6 +125,9 @@ class Settings(BaseSettings):
     slack_client_secret: SecretStr | None = None
     #: the public URL of /slack/oauth_redirect, when the app lists more than one redirect URL
     slack_redirect_uri: str = ""
+    #: key(s) encrypting the Slack tokens stored by "Add to Slack" installs: one Fernet key,
+    #: or several separated by commas, newest first (rotation: docs/limits-and-secrets.md)
+    secret_key: SecretStr | None = None
     #: Slack Web API base URL; empty means https://slack.com/api/ (set it for GovSlack,
     #: an Enterprise Grid proxy, or a test server)
     slack_api_url: str = ""

@@ -47,6 +47,8 @@ from bot.discord.shards import Handover
 from bot.discord.survey import Survey
 from bot.discord.views import DYNAMIC_ITEMS
 from bot.errors import PlatformUnreachable
+from bot.lobbies import IdleLobbies
+from bot.ops.logs import guard_library_loggers
 from bot.reveal import Reveals
 from bot.service import GameHeld, GameService, LiveGame, ServiceError
 from bot.settings import Settings, SettingsError, load_settings
@@ -89,6 +91,7 @@ class MafiaBot(discord.AutoShardedClient):
         metrics: RelayMetrics | None = None,
         **kwargs: Any,
     ) -> None:
+        guard_library_loggers()  # webhook tokens out of discord.py's DEBUG lines
         self.options = options or load_options()
         self.serving = self.options.shard_set()
         kwargs.setdefault("shard_count", self.serving.count)
@@ -141,6 +144,7 @@ class MafiaBot(discord.AutoShardedClient):
         self.survey = Survey(self.links, self.rooms, reply, completed=self.reveals.answered)
         self.afk = AfkWatch(self.rooms, self.notify, self._afk_takeover, self.options)
         self.handover = Handover(service, self.links, self.serving, self.take_over)
+        self.idle_lobbies = IdleLobbies(service, lambda: list(self.rooms.rooms), self._close_idle)
         self.recovered: list[str] = []
         self._reveals_recovered = False
         self.caught_up = asyncio.Event()
@@ -178,6 +182,7 @@ class MafiaBot(discord.AutoShardedClient):
         else:
             await self.tree.sync()
         await self.recover()
+        self.idle_lobbies.start()
 
     async def recover(self) -> None:
         for row in await self.links.games():
@@ -372,6 +377,12 @@ class MafiaBot(discord.AutoShardedClient):
         await self.lobby.refresh(room, game, f"This lobby was closed ({reason}).", closed=True)
         self._forget(room.game_id, room)
 
+    async def _close_idle(self, game_id: str, reason: str) -> None:
+        room, game = self.rooms.get(game_id), self.service.games.get(game_id)
+        await self.service.end(game_id, reason)
+        if room is not None and game is not None:
+            await self.end_lobby(room, game, reason)
+
     # --- faults ----------------------------------------------------------------------------------
 
     async def on_alert(self, game: LiveGame, message: str) -> None:
@@ -399,6 +410,7 @@ class MafiaBot(discord.AutoShardedClient):
 
     async def close(self) -> None:
         self.reveals.close()
+        await self.idle_lobbies.stop()
         await self.handover.close()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.outbox.drain(), 10)

@@ -7,6 +7,7 @@ with ``/mafia config moderator_role``): ``setup``, ``config``, ``status``, ``end
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 from collections.abc import Awaitable, Callable
@@ -34,7 +35,7 @@ from bot.discord.rooms import Room, Rooms
 from bot.discord.servers import Servers, defer, reply
 from bot.discord.views import consent_view
 from bot.errors import ServiceError
-from bot.privacy import withdraw
+from bot.privacy import WithdrawalReport
 from bot.research.export import export_file_name, export_zip
 from bot.research.spotrate import server_chat_lines
 from bot.service import GameService, LiveGame
@@ -48,6 +49,7 @@ from bot.table.personas import (
     persona_choices,
     server_persona,
 )
+from bot.withdrawals import Withdrawals
 from games.config import GameConfig
 from games.errors import ConfigError
 
@@ -57,6 +59,16 @@ MODS_ONLY = (
     "Only moderators can do that (Manage Server, or a moderator role set with /mafia config)."
 )
 NOT_BOUND = "This channel isn't set up for Mafia yet: a moderator can run /mafia setup here."
+
+
+async def tell(interaction: discord.Interaction[Any], text: str) -> None:
+    """A private note for whoever ran ``interaction``, after the fact: a followup while the
+    interaction's token lasts (15 minutes), else a direct message."""
+    try:
+        await interaction.followup.send(text[:1900], ephemeral=True)
+    except discord.HTTPException:
+        with contextlib.suppress(discord.HTTPException):
+            await interaction.user.send(text[:1900])
 
 
 class MafiaCommands(
@@ -89,6 +101,8 @@ class MafiaCommands(
         self.settings = settings
         self.options = options
         self.end_lobby = end_lobby
+        #: consent withdrawals, run in the background (`bot.withdrawals`)
+        self.withdrawals = Withdrawals(service.engine)
 
     async def moderator(self, interaction: discord.Interaction[Any]) -> bool:
         if await self.servers.is_moderator(interaction):
@@ -492,7 +506,15 @@ class MafiaCommands(
             )
             return
         await defer(interaction)
-        report = await self.links.run(withdraw, self.service.engine, "discord", str(guild.id), user)
+
+        async def done(report: WithdrawalReport) -> None:
+            await tell(interaction, "Your withdrawal is done. " + " ".join(report.summary()[1:]))
+
+        try:
+            report = await self.withdrawals.start("discord", str(guild.id), user, done)
+        except ServiceError as err:
+            await interaction.followup.send(str(err), ephemeral=True)
+            return
         for game_id in report.lobby:
             try:
                 await self.service.leave(game_id, user)
@@ -514,6 +536,7 @@ class MafiaCommands(
         await interaction.followup.send(
             "Withdrawn: you will be asked again before your next game.\n"
             + "\n".join(lines[1:6])
-            + extra,
+            + extra
+            + "\nYour data in ended games is being removed now; I'll tell you when it's done.",
             ephemeral=True,
         )

@@ -17,6 +17,11 @@ Only jobs of the same ``group`` merge: a booth queue carries both the booth's ow
 the den's lines, which are sent by different rules (a den line is dropped once the seat has
 changed hands), so a note must never ride along inside a den job.
 
+Where players' lines share a queue with the Game-Manager's posts (the stage; a booth that
+carries den talk), the queue is a `bot.limits.FairQueue`: the Game-Manager's posts go before
+any player's line, and players' lines are taken one seat at a time in turn (``lane``: the
+speaking seat), so a flooding seat's backlog delays another seat's line by one post at most.
+
 A worker task exists only while its queue is non-empty, so thousands of idle booths cost no
 tasks at all.
 """
@@ -28,14 +33,14 @@ import contextlib
 import logging
 import random
 import time
-from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 
 import aiohttp
 import discord
 
 from bot.discord.sanitize import MAX_CONTENT
+from bot.limits import STAGE_INTERVAL, FairQueue
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +58,9 @@ class Job:
     game_id: str | None = None
     place: str = ""
     seat: int | None = None
+    #: a player's line: the speaking seat (taken round-robin); None: the Game-Manager's post,
+    #: which goes before any player's line
+    lane: Hashable | None = None
     queued_at: float = field(default_factory=time.perf_counter)
     #: called after the job (and anything merged into it) went out, or was given up
     on_done: list[Callable[[], None]] = field(default_factory=list)
@@ -69,10 +77,18 @@ def is_transient(exc: BaseException) -> bool:
 
 class Outbox:
     def __init__(
-        self, on_fault: FaultHandler, *, max_backoff: float = 30.0, base_backoff: float = 0.5
+        self,
+        on_fault: FaultHandler,
+        *,
+        max_backoff: float = 30.0,
+        base_backoff: float = 0.5,
+        lane_interval: float = STAGE_INTERVAL,
     ) -> None:
         self._on_fault = on_fault
-        self._queues: dict[str, deque[Job]] = {}
+        #: players' lines under one key are spaced this far apart (the webhook's rate limit)
+        self.lane_interval = lane_interval
+        self._lane_sent: dict[str, float] = {}
+        self._queues: dict[str, FairQueue[Job]] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self.max_backoff = max_backoff
         self.base_backoff = base_backoff
@@ -86,8 +102,8 @@ class Outbox:
             return
         queue = self._queues.get(key)
         if queue is None:
-            queue = self._queues[key] = deque()
-        queue.append(job)
+            queue = self._queues[key] = FairQueue()
+        queue.append(job, job.lane)
         if key not in self._tasks:
             self._tasks[key] = asyncio.create_task(self._run(key, queue), name=f"outbox:{key}")
 
@@ -96,26 +112,33 @@ class Outbox:
             return len(self._queues.get(key, ()))
         return sum(len(q) for q in self._queues.values())
 
-    async def _run(self, key: str, queue: deque[Job]) -> None:
+    async def _run(self, key: str, queue: FairQueue[Job]) -> None:
         try:
             while queue:
                 job = queue.popleft()
                 if job.merge:
                     while (
-                        queue
-                        and queue[0].merge
-                        and queue[0].group == job.group
-                        and len(job.text) + 1 + len(queue[0].text) <= MAX_CONTENT
+                        (head := queue.peek_same()) is not None
+                        and head.merge
+                        and head.group == job.group
+                        and len(job.text) + 1 + len(head.text) <= MAX_CONTENT
                     ):
-                        nxt = queue.popleft()
+                        nxt = queue.pop_same()
                         job.text = f"{job.text}\n{nxt.text}"
                         job.on_done.extend(nxt.on_done)
+                if job.lane is not None and self.lane_interval > 0:
+                    last = self._lane_sent.get(key)
+                    wait = 0.0 if last is None else last + self.lane_interval - time.monotonic()
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                    self._lane_sent[key] = time.monotonic()
                 await self._deliver(job)
         finally:
             # No await between the loop's last check and here: nothing can have been queued.
             self._tasks.pop(key, None)
             if not queue and self._queues.get(key) is queue:
                 del self._queues[key]
+                self._lane_sent.pop(key, None)
 
     async def _deliver(self, job: Job) -> None:
         attempt = 0

@@ -176,7 +176,7 @@ class Renderer:
                         metrics.sending(room.game_id, e.seat, e.text)
                     await rooms.speak(room, e.name, piece)
 
-                self.notify.put(room, "stage", Job(send=go))
+                self.notify.put(room, "stage", Job(send=go, lane=e.seat))
             return
         # Den talk: the same webhook post into each other reader's booth, whoever spoke.
         readers = sorted((s, u) for s, u in room.den_readers(e.visible_to).items() if s != e.seat)
@@ -192,7 +192,7 @@ class Renderer:
                     if booth is not None:
                         await rooms.speak(room, e.name, piece, thread_id=booth.thread_id)
 
-                self.notify.put(room, "booth", Job(send=den, group=DEN), seat)
+                self.notify.put(room, "booth", Job(send=den, group=DEN, lane=e.seat), seat)
 
     # --- deaths and the end -------------------------------------------------------------------
 

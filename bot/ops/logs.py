@@ -3,7 +3,11 @@
 
 Secrets never reach a log: besides never being logged on purpose (they are ``SecretStr``),
 every formatted line has the configured tokens, the API keys the SDKs read and the
-database password replaced by ``[secret]``, exception text included.
+database password replaced by ``[secret]``, exception text included. Tokens no setting
+knows are blanked by their shape (`scrub_tokens`): the token part of a Discord webhook or
+interaction URL (discord.py logs those URLs at DEBUG), Slack tokens, and JSON ``"token"``
+fields. `guard_library_loggers` puts the same scrubbing on the libraries' own loggers, so
+it holds at every level also where our formatter is not installed (embedded).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -29,6 +34,32 @@ TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 #: provider SDK variables that hold keys (read by the SDKs, never by us)
 SECRET_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 REDACTED = "[secret]"
+#: secrets recognised by their shape: (pattern, replacement)
+TOKEN_SHAPES = (
+    # a webhook's or an interaction's token in a Discord URL (/webhooks/<id>/<token>)
+    (re.compile(r"(/webhooks/\d+/)[A-Za-z0-9_.\-]+"), r"\1" + REDACTED),
+    # Slack tokens (bot, user, app-level, refresh)
+    (re.compile(r"\b(?:xox[a-z]|xapp|xoxe(?:\.xox[a-z])?)-[A-Za-z0-9-]+"), REDACTED),
+    # a "token" field of a JSON or Python dict
+    (
+        re.compile(r"""(['"](?:access_|refresh_|bot_)?token['"]\s*:\s*['"])[^'"]+"""),
+        r"\1" + REDACTED,
+    ),
+)
+#: libraries' loggers whose records may carry such tokens (`guard_library_loggers`)
+LIBRARY_LOGGERS = (
+    "discord.http",
+    "discord.webhook.async_",
+    "discord.webhook.sync",
+    "discord.gateway",
+    "discord.client",
+    "slack_sdk.web.async_base_client",
+    "slack_sdk.web.base_client",
+    "slack_sdk.web.async_slack_response",
+    "slack_sdk.web.slack_response",
+    "slack_sdk.oauth.installation_store.sqlalchemy",
+    "bot.slack.oauth",
+)
 #: LogRecord attributes that are not ``extra=`` fields
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
@@ -71,7 +102,41 @@ class Redacting(logging.Formatter):
         text = self.inner.format(record)
         for secret in self.secrets:
             text = text.replace(secret, REDACTED)
-        return text
+        return scrub_tokens(text)
+
+
+def scrub_tokens(text: str) -> str:
+    """``text`` with every token recognised by its shape (`TOKEN_SHAPES`) blanked out."""
+    for pattern, replacement in TOKEN_SHAPES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+class TokenScrubber(logging.Filter):
+    """Rewrites a record's message with `scrub_tokens` before any handler sees it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        clean = scrub_tokens(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
+_SCRUBBER = TokenScrubber()
+
+
+def guard_library_loggers() -> None:
+    """Scrub tokens from the records of the libraries' loggers (`LIBRARY_LOGGERS`), whatever
+    handler or level the process uses. (A filter on a logger applies to its own records only,
+    so each logger that logs URLs is named.) Safe to call more than once."""
+    for name in LIBRARY_LOGGERS:
+        logger = logging.getLogger(name)
+        if _SCRUBBER not in logger.filters:
+            logger.addFilter(_SCRUBBER)
 
 
 def _encoded_password(url: sa.URL) -> str:
@@ -107,6 +172,7 @@ def configure_logging(settings: Settings, stream: IO[str] | None = None) -> logg
     runner's), apart from quietening the chatty libraries."""
     for noisy in QUIET:
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    guard_library_loggers()
     root = logging.getLogger()
     if root.handlers:
         return None

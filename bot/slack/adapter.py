@@ -26,6 +26,7 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.lobbies import IdleLobbies
 from bot.reveal import Reveals
 from bot.service import GameService, LiveGame, ServiceError
 from bot.settings import Settings
@@ -39,6 +40,7 @@ from bot.slack.text import to_slack
 from bot.slack.workspaces import OneWorkspace, Workspaces
 from bot.table.latency import RelayLatency
 from bot.table.text import AVATAR_URL_TEMPLATE
+from bot.withdrawals import Withdrawals
 from games.errors import RuleError
 from games.events import Event, GameOver
 
@@ -82,6 +84,9 @@ class SlackAdapter:
         self.client = client if isinstance(client, AsyncWebClient) else None
         self.workspaces = OneWorkspace(client) if isinstance(client, AsyncWebClient) else client
         self.store = LinkStore(service.engine)
+        #: consent withdrawals, run in the background (`bot.withdrawals`)
+        self.withdrawals = Withdrawals(service.engine)
+        self.idle_lobbies = IdleLobbies(service, lambda: list(self.games.by_id), self._close_idle)
         self.games = Games(service, self.store)
         self.out = Outbox(self.workspaces, self.games, avatar_template=avatar_template)
         self.lobby = Lobby(
@@ -149,6 +154,7 @@ class SlackAdapter:
                 await self.render.set_up(game, sg)  # crashed between the start and the set-up
         await self.relay.catch_up()
         await self.reveals.recover(PLATFORM)
+        self.idle_lobbies.start()
 
     def input_lost(self) -> None:
         """Slack's input stopped reaching us (the socket dropped): the service pauses the
@@ -163,10 +169,19 @@ class SlackAdapter:
         if not self._closed:
             self._spawn(self.relay.catch_up())
 
+    async def _close_idle(self, game_id: str, reason: str) -> None:
+        await self.service.end(game_id, reason)
+        sg = self.games.by_id.get(game_id)
+        if sg is not None:
+            sg.done = True
+            self.lobby.refresh(sg, note=f"This game was closed: {reason}.")
+
     async def close(self) -> None:
         """Let pending work (posts, last-ts writes) finish briefly, then stop."""
         self._closed = True
         self.reveals.close()
+        await self.idle_lobbies.stop()
+        self.withdrawals.close()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=5)
         await self.out.poster.close()

@@ -32,11 +32,19 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.crypto import SecretBox, SecretKeyError, check_rows
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from bot.slack import inbound
 from bot.slack.adapter import SlackAdapter
-from bot.slack.oauth import Departures, installed_workspaces, oauth_settings
+from bot.slack.oauth import (
+    Departures,
+    InstallGate,
+    StatesFull,
+    installed_workspaces,
+    oauth_settings,
+)
+from bot.slack.verify import quiet_verification
 from bot.table.text import AVATAR_URL_TEMPLATE
 
 log = logging.getLogger(__name__)
@@ -88,6 +96,7 @@ def build_app(adapter: SlackAdapter, signing_secret: str | None) -> AsyncApp:
         request_verification_enabled=True,
         name="mafiabot",
     )
+    quiet_verification(app)
     inbound.register(app, adapter)
     return app
 
@@ -221,12 +230,19 @@ class SlackRunner:
             logging.getLogger(name).setLevel(logging.INFO)
         #: no token: Bolt's token exchange and refresh (oauth.v2.access) go through it
         self.client = make_client(None, base_url=api_url)
+        key = settings.secret_key
+        try:
+            box = SecretBox.from_setting(key.get_secret_value() if key else None)
+            check_rows(service.engine, box)
+        except SecretKeyError as err:
+            raise SlackSetupError(str(err)) from None
         flow, store = oauth_settings(
             client_id=client_id,
             client_secret=client_secret,
             engine=service.engine,
             redirect_uri=settings.slack_redirect_uri or None,
             authorization_url=authorize_url(api_url),
+            box=box,
         )
         workspaces, authorize = installed_workspaces(
             store,
@@ -252,6 +268,7 @@ class SlackRunner:
             authorize=authorize,  # type: ignore[arg-type]  # Bolt takes an AsyncAuthorize too
             name="mafiabot",
         )
+        quiet_verification(self.app)
         inbound.register(
             self.app, self.adapter, Departures(self.adapter.leave_workspace, store, workspaces)
         )
@@ -343,10 +360,23 @@ class SlackRunner:
         flow = self.app.oauth_flow
         if flow is not None:  # Add to Slack: the browser's two stops
 
+            gate = InstallGate()
+
             async def install(request: web.Request) -> web.Response:
-                return await to_aiohttp_response(
-                    await flow.handle_installation(await to_bolt_request(request))
-                )
+                if not gate.admit(request.remote):
+                    return web.Response(
+                        status=429, text="Too many installs started; try again in a minute."
+                    )
+                try:
+                    return await to_aiohttp_response(
+                        await flow.handle_installation(await to_bolt_request(request))
+                    )
+                except StatesFull:
+                    return web.Response(
+                        status=503,
+                        headers={"Retry-After": "60"},
+                        text="Too many installs in progress; try again in a few minutes.",
+                    )
 
             async def redirect(request: web.Request) -> web.Response:
                 return await to_aiohttp_response(

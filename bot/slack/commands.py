@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.consent import consent_status
-from bot.privacy import withdraw
+from bot.privacy import WithdrawalReport
 from bot.service import ServiceError
 from bot.slack import blocks as B
 from bot.slack.lobby import PLATFORM
@@ -105,7 +105,18 @@ def status_command(adapter: SlackAdapter, ctx: Ctx) -> str:
 async def consent_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> Reply:
     engine = adapter.service.engine
     if args.lower().startswith("withdraw"):
-        report = await adapter.store.run(lambda: withdraw(engine, PLATFORM, ctx.team, ctx.user))
+        team, user = ctx.team, ctx.user
+
+        async def done(report: WithdrawalReport) -> None:
+            dm = await adapter.out.open_dm(team, user, report=False)
+            if dm is not None:
+                text = "Your withdrawal is done. " + " ".join(report.summary()[1:])
+                adapter.out.post(dm, to_slack(text), team=team, report=False)
+
+        try:
+            report = await adapter.withdrawals.start(PLATFORM, team, user, done)
+        except ServiceError as err:
+            return str(err)
         for game_id in report.lobby:
             sg = adapter.games.get(game_id)
             try:
@@ -116,6 +127,7 @@ async def consent_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> Reply:
                 adapter.lobby.refresh(sg)
         lines = report.summary()
         lines.append("Your consent is withdrawn: to play again you will be asked to agree again.")
+        lines.append("Your data in ended games is being removed now; I'll tell you when it's done.")
         return to_slack("\n".join(lines))
     status = await adapter.store.run(lambda: consent_status(engine, PLATFORM, ctx.team, ctx.user))
     text = f"Your consent on this workspace: {status.describe()}"

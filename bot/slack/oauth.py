@@ -3,7 +3,9 @@
 Installing is Slack's OAuth v2 flow, run by Bolt: ``/slack/install`` issues a state (kept in our
 database and in a cookie) and sends the browser to Slack; Slack sends it back to
 ``/slack/oauth_redirect`` with a code, the state is checked against the cookie and consumed
-once, the code is exchanged on ``oauth.v2.access`` and the installation saved. Installations
+once, the code is exchanged on ``oauth.v2.access`` and the installation saved. A client address
+may start a few installs, then one a minute (`InstallGate`); expired states are deleted as new
+ones are issued, and at most `MAX_STATES` installs can be in progress at once. Installations
 and states live in our database, in slack-sdk's own tables (migration 0009), read and written by
 slack-sdk's SQLAlchemy stores on the store's engine, off the event loop.
 
@@ -18,11 +20,13 @@ gone from the database: it ends that workspace's games the same way.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from logging import Logger
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -36,15 +40,25 @@ from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.engine import Engine
 
+from bot.crypto import SecretBox, open_value
+from bot.limits import AddressLimiter
 from bot.slack.problems import REQUIRED_SCOPES
 from bot.slack.workspaces import InstalledWorkspaces, WorkspaceAuthorize
 
 log = logging.getLogger(__name__)
+Item = TypeVar("Item", Installation, Bot)
+#: the fields of an installation (and a bot) that are encrypted at rest
+TOKEN_FIELDS = ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token")
 
 #: the bot scopes an install asks for: the same list the manifest grants
 SCOPES: tuple[str, ...] = tuple(REQUIRED_SCOPES)
 #: seconds between "Add to Slack" and Slack's redirect back before the state is refused
 STATE_SECONDS = 600
+#: installs in progress (unexpired states) at most; past it /slack/install answers 503
+MAX_STATES = 1000
+#: "Add to Slack" clicks one client address may make at once, then one a minute
+INSTALL_BURST = 5
+INSTALL_RATE = 1 / 60
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
 #: what the players of a game are told (if Slack still lets us) when it is stopped this way
@@ -55,20 +69,39 @@ REVOKED = "the app's access to this Slack workspace was revoked"
 class InstallStore(AsyncInstallationStore):
     """slack-sdk's SQLAlchemy installation store on our engine, each call in a thread."""
 
-    def __init__(self, client_id: str, engine: Engine) -> None:
+    def __init__(self, client_id: str, engine: Engine, box: SecretBox | None = None) -> None:
         self.sync = SQLAlchemyInstallationStore(
             client_id=client_id, engine=engine, logger=logging.getLogger(__name__)
         )
+        #: tokens are stored encrypted under it (`bot.crypto`); None: as Slack issued them
+        self.box = box
+
+    def _seal(self, item: Item) -> Item:
+        if self.box is None:
+            return item
+        sealed = copy.copy(item)
+        for name in TOKEN_FIELDS:
+            if hasattr(sealed, name):
+                setattr(sealed, name, self.box.seal(getattr(sealed, name)))
+        return sealed
+
+    def _open(self, item: Item | None) -> Item | None:
+        if item is None:
+            return None
+        for name in TOKEN_FIELDS:
+            if hasattr(item, name):
+                setattr(item, name, open_value(self.box, getattr(item, name)))
+        return item
 
     @property
     def logger(self) -> Logger:
         return self.sync.logger
 
     async def async_save(self, installation: Installation) -> None:
-        await asyncio.to_thread(self.sync.save, installation)
+        await asyncio.to_thread(self.sync.save, self._seal(installation))
 
     async def async_save_bot(self, bot: Bot) -> None:
-        await asyncio.to_thread(self.sync.save_bot, bot)
+        await asyncio.to_thread(self.sync.save_bot, self._seal(bot))
 
     async def async_find_bot(
         self,
@@ -77,11 +110,13 @@ class InstallStore(AsyncInstallationStore):
         team_id: str | None,
         is_enterprise_install: bool | None = False,
     ) -> Bot | None:
-        return await asyncio.to_thread(
-            lambda: self.sync.find_bot(
-                enterprise_id=enterprise_id,
-                team_id=team_id,
-                is_enterprise_install=is_enterprise_install,
+        return self._open(
+            await asyncio.to_thread(
+                lambda: self.sync.find_bot(
+                    enterprise_id=enterprise_id,
+                    team_id=team_id,
+                    is_enterprise_install=is_enterprise_install,
+                )
             )
         )
 
@@ -93,12 +128,14 @@ class InstallStore(AsyncInstallationStore):
         user_id: str | None = None,
         is_enterprise_install: bool | None = False,
     ) -> Installation | None:
-        return await asyncio.to_thread(
-            lambda: self.sync.find_installation(
-                enterprise_id=enterprise_id,
-                team_id=team_id,
-                user_id=user_id,
-                is_enterprise_install=is_enterprise_install,
+        return self._open(
+            await asyncio.to_thread(
+                lambda: self.sync.find_installation(
+                    enterprise_id=enterprise_id,
+                    team_id=team_id,
+                    user_id=user_id,
+                    is_enterprise_install=is_enterprise_install,
+                )
             )
         )
 
@@ -120,7 +157,7 @@ class InstallStore(AsyncInstallationStore):
             found = conn.execute(query).first()
         if found is None:
             return None
-        return self.sync.find_installation(enterprise_id=found[0], team_id=team_id)
+        return self._open(self.sync.find_installation(enterprise_id=found[0], team_id=team_id))
 
     async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         await asyncio.to_thread(
@@ -137,12 +174,31 @@ class InstallStore(AsyncInstallationStore):
         )
 
 
+class StatesFull(RuntimeError):
+    """`MAX_STATES` installs are in progress: no new state now."""
+
+
+class InstallGate:
+    """Who may start an install (``GET /slack/install``, which writes a state row and asks
+    nobody who they are): `INSTALL_BURST` clicks per client address, then one a minute
+    (`bot.limits.AddressLimiter`, bounded table)."""
+
+    def __init__(self, burst: float = INSTALL_BURST, rate: float = INSTALL_RATE) -> None:
+        self.addresses = AddressLimiter(burst, rate)
+
+    def admit(self, address: str | None) -> bool:
+        return self.addresses.allow(address or "?", time.monotonic())
+
+
 class StateStore(AsyncOAuthStateStore):
     """slack-sdk's SQLAlchemy OAuth state store on our engine. A state is consumed by one
     DELETE, so two redirects carrying the same state (a replay, a double click) cannot both
     pass: slack-sdk's select-then-delete would let both through on PostgreSQL."""
 
-    def __init__(self, engine: Engine, expiration_seconds: int = STATE_SECONDS) -> None:
+    def __init__(
+        self, engine: Engine, expiration_seconds: int = STATE_SECONDS, max_states: int = MAX_STATES
+    ) -> None:
+        self.max_states = max_states
         self.sync = SQLAlchemyOAuthStateStore(
             expiration_seconds=expiration_seconds,
             engine=engine,
@@ -154,7 +210,19 @@ class StateStore(AsyncOAuthStateStore):
         return self.sync.logger
 
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
-        return await asyncio.to_thread(self.sync.issue)
+        return await asyncio.to_thread(self._issue)
+
+    def _issue(self) -> str:
+        """A new state, after deleting the expired ones; `StatesFull` when `max_states`
+        installs are already in progress (the table never grows past it)."""
+        table = self.sync.oauth_states
+        now = datetime.now(UTC).replace(tzinfo=None)
+        with self.sync.engine.begin() as conn:
+            conn.execute(sa.delete(table).where(table.c.expire_at <= now))
+            live = conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
+        if live >= self.max_states:
+            raise StatesFull()
+        return self.sync.issue()
 
     async def async_consume(self, state: str) -> bool:
         return await asyncio.to_thread(self._consume, state)
@@ -176,11 +244,12 @@ def oauth_settings(
     engine: Engine,
     redirect_uri: str | None = None,
     authorization_url: str | None = None,
+    box: SecretBox | None = None,
 ) -> tuple[AsyncOAuthSettings, InstallStore]:
     """Bolt's install flow on our database. ``authorization_url``: Slack's consent page
     (tests point it elsewhere); ``redirect_uri``: the public URL of ``/slack/oauth_redirect``
     when the app's settings list more than one."""
-    store = InstallStore(client_id, engine)
+    store = InstallStore(client_id, engine, box)
     settings = AsyncOAuthSettings(
         client_id=client_id,
         client_secret=client_secret,

@@ -162,9 +162,18 @@ class Outbox:
         )
 
     def say_as(
-        self, sg: SlackGame, channel: str, name: str, text: str, *, what: str
+        self,
+        sg: SlackGame,
+        channel: str,
+        name: str,
+        text: str,
+        *,
+        what: str,
+        speaker: int | None = None,
     ) -> asyncio.Future[dict[str, Any]]:
-        """A character's line: the name and picture are the only marks of who said it."""
+        """A character's line: the name and picture are the only marks of who said it.
+        ``speaker``: the seat (players' lines are queued fairly between seats, behind the
+        Game-Manager's posts: `bot.slack.poster`)."""
         body = to_slack(text)
         plain = {
             "channel": channel,
@@ -179,6 +188,7 @@ class Outbox:
             what=what,
             game_id=sg.id,
             plain=plain,
+            speaker=speaker,
             channel=channel,
             text=body,
             username=name,

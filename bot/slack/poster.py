@@ -6,6 +6,11 @@ the worker here waits and tries the *same* call again. Because each conversation
 one worker taking calls in the order they were queued, a rate limit delays the queue but can
 never drop a line or let a later one overtake it. Other conversations are not held up.
 
+Players' lines (``speaker``: the seat) share a conversation's queue with the Game-Manager's
+posts through a `bot.limits.FairQueue`: the Game-Manager's calls go before any player's line,
+and players' lines are taken one seat at a time in turn, so a flooding seat delays another
+seat's line by one post at most (each seat's own lines keep their order).
+
 Slack's transient failures are waited out the same way: an HTTP 5xx (whose body may be
 Slack's JSON or a load balancer's ``text/plain`` page), a timeout or a dropped connection is
 retried with a growing pause, in place, so nothing is lost and nothing overtakes it; only a
@@ -29,6 +34,7 @@ from typing import Any
 import aiohttp
 from slack_sdk.errors import SlackApiError
 
+from bot.limits import FairQueue
 from bot.slack.problems import STALE_TOKEN, TRANSIENT
 from bot.slack.workspaces import TokenRefreshFailed, WorkspaceGone, Workspaces
 
@@ -69,6 +75,8 @@ class Job:
     plain: dict[str, Any] | None = None
     #: the workspace whose bot token makes the call
     team: str | None = None
+    #: a player's line: the speaking seat; None: the Game-Manager's call (goes first)
+    lane: int | None = None
 
 
 OnFailure = Callable[[Failure], Awaitable[None]]
@@ -118,7 +126,7 @@ def is_transient(err: SlackApiError) -> bool:
 
 @dataclass
 class _Lane:
-    queue: asyncio.Queue[Job] = field(default_factory=asyncio.Queue)
+    queue: FairQueue[Job] = field(default_factory=FairQueue)
     task: asyncio.Task[None] | None = None
 
 
@@ -149,6 +157,7 @@ class Poster:
         game_id: str | None = None,
         report: bool = True,
         plain: dict[str, Any] | None = None,
+        speaker: int | None = None,
         **kwargs: Any,
     ) -> asyncio.Future[dict[str, Any]]:
         """Queue ``client.<method>(**kwargs)``, with workspace ``team``'s token, behind
@@ -163,7 +172,8 @@ class Poster:
         lane = self._lanes.get((team, lane_key))
         if lane is None:
             lane = self._lanes[(team, lane_key)] = _Lane()
-        lane.queue.put_nowait(Job(method, kwargs, future, what, game_id, report, plain, team))
+        job = Job(method, kwargs, future, what, game_id, report, plain, team, speaker)
+        lane.queue.append(job, speaker)
         if lane.task is None or lane.task.done():
             lane.task = asyncio.create_task(self._work(lane), name=f"slack-lane:{lane_key}")
         return future
@@ -179,10 +189,9 @@ class Poster:
 
     async def _work(self, lane: _Lane) -> None:
         while True:
-            try:
-                job = lane.queue.get_nowait()
-            except asyncio.QueueEmpty:
+            if not lane.queue:
                 return  # the next submit starts a new worker
+            job = lane.queue.popleft()
             try:
                 job.future.set_result(await self._perform(job))
             except asyncio.CancelledError:
@@ -192,8 +201,6 @@ class Poster:
             except Exception as err:
                 if not job.future.done():
                     job.future.set_exception(err)
-            finally:
-                lane.queue.task_done()
 
     async def _perform(self, job: Job) -> dict[str, Any]:
         kwargs = job.plain if job.plain is not None and job.team in self.plain else job.kwargs
@@ -281,12 +288,14 @@ class Poster:
             pending = [
                 lane
                 for lane in self._lanes.values()
-                if lane.queue.qsize() or (lane.task is not None and not lane.task.done())
+                if lane.queue or (lane.task is not None and not lane.task.done())
             ]
             if not pending:
                 return
             for lane in pending:
-                await lane.queue.join()
+                if lane.task is not None and not lane.task.done():
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await asyncio.shield(lane.task)
             await asyncio.sleep(0)
 
     async def close(self, grace: float = 10.0) -> None:

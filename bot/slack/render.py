@@ -124,6 +124,7 @@ class Renderer:
                     event.name,
                     event.text,
                     what="post a line in the game channel",
+                    speaker=event.seat,
                 )
             ]
         else:
@@ -134,6 +135,7 @@ class Renderer:
                     event.name,
                     event.text,
                     what="write in a player's booth",
+                    speaker=event.seat,
                 )
                 for channel in self.den_booths(game, sg, event, skip=event.seat)
             ]

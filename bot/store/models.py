@@ -450,6 +450,11 @@ SLACK_INSTALLATIONS = SQLAlchemyInstallationStore.build_installations_table(
 SLACK_OAUTH_STATES = SQLAlchemyOAuthStateStore.build_oauth_states_table(
     SQLModel.metadata, "slack_oauth_states"
 )
+# ... except the token columns, wide enough for an encrypted token (bot/crypto.py, migration 0012)
+for _table in (SLACK_BOTS, SLACK_INSTALLATIONS):
+    for _column in ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token"):
+        if _column in _table.c:
+            _table.c[_column].type = sa.String(length=1000)
 
 __all__ = [
     "GAME_MANAGER",

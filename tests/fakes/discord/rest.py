@@ -244,9 +244,13 @@ async def handle_rest(world: World, request: web.Request) -> web.StreamResponse:
     status: int
     out: Any
     rule = _active_rule(world, method, path, rec.route)
+    limited = None if rule is not None else _webhook_limited(world, rec, bucket)
     if rule is not None:
         rec.injected = True
         status, out, headers = _fault(rule, bucket)
+    elif limited is not None and limited[0] == 429:
+        rec.injected = True
+        status, out, headers = limited
     else:
         try:
             if rd is None:
@@ -263,10 +267,40 @@ async def handle_rest(world: World, request: web.Request) -> web.StreamResponse:
                 status, out = (200, result) if result is not None else (204, None)
         except DiscordError as exc:
             status, out = exc.status, exc.body()
+    if limited is not None and limited[0] != 429:
+        headers = limited[2]
     rec.status = status
     rec.response = out
     world.notify()
     return _json_response(status, out, headers)
+
+
+def _webhook_limited(
+    world: World, rec: RecordedRequest, bucket: str
+) -> tuple[int, JSON, dict[str, str]] | None:
+    """Discord's per-webhook execute limit (`World.webhook_limit`): None when not modelled or
+    not an execute; else (429, body, headers) over the limit, or (200, {}, the headers of an
+    execute let through: what is left in the window and when it resets)."""
+    limit = world.webhook_limit
+    if (
+        limit is None
+        or rec.method != "POST"
+        or rec.route != "/webhooks/{webhook_id}/{webhook_token}"
+        or int(rec.params.get("webhook_id", 0)) == world.application_id
+    ):
+        return None
+    count, seconds = limit
+    wid = int(rec.params["webhook_id"])
+    now = time.monotonic()
+    end, used = world.webhook_windows.get(wid, (0.0, 0))
+    if now >= end:
+        end, used = now + seconds, 0
+    if used >= count:
+        world.webhook_429s += 1
+        wait = end - now
+        return _fault(Rule("*", retry_after=wait, scope="user"), bucket)
+    world.webhook_windows[wid] = (end, used + 1)
+    return 200, {}, _ratelimit_headers(bucket, count - used - 1, end - now)
 
 
 def _active_rule(world: World, method: str, path: str, route_key: str | None) -> Rule | None:

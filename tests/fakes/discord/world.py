@@ -202,6 +202,13 @@ class World:
         self.requests: list[RecordedRequest] = []
         self.unhandled: list[RecordedRequest] = []
         self.rules: list[Rule] = []
+        #: Discord's rate limit on executing one webhook, when set: (executes, seconds); the
+        #: next execute within the window is answered 429 with ``retry_after``
+        self.webhook_limit: tuple[int, float] | None = None
+        #: webhook id -> (window end, executes in it) for `webhook_limit`
+        self.webhook_windows: dict[int, tuple[float, int]] = {}
+        #: executes refused by `webhook_limit`
+        self.webhook_429s = 0
         self.sessions: dict[str, GatewaySession] = {}
         self.connections: list[GatewayConnection] = []
         self.gateway_log: list[JSON] = []

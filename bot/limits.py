@@ -1,0 +1,270 @@
+"""Rate limits that keep a game fair, and the fair queue the stage is posted from.
+
+Everything here is plain bookkeeping with the time passed in, so the service and the delivery
+queues of every platform share one implementation (no adapter has a limit of its own):
+
+- `LineLimiter`: a token bucket per seat on the lines a seat relays to the game. Humans and
+  agents go through the same bucket (both speak through `GameService.say`). The figures
+  come from the 15 LLMafia games: a person writes 1-3 lines a minute on average, but short
+  fragments come in bursts: up to 12 lines in 10 seconds and 24 in one minute for the busiest
+  player. A burst of `LINE_BURST` (10) with `LINE_RATE` (0.5 lines a second, 30 a minute)
+  refuses none of the 1,576 lines of those games, while a player pasting 20 lines a second
+  gets 10 through and then one line every two seconds. A refused line gets a note to its
+  writer (`LineLimited`), at most one every `NOTE_EVERY` seconds per seat; the others are
+  dropped quietly, so the notes do not become a flood of their own.
+- `Cooldowns`: a minimum pause per user between two uses of a costly command (opening a
+  lobby, withdrawing consent, any slash command).
+- `AddressLimiter`: a token bucket per client address, in a bounded table (the oldest
+  addresses are forgotten first), for unauthenticated endpoints such as ``/slack/install``.
+- `STAGE_INTERVAL`: players' lines on one Discord stage are spaced this far apart. Discord
+  lets a webhook post 5 messages in 2 s and then refuses until the window is over: sending
+  in bursts makes a line that arrives just after one wait the whole window; spaced posts keep
+  every line's wait to one interval per line ahead of it, at the same throughput.
+- `FairQueue`: what a stage's delivery worker takes its next post from. The Game-Manager's
+  posts (announcements, menus) go first, always; players' lines are taken round-robin, one
+  per seat in turn, so a seat with a backlog of a hundred lines delays another seat's line
+  by at most one post.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from bot.errors import ServiceError
+from games.errors import RuleError
+
+#: lines a seat may send at once before the sustained rate applies
+LINE_BURST = 10
+#: lines a second a seat may send, sustained (30 a minute)
+LINE_RATE = 0.5
+#: seconds between two players' lines posted through one Discord webhook (5 per 2 s allowed)
+STAGE_INTERVAL = 0.42
+#: at most one "slow down" note per seat in this many seconds
+NOTE_EVERY = 30.0
+#: seconds between two lobbies opened by one person
+LOBBY_COOLDOWN = 30.0
+#: seconds between two commands of one person (other than opening a lobby)
+COMMAND_COOLDOWN = 2.0
+#: seconds between two consent withdrawals of one person
+WITHDRAW_COOLDOWN = 300.0
+#: an open lobby nobody joined, left or started for this long closes by itself
+LOBBY_IDLE_SECONDS = 3600.0
+
+T = TypeVar("T")
+
+
+class LineLimited(ServiceError, RuleError):
+    """A line over the seat's rate limit: not posted. (A `RuleError` too, so an agent's
+    driver treats it as the game's refusal, not as a broken connection.)"""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__(
+            f"You are writing faster than the game can pass on, so that line was not posted "
+            f"(nor will the next ones be, for about {max(1, round(wait))} s). "
+            "Slow down a little and write again."
+        )
+        self.wait = wait
+
+
+class CoolingDown(ServiceError):
+    """A command used again too soon."""
+
+    def __init__(self, what: str, wait: float) -> None:
+        super().__init__(f"Please wait {max(1, round(wait))} s before you {what} again.")
+        self.wait = wait
+
+
+@dataclass
+class TokenBucket:
+    """``burst`` tokens, refilled at ``rate`` a second; a line takes one."""
+
+    burst: float
+    rate: float
+    tokens: float = -1.0
+    at: float = 0.0
+
+    def take(self, now: float) -> float:
+        """Take a token at ``now``: 0.0 when there was one, else the seconds until there is.
+        A moment before the last one (a line typed earlier, relayed late) counts as the last."""
+        if self.tokens < 0:
+            self.tokens, self.at = self.burst, now
+        if now > self.at:
+            self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+            self.at = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return 0.0
+        return (1.0 - self.tokens) / self.rate if self.rate > 0 else float("inf")
+
+
+class LineLimiter:
+    """One `TokenBucket` per (game, seat); see the module docstring for the figures."""
+
+    def __init__(
+        self, burst: float = LINE_BURST, rate: float = LINE_RATE, note_every: float = NOTE_EVERY
+    ) -> None:
+        self.burst = burst
+        self.rate = rate
+        self.note_every = note_every
+        self._buckets: dict[tuple[str, int], TokenBucket] = {}
+        #: when each seat was last told to slow down
+        self._noted: dict[tuple[str, int], float] = {}
+        #: lines refused so far (metrics, tests)
+        self.refused = 0
+
+    def check(self, game_id: str, seat: int, now: float) -> bool | None:
+        """True: the line may go. False: refused, and its writer gets a note. None: refused
+        quietly (the seat was told less than `note_every` seconds ago)."""
+        key = (game_id, seat)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = TokenBucket(self.burst, self.rate)
+        if bucket.take(now) == 0.0:
+            return True
+        self.refused += 1
+        told = self._noted.get(key)
+        if told is not None and 0 <= now - told < self.note_every:
+            return None
+        self._noted[key] = now
+        return False
+
+    def wait(self, game_id: str, seat: int) -> float:
+        bucket = self._buckets.get((game_id, seat))
+        if bucket is None or bucket.rate <= 0:
+            return 0.0
+        return max(0.0, (1.0 - bucket.tokens) / bucket.rate)
+
+    def forget(self, game_id: str) -> None:
+        for key in [k for k in self._buckets if k[0] == game_id]:
+            del self._buckets[key]
+            self._noted.pop(key, None)
+
+
+class Cooldowns:
+    """The last use of each (user, what); `check` refuses a use within ``seconds`` of it."""
+
+    def __init__(self, seconds: float, limit: int = 100_000) -> None:
+        self.seconds = seconds
+        self.limit = limit
+        self._last: OrderedDict[Hashable, float] = OrderedDict()
+
+    def check(self, key: Hashable, now: float, what: str = "do that") -> None:
+        """Record a use at ``now``, or raise `CoolingDown` (nothing recorded)."""
+        last = self._last.get(key)
+        if last is not None and now - last < self.seconds:
+            raise CoolingDown(what, self.seconds - (now - last))
+        self._last[key] = now
+        self._last.move_to_end(key)
+        while len(self._last) > self.limit:
+            self._last.popitem(last=False)
+
+    def clear(self, key: Hashable) -> None:
+        self._last.pop(key, None)
+
+
+class AddressLimiter:
+    """A token bucket per client address, at most ``size`` addresses remembered (the least
+    recently seen is forgotten first, which can only let that address start a new burst)."""
+
+    def __init__(self, burst: float, rate: float, size: int = 10_000) -> None:
+        self.burst = burst
+        self.rate = rate
+        self.size = size
+        self._buckets: OrderedDict[str, TokenBucket] = OrderedDict()
+        self.refused = 0
+
+    def allow(self, address: str, now: float) -> bool:
+        bucket = self._buckets.get(address)
+        if bucket is None:
+            bucket = self._buckets[address] = TokenBucket(self.burst, self.rate)
+        self._buckets.move_to_end(address)
+        while len(self._buckets) > self.size:
+            self._buckets.popitem(last=False)
+        if bucket.take(now) == 0.0:
+            return True
+        self.refused += 1
+        return False
+
+
+class FairQueue(Generic[T]):
+    """A queue of posts for one place: the Game-Manager's (``lane`` None) before any player's,
+    in their order; players' lines round-robin by ``lane`` (the seat), each lane in order.
+
+    Supports what the delivery workers used of a deque: ``append``, ``popleft``, ``len``,
+    truth, and a look at what comes next *in the same lane* (for merging neighbours)."""
+
+    def __init__(self) -> None:
+        self._first: deque[T] = deque()
+        self._lanes: OrderedDict[Hashable, deque[T]] = OrderedDict()
+        self._last: Hashable | None = None
+        #: lanes taken from at least once since they last emptied (they go round at the back)
+        self._served: set[Hashable] = set()
+        self._count = 0
+
+    def append(self, item: T, lane: Hashable | None = None) -> None:
+        if lane is None:
+            self._first.append(item)
+        else:
+            q = self._lanes.get(lane)
+            if q is None:
+                # a seat with nothing queued joins the round ahead of the seats that have
+                # been served and still have a backlog: its line waits for no backlog at all
+                q = self._lanes[lane] = deque()
+                for other in [k for k in self._lanes if k in self._served]:
+                    self._lanes.move_to_end(other)
+            q.append(item)
+        self._count += 1
+
+    def popleft(self) -> T:
+        if self._first:
+            self._last = None
+            self._count -= 1
+            return self._first.popleft()
+        if not self._lanes:
+            raise IndexError("pop from an empty FairQueue")
+        lane, q = next(iter(self._lanes.items()))
+        item = q.popleft()
+        # this lane goes to the back of the round; an emptied lane leaves it
+        del self._lanes[lane]
+        if q:
+            self._lanes[lane] = q
+            self._served.add(lane)
+        else:
+            self._served.discard(lane)
+        self._last = lane
+        self._count -= 1
+        return item
+
+    def peek_same(self) -> T | None:
+        """What comes next in the lane the last `popleft` took from, if it would come next
+        anyway for that lane (the Game-Manager's lane only while nothing else preempts)."""
+        if self._last is None:
+            return self._first[0] if self._first else None
+        q = self._lanes.get(self._last)
+        return q[0] if q else None
+
+    def pop_same(self) -> T:
+        if self._last is None:
+            item = self._first.popleft()
+        else:
+            q = self._lanes[self._last]
+            item = q.popleft()
+            if not q:
+                del self._lanes[self._last]
+                self._served.discard(self._last)
+        self._count -= 1
+        return item
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+    def __iter__(self) -> Iterator[T]:
+        yield from self._first
+        for q in self._lanes.values():
+            yield from q

@@ -1,0 +1,158 @@
+"""Slack tokens encrypted at rest (issue 21): an install's bot and refresh tokens are stored as
+Fernet ciphertext under MAFIABOT_SECRET_KEY, tokens stored before are encrypted by the
+migration (or at the first start with a key), a key is rotated by listing a new one first, and
+a process without the key refuses to start with one line when encrypted tokens are stored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from cryptography.fernet import Fernet
+from pydantic import SecretStr
+
+from bot.crypto import PREFIX, SecretBox, SecretKeyError, check_rows
+from bot.service import GameService
+from bot.settings import Settings
+from bot.slack.app import SlackRunner, SlackSetupError
+from bot.store.db import make_engine
+from bot.store.migrate import upgrade
+from bot.store.models import SLACK_BOTS, SLACK_INSTALLATIONS
+from bot.timers import make_scheduler
+from tests.bot.slack.test_oauth import (
+    CLIENT_ID,
+    CLIENT_SECRET,
+    SECRET,
+    World,
+    _game,
+    _say,
+    world,  # noqa: F401  (the fixture)
+)
+
+KEY1 = Fernet.generate_key().decode()
+KEY2 = Fernet.generate_key().decode()
+BOT = "xoxb-1111-2222-plaintextbottoken"
+REFRESH = "xoxe-1-plaintextrefreshtoken"
+
+
+@pytest.fixture
+def secret_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("MAFIABOT_SECRET_KEY", KEY1)
+    return KEY1
+
+
+def _tokens(engine: sa.Engine) -> list[tuple[str | None, str | None]]:
+    out = []
+    with engine.connect() as conn:
+        for table in (SLACK_BOTS, SLACK_INSTALLATIONS):
+            for row in conn.execute(sa.select(table.c.bot_token, table.c.bot_refresh_token)):
+                out.append((row[0], row[1]))
+    return out
+
+
+def _insert_plain(engine: sa.Engine) -> None:
+    now = sa.func.current_timestamp()
+    common = {
+        "client_id": CLIENT_ID,
+        "app_id": "A1",
+        "team_id": "T1",
+        "bot_token": BOT,
+        "bot_id": "B1",
+        "bot_user_id": "U1",
+        "bot_refresh_token": REFRESH,
+        "is_enterprise_install": False,
+        "installed_at": now,
+    }
+    with engine.begin() as conn:
+        conn.execute(sa.insert(SLACK_BOTS).values(**common))
+        conn.execute(sa.insert(SLACK_INSTALLATIONS).values(user_id="U2", **common))
+
+
+async def test_installed_tokens_are_ciphertext_in_the_database(
+    secret_key: str,
+    world: World,  # noqa: F811
+) -> None:
+    a, h = await world.workspace("acme")
+    await world.install(a)
+    issued = set(world.slack.tokens(a))
+    rows = _tokens(world.service.engine)
+    assert rows
+    box = SecretBox([secret_key])
+    for bot, refresh in rows:
+        assert bot is not None and bot.startswith(PREFIX) and bot not in issued
+        assert refresh is not None and refresh.startswith(PREFIX)
+        assert box.open(bot) in issued
+    # and the game runs on the decrypted token
+    _game_id, users = await _game(h, 4)
+    await _say(h, users[1], "Morning")
+    await h.wait_stage(lambda: "Morning" in [t for _n, t in h.persona_lines()], what="line")
+    assert {c.token for c in a.calls()} <= issued
+
+
+def test_the_migration_encrypts_existing_tokens(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    upgrade(db_url, "0009")
+    engine = make_engine(db_url)
+    try:
+        _insert_plain(engine)
+        monkeypatch.setenv("MAFIABOT_SECRET_KEY", KEY1)
+        upgrade(db_url)
+        rows = _tokens(engine)
+        assert len(rows) == 2
+        box = SecretBox([KEY1])
+        for bot, refresh in rows:
+            assert bot is not None and bot.startswith(PREFIX) and BOT not in bot
+            assert box.open(bot) == BOT and box.open(refresh) == REFRESH
+    finally:
+        engine.dispose()
+
+
+def test_a_key_is_rotated_and_plain_rows_are_sealed_at_start(db_url: str) -> None:
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    try:
+        _insert_plain(engine)
+        assert check_rows(engine, SecretBox([KEY1])) == 2  # plain -> sealed under KEY1
+        sealed = _tokens(engine)
+        assert all(b and b.startswith(PREFIX) for b, _ in sealed)
+        with pytest.raises(SecretKeyError):
+            SecretBox([KEY2]).open(sealed[0][0])
+        # rotation: the new key first, the old one after; every row moves to the new key
+        assert check_rows(engine, SecretBox([KEY2, KEY1])) == 2
+        only_new = SecretBox([KEY2])
+        for bot, refresh in _tokens(engine):
+            assert only_new.open(bot) == BOT and only_new.open(refresh) == REFRESH
+    finally:
+        engine.dispose()
+
+
+async def test_without_the_key_the_runner_refuses_to_start(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MAFIABOT_SECRET_KEY", raising=False)
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    _insert_plain(engine)
+    check_rows(engine, SecretBox([KEY1]))
+    scheduler = make_scheduler()
+    service = GameService(engine, scheduler)
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        data_dir=tmp_path,
+        slack_client_id=CLIENT_ID,
+        slack_client_secret=CLIENT_SECRET,
+        slack_signing_secret=SECRET,
+    )
+    try:
+        with pytest.raises(SlackSetupError, match="MAFIABOT_SECRET_KEY is not set"):
+            SlackRunner(settings, service)
+        wrong = settings.model_copy(
+            update={"secret_key": SecretStr(Fernet.generate_key().decode())}
+        )
+        with pytest.raises(SlackSetupError, match="a key MAFIABOT_SECRET_KEY does not list"):
+            SlackRunner(wrong, service)
+    finally:
+        await service.close()
+        engine.dispose()

@@ -1,0 +1,72 @@
+"""Consent withdrawal as a background job (issue 21): one small transaction per ended game (the
+games' writes are never held behind a whole server's cleaning), a cooldown per person, the
+person told when it is done; the result is the same as before (tests/bot/test_privacy.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from bot.limits import CoolingDown
+from bot.privacy import WithdrawalReport, withdraw
+from bot.service import GameService
+from bot.store import models as m
+from bot.withdrawals import Withdrawals
+from tests.bot.test_privacy import ALICE, SERVER, play_table, service  # noqa: F401
+
+
+async def test_each_ended_game_is_cleaned_in_its_own_transaction(
+    service: GameService,  # noqa: F811
+    engine: Engine,
+) -> None:
+    games = [(await play_table(service)).game_id for _ in range(3)]
+    commits: list[int] = []
+
+    def count(_conn: object) -> None:
+        commits.append(1)
+
+    sa.event.listen(engine, "commit", count)
+    try:
+        report = await asyncio.to_thread(withdraw, engine, "discord", SERVER, ALICE)
+    finally:
+        sa.event.remove(engine, "commit", count)
+    assert sorted(report.scrubbed) == sorted(games)
+    # the consent and the seats first, then every ended game in a transaction of its own
+    assert len(commits) >= 1 + len(games), len(commits)
+
+
+async def test_a_withdrawal_job_tells_when_done_and_has_a_cooldown(
+    service: GameService,  # noqa: F811
+    engine: Engine,
+) -> None:
+    table = await play_table(service)
+    jobs = Withdrawals(engine, cooldown=60.0, processes=False)  # (the Slack test: a process)
+    told: list[WithdrawalReport] = []
+    finished = asyncio.Event()
+
+    async def done(report: WithdrawalReport) -> None:
+        told.append(report)
+        finished.set()
+
+    first = await jobs.start("discord", SERVER, ALICE, done)
+    # the consent is withdrawn when start returns; the games follow in the background
+    with Session(engine) as s:
+        rows = s.exec(select(m.Consent).where(m.Consent.user_id == ALICE)).all()
+    assert rows and all(r.withdrawn_at is not None for r in rows)
+    assert first.counts["consent_answers_withdrawn"] >= 1
+    await asyncio.wait_for(finished.wait(), 30)
+    assert told and told[0].scrubbed == [table.game_id]
+    with Session(engine) as s:
+        seat = s.exec(
+            select(m.Seat).where(
+                m.Seat.game_id == table.game_id, m.Seat.index == table.seat_of[ALICE]
+            )
+        ).one()
+    assert seat.user_id is None and seat.scrubbed_at is not None
+    with pytest.raises(CoolingDown):
+        await jobs.start("discord", SERVER, ALICE, done)
+    assert len(told) == 1
