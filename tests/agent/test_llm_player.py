@@ -380,13 +380,34 @@ async def test_a_steady_stream_cannot_postpone_consultation_forever() -> None:
     assert len(llm.of("scheduler")) > first
 
 
-async def test_scheduler_prose_is_invalid_and_means_wait() -> None:
-    llm = StubLLM(scheduler="Sure! I think I should <send> a message now.")
+async def test_scheduler_prose_is_invalid_and_the_baseline_decides() -> None:
+    """An unusable scheduler answer is logged invalid; send/wait is then the shadow
+    baseline's call (logged as a fallback), not a silent "wait"."""
+    llm = StubLLM(scheduler="Sure! I think I should <send> a message now.", generator="hm ok")
     table, _, log = make_table(llm)
     await table.advance(2)
-    assert llm.of("generator") == [] and table.said(0) == []
-    (rec,) = [r for r in log.records if r.kind == "scheduler"]
-    assert not rec.valid and rec.decision is not None and rec.decision.startswith("invalid")
+    model, fallback = [r for r in log.records if r.kind == "scheduler"]
+    assert not model.valid and model.decision is not None and model.decision.startswith("invalid")
+    assert fallback.fallback and not fallback.called
+    assert fallback.decision in ("send (baseline)", "wait (baseline)")
+    # what the shadow planned decides it: a line due before the next consultation is "send"
+    assert (fallback.decision == "send (baseline)") == (len(llm.of("generator")) == 1)
+    assert summarize(log.records).fallbacks_by_kind == {"scheduler": 1}
+
+
+async def test_a_failing_scheduler_still_lets_the_seat_talk() -> None:
+    """Every scheduler call fails (the seat is not allowed to degrade here): the shadow's
+    send/wait stands in for each, and the seat speaks in the day."""
+    llm = StubLLM(
+        scheduler=lambda _req: LLMUnavailable("HTTP 503"), generator="who wants to start then"
+    )
+    patient = dataclasses.replace(QUICK, max_failures=1000)
+    table, player, log = make_table(llm, settings=patient)
+    await table.advance(55)
+    assert not player.degraded
+    assert table.said(0)  # the shadow's send, or its line at the never-mute floor
+    falls = [r for r in log.records if r.kind == "scheduler" and r.fallback]
+    assert falls and all(r.error == "the scheduler call failed" for r in falls)
 
 
 @pytest.mark.parametrize(
@@ -440,7 +461,7 @@ async def test_regenerate_policy_writes_a_fresh_line_once() -> None:
     assert len(llm.of("scheduler")) >= 1
 
 
-async def test_repeats_are_regenerated_once_then_dropped() -> None:
+async def test_repeats_are_regenerated_once_then_the_baseline_line_is_typed() -> None:
     llm = StubLLM(scheduler="<send>", generator="i think blake is mafia")
     table, _, log = make_table(llm)
     await table.advance(1.5)
@@ -449,11 +470,15 @@ async def test_repeats_are_regenerated_once_then_dropped() -> None:
     llm.answers["generator"] = "I think Blake is mafia!!"
     table.say(2, "why me")
     await table.advance(30)
-    assert [e.text for e in table.said(0)] == ["i think blake is mafia"]
     repeats = [r for r in log.records if (r.decision or "").startswith("repeat")]
     assert len(repeats) >= 2
     # the second try was told what was wrong
     assert "too close to something you already said" in user_text(llm.of("generator")[2])
+    # then the shadow baseline's line, logged as a fallback, not the repeat and not silence
+    said = [e.text for e in table.said(0)]
+    assert said[0] == "i think blake is mafia" and "I think Blake is mafia!!" not in said
+    lines = [r for r in log.records if r.kind == "generator" and r.fallback]
+    assert lines and lines[0].decision == "baseline line" and lines[0].output == said[1]
 
 
 async def test_generated_lines_are_cleaned() -> None:
@@ -463,13 +488,16 @@ async def test_generated_lines_are_cleaned() -> None:
     assert [e.text for e in table.said(0)] == ["ok who voted blake"]
 
 
-async def test_refusal_is_not_posted() -> None:
+async def test_refusal_is_not_posted_the_baseline_line_is() -> None:
     refusal = LLMResponse("I'm sorry, I can't do that.", "stub", 1, 1, 0, 0.0, "refusal", 1, 0.0)
     llm = StubLLM(scheduler="<send>", generator=lambda _req: refusal)
     table, _, log = make_table(llm)
     await table.advance(12)
-    assert table.said(0) == []
-    assert [r.decision for r in log.records if r.kind == "generator"] == ["refusal", "refusal"]
+    said = [e.text for e in table.said(0)]
+    assert len(said) == 1 and "sorry" not in said[0].casefold()
+    generator = [r for r in log.records if r.kind == "generator"]
+    assert [r.decision for r in generator] == ["refusal", "refusal", "baseline line"]
+    assert generator[-1].fallback and generator[-1].output == said[0]
 
 
 async def test_the_rate_instruction_follows_the_share() -> None:
