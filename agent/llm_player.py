@@ -387,6 +387,11 @@ class LLMPlayer:
         """An LLM request (and what directly follows it) is in flight."""
         return self._task is not None
 
+    async def idle(self) -> None:
+        """Wait until no LLM work is in flight (tests, benchmarks)."""
+        while (task := self._task) is not None:
+            await asyncio.wait({task})
+
     @property
     def draft(self) -> str | None:
         """The line being "typed", if any."""

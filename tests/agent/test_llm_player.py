@@ -22,7 +22,14 @@ from agent.llm_player import LLMPlayer, LLMPlayerSettings
 from games import GameConfig, apply, new_game
 from games.actions import Action, NightAct, Say, Tick, Vote
 from games.errors import RuleError
-from games.events import Event, MessageAccepted, NightActionRecorded, VoteCast, visible
+from games.events import (
+    Event,
+    MessageAccepted,
+    NightActionRecorded,
+    PhaseStarted,
+    VoteCast,
+    visible,
+)
 from games.names import resolve_name
 from games.state import PhaseKind
 
@@ -749,3 +756,57 @@ async def test_an_own_vote_it_did_not_make_now_settles_the_decision() -> None:
     assert [v.target_name for v in table.votes_by(0)] == ["Eden"]
     assert llm.of("vote") == []
     assert not [r for r in log.records if r.kind == "vote"]
+
+
+# --- never mute --------------------------------------------------------------------------------
+
+
+async def days_spoken(table: Table, seat: int, limit: float = 900) -> list[tuple[int, int]]:
+    """Play on (other seats silent) until the game ends or ``seat`` is out; then, for every
+    day's discussion the seat was alive through, (day number, its lines that day)."""
+    for _ in range(int(limit)):
+        if table.state.over or not table.state.seats[seat].alive:
+            break
+        await table.advance(1)
+    days: dict[int, int] = {}
+    for e in table.events:
+        if isinstance(e, PhaseStarted) and e.phase == PhaseKind.DAY.value:
+            days[e.seq] = 0
+    for line in table.said(seat):
+        if line.phase_seq in days:
+            days[line.phase_seq] += 1
+    finished = {
+        e.seq
+        for e in table.events
+        if isinstance(e, PhaseStarted) and e.phase == PhaseKind.VOTE.value
+    }
+    return [(seq, n) for seq, n in sorted(days.items()) if seq + 1 in finished]
+
+
+async def test_a_model_that_always_waits_still_speaks_every_day() -> None:
+    """Valid answers, but always "<wait>": the seat still speaks each day, typing the shadow
+    baseline's line at the never-mute floor (logged as a fallback)."""
+    llm = StubLLM(scheduler="<wait>")
+    table, player, log = make_table(llm)
+    days = await days_spoken(table, 0)
+    assert days and all(n >= 1 for _, n in days), days
+    floors = [r for r in log.records if r.error == "silent so far this day"]
+    assert len(floors) >= len(days) and all(r.fallback and r.kind == "generator" for r in floors)
+    assert not player.degraded
+    assert table.refused == []
+
+
+async def test_a_model_that_never_answers_still_speaks_and_votes_every_day() -> None:
+    """Every call hangs: the seat speaks each day (floor) and votes legally (fallback) before
+    every deadline; nothing failed, so it never degrades."""
+    llm = StubLLM()
+    for kind in ("scheduler", "generator", "vote", "night_action"):
+        llm.hold(kind)
+    table, player, log = make_table(llm)
+    days = await days_spoken(table, 0)
+    assert days and all(n >= 1 for _, n in days), days
+    votes = table.votes_by(0)
+    assert len(votes) >= len(days)
+    assert all(r.fallback for r in log.records if r.kind == "vote")
+    assert table.refused == []
+    await player.close()

@@ -184,8 +184,11 @@ async def test_an_unreadable_rating_falls_back_to_the_heuristic() -> None:
     table.say(4, "blake is sus")
     await until(table, player, PhaseKind.VOTE)
     await run(table, player, 3)
-    (rec,) = [r for r in log.records if r.kind == "suspicion"]
-    assert rec.fallback and not rec.valid and rec.prompt
+    # one rating a reflection: the day's, and the vote's when the day brought news (the seat's
+    # own line included)
+    records = [r for r in log.records if r.kind == "suspicion"]
+    assert 1 <= len(records) <= 2
+    assert all(rec.fallback and not rec.valid and rec.prompt for rec in records)
     alive_others = {n for i, n in enumerate(NAMES) if i != 0}
     assert set(mind.suspicion.scores) == alive_others
     assert {s.source for s in mind.suspicion.scores.values()} == {"heuristic"}
@@ -332,3 +335,31 @@ async def test_scheduler_prompts_with_memory_stay_small_and_flat() -> None:
         sizes[n] = estimate_tokens(req.system + req.messages[0][1])
     assert sizes[1000] <= 2000
     assert abs(sizes[1000] - sizes[40]) <= 0.1 * sizes[40]
+
+
+# --- background work gives way ----------------------------------------------------------------
+
+
+async def test_a_critical_call_cancels_the_reflection_in_the_slot() -> None:
+    """Reflection is background work: when a consultation comes due while
+    a reflection call hangs, the reflection is cancelled (logged) and the scheduler asked at
+    once, instead of the seat waiting on its own thoughts."""
+    llm = thinking_llm()
+    llm.hold("reflect_questions")
+    table, player, log, _ = table_with_mind(llm)
+    table.say(4, "i'm the detective. checked blake, blake is mafia")
+    for _ in range(400):  # the memory loads in a worker thread, then the reflection starts
+        await table.settle()
+        if llm.of("reflect_questions"):
+            break
+        await asyncio.sleep(0.005)
+    assert llm.of("reflect_questions") and llm.in_flight == 1
+    await table.advance(2.0)  # the consultation (2 s of debounce after the line) comes due
+    await idle(table, player)
+    assert len(llm.of("scheduler")) == 1
+    assert llm.in_flight == 0
+    cancelled = [r for r in log.records if r.decision == "cancelled: a critical call came due"]
+    assert len(cancelled) == 1 and cancelled[0].kind == "reflection"
+    notes = [r for r in log.records if (r.decision or "").startswith("background work cancelled")]
+    assert len(notes) == 1
+    assert not player.degraded
