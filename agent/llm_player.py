@@ -83,7 +83,6 @@ from agent.llm.base import (
     LLMError,
     LLMRequest,
     LLMResponse,
-    LLMTimeout,
 )
 from agent.memory.seatmind import SeatMind
 from agent.prompting import (
@@ -339,9 +338,10 @@ class LLMPlayer:
         self.shadow = BaselinePolicy(seat, name, random.Random(f"{seed}:shadow"), persona=persona)
         #: the model's measured latency, to plan around
         self.latency = Latencies(self.settings.latency_window)
-        self._background = False  # the running job is background work (may be preempted)
+        self._job = ""  # what runs in the request slot (see _start)
         self._preempted = False
         self._floor_pending = False
+        self._cut = False  # the last call was cut off at its phase's end
         self._seen: list[Event] = []  # what the fallback is shown if the seat degrades
         self._closed = False
         self._degraded: PolicyPlayer | None = None
@@ -620,7 +620,7 @@ class LLMPlayer:
         if self._closed or self._degraded is not None:
             return
         if self._task is not None:
-            if self._background and self._critical_wanted():
+            if self._job == "background" and self._critical_wanted():
                 self._preempt()
             return
         k = self.knowledge
@@ -636,7 +636,7 @@ class LLMPlayer:
             if seq == k.phase_seq and self.reflector.due(k):
                 why = self._background_blocked(calls=3)
                 if why is None:
-                    self._start(self._reflect(seq), background=True)
+                    self._start(self._reflect(seq), job="background")
                     return
                 self._note(f"reflection skipped: {why}", kind="reflection")
         if self._regen is not None:
@@ -658,11 +658,14 @@ class LLMPlayer:
                 return
         self._start(self._consult())
 
-    def _critical_wanted(self) -> bool:
-        """A decision or a consultation is waiting for the slot."""
+    def _decision_due(self) -> bool:
         k = self.knowledge
         dec = self._decision
-        if dec is not None and dec.ready and not dec.model_done and dec.phase_seq == k.phase_seq:
+        return dec is not None and dec.ready and not dec.model_done and dec.phase_seq == k.phase_seq
+
+    def _critical_wanted(self) -> bool:
+        """A decision or a consultation is waiting for the slot."""
+        if self._decision_due():
             return True
         if self._regen is not None:
             return True
@@ -707,8 +710,9 @@ class LLMPlayer:
         typical = self.latency.typical("scheduler")
         return max(gap, self._game_s(typical)) if typical is not None else gap
 
-    def _start(self, work: Coroutine[Any, Any, None], background: bool = False) -> None:
-        self._background = background
+    def _start(self, work: Coroutine[Any, Any, None], job: str = "other") -> None:
+        #: what runs in the slot: a "background" job may be preempted
+        self._job = job
         self._preempted = False
         self._task = asyncio.create_task(self._run(work), name=f"llm-seat-{self.seat}")
 
@@ -729,7 +733,8 @@ class LLMPlayer:
         finally:
             self._task = None
             self._task_in_port = False
-            self._background = self._preempted = False
+            self._job = ""
+            self._preempted = False
         if not self._closed:
             self._kick()
 
@@ -1069,7 +1074,12 @@ class LLMPlayer:
         if self._closed:
             return
         if choice is None:
-            await self._fallback(dec, "the model gave no valid name")
+            why = (
+                "the model had not answered in time"
+                if self._cut
+                else "the model gave no valid name"
+            )
+            await self._fallback(dec, why)
             return
         now = self.clock.now()
         if dec.phase_seq != k.phase_seq or now >= dec.deadline - dec.margin:
@@ -1160,9 +1170,14 @@ class LLMPlayer:
         left: float | None = None
         per_game_second = self.clock.seconds_to_real(1.0)
         if k.deadline is not None and not k.over and per_game_second > 0:
-            left = max(per_game_second * (k.deadline - t).total_seconds(), 0.05)
+            end = k.deadline
+            dec = self._decision
+            if kind in ("vote", "night_action") and dec is not None:
+                end -= dec.margin  # a later answer could not be cast any more
+            left = max(per_game_second * (end - t).total_seconds(), 0.05)
             if not critical:
                 req = dataclasses.replace(req, max_attempts=1, timeout_s=left)
+        self._cut = False
         try:
             async with asyncio.timeout(left):
                 resp = await client.complete(req)
@@ -1173,8 +1188,9 @@ class LLMPlayer:
             self._record_failure(client, kind, req, t, started, err)
             raise _Degrade("the token budget is spent") from err
         except TimeoutError:
-            late = LLMTimeout("the phase ended before the model answered")
-            self._record_failure(client, kind, req, t, started, late)
+            # not the model's failure: its answer would come too late to be of use
+            self._cut = True
+            self._record_cancelled(client, kind, req, t, started, "the phase ended")
             self.latency.add(kind, time.monotonic() - started)
             return None
         except LLMError as err:
@@ -1279,9 +1295,22 @@ class LLMPlayer:
         )
 
     def _record_cancelled(
-        self, client: LLMClient, kind: DecisionKind, req: LLMRequest, t: datetime, started: float
+        self,
+        client: LLMClient,
+        kind: DecisionKind,
+        req: LLMRequest,
+        t: datetime,
+        started: float,
+        why: str | None = None,
     ) -> None:
-        """A call cut short by the game ending: sent (and maybe billed), never answered."""
+        """A call cut short (the seat closed, its phase ended, a critical call came due):
+        sent (and maybe billed), never answered."""
+        if why is None:
+            why = (
+                "a critical call came due"
+                if self._preempted and not self._closed
+                else "the seat was closed"
+            )
         self._emit(
             DecisionRecord(
                 game_id=self.game_id,
@@ -1289,11 +1318,7 @@ class LLMPlayer:
                 kind=kind,
                 prompt=render_request(req),
                 output=None,
-                decision=(
-                    "cancelled: a critical call came due"
-                    if self._preempted and not self._closed
-                    else "cancelled: the seat was closed"
-                ),
+                decision=f"cancelled: {why}",
                 fallback=False,
                 valid=False,
                 error=None,

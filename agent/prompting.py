@@ -83,6 +83,7 @@ __all__ = [
     "system_prompt",
     "target_request",
     "target_schema",
+    "text_schema",
 ]
 
 PROMPT_NAMES: tuple[str, ...] = (
@@ -121,6 +122,18 @@ def target_schema(options: Sequence[str]) -> dict[str, Any]:
         "type": "object",
         "properties": {"name": {"type": "string", "enum": list(options)}},
         "required": ["name"],
+        "additionalProperties": False,
+    }
+
+
+def text_schema(*fields: str, lists: Sequence[str] = ()) -> dict[str, Any]:
+    """A structured answer of string ``fields`` and string-list ``lists`` (reflection steps)."""
+    props: dict[str, Any] = {f: {"type": "string"} for f in fields}
+    props.update({f: {"type": "array", "items": {"type": "string"}} for f in lists})
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(props),
         "additionalProperties": False,
     }
 

@@ -83,6 +83,13 @@ async def test_structured_auto_makes_a_prose_model_valid() -> None:
     assert sched and all(r.valid for r in sched)
     assert votes and all(r.valid for r in votes)
     assert summary.fallbacks_by_kind.get("vote", 0) == 0
+    # the counters a benchmark reads
+    assert summary.valid_by_kind["scheduler"] == summary.answered_by_kind["scheduler"] == len(sched)
+    assert summary.valid_by_kind["vote"] == len(votes)
+    assert summary.latency_p50_s is not None and summary.latency_p95_s is not None
+    assert 0 < summary.latency_p50_s <= summary.latency_p95_s
+    assert set(summary.latency_by_kind) >= {"scheduler", "vote"}
+    assert any(line.startswith("valid by kind: ") for line in summary.lines())
     assert [status for status, _ in server.refusals] == [422]  # once, then remembered
     assert silent_days(table) == []  # no day without a line
     assert table.refused == []

@@ -363,3 +363,50 @@ async def test_a_critical_call_cancels_the_reflection_in_the_slot() -> None:
     notes = [r for r in log.records if (r.decision or "").startswith("background work cancelled")]
     assert len(notes) == 1
     assert not player.degraded
+
+
+# --- structured answers read like their text forms ---------------------------------------------
+
+
+def test_structured_reflection_answers_parse_like_text() -> None:
+    from agent.experience import parse_lessons, parse_strategy, parse_suggestion
+
+    candidates = questions_for("bystander", "bystanders")
+    chosen, ok = parse_questions(
+        '{"pick": [3, 9], "ask": ["Who said they are the detective"]}', candidates, 2, 1
+    )
+    assert ok and chosen == [candidates[2], candidates[8], "Who said they are the detective?"]
+    answers, note = parse_answers(
+        '{"answers": ["Day one.", "Drew says detective."], "note": "' + NOTE + '"}', 2
+    )
+    assert answers == ["Day one.", "Drew says detective."] and note == NOTE
+    assert parse_lessons('{"lessons": ["Vote with the claimed detective early", "x"]}') == [
+        "Vote with the claimed detective early"
+    ]
+    assert parse_suggestion('{"advice": "Ask the quiet ones first"}') == (
+        "Ask the quiet ones first"
+    )
+    assert parse_strategy('{"note": "Push for a claim on day one."}') == (
+        "Push for a claim on day one."
+    )
+    # and a structured rating is the JSON the tolerant parser already read
+    rated = parse_suspicion('{"Blake": {"score": 0.8, "why": "dodges"}}', ["Blake", "Casey"])
+    assert rated == {"Blake": (0.8, "dodges")}
+
+
+async def test_reflection_requests_carry_schemas() -> None:
+    llm = thinking_llm()
+    table, player, _, _ = table_with_mind(llm)
+    table.say(4, "i'm the detective. checked blake, blake is mafia")
+    await run(table, player, 3)
+    kinds = {r.kind: r for r in llm.requests}
+    assert kinds["reflect_questions"].schema is not None
+    assert kinds["reflect_answers"].schema is not None
+    suspicion = kinds["suspicion"].schema
+    assert suspicion is not None and "Blake" in suspicion["properties"]
+    # background work is sent once: no retries
+    assert all(
+        r.max_attempts == 1
+        for r in llm.requests
+        if r.kind in ("reflect_questions", "reflect_answers", "suspicion")
+    )

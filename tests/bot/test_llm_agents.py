@@ -26,7 +26,7 @@ from sqlmodel import Session, func, select
 from agent.base import Player
 from agent.decisions import DecisionRecord, InMemoryDecisionLog, summarize
 from agent.llm.anthropic_backend import AnthropicClient
-from agent.llm.base import LLMClient
+from agent.llm.base import LLMClient, StructuredMode
 from agent.llm.openai_backend import OpenAIClient
 from agent.llm.retry import RetryPolicy
 from agent.llm.wrappers import BudgetedClient, FallbackClient
@@ -169,15 +169,25 @@ class Table:
 # --- playing -----------------------------------------------------------------------------------
 
 
-def clients_for(provider: str, server: FakeLLMServer) -> LLMClients:
+def clients_for(
+    provider: str, server: FakeLLMServer, structured: StructuredMode = "auto"
+) -> LLMClients:
     client: LLMClient
     if provider == "anthropic":
         client = AnthropicClient(
-            MODELS[provider], api_key="test", base_url=server.base_url, policy=FAST
+            MODELS[provider],
+            api_key="test",
+            base_url=server.base_url,
+            policy=FAST,
+            structured=structured,
         )
     else:
         client = OpenAIClient(
-            MODELS[provider], api_key="test", base_url=server.base_url, policy=FAST
+            MODELS[provider],
+            api_key="test",
+            base_url=server.base_url,
+            policy=FAST,
+            structured=structured,
         )
     return LLMClients(client, client)
 
@@ -443,8 +453,10 @@ async def test_full_game_from_settings(
     assert over["kind"] == "game_over" and over["winner"] in ("mafia", "bystanders")
     summary = summarize(log.records)
     assert summary.valid_rate == 1.0 and summary.errors == 0
-    # a loaded machine may still make the odd vote wait too long at 150x: never more
-    late = [r for r in log.records if r.fallback]
+    # a loaded machine may still make the odd vote wait too long at 150x: never more (other
+    # fallbacks: the baseline's send/wait when a consultation ran past its phase, its line on
+    # a day the seat had not spoken by then)
+    late = [r for r in log.records if r.fallback and r.kind in ("vote", "night_action")]
     assert all(r.error == "the model had not answered in time" for r in late)
     assert len(late) <= 0.25 * len([r for r in log.records if r.kind == "vote" and r.called])
     assert summary.calls == len(server.requests)
@@ -453,7 +465,10 @@ async def test_full_game_from_settings(
     for recs in seats.values():
         assert any(r.kind == "scheduler" for r in recs) and any(r.kind == "vote" for r in recs)
     said = [e for e in played.history if e["kind"] == "message"]
-    assert said and all(re.search(r" line\d+$", e["text"]) for e in said)
+    # the model's lines, or the baseline's where the model had not spoken (logged fallbacks)
+    baseline = {r.output for r in log.records if r.kind == "generator" and r.fallback}
+    assert said and all(re.search(r" line\d+$", e["text"]) or e["text"] in baseline for e in said)
+    assert sum(bool(re.search(r" line\d+$", e["text"])) for e in said) > len(said) / 2
 
     # the static prefix is byte-identical across a seat's calls of one kind (prompt caching)
     systems: dict[tuple[str, str], set[str]] = {}
@@ -566,13 +581,14 @@ async def test_unusable_answers_fall_back(
         vote=lambda req: "Zed" if "nothing else" not in last_user_text(req) else "nobody at all",
     )
     log = InMemoryDecisionLog()
-    factory = llm_player_factory(
-        LLMAgentConfig(llm="x:y", player=PLAYER), log, clients=clients_for("openai", fake_openai)
-    )
+    # structured output off: with it, decoding would make these answers valid
+    clients = clients_for("openai", fake_openai, structured="off")
+    factory = llm_player_factory(LLMAgentConfig(llm="x:y", player=PLAYER), log, clients=clients)
     played = await play(engine, scheduler, factory)
     assert played.refused == []
     assert played.history[-1]["kind"] == "game_over"
-    sched = [r for r in log.records if r.kind == "scheduler" and r.called]
+    # (answered: a consultation still out when its phase ended was cut off, not answered)
+    sched = [r for r in log.records if r.kind == "scheduler" and r.answered]
     assert sched and not any(r.valid for r in sched)
     assert all((r.decision or "").startswith("invalid") for r in sched)
     called_votes = [r for r in log.records if r.kind in ("vote", "night_action") and r.called]
@@ -591,8 +607,10 @@ async def test_unusable_answers_fall_back(
         assert asked and not any(r.valid for r in asked)
         assert len(asked) >= 2 or fb.error == "the model had not answered in time"
     summary = summarize(log.records)
-    assert summary.valid == 0 and summary.valid_rate == 0.0
+    # (lines are written when the baseline's send stands in for the scheduler: those are valid)
+    assert not any(summary.valid_by_kind.get(k) for k in ("scheduler", "vote", "night_action"))
     assert summary.fallbacks_by_kind.get("vote", 0) > 0
+    assert summary.fallbacks_by_kind.get("scheduler", 0) > 0
 
 
 @pytest.mark.slow
