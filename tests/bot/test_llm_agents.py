@@ -459,7 +459,9 @@ async def test_full_game_from_settings(
     late = [r for r in log.records if r.fallback and r.kind in ("vote", "night_action")]
     assert all(r.error == "the model had not answered in time" for r in late)
     assert len(late) <= 0.25 * len([r for r in log.records if r.kind == "vote" and r.called])
-    assert summary.calls == len(server.requests)
+    # a call cut off at its phase's end may not have reached the server yet
+    cut = [r for r in log.records if r.called and (r.decision or "").startswith("cancelled")]
+    assert summary.calls - len(cut) <= len(server.requests) <= summary.calls
     seats = by_seat(log.records)
     assert set(seats) == set(range(7))
     for recs in seats.values():
