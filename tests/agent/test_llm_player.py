@@ -810,3 +810,81 @@ async def test_a_model_that_never_answers_still_speaks_and_votes_every_day() -> 
     assert all(r.fallback for r in log.records if r.kind == "vote")
     assert table.refused == []
     await player.close()
+
+
+# --- planning around a slow model ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("latency", "asked_at"), [(None, 63.0), (10.0, 63.0), (11.0, 62.0), (15.0, 60.0)]
+)
+async def test_a_slow_model_is_asked_for_the_vote_at_once(
+    latency: float | None, asked_at: float
+) -> None:
+    """The vote is asked at 10% of the phase (3 s) unless an answer and its corrective retry,
+    at the measured latency, would not both be back by the fallback (24 s): then earlier, at
+    the phase's opening at the latest."""
+    llm = StubLLM(vote=lambda req: options_of(req)[0])
+    table, player, log = make_table(llm)
+    await table.advance(30)
+    if latency is not None:
+        for _ in range(3):
+            player.latency.add("vote", latency)
+    await table.until_phase(PhaseKind.VOTE)
+    await table.advance(4)
+    (asked,) = [r for r in log.records if r.kind == "vote" and r.called]
+    assert (asked.t - T0).total_seconds() == pytest.approx(asked_at)
+
+
+async def test_the_scheduler_is_not_asked_more_often_than_it_answers() -> None:
+    llm = StubLLM(scheduler="<wait>")
+    table, player, log = make_table(llm)
+    for _ in range(3):
+        player.latency.add("scheduler", 15.0)
+    for i in range(40):  # a busy chat: every message would call for a consultation
+        table.say(1 + i % 3, f"chatter {i}")
+        await table.advance(1)
+    times = [r.t for r in log.records if r.kind == "scheduler" and r.called]
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(times)]
+    assert gaps and min(gaps) >= 15.0
+
+
+async def test_background_work_that_would_run_past_its_phase_is_skipped() -> None:
+    from agent.memory import HashingEmbedder
+    from agent.memory.seatmind import SeatMind
+
+    llm = StubLLM()
+    table = Table(GameConfig(deal=DEAL, roles=ROLES, day_seconds=60, vote_seconds=30))
+    log = InMemoryDecisionLog()
+    import random
+
+    player = LLMPlayer(
+        seat=0,
+        name=NAMES[0],
+        persona="You are calm.",
+        port=table.port(0),
+        clock=table.clock,
+        timers=table.timers,
+        generator=llm,
+        scheduler=llm,
+        decisions=log,
+        rng=random.Random(1),
+        settings=QUICK,
+        game_id="g-test",
+        mind=SeatMind(0, HashingEmbedder(64)),
+    )
+    table.players[0] = player
+    for _ in range(3):
+        player.latency.add("scheduler", 25.0)  # three reflection calls: 75 s > 60 s
+    table.say(4, "i'm the detective. checked blake, blake is mafia")
+    for _ in range(400):
+        await table.settle()
+        if not player.busy and player.mind is not None and player.mind.prepared:
+            break
+        await asyncio.sleep(0.005)
+    await table.advance(0.5)
+    await player.idle()
+    assert not llm.of("reflect_questions")
+    skipped = [r for r in log.records if (r.decision or "").startswith("reflection skipped")]
+    assert skipped and "past the phase" in (skipped[0].decision or "")
+    await player.close()

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, select
 
@@ -384,6 +385,34 @@ def test_clients_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     assert clients.scheduler.name == "openai:gpt-4o-mini>openai:gpt-4o"
     one = build_llm_clients(LLMAgentConfig(llm="openai:gpt-4o-mini"))
     assert one.scheduler is one.generator
+
+
+def test_structured_output_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MAFIABOT_LLM_STRUCTURED: one mode for every model, then per-model overrides; a bad
+    value fails at start-up with the variable's name."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv("MAFIABOT_LLM_STRUCTURED", "off, openai:smollm2=json_object")
+    settings = Settings(
+        llm="openai:smollm2",
+        scheduler_llm="anthropic:claude-haiku-4-5",
+        _env_file=None,  # type: ignore[call-arg]
+    )
+    clients = build_llm_clients(LLMAgentConfig.from_settings(settings))
+    assert isinstance(clients.generator, OpenAIClient)
+    assert isinstance(clients.scheduler, AnthropicClient)
+    assert clients.generator.forms.forms == ("json_object",)
+    assert clients.scheduler.forms.forms == ("off",)
+    hosted = build_llm_clients(LLMAgentConfig(llm="openai:gpt-4o-mini")).generator
+    assert isinstance(hosted, OpenAIClient)  # api.openai.com: json_schema, else text
+    assert hosted.forms.forms == ("json_schema", "off")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1")
+    local = build_llm_clients(LLMAgentConfig(llm="openai:smollm2")).generator
+    assert isinstance(local, OpenAIClient)  # a local server may be llama-cpp-python
+    assert local.forms.forms == ("json_schema", "json_object", "off")
+    monkeypatch.setenv("MAFIABOT_LLM_STRUCTURED", "grammar")
+    with pytest.raises(ValidationError, match="llm_structured"):
+        Settings(_env_file=None)  # type: ignore[call-arg]
 
 
 async def test_each_seat_gets_its_own_budget(engine: Engine, scheduler: Any) -> None:

@@ -71,10 +71,13 @@ async def test_llama_cpp_python_refuses_json_schema_then_json_object_is_remember
         second = await client.complete(vote_request())
         await client.aclose()
     # the first call tried json_schema (422), then json_object; the second went straight there
-    forms = [r.json["response_format"]["type"] for r in srv.requests if r.json]
+    forms = [r.json["response_format"]["type"] for r in srv.requests if r.json is not None]
     assert forms == ["json_schema", "json_object", "json_object"]
     assert [status for status, _ in srv.refusals] == [422]
-    assert srv.requests[1].json["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    assert (srv.requests[1].json or {})["response_format"] == {
+        "type": "json_object",
+        "schema": SCHEMA,
+    }
     assert first.structured == second.structured == "json_object"
     assert json.loads(second.text) == {"name": "Blake"}  # decoding forces a legal name
     assert first.attempts == 2
@@ -88,7 +91,7 @@ async def test_plain_server_steps_down_to_text() -> None:
         await client.aclose()
     assert resp.structured == "" and resp.text == "Drew"
     assert again.structured == ""
-    assert "response_format" not in srv.requests[-1].json  # remembered: text straight away
+    assert "response_format" not in (srv.requests[-1].json or {})  # remembered: text straight away
     assert len(srv.requests) == 4  # json_schema, json_object, text; then text
 
 
@@ -111,7 +114,8 @@ async def test_off_sends_text_and_requests_without_schema_are_untouched() -> Non
         await off.aclose()
         await auto.aclose()
     assert resp.text == PROSE and resp.structured == ""
-    assert all("response_format" not in r.json and "tools" not in r.json for r in srv.requests)
+    sent = [r.json or {} for r in srv.requests]
+    assert all("response_format" not in j and "tools" not in j for j in sent)
 
 
 async def test_openai_tool_mode_forces_the_function() -> None:
