@@ -34,10 +34,12 @@ rather than polled:
   (clamped to ``floor_at`` of the phase), it types the shadow's line.
 * **Slow models.** The seat measures its model's latency as it plays. Decisions come first
   (a vote or night action, then talking); background work (reflection, suspicion) runs only
-  when its expected length fits before the next critical call and its phase's end, is sent
-  once (no retries, a deadline at the phase's end), and is cancelled when a critical call
-  comes due meanwhile. A vote is asked early enough for two answers to come back before the
-  fallback; the scheduler is never consulted more often than its answers come back.
+  when its expected length fits before its phase's end and the next critical call (a
+  consultation may wait ``max_debounce_s``, a decision not at all), is sent once (no retries,
+  a deadline at the phase's end), and is cancelled when a decision comes due meanwhile, or a
+  consultation has waited ``max_debounce_s`` for it. A vote is asked early enough for two
+  answers to come back before the fallback; the scheduler is never consulted more often than
+  its answers come back.
 * **Degradation.** When the token budget is spent, after ``max_failures`` failed calls in a
   row, or ``max_invalid_streak`` unusable answers in a row, the seat hands over to the
   baseline policy (with quieter timing) for the rest of the game, and logs that it did.
@@ -404,8 +406,8 @@ class LLMPlayer:
             return
         try:
             self.record.observe(event)
-            self.shadow.observe(event)
             if self._degraded is None:
+                self.shadow.observe(event)
                 self._seen.append(event)
             else:
                 self.fallback.observe(event)
@@ -620,8 +622,13 @@ class LLMPlayer:
         if self._closed or self._degraded is not None:
             return
         if self._task is not None:
-            if self._job == "background" and self._critical_wanted():
-                self._preempt()
+            if self._job == "background":
+                if self._decision_due():
+                    self._preempt()
+                elif self._critical_wanted() and "preempt" not in self._timers:
+                    # talk may wait a little (as long as a debounce may hold it), no longer
+                    slack = timedelta(seconds=self.settings.max_debounce_s)
+                    self._arm("preempt", self.clock.now() + slack, self._preempt_due)
             return
         k = self.knowledge
         if self.mind is not None and not self.mind.prepared:
@@ -671,6 +678,10 @@ class LLMPlayer:
             return True
         return self._consult_wanted and self._draft is None and self._may_talk()
 
+    async def _preempt_due(self) -> None:
+        if self._job == "background" and self._critical_wanted():
+            self._preempt()
+
     def _preempt(self) -> None:
         task = self._task
         if task is None or self._task_in_port or self._preempted:
@@ -684,7 +695,12 @@ class LLMPlayer:
         return real_s / per_game_second if per_game_second > 0 else real_s
 
     def _next_critical(self) -> datetime | None:
-        due = [self._due_at[n] for n in ("consult", "quiet", "decide") if n in self._due_at]
+        """When the next critical call is due, as late as it may be served: a vote or night
+        action at its time, a consultation up to ``max_debounce_s`` after it."""
+        slack = timedelta(seconds=self.settings.max_debounce_s)
+        due = [self._due_at[n] + slack for n in ("consult", "quiet") if n in self._due_at]
+        if "decide" in self._due_at:
+            due.append(self._due_at["decide"])
         return min(due) if due else None
 
     def _background_blocked(self, calls: int) -> str | None:
@@ -733,6 +749,7 @@ class LLMPlayer:
         finally:
             self._task = None
             self._task_in_port = False
+            self._cancel("preempt")
             self._job = ""
             self._preempted = False
         if not self._closed:
