@@ -515,7 +515,11 @@ class LLMPlayer:
                 and k.phase_seq == phase_seq
             )
 
+        started = time.monotonic()
         await self.reflector.reflect(k, self.persona, self.clock.now, live)
+        if not self._preempted:
+            # its calls and its memory work (embeddings, the pool, saving), as it ran
+            self.latency.add("background", time.monotonic() - started)
 
     async def _memory(self, kind: str) -> tuple[str, str]:
         """(the memory block for a prompt of ``kind``, the strategy note for its static part)."""
@@ -728,10 +732,12 @@ class LLMPlayer:
     def _background_blocked(self, calls: int) -> str | None:
         """Why background work of ``calls`` calls must not start now, or None. Without a
         measured latency it runs (and is cancelled if a critical call comes due)."""
-        typical = self.latency.typical()
-        if typical is None:
+        typical = self.latency.typical(*CRITICAL_KINDS, "reflection", "suspicion", "experience")
+        whole = self.latency.typical("background")  # a whole reflection, memory work included
+        if typical is None and whole is None:
             return None
-        need = timedelta(seconds=self._game_s(typical * calls))
+        need_s = max(typical * calls if typical is not None else 0.0, whole or 0.0)
+        need = timedelta(seconds=self._game_s(need_s))
         now = self.clock.now()
         k = self.knowledge
         if k.deadline is not None and now + need >= k.deadline:

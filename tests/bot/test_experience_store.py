@@ -78,9 +78,6 @@ PLAYER = LLMPlayerSettings(
     min_consult_gap_s=3.0,
     quiet_s=8.0,
     open_delay_s=(0.5, 2.0),
-    # talk waits for the phase's reflection (this test is about what the seats learn; at 25x a
-    # reflection's calls take many game seconds, and a shorter wait would cut most of them)
-    background_wait_s=60.0,
 )
 FAST = RetryPolicy(
     max_attempts=2, timeout_s=2.0, base_delay_s=0.01, max_delay_s=0.02, max_retry_after_s=0.2
