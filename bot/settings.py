@@ -76,6 +76,12 @@ class Settings(BaseSettings):
     #: {"key": {"text": ..., "talkativeness": 0.5-1.5, "title": ...}}. Hosts choose personas by
     #: key only (the built-in ones and these); no chat command can write a persona's text
     personas_file: Path | None = None
+    #: how decisions (when to talk, votes, night actions, reflection answers) are asked for:
+    #: "auto" (the provider's structured-output form, stepping down on a server that refuses
+    #: it), "json_schema", "json_object" (llama-cpp-python server), "tool" (forced tool call)
+    #: or "off" (plain text); one mode, then optional per-model overrides, e.g.
+    #: "auto,openai:smollm2=json_object"
+    llm_structured: str = "auto"
     #: what the LLM agent learns from (experience pool, strategy notes): each server's own
     #: games ("server") or every server's ("global")
     experience_scope: Literal["server", "global"] = "server"
@@ -168,6 +174,14 @@ class Settings(BaseSettings):
             raise ValueError(f"{value} must hold a JSON object of persona key -> text")
         operator_personas(raw)  # a ValueError names the bad entry
         return value
+
+    @field_validator("llm_structured")
+    @classmethod
+    def _structured(cls, value: str) -> str:
+        from agent.llm.structured import parse_modes
+
+        parse_modes(value)
+        return value.strip() or "auto"
 
     @field_validator("slack_redirect_uri")
     @classmethod
