@@ -129,6 +129,14 @@ class DecisionSummary:
 
     ``valid_rate`` = valid model answers / decisions the model answered (None when it never
     answered); fallbacks are counted apart and never as the model's choices.
+
+    By kind of call ("scheduler", "generator", "vote", "night_action", "reflection", ...):
+    ``calls_by_kind`` requests sent, ``answered_by_kind`` answered (no error),
+    ``valid_by_kind`` answers usable as they stood (the model's own decisions),
+    ``invalid_by_kind`` answered but unusable, ``errors_by_kind`` failed calls (error,
+    time-out), ``fallbacks_by_kind`` decisions the baseline took instead (a fallback vote, the
+    baseline's send/wait or line). ``latency_p50_s``/``latency_p95_s`` cover every call sent
+    (wall seconds, retries included), ``latency_by_kind`` the same per kind as (p50, p95).
     """
 
     calls: int
@@ -146,6 +154,12 @@ class DecisionSummary:
     cost_usd: float
     mean_latency_s: float | None
     invalid_by_kind: dict[str, int] = field(default_factory=dict)
+    answered_by_kind: dict[str, int] = field(default_factory=dict)
+    valid_by_kind: dict[str, int] = field(default_factory=dict)
+    errors_by_kind: dict[str, int] = field(default_factory=dict)
+    latency_p50_s: float | None = None
+    latency_p95_s: float | None = None
+    latency_by_kind: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         """A short human-readable report."""
@@ -156,6 +170,20 @@ class DecisionSummary:
             f"LLM calls: {self.calls} ({kinds})",
             f"valid answers: {self.valid}/{self.answered} ({rate}); errors: {self.errors}",
             f"fallbacks: {self.fallbacks}" + (f" ({falls})" if falls else ""),
+            "valid by kind: "
+            + (
+                ", ".join(
+                    f"{k} {self.valid_by_kind.get(k, 0)}/{n}"
+                    for k, n in sorted(self.answered_by_kind.items())
+                )
+                or "none"
+            ),
+            "latency: "
+            + (
+                "n/a"
+                if self.latency_p50_s is None or self.latency_p95_s is None
+                else f"p50 {self.latency_p50_s:.2f} s, p95 {self.latency_p95_s:.2f} s"
+            ),
             f"discarded drafts: {self.discards}; degraded: {'yes' if self.degraded else 'no'}",
             f"tokens: {self.input_tokens} in / {self.output_tokens} out; "
             f"cost ~${self.cost_usd:.4f}",
@@ -170,10 +198,20 @@ def is_degrade(rec: DecisionRecord) -> bool:
     return rec.kind == "other" and (rec.decision or "").startswith("degrade")
 
 
+def quantile(values: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (non-empty), nearest rank on the sorted values."""
+    xs = sorted(values)
+    return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
+
+
 def summarize(records: Iterable[DecisionRecord]) -> DecisionSummary:
     calls: Counter[str] = Counter()
     fallbacks: Counter[str] = Counter()
     invalid: Counter[str] = Counter()
+    answered_by: Counter[str] = Counter()
+    valid_by: Counter[str] = Counter()
+    errors_by: Counter[str] = Counter()
+    latency_by: dict[str, list[float]] = {}
     answered = valid = errors = discards = 0
     degraded = False
     tokens_in = tokens_out = 0
@@ -186,12 +224,16 @@ def summarize(records: Iterable[DecisionRecord]) -> DecisionSummary:
             tokens_out += rec.output_tokens
             cost += rec.cost_usd
             latencies.append(rec.latency_s)
+            latency_by.setdefault(rec.kind, []).append(rec.latency_s)
             if rec.error is not None:
                 errors += 1
+                errors_by[rec.kind] += 1
             elif rec.answered:
                 answered += 1
+                answered_by[rec.kind] += 1
                 if rec.valid:
                     valid += 1
+                    valid_by[rec.kind] += 1
                 else:
                     invalid[rec.kind] += 1
         if rec.fallback:
@@ -216,4 +258,12 @@ def summarize(records: Iterable[DecisionRecord]) -> DecisionSummary:
         cost_usd=cost,
         mean_latency_s=(sum(latencies) / len(latencies)) if latencies else None,
         invalid_by_kind=dict(invalid),
+        answered_by_kind=dict(answered_by),
+        valid_by_kind=dict(valid_by),
+        errors_by_kind=dict(errors_by),
+        latency_p50_s=quantile(latencies, 0.5) if latencies else None,
+        latency_p95_s=quantile(latencies, 0.95) if latencies else None,
+        latency_by_kind={
+            k: (quantile(xs, 0.5), quantile(xs, 0.95)) for k, xs in latency_by.items()
+        },
     )

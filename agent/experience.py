@@ -41,7 +41,7 @@ import numpy.typing as npt
 from agent.knowledge import SeatKnowledge
 from agent.llm.base import LLMRequest
 from agent.memory.embeddings import l2_normalize
-from agent.prompting import PromptBook, system_prompt
+from agent.prompting import PromptBook, read_json, system_prompt, text_schema
 from games.names import CHARACTER_NAMES
 
 __all__ = [
@@ -211,11 +211,25 @@ def suggestion_request(
         max_tokens=max_tokens,
         temperature=0.3,
         kind="suggestion",
+        schema=text_schema("advice"),
+        schema_name="suggestion",
     )
 
 
+def _field(text: str, key: str) -> str:
+    """The text of a structured answer's ``key`` (a list: one item a line), else ``text``."""
+    answer = read_json(text)
+    if answer is None or key not in answer:
+        return text
+    value = answer[key]
+    items = value if isinstance(value, list) else [value]
+    return "\n".join(" ".join(str(v).split()) for v in items if v is not None)
+
+
 def parse_suggestion(text: str, names: Iterable[str] = (), max_chars: int = 240) -> str | None:
-    """The advice as one name-free line, or None ("No useful experience", or nothing left)."""
+    """The advice as one name-free line, or None ("No useful experience", or nothing left).
+    A structured answer ``{"advice": "..."}`` reads as its text."""
+    text = _field(text, "advice")
     if NO_USE.search(text):
         return None
     lines = [ln.strip(" -*•\"'") for ln in text.strip().splitlines() if ln.strip()]
@@ -285,11 +299,15 @@ def lessons_request(
         max_tokens=max_tokens,
         temperature=0.3,
         kind="lessons",
+        schema=text_schema(lists=("lessons",)),
+        schema_name="lessons",
     )
 
 
 def parse_lessons(text: str, names: Iterable[str] = (), limit: int = 3) -> list[str]:
-    """At most ``limit`` name-free lessons, one per bullet or line."""
+    """At most ``limit`` name-free lessons, one per bullet or line (or one per item of a
+    structured ``{"lessons": [...]}``)."""
+    text = _field(text, "lessons")
     out: list[str] = []
     for raw in text.splitlines():
         line = _BULLET.sub("", raw).strip()
@@ -326,11 +344,15 @@ def strategy_request(
         max_tokens=max_tokens,
         temperature=0.3,
         kind="strategy",
+        schema=text_schema("note"),
+        schema_name="strategy",
     )
 
 
 def parse_strategy(text: str, names: Iterable[str] = (), chars: int = 600) -> str | None:
-    """The note as plain name-free text of at most ``chars`` characters, or None."""
+    """The note as plain name-free text of at most ``chars`` characters, or None. A
+    structured answer ``{"note": "..."}`` reads as its text."""
+    text = _field(text, "note")
     lines = [_BULLET.sub("", ln).strip() for ln in text.strip().splitlines()]
     note = " ".join(ln for ln in lines if ln).strip().strip("\"'")
     note = strip_names(note, names)

@@ -24,6 +24,20 @@ rather than polled:
   that arrives after the fallback was cast *replaces* the vote if it is still at least
   ``deadline_margin_s`` before the deadline (a vote may be changed until then), and is only
   logged otherwise.
+* **Never mute, never random.** When the model fails one decision (an error, a time-out, a
+  spent budget, a refusal, an unusable answer), the seat takes *that* decision the way the
+  baseline agent in its place would (a *shadow* :class:`~agent.baseline.BaselinePolicy` with
+  people's timing, fed every event of the seat): the scheduler's send/wait from whether the
+  shadow would speak now, a line from the shadow's lines, a vote from its scores; each is a
+  decision record with ``fallback`` set. And in a day's discussion the seat is never silent
+  when the shadow would have spoken: if it has said nothing by the shadow's first line
+  (clamped to ``floor_at`` of the phase), it types the shadow's line.
+* **Slow models.** The seat measures its model's latency as it plays. Decisions come first
+  (a vote or night action, then talking); background work (reflection, suspicion) runs only
+  when its expected length fits before the next critical call and its phase's end, is sent
+  once (no retries, a deadline at the phase's end), and is cancelled when a critical call
+  comes due meanwhile. A vote is asked early enough for two answers to come back before the
+  fallback; the scheduler is never consulted more often than its answers come back.
 * **Degradation.** When the token budget is spent, after ``max_failures`` failed calls in a
   row, or ``max_invalid_streak`` unusable answers in a row, the seat hands over to the
   baseline policy (with quieter timing) for the rest of the game, and logs that it did.
@@ -45,9 +59,12 @@ before talking). When the game ends it hands its experience to the pool, in a ta
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
+import statistics
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -55,6 +72,7 @@ from typing import Any, Literal
 
 from agent.base import Clock, Intent, Policy, SeatPort, TimerHandle, Timers
 from agent.baseline import BaselinePolicy, BaselineTiming, SeatRecord
+from agent.baseline.speech import compose as baseline_compose
 from agent.decisions import DecisionKind, DecisionLog, DecisionRecord, flush_log
 from agent.driver import PolicyPlayer
 from agent.knowledge import SeatKnowledge
@@ -70,6 +88,7 @@ from agent.memory.seatmind import SeatMind
 from agent.prompting import (
     PromptBook,
     PromptWindow,
+    ScheduleAnswer,
     TargetKind,
     clean_line,
     corrective_request,
@@ -158,6 +177,12 @@ class LLMPlayerSettings:
     max_failures: int = 3
     #: ... or this many unusable answers in a row
     max_invalid_streak: int = 8
+    #: never-mute floor: in a day's discussion a seat that has said nothing by the shadow
+    #: baseline's first line types the shadow's line; that moment is kept within these
+    #: fractions of the phase
+    floor_at: tuple[float, float] = (0.3, 0.7)
+    #: latencies remembered per kind of call (the last this many), to plan around
+    latency_window: int = 12
     scheduler_max_tokens: int = 8
     generator_max_tokens: int = 60
     target_max_tokens: int = 16
@@ -172,7 +197,13 @@ class LLMPlayerSettings:
             raise ValueError("consultation intervals must be positive")
         if not 0.0 <= self.quiet_jitter < 1.0:
             raise ValueError("quiet_jitter must be in [0, 1)")
-        for lo, hi in (self.debounce_s, self.open_delay_s, self.vote_start, self.act_start):
+        for lo, hi in (
+            self.debounce_s,
+            self.open_delay_s,
+            self.vote_start,
+            self.act_start,
+            self.floor_at,
+        ):
             if lo < 0 or hi < lo:
                 raise ValueError("ranges must be (low, high) with 0 <= low <= high")
         if self.discard_after_messages < 1 or self.max_failures < 1:
@@ -190,6 +221,8 @@ class _Draft:
     #: how many player messages the generator had seen
     seen: int
     regenerated: bool
+    #: the shadow baseline's line (its intent), typed in place of the model's
+    baseline: Intent | None = None
 
 
 @dataclass
@@ -221,6 +254,37 @@ class _Observed:
 
     def done(self, intent: Intent, error: str | None) -> None:
         self._policy.done(intent, error)
+
+
+#: calls the game waits for; everything else is background work
+CRITICAL_KINDS: tuple[DecisionKind, ...] = ("scheduler", "generator", "vote", "night_action")
+
+
+class Latencies:
+    """Wall seconds of this seat's recent calls, by kind (answered or failed: the game waited
+    either way). ``typical`` is their median, ``slow`` a high quantile; None before any."""
+
+    def __init__(self, window: int = 12) -> None:
+        self.window = max(1, window)
+        self._by_kind: dict[str, deque[float]] = {}
+
+    def add(self, kind: str, seconds: float) -> None:
+        bucket = self._by_kind.get(kind)
+        if bucket is None:
+            bucket = self._by_kind[kind] = deque(maxlen=self.window)
+        bucket.append(max(seconds, 0.0))
+
+    def _pooled(self, kinds: tuple[str, ...]) -> list[float]:
+        wanted = kinds or tuple(self._by_kind)
+        return sorted(x for k in wanted for x in self._by_kind.get(k, ()))
+
+    def typical(self, *kinds: str) -> float | None:
+        xs = self._pooled(kinds)
+        return statistics.median(xs) if xs else None
+
+    def slow(self, *kinds: str) -> float | None:
+        xs = self._pooled(kinds)
+        return xs[min(len(xs) - 1, int(0.8 * len(xs)))] if xs else None
 
 
 class LLMPlayer:
@@ -269,6 +333,15 @@ class LLMPlayer:
         self.fallback = fallback or BaselinePolicy(
             seat, name, random.Random(seed), persona=persona, timing=QUIET_BASELINE
         )
+        #: the baseline in this seat's place, with people's timing, shown every event as it
+        #: comes: it takes the decisions the model fails (see the module docstring)
+        self.shadow = BaselinePolicy(seat, name, random.Random(f"{seed}:shadow"), persona=persona)
+        #: the model's measured latency, to plan around
+        self.latency = Latencies(self.settings.latency_window)
+        self._job = ""  # what runs in the request slot (see _start)
+        self._preempted = False
+        self._floor_pending = False
+        self._cut = False  # the last call was cut off at its phase's end
         self._seen: list[Event] = []  # what the fallback is shown if the seat degrades
         self._closed = False
         self._degraded: PolicyPlayer | None = None
@@ -277,6 +350,7 @@ class LLMPlayer:
         self._task_in_port = False
         self._timers: dict[str, TimerHandle] = {}
         self._timer_ids: dict[str, int] = {}
+        self._due_at: dict[str, datetime] = {}
         self._next_timer = 0
         self._consult_wanted = False
         self._pending_since: datetime | None = None
@@ -313,6 +387,11 @@ class LLMPlayer:
         """An LLM request (and what directly follows it) is in flight."""
         return self._task is not None
 
+    async def idle(self) -> None:
+        """Wait until no LLM work is in flight (tests, benchmarks)."""
+        while (task := self._task) is not None:
+            await asyncio.wait({task})
+
     @property
     def draft(self) -> str | None:
         """The line being "typed", if any."""
@@ -325,6 +404,7 @@ class LLMPlayer:
             return
         try:
             self.record.observe(event)
+            self.shadow.observe(event)
             if self._degraded is None:
                 self._seen.append(event)
             else:
@@ -347,6 +427,8 @@ class LLMPlayer:
         elif isinstance(event, PhaseStarted):
             self._on_phase(event)
         elif isinstance(event, MessageAccepted):
+            if event.seat == self.seat:
+                self._shadow_spoke(event)
             self._on_message(event)
         elif isinstance(event, PlayerEliminated) and event.seat == self.seat:
             self._stand_down("out of the game")
@@ -442,7 +524,8 @@ class LLMPlayer:
     # --- the Asker protocol (agent.reflection) ----------------------------------------------------
 
     async def ask(self, req: LLMRequest, kind: DecisionKind) -> LLMResponse | None:
-        return await self._call(self.generator, req, kind)
+        """A background call (reflection, suspicion, lessons): sent once, never retried."""
+        return await self._call(self.generator, dataclasses.replace(req, max_attempts=1), kind)
 
     def log_call(
         self,
@@ -480,6 +563,9 @@ class LLMPlayer:
             self._new_decision("vote", event)
         elif k.acts_tonight():
             self._new_decision("night_action", event)
+        self._floor_pending = False
+        if k.phase is PhaseKind.DAY and k.room() is not None:
+            self._arm_floor(event)
         if self.reflector is not None:
             self._reflect_for = event.seq
             self._kick()
@@ -529,8 +615,13 @@ class LLMPlayer:
         self._kick()
 
     def _kick(self) -> None:
-        """Start the next piece of LLM work if the slot is free. Decisions come first."""
-        if self._closed or self._degraded is not None or self._task is not None:
+        """Start the next piece of LLM work if the slot is free. Decisions come first; a
+        background job in the slot is cancelled when a critical call is wanted."""
+        if self._closed or self._degraded is not None:
+            return
+        if self._task is not None:
+            if self._job == "background" and self._critical_wanted():
+                self._preempt()
             return
         k = self.knowledge
         if self.mind is not None and not self.mind.prepared:
@@ -543,8 +634,11 @@ class LLMPlayer:
         if self._reflect_for is not None and self.reflector is not None:
             seq, self._reflect_for = self._reflect_for, None
             if seq == k.phase_seq and self.reflector.due(k):
-                self._start(self._reflect(seq))
-                return
+                why = self._background_blocked(calls=3)
+                if why is None:
+                    self._start(self._reflect(seq), job="background")
+                    return
+                self._note(f"reflection skipped: {why}", kind="reflection")
         if self._regen is not None:
             draft, self._regen = self._regen, None
             if draft.phase_seq == k.phase_seq and self._may_talk():
@@ -558,13 +652,68 @@ class LLMPlayer:
         if not self._may_talk():
             return
         if self._last_consult is not None:
-            earliest = self._last_consult + timedelta(seconds=self.settings.min_consult_gap_s)
+            earliest = self._last_consult + timedelta(seconds=self._consult_gap())
             if self.clock.now() < earliest:
                 self._arm("consult", earliest, self._due)
                 return
         self._start(self._consult())
 
-    def _start(self, work: Coroutine[Any, Any, None]) -> None:
+    def _decision_due(self) -> bool:
+        k = self.knowledge
+        dec = self._decision
+        return dec is not None and dec.ready and not dec.model_done and dec.phase_seq == k.phase_seq
+
+    def _critical_wanted(self) -> bool:
+        """A decision or a consultation is waiting for the slot."""
+        if self._decision_due():
+            return True
+        if self._regen is not None:
+            return True
+        return self._consult_wanted and self._draft is None and self._may_talk()
+
+    def _preempt(self) -> None:
+        task = self._task
+        if task is None or self._task_in_port or self._preempted:
+            return
+        self._preempted = True
+        task.cancel()
+
+    def _game_s(self, real_s: float) -> float:
+        """``real_s`` wall seconds in game seconds at this clock's speed."""
+        per_game_second = self.clock.seconds_to_real(1.0)
+        return real_s / per_game_second if per_game_second > 0 else real_s
+
+    def _next_critical(self) -> datetime | None:
+        due = [self._due_at[n] for n in ("consult", "quiet", "decide") if n in self._due_at]
+        return min(due) if due else None
+
+    def _background_blocked(self, calls: int) -> str | None:
+        """Why background work of ``calls`` calls must not start now, or None. Without a
+        measured latency it runs (and is cancelled if a critical call comes due)."""
+        typical = self.latency.typical()
+        if typical is None:
+            return None
+        need = timedelta(seconds=self._game_s(typical * calls))
+        now = self.clock.now()
+        k = self.knowledge
+        if k.deadline is not None and now + need >= k.deadline:
+            return "it would run past the phase"
+        nxt = self._next_critical()
+        if nxt is not None and now + need > nxt:
+            return "it would delay a critical call"
+        return None
+
+    def _consult_gap(self) -> float:
+        """Game seconds between consultations: the setting, or longer when the scheduler's
+        answers take longer to come back."""
+        gap = self.settings.min_consult_gap_s
+        typical = self.latency.typical("scheduler")
+        return max(gap, self._game_s(typical)) if typical is not None else gap
+
+    def _start(self, work: Coroutine[Any, Any, None], job: str = "other") -> None:
+        #: what runs in the slot: a "background" job may be preempted
+        self._job = job
+        self._preempted = False
         self._task = asyncio.create_task(self._run(work), name=f"llm-seat-{self.seat}")
 
     async def _run(self, work: Coroutine[Any, Any, None]) -> None:
@@ -573,12 +722,19 @@ class LLMPlayer:
         except _Degrade as why:
             await self._degrade(str(why))
         except asyncio.CancelledError:
-            raise
+            if not self._preempted or self._closed:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            self._note("background work cancelled: a critical call came due", kind="reflection")
         except Exception:
             log.exception("seat %s: LLM work failed", self.seat)
         finally:
             self._task = None
             self._task_in_port = False
+            self._job = ""
+            self._preempted = False
         if not self._closed:
             self._kick()
 
@@ -611,33 +767,133 @@ class LLMPlayer:
         )
         resp = await self._call(self.scheduler, req, "scheduler")
         if resp is None:
-            self._arm_quiet()
-            return
-        answer = None if resp.finish_reason == FINISH_REFUSAL else parse_schedule(resp.text)
-        self._record_call(
-            "scheduler", req, resp, decision=f"{answer or 'invalid'} ({mode})", valid=bool(answer)
-        )
-        self._note_answer(answer is not None)
+            answer = self._baseline_schedule("the scheduler call failed")
+        else:
+            refused = resp.finish_reason == FINISH_REFUSAL
+            parsed = None if refused else parse_schedule(resp.text)
+            shown = parsed or ("refusal" if refused else "invalid")
+            self._record_call(
+                "scheduler", req, resp, decision=f"{shown} ({mode})", valid=bool(parsed)
+            )
+            self._note_answer(parsed is not None)
+            answer = parsed or self._baseline_schedule(
+                "the model refused" if refused else "the scheduler's answer was unusable"
+            )
         if answer != "send" or k.phase_seq != phase or not self._may_talk():
             self._arm_quiet()
             return
         await self._compose(phase, regenerated=False)
 
+    def _baseline_schedule(self, why: str) -> ScheduleAnswer:
+        """Send or wait as the shadow baseline would: send when it means to say a line before
+        the next consultation could come round."""
+        now = self.clock.now()
+        intent = self._shadow_plan(now)
+        horizon = now + timedelta(seconds=self._consult_gap())
+        answer: ScheduleAnswer = (
+            "send"
+            if intent is not None and intent.kind == "say" and intent.at <= horizon
+            else "wait"
+        )
+        self._note(f"{answer} (baseline)", kind="scheduler", fallback=True, error=why)
+        return answer
+
+    def _shadow_plan(self, now: datetime) -> Intent | None:
+        try:
+            return self.shadow.plan(now)
+        except Exception:  # the shadow must never take the seat down
+            log.exception("seat %s: the shadow baseline failed to plan", self.seat)
+            return None
+
+    def _baseline_line(self, now: datetime) -> tuple[str | None, Intent | None]:
+        """The shadow's line: the one it plans to say, else one composed for now."""
+        intent = self._shadow_plan(now)
+        if intent is not None and intent.kind == "say" and intent.text:
+            return intent.text, intent
+        try:
+            composed = baseline_compose(self.shadow, now)
+        except Exception:
+            log.exception("seat %s: the shadow baseline failed to compose", self.seat)
+            composed = None
+        return (composed[0], None) if composed is not None else (None, None)
+
+    def _shadow_spoke(self, event: MessageAccepted) -> None:
+        """The seat's own line was said: it stands in for the shadow's next planned line."""
+        intent = self._shadow_plan(event.t)
+        if intent is None or intent.kind != "say":
+            return
+        if (intent.text or "").casefold() == event.text.casefold():
+            return  # the shadow's very line: the shadow hears it back itself
+        try:
+            self.shadow.done(intent, None)
+        except Exception:
+            log.exception("seat %s: the shadow baseline failed to take a line", self.seat)
+
     async def _compose(self, phase: int, regenerated: bool) -> None:
         k = self.knowledge
         seen = len(k.messages)
         text = await self._generate()
+        baseline: Intent | None = None
+        if text is None and k.phase_seq == phase and self._may_talk():
+            text, baseline = self._baseline_line(self.clock.now())
+            if text is not None:
+                self._note(
+                    "baseline line",
+                    kind="generator",
+                    fallback=True,
+                    error="the model gave no usable line",
+                    text=text,
+                )
         if text is None:
             self._arm_quiet()
             return
-        draft = _Draft(text, phase, seen, regenerated)
+        draft = _Draft(text, phase, seen, regenerated, baseline)
         if k.phase_seq != phase or not self._may_talk():
             self._discard(draft, "the phase ended while writing")
             return
+        if self._draft is not None:
+            self._discard(draft, "another line is being typed")
+            return
+        self._type(draft)
+
+    def _type(self, draft: _Draft) -> None:
         s = self.settings
-        typing = min(len(text.split()) * s.seconds_per_word, s.max_typing_s)
+        typing = min(len(draft.text.split()) * s.seconds_per_word, s.max_typing_s)
         self._draft = draft
         self._arm("typing", self.clock.now() + timedelta(seconds=typing), self._finish_draft)
+
+    def _arm_floor(self, event: PhaseStarted) -> None:
+        """Never a silent day: by the shadow's first line (clamped), say something."""
+        intent = self._shadow_plan(event.t)
+        if intent is None or intent.kind != "say":
+            return  # the baseline in this seat's place would keep quiet today
+        lo, hi = self.settings.floor_at
+        start, seconds = event.t, event.seconds
+        at = min(
+            max(intent.at, start + timedelta(seconds=lo * seconds)),
+            start + timedelta(seconds=hi * seconds),
+        )
+        self._arm("floor", at, self._floor)
+
+    async def _floor(self) -> None:
+        k = self.knowledge
+        self._floor_pending = False
+        if self._closed or self._degraded is not None or k.phase_own > 0 or not self._may_talk():
+            return
+        if self._draft is not None:
+            self._floor_pending = True  # checked again once that line is posted or dropped
+            return
+        text, intent = self._baseline_line(self.clock.now())
+        if text is None:
+            return
+        self._note(
+            "baseline line",
+            kind="generator",
+            fallback=True,
+            error="silent so far this day",
+            text=text,
+        )
+        self._type(_Draft(text, k.phase_seq, len(k.messages), True, intent))
 
     async def _generate(self) -> str | None:
         """A cleaned, non-repeating line, or None (regenerated once, then dropped)."""
@@ -696,13 +952,23 @@ class LLMPlayer:
             ):
                 self._regen = draft
         else:
+            error: str | None = None
             try:
                 await self._port(lambda: self.port.say(draft.text))
             except Exception as err:
-                self._note("say refused", error=f"{type(err).__name__}: {err}", text=draft.text)
-        if not self._closed:
-            self._arm_quiet()
-            self._kick()
+                error = f"{type(err).__name__}: {err}"
+                self._note("say refused", error=error, text=draft.text)
+            if draft.baseline is not None:
+                try:
+                    self.shadow.done(draft.baseline, error)
+                except Exception:
+                    log.exception("seat %s: the shadow baseline failed to take a line", self.seat)
+        if self._closed:
+            return
+        self._arm_quiet()
+        if self._floor_pending and draft.phase_seq == self.knowledge.phase_seq:
+            await self._floor()
+        self._kick()
 
     def _stale(self, draft: _Draft) -> str | None:
         k = self.knowledge
@@ -753,6 +1019,10 @@ class LLMPlayer:
         hard = event.t + timedelta(seconds=min(s.fallback_at * seconds, seconds - margin))
         lo, hi = s.vote_start if kind == "vote" else s.act_start
         start = min(event.t + timedelta(seconds=self.rng.uniform(lo, hi) * seconds), hard)
+        slow = self.latency.slow(*CRITICAL_KINDS)
+        if slow is not None:
+            # early enough for an answer and its one corrective retry before the fallback
+            start = max(min(start, hard - timedelta(seconds=2 * self._game_s(slow))), event.t)
 
         async def ready() -> None:
             dec.ready = True
@@ -804,7 +1074,12 @@ class LLMPlayer:
         if self._closed:
             return
         if choice is None:
-            await self._fallback(dec, "the model gave no valid name")
+            why = (
+                "the model had not answered in time"
+                if self._cut
+                else "the model gave no valid name"
+            )
+            await self._fallback(dec, why)
             return
         now = self.clock.now()
         if dec.phase_seq != k.phase_seq or now >= dec.deadline - dec.margin:
@@ -883,24 +1158,52 @@ class LLMPlayer:
     async def _call(
         self, client: LLMClient, req: LLMRequest, kind: DecisionKind
     ) -> LLMResponse | None:
-        """One model call; failures are logged and counted, None returned."""
+        """One model call; failures are logged and counted, None returned.
+
+        A call made in a phase is cut off at the phase's end (its answer would be of no use);
+        background calls are also sent once. Only critical calls count towards degrading:
+        skipped background work is no sign the seat cannot play."""
         t = self.clock.now()
         started = time.monotonic()
+        critical = kind in CRITICAL_KINDS
+        k = self.knowledge
+        left: float | None = None
+        per_game_second = self.clock.seconds_to_real(1.0)
+        if k.deadline is not None and not k.over and per_game_second > 0:
+            end = k.deadline
+            dec = self._decision
+            if kind in ("vote", "night_action") and dec is not None:
+                end -= dec.margin  # a later answer could not be cast any more
+            left = max(per_game_second * (end - t).total_seconds(), 0.05)
+            if not critical:
+                req = dataclasses.replace(req, max_attempts=1, timeout_s=left)
+        self._cut = False
         try:
-            resp = await client.complete(req)
+            async with asyncio.timeout(left):
+                resp = await client.complete(req)
         except asyncio.CancelledError:
             self._record_cancelled(client, kind, req, t, started)
             raise
         except LLMBudgetExceeded as err:
             self._record_failure(client, kind, req, t, started, err)
             raise _Degrade("the token budget is spent") from err
+        except TimeoutError:
+            # not the model's failure: its answer would come too late to be of use
+            self._cut = True
+            self._record_cancelled(client, kind, req, t, started, "the phase ended")
+            self.latency.add(kind, time.monotonic() - started)
+            return None
         except LLMError as err:
             self._record_failure(client, kind, req, t, started, err)
-            self._failures += 1
-            if self._failures >= self.settings.max_failures:
-                raise _Degrade(f"{self._failures} failed LLM calls in a row") from err
+            self.latency.add(kind, time.monotonic() - started)
+            if critical:
+                self._failures += 1
+                if self._failures >= self.settings.max_failures:
+                    raise _Degrade(f"{self._failures} failed LLM calls in a row") from err
             return None
-        self._failures = 0
+        self.latency.add(kind, time.monotonic() - started)
+        if critical:
+            self._failures = 0
         return resp
 
     def _note_answer(self, valid: bool) -> None:
@@ -992,9 +1295,22 @@ class LLMPlayer:
         )
 
     def _record_cancelled(
-        self, client: LLMClient, kind: DecisionKind, req: LLMRequest, t: datetime, started: float
+        self,
+        client: LLMClient,
+        kind: DecisionKind,
+        req: LLMRequest,
+        t: datetime,
+        started: float,
+        why: str | None = None,
     ) -> None:
-        """A call cut short by the game ending: sent (and maybe billed), never answered."""
+        """A call cut short (the seat closed, its phase ended, a critical call came due):
+        sent (and maybe billed), never answered."""
+        if why is None:
+            why = (
+                "a critical call came due"
+                if self._preempted and not self._closed
+                else "the seat was closed"
+            )
         self._emit(
             DecisionRecord(
                 game_id=self.game_id,
@@ -1002,7 +1318,7 @@ class LLMPlayer:
                 kind=kind,
                 prompt=render_request(req),
                 output=None,
-                decision="cancelled: the seat was closed",
+                decision=f"cancelled: {why}",
                 fallback=False,
                 valid=False,
                 error=None,
@@ -1067,13 +1383,16 @@ class LLMPlayer:
                 return  # cancelled, or superseded after the timer library started it
             del self._timer_ids[name]
             self._timers.pop(name, None)
+            self._due_at.pop(name, None)
             await callback()
 
         now = self.clock.now()
+        self._due_at[name] = max(when, now)
         self._timers[name] = self.timers.call_at(max(when, now), fire)
 
     def _cancel(self, name: str) -> None:
         self._timer_ids.pop(name, None)
+        self._due_at.pop(name, None)
         handle = self._timers.pop(name, None)
         if handle is not None:
             handle.cancel()

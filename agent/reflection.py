@@ -48,7 +48,15 @@ from agent.knowledge import SeatKnowledge, clock_text
 from agent.llm.base import FINISH_REFUSAL, LLMRequest, LLMResponse
 from agent.memory.seatmind import SeatMind
 from agent.memory.store import MemoryItem
-from agent.prompting import PromptBook, PromptWindow, chat_block, memory_field, system_prompt
+from agent.prompting import (
+    PromptBook,
+    PromptWindow,
+    chat_block,
+    memory_field,
+    read_json,
+    system_prompt,
+    text_schema,
+)
 from agent.suspicion import parse_suspicion, suspicion_candidates, suspicion_request
 
 __all__ = [
@@ -165,17 +173,51 @@ def questions_request(
         max_tokens=max_tokens,
         temperature=0.3,
         kind="reflect_questions",
+        schema=QUESTIONS_SCHEMA,
+        schema_name="questions",
     )
 
 
 _NUMBER = re.compile(r"\d+")
+
+#: the questions step's structured answer: the picked numbers, and questions of its own
+QUESTIONS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "pick": {"type": "array", "items": {"type": "integer"}},
+        "ask": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["pick", "ask"],
+    "additionalProperties": False,
+}
+#: the answers step's structured answer: one answer a question, then the note
+ANSWERS_SCHEMA = text_schema("note", lists=("answers",))
+
+
+def _as_text(answer: dict[str, object], lines: Sequence[tuple[str, str]]) -> str:
+    """A structured answer written out in the text form the parsers read: for each
+    (key, label), ``label: value`` (one line per item of a list; ``#`` numbers them)."""
+    out: list[str] = []
+    for key, label in lines:
+        value = answer.get(key)
+        items = value if isinstance(value, list) else [value] if value is not None else []
+        for i, item in enumerate(items, start=1):
+            text = " ".join(str(item).split())
+            out.append(f"{i}. {text}" if label == "#" else f"{label}: {text}")
+    return "\n".join(out)
 
 
 def parse_questions(
     text: str, candidates: Sequence[str], pick: int, own: int
 ) -> tuple[list[str], bool]:
     """(questions to answer, whether the answer was in the asked form). Falls back to the
-    first ``pick`` candidates when no usable number is given."""
+    first ``pick`` candidates when no usable number is given. A structured answer
+    ``{"pick": [3, 9], "ask": ["..."]}`` reads as its text form."""
+    answer = read_json(text)
+    if answer is not None and ("pick" in answer or "ask" in answer):
+        picks = answer.get("pick")
+        numbers = ", ".join(str(n) for n in picks) if isinstance(picks, list) else ""
+        text = f"PICK: {numbers}\n" + _as_text(answer, [("ask", "ASK")])
     chosen: list[str] = []
     asked: list[str] = []
     ok = False
@@ -246,6 +288,8 @@ def answers_request(
         max_tokens=max_tokens,
         temperature=0.3,
         kind="reflect_answers",
+        schema=ANSWERS_SCHEMA,
+        schema_name="reflection",
     )
 
 
@@ -255,7 +299,11 @@ _NOTE = re.compile(r"^\s*\**\s*(?:note|reflection)\s*\**\s*:\s*(.*)$", re.IGNORE
 
 def parse_answers(text: str, count: int, max_chars: int = 600) -> tuple[list[str], str | None]:
     """(answers by question, the note). The note is what follows "NOTE:" (to the end); when
-    the model wrote none, the answers joined stand in; None when there is nothing at all."""
+    the model wrote none, the answers joined stand in; None when there is nothing at all.
+    A structured answer ``{"answers": [...], "note": "..."}`` reads as its text form."""
+    answer = read_json(text)
+    if answer is not None and ("answers" in answer or "note" in answer):
+        text = _as_text(answer, [("answers", "#"), ("note", "NOTE")])
     answers = [""] * count
     note_lines: list[str] | None = None
     for raw in text.splitlines():

@@ -253,4 +253,22 @@ def suspicion_request(
         max_tokens=max_tokens,
         temperature=0.3,
         kind="suspicion",
+        schema=suspicion_schema(candidates),
+        schema_name="ratings",
     )
+
+
+def suspicion_schema(candidates: Sequence[str]) -> dict[str, Any]:
+    """The structured rating: every candidate by name, a 0..1 score and why."""
+    rating = {
+        "type": "object",
+        "properties": {"score": {"type": "number"}, "why": {"type": "string"}},
+        "required": ["score", "why"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {name: rating for name in candidates},
+        "required": list(candidates),
+        "additionalProperties": False,
+    }

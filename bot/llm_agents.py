@@ -45,6 +45,7 @@ from agent.llm import (
     aclose_client,
     build_client,
 )
+from agent.llm.structured import mode_for, parse_modes
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
 from agent.memory.cache import CachedEmbedder
 from agent.memory.embeddings import Embedder, default_minilm
@@ -103,6 +104,8 @@ class LLMAgentConfig:
     llm_max_attempts: int = 3
     #: per seat per game; 0 = unlimited
     llm_token_budget: int = 200_000
+    #: structured output (``MAFIABOT_LLM_STRUCTURED``): a mode, then ``SPEC=MODE`` overrides
+    llm_structured: str = "auto"
     player: LLMPlayerSettings = field(default_factory=LLMPlayerSettings)
 
     @classmethod
@@ -116,6 +119,7 @@ class LLMAgentConfig:
             llm_timeout=settings.llm_timeout,
             llm_max_attempts=settings.llm_max_attempts,
             llm_token_budget=settings.llm_token_budget,
+            llm_structured=settings.llm_structured,
             player=player or LLMPlayerSettings(),
         )
 
@@ -138,8 +142,15 @@ def build_llm_clients(config: LLMAgentConfig) -> LLMClients:
     if not config.llm:
         raise ValueError("no LLM configured (MAFIABOT_LLM is empty)")
 
+    modes = parse_modes(config.llm_structured)
+
     def one(spec: str) -> LLMClient:
-        return build_client(spec, timeout=config.llm_timeout, max_attempts=config.llm_max_attempts)
+        return build_client(
+            spec,
+            timeout=config.llm_timeout,
+            max_attempts=config.llm_max_attempts,
+            structured=mode_for(modes, spec),
+        )
 
     backup = one(config.llm_backup) if config.llm_backup else None
     generator = one(config.llm)

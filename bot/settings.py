@@ -60,6 +60,12 @@ class Settings(BaseSettings):
     llm_max_attempts: int = Field(3, ge=1, le=10)
     #: tokens an agent seat may spend per game before degrading (0 = unlimited)
     llm_token_budget: int = Field(200_000, ge=0)
+    #: how decisions (when to talk, votes, night actions, reflection answers) are asked for:
+    #: "auto" (the provider's structured-output form, stepping down on a server that refuses
+    #: it), "json_schema", "json_object" (llama-cpp-python server), "tool" (forced tool call)
+    #: or "off" (plain text); one mode, then optional per-model overrides, e.g.
+    #: "auto,openai:smollm2=json_object"
+    llm_structured: str = "auto"
     #: what the LLM agent learns from (experience pool, strategy notes): each server's own
     #: games ("server") or every server's ("global")
     experience_scope: Literal["server", "global"] = "server"
@@ -100,6 +106,14 @@ class Settings(BaseSettings):
         if provider not in ("anthropic", "openai") or not model.strip():
             raise ValueError("must look like 'anthropic:MODEL' or 'openai:MODEL'")
         return value
+
+    @field_validator("llm_structured")
+    @classmethod
+    def _structured(cls, value: str) -> str:
+        from agent.llm.structured import parse_modes
+
+        parse_modes(value)
+        return value.strip() or "auto"
 
     @field_validator("slack_redirect_uri")
     @classmethod

@@ -15,6 +15,7 @@ from agent.llm.base import (
     FINISH_LENGTH,
     FINISH_REFUSAL,
     FINISH_STOP,
+    STRUCTURED_MODES,
     LLMBadResponse,
     LLMBudgetExceeded,
     LLMClient,
@@ -26,6 +27,7 @@ from agent.llm.base import (
     LLMTimeout,
     LLMUnavailable,
     Role,
+    StructuredMode,
     aclose_client,
 )
 from agent.llm.pricing import CostEstimate, estimate_cost
@@ -37,6 +39,7 @@ __all__ = [
     "FINISH_LENGTH",
     "FINISH_REFUSAL",
     "FINISH_STOP",
+    "STRUCTURED_MODES",
     "BudgetedClient",
     "CostEstimate",
     "FallbackClient",
@@ -54,6 +57,7 @@ __all__ = [
     "RetryPolicy",
     "Role",
     "SpecError",
+    "StructuredMode",
     "TokenBudget",
     "aclose_client",
     "build_client",

@@ -8,33 +8,45 @@ tokens ~10x cheaper and faster.  The SDK's own retries are off (`max_retries=0`)
 No sampling temperature is sent: SDK 2.x removed the parameter and the API version it
 speaks (2026-10-21) rejects `temperature`/`top_p`/`top_k` with HTTP 400.
 `LLMRequest.temperature` is therefore ignored here.
+
+A request with a `schema` is asked as a forced tool call (`tools` with the schema as
+`input_schema`, `tool_choice` naming it): the answer is the tool call's input, returned as
+JSON text. Structured mode "off" sends plain text; any other mode means the tool call.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import os
 import time
 
 import anthropic
-from anthropic.types import Message, MessageParam, TextBlock, TextBlockParam
+from anthropic.types import Message, MessageParam, TextBlock, TextBlockParam, ToolUseBlock
 
 from agent.llm.base import (
     LLMBadResponse,
     LLMConfigError,
+    LLMError,
     LLMRequest,
     LLMResponse,
+    StructuredMode,
     approx_tokens,
     normalise_finish_reason,
 )
 from agent.llm.pricing import estimate_cost
 from agent.llm.retry import RetryPolicy, run_with_retries, sdk_errors
+from agent.llm.structured import FormPicker, is_form_refused, policy_for, schema_json
 
 log = logging.getLogger(__name__)
 
 
 #: Sent as the key to a keyless Anthropic-compatible proxy; never a real secret.
 PLACEHOLDER_API_KEY = "sk-ant-no-key-required"
+#: a forced tool call needs room for its input, whatever the plain-text cap was
+TOOL_MIN_TOKENS = 64
+_TOOL_DESCRIPTION = "Give your answer by calling this tool."
 
 
 def _make_sdk_client(
@@ -78,6 +90,7 @@ class AnthropicClient:
         max_attempts: int = 3,
         policy: RetryPolicy | None = None,
         sdk_client: anthropic.AsyncAnthropic | None = None,
+        structured: StructuredMode = "auto",
     ) -> None:
         if not model:
             raise ValueError("an Anthropic model name is required")
@@ -87,13 +100,40 @@ class AnthropicClient:
         if sdk_client is None:
             sdk_client = _make_sdk_client(api_key, base_url, self.policy.timeout_s)
         self._sdk = sdk_client
+        # the Messages API's one structured form is the forced tool call
+        self.forms = FormPicker(
+            "auto" if structured == "auto" else "off" if structured == "off" else "tool",
+            ("tool", "off"),
+            self.name,
+        )
 
     async def complete(self, req: LLMRequest) -> LLMResponse:
         started = time.monotonic()
-        message, attempts = await run_with_retries(
-            lambda: self._attempt(req), self.policy, label=f"{self.name} [{req.kind}]"
-        )
-        return self._to_response(req, message, attempts, time.monotonic() - started)
+        policy = policy_for(req, self.policy)
+        label = f"{self.name} [{req.kind}]"
+        forms = self.forms.forms if req.schema is not None else ("off",)
+        first: LLMError | None = None
+        spent = 0
+        for i, form in enumerate(forms):
+            try:
+                message, attempts = await run_with_retries(
+                    functools.partial(self._attempt, req, form), policy, label=label
+                )
+            except LLMError as err:
+                spent += err.attempts
+                if is_form_refused(err) and i + 1 < len(forms):
+                    first = first or err
+                    log.info("%s: %s refused (%s); trying %s", label, form, err, forms[i + 1])
+                    continue
+                failed = first if first is not None and is_form_refused(err) else err
+                failed.attempts = spent
+                raise failed from (err if failed is not err else None)
+            if req.schema is not None:
+                self.forms.accepted(form)
+            return self._to_response(
+                req, message, spent + attempts, time.monotonic() - started, form
+            )
+        raise AssertionError("unreachable: forms is never empty")
 
     async def aclose(self) -> None:
         await self._sdk.close()
@@ -112,16 +152,29 @@ class AnthropicClient:
                 messages.append({"role": "assistant", "content": content})
         return system, messages
 
-    async def _attempt(self, req: LLMRequest) -> Message:
+    async def _attempt(self, req: LLMRequest, form: str = "off") -> Message:
         system, messages = self._build_params(req)
+        tool = req.schema is not None and form == "tool"
         with sdk_errors(anthropic, anthropic.AnthropicError, self.name):
             message = await self._sdk.messages.create(
                 model=self.model,
-                max_tokens=req.max_tokens,
+                max_tokens=max(req.max_tokens, TOOL_MIN_TOKENS) if tool else req.max_tokens,
                 system=system if system else anthropic.omit,
                 messages=messages,
                 stop_sequences=list(req.stop) if req.stop else anthropic.omit,
-                timeout=self.policy.timeout_s,
+                tools=(
+                    [
+                        {
+                            "name": req.schema_name,
+                            "description": _TOOL_DESCRIPTION,
+                            "input_schema": schema_json(req.schema or {}),
+                        }
+                    ]
+                    if tool
+                    else anthropic.omit
+                ),
+                tool_choice=({"type": "tool", "name": req.schema_name} if tool else anthropic.omit),
+                timeout=policy_for(req, self.policy).timeout_s,
             )
         if not isinstance(message, Message):
             raise LLMBadResponse(f"{self.name}: expected a message, got {type(message).__name__}")
@@ -140,9 +193,13 @@ class AnthropicClient:
                 raise LLMBadResponse(f"{self.name}: text block without text")
 
     def _to_response(
-        self, req: LLMRequest, message: Message, attempts: int, latency_s: float
+        self, req: LLMRequest, message: Message, attempts: int, latency_s: float, form: str = "off"
     ) -> LLMResponse:
-        text = "".join(block.text for block in message.content if isinstance(block, TextBlock))
+        used = next((b for b in message.content if isinstance(b, ToolUseBlock)), None)
+        if form == "tool" and used is not None:
+            text = json.dumps(used.input)
+        else:
+            text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
         model = getattr(message, "model", None) or self.model
         usage = getattr(message, "usage", None)
         fresh = getattr(usage, "input_tokens", None)
@@ -173,4 +230,5 @@ class AnthropicClient:
             cost_usd=cost.usd,
             cost_known=cost.known,
             backend=self.name,
+            structured="" if form == "off" else form,
         )

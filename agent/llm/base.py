@@ -7,10 +7,20 @@ callers never import a vendor SDK to decide whether to degrade to the offline ba
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 Role = Literal["user", "assistant"]
+
+#: How a backend asks for an answer that fits `LLMRequest.schema` (see agent.llm.structured):
+#: "auto" picks the provider's form and steps down on a server that refuses it; "json_schema"
+#: is OpenAI's `response_format` (also llama-server, vLLM, Ollama); "json_object" the
+#: `{"type": "json_object", "schema": ...}` form of the llama-cpp-python server; "tool" a
+#: forced tool call (Anthropic; OpenAI-style `tools` + `tool_choice` elsewhere); "off" plain
+#: text, read by the tolerant text parsers.
+StructuredMode = Literal["auto", "json_schema", "json_object", "tool", "off"]
+STRUCTURED_MODES: tuple[StructuredMode, ...] = ("auto", "json_schema", "json_object", "tool", "off")
 
 #: Normalised `LLMResponse.finish_reason` values.  Providers use different words for the
 #: same outcome (Anthropic "end_turn"/"stop_sequence", OpenAI "stop"); callers only need
@@ -36,6 +46,15 @@ class LLMRequest:
     temperature: float | None = None
     stop: list[str] | None = None
     kind: str = "generic"
+    #: JSON schema (an object) the answer must fit, or None for free text. Backends with a
+    #: structured-output form ask for it and return the JSON as `LLMResponse.text`.
+    schema: Mapping[str, Any] | None = None
+    #: the schema's (or forced tool's) name on the wire: letters, digits, _ and -
+    schema_name: str = "answer"
+    #: overrides of the backend's retry policy for this one call: background calls are sent
+    #: once, with a deadline that ends with their phase
+    max_attempts: int | None = None
+    timeout_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.max_tokens <= 0:
@@ -47,6 +66,10 @@ class LLMRequest:
                 raise ValueError(f"message role must be 'user' or 'assistant', got {role!r}")
         if self.temperature is not None and not 0.0 <= self.temperature <= 2.0:
             raise ValueError(f"temperature must be within [0, 2], got {self.temperature}")
+        if self.max_attempts is not None and self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, got {self.timeout_s}")
 
 
 @dataclass(frozen=True)
@@ -72,6 +95,9 @@ class LLMResponse:
     cost_usd: float
     cost_known: bool = True
     backend: str = ""
+    #: the structured-output form the answer was asked in ("json_schema", "json_object",
+    #: "tool"), "" for plain text: then `text` is the answer's JSON
+    structured: str = ""
 
     @property
     def total_tokens(self) -> int:
@@ -178,7 +204,7 @@ def normalise_finish_reason(raw: str | None) -> str:
     """Fold provider-specific stop reasons into FINISH_* (unknown ones pass through)."""
     if raw is None or raw == "":
         return "unknown"
-    if raw in ("end_turn", "stop_sequence", "stop", "eos"):
+    if raw in ("end_turn", "stop_sequence", "stop", "eos", "tool_use", "tool_calls"):
         return FINISH_STOP
     if raw in ("max_tokens", "length", "model_context_window_exceeded"):
         return FINISH_LENGTH

@@ -6,14 +6,21 @@ one is all it takes.  Those servers usually need no key, so a placeholder is sup
 base URL is set and no key is.  The system prompt is the first message, unchanged between
 calls, which is what OpenAI's automatic prefix caching keys on.  The SDK's own retries are
 off (`max_retries=0`); `agent.llm.retry` decides.
+
+A request with a `schema` asks for structured output (see `agent.llm.structured`): on OpenAI
+itself `response_format` `json_schema` (strict); on other servers "auto" tries `json_schema`
+(llama-server, vLLM, Ollama, LM Studio), then `{"type": "json_object", "schema": ...}` (the
+llama-cpp-python server, which refuses `json_schema`), then plain text. "tool" sends the schema
+as a function the model is forced to call (`tools` + `tool_choice`).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
-from typing import Literal
+from typing import Any, Literal
 
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
@@ -22,13 +29,16 @@ from agent.llm.base import (
     FINISH_REFUSAL,
     LLMBadResponse,
     LLMConfigError,
+    LLMError,
     LLMRequest,
     LLMResponse,
+    StructuredMode,
     approx_tokens,
     normalise_finish_reason,
 )
 from agent.llm.pricing import estimate_cost
 from agent.llm.retry import RetryPolicy, run_with_retries, sdk_errors
+from agent.llm.structured import FormPicker, is_form_refused, policy_for, schema_json
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +48,9 @@ MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 PLACEHOLDER_API_KEY = "sk-no-key-required"
 
 _OPENAI_HOST = "api.openai.com"
+#: a JSON answer needs room for its braces and key, whatever the plain-text cap was
+STRUCTURED_MIN_TOKENS = 32
+_TOOL_DESCRIPTION = "Give your answer by calling this function."
 # Reasoning models accept only the default temperature and reject other values with 400.
 _FIXED_TEMPERATURE_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
@@ -67,6 +80,7 @@ class OpenAIClient:
         policy: RetryPolicy | None = None,
         max_tokens_param: MaxTokensParam | None = None,
         sdk_client: openai.AsyncOpenAI | None = None,
+        structured: StructuredMode = "auto",
     ) -> None:
         if not model:
             raise ValueError("an OpenAI model name is required")
@@ -94,13 +108,37 @@ class OpenAIClient:
             is_openai = self._sdk.base_url.host == _OPENAI_HOST
             max_tokens_param = "max_completion_tokens" if is_openai else "max_tokens"
         self.max_tokens_param: MaxTokensParam = max_tokens_param
+        is_openai = self._sdk.base_url.host == _OPENAI_HOST
+        auto = ("json_schema", "off") if is_openai else ("json_schema", "json_object", "off")
+        self.forms = FormPicker(structured, auto, self.name)
 
     async def complete(self, req: LLMRequest) -> LLMResponse:
         started = time.monotonic()
-        completion, attempts = await run_with_retries(
-            lambda: self._attempt(req), self.policy, label=f"{self.name} [{req.kind}]"
-        )
-        return self._to_response(req, completion, attempts, time.monotonic() - started)
+        policy = policy_for(req, self.policy)
+        label = f"{self.name} [{req.kind}]"
+        forms = self.forms.forms if req.schema is not None else ("off",)
+        first: LLMError | None = None
+        spent = 0
+        for i, form in enumerate(forms):
+            try:
+                completion, attempts = await run_with_retries(
+                    functools.partial(self._attempt, req, form), policy, label=label
+                )
+            except LLMError as err:
+                spent += err.attempts
+                if is_form_refused(err) and i + 1 < len(forms):
+                    first = first or err
+                    log.info("%s: %s refused (%s); trying %s", label, form, err, forms[i + 1])
+                    continue
+                failed = first if first is not None and is_form_refused(err) else err
+                failed.attempts = spent
+                raise failed from (err if failed is not err else None)
+            if req.schema is not None:
+                self.forms.accepted(form)
+            return self._to_response(
+                req, completion, spent + attempts, time.monotonic() - started, form
+            )
+        raise AssertionError("unreachable: forms is never empty")
 
     async def aclose(self) -> None:
         await self._sdk.close()
@@ -116,22 +154,43 @@ class OpenAIClient:
                 messages.append({"role": "assistant", "content": content})
         return messages
 
-    async def _attempt(self, req: LLMRequest) -> ChatCompletion:
+    def _structured_params(self, req: LLMRequest, form: str) -> dict[str, Any]:
+        if req.schema is None or form == "off":
+            return {}
+        schema = schema_json(req.schema)
+        if form == "json_schema":
+            return {
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": req.schema_name, "schema": schema, "strict": True},
+                }
+            }
+        if form == "json_object":
+            return {"response_format": {"type": "json_object", "schema": schema}}
+        function = {"name": req.schema_name, "description": _TOOL_DESCRIPTION, "parameters": schema}
+        return {
+            "tools": [{"type": "function", "function": function}],
+            "tool_choice": {"type": "function", "function": {"name": req.schema_name}},
+        }
+
+    async def _attempt(self, req: LLMRequest, form: str = "off") -> ChatCompletion:
         messages = self._build_messages(req)
         send_temperature = req.temperature is not None and _accepts_temperature(self.model)
+        extra = self._structured_params(req, form)
+        cap = max(req.max_tokens, STRUCTURED_MIN_TOKENS) if extra else req.max_tokens
+        timeout = policy_for(req, self.policy).timeout_s
         with sdk_errors(openai, openai.OpenAIError, self.name):
             completion = await self._sdk.chat.completions.create(
                 model=self.model,
                 messages=messages,
-                max_tokens=req.max_tokens if self.max_tokens_param == "max_tokens" else openai.omit,
+                max_tokens=cap if self.max_tokens_param == "max_tokens" else openai.omit,
                 max_completion_tokens=(
-                    req.max_tokens
-                    if self.max_tokens_param == "max_completion_tokens"
-                    else openai.omit
+                    cap if self.max_tokens_param == "max_completion_tokens" else openai.omit
                 ),
                 temperature=req.temperature if send_temperature else openai.omit,
                 stop=list(req.stop) if req.stop else openai.omit,
-                timeout=self.policy.timeout_s,
+                timeout=timeout,
+                **extra,
             )
         if not isinstance(completion, ChatCompletion):
             raise LLMBadResponse(
@@ -154,13 +213,21 @@ class OpenAIClient:
             raise LLMBadResponse(f"{self.name}: message content is not text")
 
     def _to_response(
-        self, req: LLMRequest, completion: ChatCompletion, attempts: int, latency_s: float
+        self,
+        req: LLMRequest,
+        completion: ChatCompletion,
+        attempts: int,
+        latency_s: float,
+        form: str = "off",
     ) -> LLMResponse:
         choice = completion.choices[0]
         content = getattr(choice.message, "content", None)
         refusal = getattr(choice.message, "refusal", None)
         finish_reason = normalise_finish_reason(getattr(choice, "finish_reason", None))
-        if content:
+        arguments = _tool_arguments(choice.message) if form == "tool" else None
+        if arguments is not None:
+            text = arguments
+        elif content:
             text = content
         elif isinstance(refusal, str) and refusal:
             # A refusal is an answer, not a failure: surface it as text, flagged.
@@ -196,4 +263,15 @@ class OpenAIClient:
             cost_usd=cost.usd,
             cost_known=cost.known,
             backend=self.name,
+            structured="" if form == "off" else form,
         )
+
+
+def _tool_arguments(message: object) -> str | None:
+    """The arguments (JSON text) of the first function call in ``message``, if any."""
+    calls = getattr(message, "tool_calls", None)
+    if not isinstance(calls, list) or not calls:
+        return None
+    function = getattr(calls[0], "function", None)
+    arguments = getattr(function, "arguments", None)
+    return arguments if isinstance(arguments, str) else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from agent.llm.base import LLMClient, LLMConfigError
+from agent.llm.base import LLMClient, LLMConfigError, StructuredMode
 
 Provider = Literal["anthropic", "openai"]
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
@@ -55,9 +55,11 @@ def build_client(
     max_attempts: int = 3,
     api_key: str | None = None,
     base_url: str | None = None,
+    structured: StructuredMode = "auto",
 ) -> LLMClient:
     """Build the backend for `spec`.  `api_key`/`base_url` override the provider's own
-    environment variables, which are used otherwise.  SDK imports are deferred so that
+    environment variables, which are used otherwise; `structured` picks how answers with a
+    schema are asked for (see `agent.llm.structured`).  SDK imports are deferred so that
     code which never talks to a provider does not pay for importing both SDKs."""
     parsed = spec if isinstance(spec, ModelSpec) else parse_spec(spec)
     if parsed.provider == "anthropic":
@@ -69,6 +71,7 @@ def build_client(
             base_url=base_url,
             timeout=timeout,
             max_attempts=max_attempts,
+            structured=structured,
         )
     from agent.llm.openai_backend import OpenAIClient
 
@@ -78,4 +81,5 @@ def build_client(
         base_url=base_url,
         timeout=timeout,
         max_attempts=max_attempts,
+        structured=structured,
     )

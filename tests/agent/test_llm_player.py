@@ -22,7 +22,14 @@ from agent.llm_player import LLMPlayer, LLMPlayerSettings
 from games import GameConfig, apply, new_game
 from games.actions import Action, NightAct, Say, Tick, Vote
 from games.errors import RuleError
-from games.events import Event, MessageAccepted, NightActionRecorded, VoteCast, visible
+from games.events import (
+    Event,
+    MessageAccepted,
+    NightActionRecorded,
+    PhaseStarted,
+    VoteCast,
+    visible,
+)
 from games.names import resolve_name
 from games.state import PhaseKind
 
@@ -380,13 +387,34 @@ async def test_a_steady_stream_cannot_postpone_consultation_forever() -> None:
     assert len(llm.of("scheduler")) > first
 
 
-async def test_scheduler_prose_is_invalid_and_means_wait() -> None:
-    llm = StubLLM(scheduler="Sure! I think I should <send> a message now.")
+async def test_scheduler_prose_is_invalid_and_the_baseline_decides() -> None:
+    """An unusable scheduler answer is logged invalid; send/wait is then the shadow
+    baseline's call (logged as a fallback), not a silent "wait"."""
+    llm = StubLLM(scheduler="Sure! I think I should <send> a message now.", generator="hm ok")
     table, _, log = make_table(llm)
     await table.advance(2)
-    assert llm.of("generator") == [] and table.said(0) == []
-    (rec,) = [r for r in log.records if r.kind == "scheduler"]
-    assert not rec.valid and rec.decision is not None and rec.decision.startswith("invalid")
+    model, fallback = [r for r in log.records if r.kind == "scheduler"]
+    assert not model.valid and model.decision is not None and model.decision.startswith("invalid")
+    assert fallback.fallback and not fallback.called
+    assert fallback.decision in ("send (baseline)", "wait (baseline)")
+    # what the shadow planned decides it: a line due before the next consultation is "send"
+    assert (fallback.decision == "send (baseline)") == (len(llm.of("generator")) == 1)
+    assert summarize(log.records).fallbacks_by_kind == {"scheduler": 1}
+
+
+async def test_a_failing_scheduler_still_lets_the_seat_talk() -> None:
+    """Every scheduler call fails (the seat is not allowed to degrade here): the shadow's
+    send/wait stands in for each, and the seat speaks in the day."""
+    llm = StubLLM(
+        scheduler=lambda _req: LLMUnavailable("HTTP 503"), generator="who wants to start then"
+    )
+    patient = dataclasses.replace(QUICK, max_failures=1000)
+    table, player, log = make_table(llm, settings=patient)
+    await table.advance(55)
+    assert not player.degraded
+    assert table.said(0)  # the shadow's send, or its line at the never-mute floor
+    falls = [r for r in log.records if r.kind == "scheduler" and r.fallback]
+    assert falls and all(r.error == "the scheduler call failed" for r in falls)
 
 
 @pytest.mark.parametrize(
@@ -440,7 +468,7 @@ async def test_regenerate_policy_writes_a_fresh_line_once() -> None:
     assert len(llm.of("scheduler")) >= 1
 
 
-async def test_repeats_are_regenerated_once_then_dropped() -> None:
+async def test_repeats_are_regenerated_once_then_the_baseline_line_is_typed() -> None:
     llm = StubLLM(scheduler="<send>", generator="i think blake is mafia")
     table, _, log = make_table(llm)
     await table.advance(1.5)
@@ -449,11 +477,15 @@ async def test_repeats_are_regenerated_once_then_dropped() -> None:
     llm.answers["generator"] = "I think Blake is mafia!!"
     table.say(2, "why me")
     await table.advance(30)
-    assert [e.text for e in table.said(0)] == ["i think blake is mafia"]
     repeats = [r for r in log.records if (r.decision or "").startswith("repeat")]
     assert len(repeats) >= 2
     # the second try was told what was wrong
     assert "too close to something you already said" in user_text(llm.of("generator")[2])
+    # then the shadow baseline's line, logged as a fallback, not the repeat and not silence
+    said = [e.text for e in table.said(0)]
+    assert said[0] == "i think blake is mafia" and "I think Blake is mafia!!" not in said
+    lines = [r for r in log.records if r.kind == "generator" and r.fallback]
+    assert lines and lines[0].decision == "baseline line" and lines[0].output == said[1]
 
 
 async def test_generated_lines_are_cleaned() -> None:
@@ -463,13 +495,16 @@ async def test_generated_lines_are_cleaned() -> None:
     assert [e.text for e in table.said(0)] == ["ok who voted blake"]
 
 
-async def test_refusal_is_not_posted() -> None:
+async def test_refusal_is_not_posted_the_baseline_line_is() -> None:
     refusal = LLMResponse("I'm sorry, I can't do that.", "stub", 1, 1, 0, 0.0, "refusal", 1, 0.0)
     llm = StubLLM(scheduler="<send>", generator=lambda _req: refusal)
     table, _, log = make_table(llm)
     await table.advance(12)
-    assert table.said(0) == []
-    assert [r.decision for r in log.records if r.kind == "generator"] == ["refusal", "refusal"]
+    said = [e.text for e in table.said(0)]
+    assert len(said) == 1 and "sorry" not in said[0].casefold()
+    generator = [r for r in log.records if r.kind == "generator"]
+    assert [r.decision for r in generator] == ["refusal", "refusal", "baseline line"]
+    assert generator[-1].fallback and generator[-1].output == said[0]
 
 
 async def test_the_rate_instruction_follows_the_share() -> None:
@@ -721,3 +756,135 @@ async def test_an_own_vote_it_did_not_make_now_settles_the_decision() -> None:
     assert [v.target_name for v in table.votes_by(0)] == ["Eden"]
     assert llm.of("vote") == []
     assert not [r for r in log.records if r.kind == "vote"]
+
+
+# --- never mute --------------------------------------------------------------------------------
+
+
+async def days_spoken(table: Table, seat: int, limit: float = 900) -> list[tuple[int, int]]:
+    """Play on (other seats silent) until the game ends or ``seat`` is out; then, for every
+    day's discussion the seat was alive through, (day number, its lines that day)."""
+    for _ in range(int(limit)):
+        if table.state.over or not table.state.seats[seat].alive:
+            break
+        await table.advance(1)
+    days: dict[int, int] = {}
+    for e in table.events:
+        if isinstance(e, PhaseStarted) and e.phase == PhaseKind.DAY.value:
+            days[e.seq] = 0
+    for line in table.said(seat):
+        if line.phase_seq in days:
+            days[line.phase_seq] += 1
+    finished = {
+        e.seq
+        for e in table.events
+        if isinstance(e, PhaseStarted) and e.phase == PhaseKind.VOTE.value
+    }
+    return [(seq, n) for seq, n in sorted(days.items()) if seq + 1 in finished]
+
+
+async def test_a_model_that_always_waits_still_speaks_every_day() -> None:
+    """Valid answers, but always "<wait>": the seat still speaks each day, typing the shadow
+    baseline's line at the never-mute floor (logged as a fallback)."""
+    llm = StubLLM(scheduler="<wait>")
+    table, player, log = make_table(llm)
+    days = await days_spoken(table, 0)
+    assert days and all(n >= 1 for _, n in days), days
+    floors = [r for r in log.records if r.error == "silent so far this day"]
+    assert len(floors) >= len(days) and all(r.fallback and r.kind == "generator" for r in floors)
+    assert not player.degraded
+    assert table.refused == []
+
+
+async def test_a_model_that_never_answers_still_speaks_and_votes_every_day() -> None:
+    """Every call hangs: the seat speaks each day (floor) and votes legally (fallback) before
+    every deadline; nothing failed, so it never degrades."""
+    llm = StubLLM()
+    for kind in ("scheduler", "generator", "vote", "night_action"):
+        llm.hold(kind)
+    table, player, log = make_table(llm)
+    days = await days_spoken(table, 0)
+    assert days and all(n >= 1 for _, n in days), days
+    votes = table.votes_by(0)
+    assert len(votes) >= len(days)
+    assert all(r.fallback for r in log.records if r.kind == "vote")
+    assert table.refused == []
+    await player.close()
+
+
+# --- planning around a slow model ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("latency", "asked_at"), [(None, 63.0), (10.0, 63.0), (11.0, 62.0), (15.0, 60.0)]
+)
+async def test_a_slow_model_is_asked_for_the_vote_at_once(
+    latency: float | None, asked_at: float
+) -> None:
+    """The vote is asked at 10% of the phase (3 s) unless an answer and its corrective retry,
+    at the measured latency, would not both be back by the fallback (24 s): then earlier, at
+    the phase's opening at the latest."""
+    llm = StubLLM(vote=lambda req: options_of(req)[0])
+    table, player, log = make_table(llm)
+    await table.advance(30)
+    if latency is not None:
+        for _ in range(3):
+            player.latency.add("vote", latency)
+    await table.until_phase(PhaseKind.VOTE)
+    await table.advance(4)
+    (asked,) = [r for r in log.records if r.kind == "vote" and r.called]
+    assert (asked.t - T0).total_seconds() == pytest.approx(asked_at)
+
+
+async def test_the_scheduler_is_not_asked_more_often_than_it_answers() -> None:
+    llm = StubLLM(scheduler="<wait>")
+    table, player, log = make_table(llm)
+    for _ in range(3):
+        player.latency.add("scheduler", 15.0)
+    for i in range(40):  # a busy chat: every message would call for a consultation
+        table.say(1 + i % 3, f"chatter {i}")
+        await table.advance(1)
+    times = [r.t for r in log.records if r.kind == "scheduler" and r.called]
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(times)]
+    assert gaps and min(gaps) >= 15.0
+
+
+async def test_background_work_that_would_run_past_its_phase_is_skipped() -> None:
+    from agent.memory import HashingEmbedder
+    from agent.memory.seatmind import SeatMind
+
+    llm = StubLLM()
+    table = Table(GameConfig(deal=DEAL, roles=ROLES, day_seconds=60, vote_seconds=30))
+    log = InMemoryDecisionLog()
+    import random
+
+    player = LLMPlayer(
+        seat=0,
+        name=NAMES[0],
+        persona="You are calm.",
+        port=table.port(0),
+        clock=table.clock,
+        timers=table.timers,
+        generator=llm,
+        scheduler=llm,
+        decisions=log,
+        rng=random.Random(1),
+        settings=QUICK,
+        game_id="g-test",
+        mind=SeatMind(0, HashingEmbedder(64)),
+    )
+    table.players[0] = player
+    for _ in range(3):
+        player.latency.add("scheduler", 25.0)  # three reflection calls: 75 s > 60 s
+    table.say(4, "i'm the detective. checked blake, blake is mafia")
+    for _ in range(400):
+        await table.settle()
+        if not player.busy and player.mind is not None and player.mind.prepared:
+            break
+        await asyncio.sleep(0.005)
+    await table.advance(0.5)
+    await player.idle()
+    assert not llm.of("reflect_questions")
+    skipped = [r for r in log.records if (r.decision or "").startswith("reflection skipped")]
+    assert skipped and "past the phase" in (skipped[0].decision or "")
+    await player.close()

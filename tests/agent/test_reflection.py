@@ -184,8 +184,11 @@ async def test_an_unreadable_rating_falls_back_to_the_heuristic() -> None:
     table.say(4, "blake is sus")
     await until(table, player, PhaseKind.VOTE)
     await run(table, player, 3)
-    (rec,) = [r for r in log.records if r.kind == "suspicion"]
-    assert rec.fallback and not rec.valid and rec.prompt
+    # one rating a reflection: the day's, and the vote's when the day brought news (the seat's
+    # own line included)
+    records = [r for r in log.records if r.kind == "suspicion"]
+    assert 1 <= len(records) <= 2
+    assert all(rec.fallback and not rec.valid and rec.prompt for rec in records)
     alive_others = {n for i, n in enumerate(NAMES) if i != 0}
     assert set(mind.suspicion.scores) == alive_others
     assert {s.source for s in mind.suspicion.scores.values()} == {"heuristic"}
@@ -332,3 +335,78 @@ async def test_scheduler_prompts_with_memory_stay_small_and_flat() -> None:
         sizes[n] = estimate_tokens(req.system + req.messages[0][1])
     assert sizes[1000] <= 2000
     assert abs(sizes[1000] - sizes[40]) <= 0.1 * sizes[40]
+
+
+# --- background work gives way ----------------------------------------------------------------
+
+
+async def test_a_critical_call_cancels_the_reflection_in_the_slot() -> None:
+    """Reflection is background work: when a consultation comes due while
+    a reflection call hangs, the reflection is cancelled (logged) and the scheduler asked at
+    once, instead of the seat waiting on its own thoughts."""
+    llm = thinking_llm()
+    llm.hold("reflect_questions")
+    table, player, log, _ = table_with_mind(llm)
+    table.say(4, "i'm the detective. checked blake, blake is mafia")
+    for _ in range(400):  # the memory loads in a worker thread, then the reflection starts
+        await table.settle()
+        if llm.of("reflect_questions"):
+            break
+        await asyncio.sleep(0.005)
+    assert llm.of("reflect_questions") and llm.in_flight == 1
+    await table.advance(2.0)  # the consultation (2 s of debounce after the line) comes due
+    await idle(table, player)
+    assert len(llm.of("scheduler")) == 1
+    assert llm.in_flight == 0
+    cancelled = [r for r in log.records if r.decision == "cancelled: a critical call came due"]
+    assert len(cancelled) == 1 and cancelled[0].kind == "reflection"
+    notes = [r for r in log.records if (r.decision or "").startswith("background work cancelled")]
+    assert len(notes) == 1
+    assert not player.degraded
+
+
+# --- structured answers read like their text forms ---------------------------------------------
+
+
+def test_structured_reflection_answers_parse_like_text() -> None:
+    from agent.experience import parse_lessons, parse_strategy, parse_suggestion
+
+    candidates = questions_for("bystander", "bystanders")
+    chosen, ok = parse_questions(
+        '{"pick": [3, 9], "ask": ["Who said they are the detective"]}', candidates, 2, 1
+    )
+    assert ok and chosen == [candidates[2], candidates[8], "Who said they are the detective?"]
+    answers, note = parse_answers(
+        '{"answers": ["Day one.", "Drew says detective."], "note": "' + NOTE + '"}', 2
+    )
+    assert answers == ["Day one.", "Drew says detective."] and note == NOTE
+    assert parse_lessons('{"lessons": ["Vote with the claimed detective early", "x"]}') == [
+        "Vote with the claimed detective early"
+    ]
+    assert parse_suggestion('{"advice": "Ask the quiet ones first"}') == (
+        "Ask the quiet ones first"
+    )
+    assert parse_strategy('{"note": "Push for a claim on day one."}') == (
+        "Push for a claim on day one."
+    )
+    # and a structured rating is the JSON the tolerant parser already read
+    rated = parse_suspicion('{"Blake": {"score": 0.8, "why": "dodges"}}', ["Blake", "Casey"])
+    assert rated == {"Blake": (0.8, "dodges")}
+
+
+async def test_reflection_requests_carry_schemas() -> None:
+    llm = thinking_llm()
+    table, player, _, _ = table_with_mind(llm)
+    table.say(4, "i'm the detective. checked blake, blake is mafia")
+    await run(table, player, 3)
+    kinds = {r.kind: r for r in llm.requests}
+    assert kinds["reflect_questions"].schema is not None
+    assert kinds["reflect_answers"].schema is not None
+    suspicion = kinds["suspicion"].schema
+    assert suspicion is not None and "Blake" in suspicion["properties"]
+    # background work is sent once: no retries
+    assert all(
+        r.max_attempts == 1
+        for r in llm.requests
+        if r.kind in ("reflect_questions", "reflect_answers", "suspicion")
+    )

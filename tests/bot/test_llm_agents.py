@@ -20,13 +20,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, select
 
 from agent.base import Player
 from agent.decisions import DecisionRecord, InMemoryDecisionLog, summarize
 from agent.llm.anthropic_backend import AnthropicClient
-from agent.llm.base import LLMClient
+from agent.llm.base import LLMClient, StructuredMode
 from agent.llm.openai_backend import OpenAIClient
 from agent.llm.retry import RetryPolicy
 from agent.llm.wrappers import BudgetedClient, FallbackClient
@@ -169,15 +170,25 @@ class Table:
 # --- playing -----------------------------------------------------------------------------------
 
 
-def clients_for(provider: str, server: FakeLLMServer) -> LLMClients:
+def clients_for(
+    provider: str, server: FakeLLMServer, structured: StructuredMode = "auto"
+) -> LLMClients:
     client: LLMClient
     if provider == "anthropic":
         client = AnthropicClient(
-            MODELS[provider], api_key="test", base_url=server.base_url, policy=FAST
+            MODELS[provider],
+            api_key="test",
+            base_url=server.base_url,
+            policy=FAST,
+            structured=structured,
         )
     else:
         client = OpenAIClient(
-            MODELS[provider], api_key="test", base_url=server.base_url, policy=FAST
+            MODELS[provider],
+            api_key="test",
+            base_url=server.base_url,
+            policy=FAST,
+            structured=structured,
         )
     return LLMClients(client, client)
 
@@ -376,6 +387,34 @@ def test_clients_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     assert one.scheduler is one.generator
 
 
+def test_structured_output_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MAFIABOT_LLM_STRUCTURED: one mode for every model, then per-model overrides; a bad
+    value fails at start-up with the variable's name."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv("MAFIABOT_LLM_STRUCTURED", "off, openai:smollm2=json_object")
+    settings = Settings(
+        llm="openai:smollm2",
+        scheduler_llm="anthropic:claude-haiku-4-5",
+        _env_file=None,  # type: ignore[call-arg]
+    )
+    clients = build_llm_clients(LLMAgentConfig.from_settings(settings))
+    assert isinstance(clients.generator, OpenAIClient)
+    assert isinstance(clients.scheduler, AnthropicClient)
+    assert clients.generator.forms.forms == ("json_object",)
+    assert clients.scheduler.forms.forms == ("off",)
+    hosted = build_llm_clients(LLMAgentConfig(llm="openai:gpt-4o-mini")).generator
+    assert isinstance(hosted, OpenAIClient)  # api.openai.com: json_schema, else text
+    assert hosted.forms.forms == ("json_schema", "off")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1")
+    local = build_llm_clients(LLMAgentConfig(llm="openai:smollm2")).generator
+    assert isinstance(local, OpenAIClient)  # a local server may be llama-cpp-python
+    assert local.forms.forms == ("json_schema", "json_object", "off")
+    monkeypatch.setenv("MAFIABOT_LLM_STRUCTURED", "grammar")
+    with pytest.raises(ValidationError, match="llm_structured"):
+        Settings(_env_file=None)  # type: ignore[call-arg]
+
+
 async def test_each_seat_gets_its_own_budget(engine: Engine, scheduler: Any) -> None:
     table = Table()
 
@@ -443,17 +482,24 @@ async def test_full_game_from_settings(
     assert over["kind"] == "game_over" and over["winner"] in ("mafia", "bystanders")
     summary = summarize(log.records)
     assert summary.valid_rate == 1.0 and summary.errors == 0
-    # a loaded machine may still make the odd vote wait too long at 150x: never more
-    late = [r for r in log.records if r.fallback]
+    # a loaded machine may still make the odd vote wait too long at 150x: never more (other
+    # fallbacks: the baseline's send/wait when a consultation ran past its phase, its line on
+    # a day the seat had not spoken by then)
+    late = [r for r in log.records if r.fallback and r.kind in ("vote", "night_action")]
     assert all(r.error == "the model had not answered in time" for r in late)
     assert len(late) <= 0.25 * len([r for r in log.records if r.kind == "vote" and r.called])
-    assert summary.calls == len(server.requests)
+    # a call cut off at its phase's end may not have reached the server yet
+    cut = [r for r in log.records if r.called and (r.decision or "").startswith("cancelled")]
+    assert summary.calls - len(cut) <= len(server.requests) <= summary.calls
     seats = by_seat(log.records)
     assert set(seats) == set(range(7))
     for recs in seats.values():
         assert any(r.kind == "scheduler" for r in recs) and any(r.kind == "vote" for r in recs)
     said = [e for e in played.history if e["kind"] == "message"]
-    assert said and all(re.search(r" line\d+$", e["text"]) for e in said)
+    # the model's lines, or the baseline's where the model had not spoken (logged fallbacks)
+    baseline = {r.output for r in log.records if r.kind == "generator" and r.fallback}
+    assert said and all(re.search(r" line\d+$", e["text"]) or e["text"] in baseline for e in said)
+    assert sum(bool(re.search(r" line\d+$", e["text"])) for e in said) > len(said) / 2
 
     # the static prefix is byte-identical across a seat's calls of one kind (prompt caching)
     systems: dict[tuple[str, str], set[str]] = {}
@@ -566,13 +612,14 @@ async def test_unusable_answers_fall_back(
         vote=lambda req: "Zed" if "nothing else" not in last_user_text(req) else "nobody at all",
     )
     log = InMemoryDecisionLog()
-    factory = llm_player_factory(
-        LLMAgentConfig(llm="x:y", player=PLAYER), log, clients=clients_for("openai", fake_openai)
-    )
+    # structured output off: with it, decoding would make these answers valid
+    clients = clients_for("openai", fake_openai, structured="off")
+    factory = llm_player_factory(LLMAgentConfig(llm="x:y", player=PLAYER), log, clients=clients)
     played = await play(engine, scheduler, factory)
     assert played.refused == []
     assert played.history[-1]["kind"] == "game_over"
-    sched = [r for r in log.records if r.kind == "scheduler" and r.called]
+    # (answered: a consultation still out when its phase ended was cut off, not answered)
+    sched = [r for r in log.records if r.kind == "scheduler" and r.answered]
     assert sched and not any(r.valid for r in sched)
     assert all((r.decision or "").startswith("invalid") for r in sched)
     called_votes = [r for r in log.records if r.kind in ("vote", "night_action") and r.called]
@@ -591,8 +638,10 @@ async def test_unusable_answers_fall_back(
         assert asked and not any(r.valid for r in asked)
         assert len(asked) >= 2 or fb.error == "the model had not answered in time"
     summary = summarize(log.records)
-    assert summary.valid == 0 and summary.valid_rate == 0.0
+    # (lines are written when the baseline's send stands in for the scheduler: those are valid)
+    assert not any(summary.valid_by_kind.get(k) for k in ("scheduler", "vote", "night_action"))
     assert summary.fallbacks_by_kind.get("vote", 0) > 0
+    assert summary.fallbacks_by_kind.get("scheduler", 0) > 0
 
 
 @pytest.mark.slow

@@ -23,6 +23,15 @@ the SDKs' own request building and response parsing, not a mock of them.
 
 `FakeAnthropicServer.base_url` is the host root (the SDK appends `/v1/messages`);
 `FakeOpenAIServer.base_url` ends in `/v1`, as OpenAI-compatible base URLs do.
+
+Structured output, as the servers do it: a request with `response_format` (`json_schema`, or
+`json_object` with a `schema`) or a forced tool call (`tools` + `tool_choice`) is answered with
+JSON that fits the schema whatever the responder said, as grammar-constrained decoding does:
+`constrain(text, schema)` keeps the responder's text when it is already a fitting answer, else
+picks the enum value the text names (the first when it names none). `FakeOpenAIServer(flavour=...)`
+picks whose rules it follows: "openai" and "llama-server" (also vLLM, Ollama) accept every form;
+"llama-cpp-python" refuses `json_schema` with 422 as its FastAPI validation does (it only knows
+`text` and `json_object`); "plain" refuses `response_format` and `tools` with 400.
 """
 
 from __future__ import annotations
@@ -94,8 +103,9 @@ class Fault:
         cls, retry_after: float | None = None, retry_after_ms: float | None = None
     ) -> Fault:
         """HTTP 429, with `retry-after` (seconds) and/or `retry-after-ms` headers if given."""
-        return cls(FaultKind.RATE_LIMIT, status=429, retry_after=retry_after,
-                   retry_after_ms=retry_after_ms)
+        return cls(
+            FaultKind.RATE_LIMIT, status=429, retry_after=retry_after, retry_after_ms=retry_after_ms
+        )
 
     @classmethod
     def malformed_json(cls) -> Fault:
@@ -146,9 +156,7 @@ def content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(
-            str(block.get("text", "")) for block in content if isinstance(block, dict)
-        )
+        return "".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
     return ""
 
 
@@ -183,6 +191,84 @@ def apply_limits(
             end = words[max_tokens - 1].end() if max_tokens > 0 else 0
             return text[:end], None, True
     return text, matched, False
+
+
+def _enum_pick(text: str, options: list[Any]) -> Any:
+    folded = text.casefold()
+    hits = [
+        o
+        for o in options
+        if isinstance(o, str) and re.search(rf"(?<!\w){re.escape(o.casefold())}(?!\w)", folded)
+    ]
+    return hits[0] if hits else options[0]
+
+
+def _fits(value: Any, schema: JSON) -> bool:
+    kind = schema.get("type")
+    if "enum" in schema:
+        return value in schema["enum"]
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return (
+            isinstance(value, dict)
+            and all(k in value for k in schema.get("required") or [])
+            and all(k in props and _fits(v, props[k]) for k, v in value.items())
+        )
+    if kind == "array":
+        items = schema.get("items") or {}
+        return isinstance(value, list) and all(_fits(v, items) for v in value)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return True
+
+
+def _shape(text: str, schema: JSON) -> Any:
+    if "enum" in schema:
+        return _enum_pick(text, list(schema["enum"]))
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {k: _shape(text, sub) for k, sub in props.items()}
+    if kind == "array":
+        return [_shape(text, schema.get("items") or {})]
+    if kind in ("integer", "number"):
+        m = re.search(r"-?\d+", text)
+        return int(m.group()) if m else 0
+    return text
+
+
+def constrain(text: str, schema: JSON) -> Any:
+    """What grammar-constrained decoding makes of a model that "wanted" to say ``text``."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if value is not None and _fits(value, schema):
+        return value
+    return _shape(text, schema)
+
+
+def openai_schema(payload: JSON) -> tuple[JSON | None, str]:
+    """(the schema a Chat Completions request asks its answer to fit, in which form)."""
+    fmt = payload.get("response_format")
+    if isinstance(fmt, dict):
+        if fmt.get("type") == "json_schema":
+            spec = fmt.get("json_schema") or {}
+            return spec.get("schema") or {}, "json_schema"
+        if fmt.get("type") == "json_object":
+            return fmt.get("schema") or {"type": "object"}, "json_object"
+    choice = payload.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        name = (choice.get("function") or {}).get("name")
+        for tool in payload.get("tools") or []:
+            function = tool.get("function") or {}
+            if function.get("name") == name:
+                return function.get("parameters") or {}, "tool"
+    return None, "off"
 
 
 class FakeLLMServer:
@@ -278,6 +364,9 @@ class FakeLLMServer:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
+        return await self._handle_body(request, raw, body)
+
+    async def _handle_body(self, request: web.Request, raw: bytes, body: Any) -> web.Response:
         payload = body if isinstance(body, dict) else None
         fault = self._faults.popleft() if self._faults else None
         self.requests.append(
@@ -396,6 +485,39 @@ class FakeAnthropicServer(FakeLLMServer):
         cache_write = 0 if hit else cached_tokens
 
         stop_sequence: str | None = None
+        tools = payload.get("tools") or []
+        choice = payload.get("tool_choice") or {}
+        forced = next(
+            (
+                t
+                for t in tools
+                if choice.get("type") == "tool" and t.get("name") == choice.get("name")
+            ),
+            None,
+        )
+        if mode == "normal" and forced is not None:
+            value = constrain(text, forced.get("input_schema") or {})
+            block = {
+                "type": "tool_use",
+                "id": f"toolu_{uuid.uuid4().hex[:24]}",
+                "name": forced["name"],
+                "input": value,
+            }
+            return {
+                "id": f"msg_{uuid.uuid4().hex[:24]}",
+                "type": "message",
+                "role": "assistant",
+                "model": payload["model"],
+                "content": [block],
+                "stop_reason": "tool_use",
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": prompt_tokens - cache_read - cache_write,
+                    "output_tokens": count_tokens(json.dumps(value)),
+                    "cache_creation_input_tokens": cache_write,
+                    "cache_read_input_tokens": cache_read,
+                },
+            }
         if mode == "refusal":
             stop_reason = "refusal"
         elif mode == "empty":
@@ -441,6 +563,72 @@ class FakeOpenAIServer(FakeLLMServer):
     path = "/v1/chat/completions"
     request_id_header = "x-request-id"
     content_key = "choices"
+    FLAVOURS: ClassVar[tuple[str, ...]] = ("openai", "llama-server", "llama-cpp-python", "plain")
+
+    def __init__(self, responder: Responder | None = None, *, flavour: str = "openai") -> None:
+        if flavour not in self.FLAVOURS:
+            raise ValueError(f"unknown flavour {flavour!r}")
+        super().__init__(responder)
+        self.flavour = flavour
+        #: (status, body) of every refused request, for tests that check the step down
+        self.refusals: list[tuple[int, JSON]] = []
+
+    def _refuse(self, status: int, body: JSON) -> web.Response:
+        self.refusals.append((status, body))
+        return self.json_response(body, status=status)
+
+    def structured_refusal(self, payload: JSON) -> web.Response | None:
+        fmt = payload.get("response_format")
+        tools = payload.get("tools")
+        if self.flavour == "plain" and (fmt is not None or tools is not None):
+            field = "response_format" if fmt is not None else "tools"
+            return self._refuse(
+                400,
+                {
+                    "error": {
+                        "message": f"Unrecognized request argument supplied: {field}",
+                        "type": "invalid_request_error",
+                        "param": field,
+                        "code": None,
+                    }
+                },
+            )
+        if (
+            self.flavour == "llama-cpp-python"
+            and isinstance(fmt, dict)
+            and fmt.get("type") not in ("text", "json_object")
+        ):
+            # FastAPI's RequestValidationError for ChatCompletionRequestResponseFormat.type
+            return self._refuse(
+                422,
+                {
+                    "detail": [
+                        {
+                            "type": "literal_error",
+                            "loc": ["body", "response_format", "type"],
+                            "msg": "Input should be 'text' or 'json_object'",
+                            "input": fmt.get("type"),
+                            "ctx": {"expected": "'text' or 'json_object'"},
+                        }
+                    ]
+                },
+            )
+        return None
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        raw = await request.read()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        if isinstance(body, dict):
+            refused = self.structured_refusal(body)
+            if refused is not None:
+                self.requests.append(
+                    RecordedRequest(request.path, dict(request.headers), raw, body, None)
+                )
+                return refused
+        return await super()._handle_body(request, raw, body)
 
     @property
     def base_url(self) -> str:
@@ -467,8 +655,24 @@ class FakeOpenAIServer(FakeLLMServer):
         content: str | None = text
         refusal: str | None = None
         finish_reason = "stop"
+        tool_calls: list[JSON] | None = None
+        schema, form = openai_schema(payload)
         if mode == "refusal":
             content, refusal = None, text
+        elif mode == "normal" and schema is not None:
+            text = json.dumps(constrain(text, schema))
+            if form == "tool":
+                name = payload["tool_choice"]["function"]["name"]
+                tool_calls = [
+                    {
+                        "id": f"call_{uuid.uuid4().hex[:24]}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": text},
+                    }
+                ]
+                content, finish_reason = None, "tool_calls"
+            else:
+                content = text
         elif mode == "normal":
             stop = payload.get("stop") or []
             stops = [stop] if isinstance(stop, str) else list(stop)
@@ -477,6 +681,9 @@ class FakeOpenAIServer(FakeLLMServer):
             content = text
             finish_reason = "length" if truncated else "stop"
         completion_tokens = count_tokens(text)
+        message: JSON = {"role": "assistant", "content": content, "refusal": refusal}
+        if tool_calls is not None:
+            message["tool_calls"] = tool_calls
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
             "object": "chat.completion",
@@ -485,7 +692,7 @@ class FakeOpenAIServer(FakeLLMServer):
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content, "refusal": refusal},
+                    "message": message,
                     "logprobs": None,
                     "finish_reason": finish_reason,
                 }

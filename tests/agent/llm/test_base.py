@@ -36,7 +36,10 @@ def test_request_rejects_invalid(kwargs: dict[str, object]) -> None:
         ("length", "length"),
         ("refusal", "refusal"),
         ("content_filter", "refusal"),
-        ("tool_use", "tool_use"),
+        # a forced tool call (structured output) is a complete answer
+        ("tool_use", "stop"),
+        ("tool_calls", "stop"),
+        ("pause_turn", "pause_turn"),
         (None, "unknown"),
     ],
 )

@@ -1,0 +1,131 @@
+"""Which structured-output form a backend asks in, and stepping down when a server refuses one.
+
+A request with a `schema` is sent in the first form of the backend's list; a server that
+answers HTTP 400 or 422 to it (it does not know the form: the llama-cpp-python server refuses
+`json_schema` with 422, older servers refuse tools with 400) gets the same request once in the
+next form, down to plain text ("off"). The first form that a server accepts is remembered, so
+the refused ones are not tried again for the rest of the process. When even plain text is
+refused, the request itself was at fault: nothing is remembered and the first error is raised.
+
+Explicit modes are not stepped down: a server that refuses the form the operator chose
+fails the call (and the agent decides that one decision the baseline's way).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from agent.llm.base import STRUCTURED_MODES, LLMError, LLMRequest, StructuredMode
+from agent.llm.retry import RetryPolicy
+
+__all__ = [
+    "FormPicker",
+    "is_form_refused",
+    "mode_for",
+    "parse_mode",
+    "parse_modes",
+    "policy_for",
+    "schema_json",
+]
+
+log = logging.getLogger(__name__)
+
+#: statuses with which a server says "I don't know this request field/value"
+REFUSED_STATUSES = (400, 422)
+
+
+def parse_mode(value: str) -> StructuredMode:
+    mode = value.strip().lower() or "auto"
+    for known in STRUCTURED_MODES:
+        if mode == known:
+            return known
+    raise ValueError(
+        f"structured output must be one of {', '.join(STRUCTURED_MODES)}, got {value!r}"
+    )
+
+
+def parse_modes(value: str) -> dict[str, StructuredMode]:
+    """The structured-output setting: one mode for every model ("auto"), optionally followed
+    by per-model overrides ``SPEC=MODE`` ("auto,openai:smollm2=json_object"). The default is
+    under the key "". Raises ValueError on anything else."""
+    modes: dict[str, StructuredMode] = {"": "auto"}
+    for raw in value.split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        spec, sep, mode = item.rpartition("=")
+        if sep and not spec.strip():
+            raise ValueError(f"structured output override {item!r} needs a model before '='")
+        modes[spec.strip()] = parse_mode(mode)
+    return modes
+
+
+def mode_for(modes: Mapping[str, StructuredMode], spec: str) -> StructuredMode:
+    return modes.get(spec.strip(), modes.get("", "auto"))
+
+
+def is_form_refused(err: LLMError) -> bool:
+    return err.status_code in REFUSED_STATUSES
+
+
+def policy_for(req: LLMRequest, policy: RetryPolicy) -> RetryPolicy:
+    """The backend's policy with the request's own overrides (background calls)."""
+    changes: dict[str, Any] = {}
+    if req.max_attempts is not None:
+        changes["max_attempts"] = req.max_attempts
+    if req.timeout_s is not None:
+        changes["timeout_s"] = min(req.timeout_s, policy.timeout_s)
+    return dataclasses.replace(policy, **changes) if changes else policy
+
+
+def schema_json(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain-JSON copy of ``schema`` (the SDKs want dicts; callers may hand in mappings)."""
+    copied: dict[str, Any] = json.loads(json.dumps(schema))
+    return copied
+
+
+class FormPicker:
+    """The forms one backend tries for schema'd requests, in order (shared by its calls).
+
+    ``auto_forms`` is the backend's own order for "auto" (it always ends in "off").
+    """
+
+    def __init__(self, mode: StructuredMode, auto_forms: tuple[str, ...], name: str) -> None:
+        self.mode = mode
+        self.name = name
+        if mode == "auto":
+            forms = list(auto_forms)
+            if forms[-1] != "off":
+                forms.append("off")
+        else:
+            forms = [mode]
+        self._forms = forms
+        self._settled = mode != "auto"
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        """What a schema'd request is tried in, first to last."""
+        return tuple(self._forms)
+
+    @property
+    def current(self) -> str:
+        return self._forms[0]
+
+    def accepted(self, form: str) -> None:
+        """``form`` worked: drop the refused ones before it for good."""
+        if self._settled or form not in self._forms:
+            return
+        index = self._forms.index(form)
+        if index > 0:
+            log.warning(
+                "%s: the server refused structured output as %s; using %s from now on",
+                self.name,
+                " and ".join(self._forms[:index]),
+                form,
+            )
+            del self._forms[:index]
+        self._settled = True
