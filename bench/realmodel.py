@@ -19,7 +19,7 @@ Exit status 1 when one is missed. Needs the realmodel dependency group:
 
     uv sync --group realmodel
     uv run --group realmodel python bench/realmodel.py [--modes auto,off] [--seed 7]
-        [--players 5] [--llm-seats 5] [--threads N]
+        [--players 5] [--llm-seats 5] [--threads N] [--timeout S]
 
 A game takes 5-10 minutes of wall time. The model is a fixture that proves the plumbing; it
 is not a player anyone should face.
@@ -127,6 +127,8 @@ async def run(args: argparse.Namespace) -> int:
         for name in [n for n in os.environ if n.startswith("MAFIABOT_")]:
             del os.environ[name]
         os.environ.update(server.env())
+        if args.timeout is not None:
+            os.environ["MAFIABOT_LLM_TIMEOUT"] = str(args.timeout)
         for mode in args.modes.split(","):
             os.environ[STRUCTURED_ENV] = mode
             with tempfile.TemporaryDirectory(prefix=f"realmodel-{mode}-") as tmp:
@@ -152,6 +154,7 @@ def main() -> None:
     p.add_argument("--players", type=int, default=5)
     p.add_argument("--llm-seats", type=int, default=None, help="default: every seat")
     p.add_argument("--threads", type=int, default=None, help="the server's generation threads")
+    p.add_argument("--timeout", type=float, default=None, help="MAFIABOT_LLM_TIMEOUT (default 20)")
     sys.exit(asyncio.run(run(p.parse_args())))
 
 
