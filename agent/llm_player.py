@@ -33,11 +33,13 @@ rather than polled:
   when the shadow would have spoken: if it has said nothing by the shadow's first line
   (clamped to ``floor_at`` of the phase), it types the shadow's line.
 * **Slow models.** The seat measures its model's latency as it plays. Decisions come first
-  (a vote or night action, then talking); background work (reflection, suspicion) runs only
-  when its expected length fits before the next critical call and its phase's end, is sent
-  once (no retries, a deadline at the phase's end), and is cancelled when a critical call
-  comes due meanwhile. A vote is asked early enough for two answers to come back before the
-  fallback; the scheduler is never consulted more often than its answers come back.
+  (a vote or night action, then talking); background work (reflection, suspicion) waits
+  until its expected length fits before the next critical call (a consultation may wait
+  ``background_wait_s``, a decision not at all), is skipped when it would run past its phase's
+  end, is sent once (no retries, a deadline at the phase's end), and is cancelled when a
+  decision comes due meanwhile, or a consultation has waited ``background_wait_s`` for it. A
+  vote is asked early enough for two answers to come back before the fallback; the scheduler
+  is never consulted more often than its answers come back.
 * **Degradation.** When the token budget is spent, after ``max_failures`` failed calls in a
   row, or ``max_invalid_streak`` unusable answers in a row, the seat hands over to the
   baseline policy (with quieter timing) for the rest of the game, and logs that it did.
@@ -181,6 +183,8 @@ class LLMPlayerSettings:
     #: baseline's first line types the shadow's line; that moment is kept within these
     #: fractions of the phase
     floor_at: tuple[float, float] = (0.3, 0.7)
+    #: how long a due consultation waits for background work (reflection) in the slot
+    background_wait_s: float = 6.0
     #: latencies remembered per kind of call (the last this many), to plan around
     latency_window: int = 12
     scheduler_max_tokens: int = 8
@@ -256,6 +260,8 @@ class _Observed:
         self._policy.done(intent, error)
 
 
+#: why background work is skipped rather than deferred
+PAST_PHASE = "it would run past the phase"
 #: calls the game waits for; everything else is background work
 CRITICAL_KINDS: tuple[DecisionKind, ...] = ("scheduler", "generator", "vote", "night_action")
 
@@ -340,6 +346,7 @@ class LLMPlayer:
         self.latency = Latencies(self.settings.latency_window)
         self._job = ""  # what runs in the request slot (see _start)
         self._preempted = False
+        self._bg_call: asyncio.Future[LLMResponse] | None = None
         self._floor_pending = False
         self._cut = False  # the last call was cut off at its phase's end
         self._seen: list[Event] = []  # what the fallback is shown if the seat degrades
@@ -404,8 +411,8 @@ class LLMPlayer:
             return
         try:
             self.record.observe(event)
-            self.shadow.observe(event)
             if self._degraded is None:
+                self.shadow.observe(event)
                 self._seen.append(event)
             else:
                 self.fallback.observe(event)
@@ -501,7 +508,12 @@ class LLMPlayer:
         k = self.knowledge
 
         def live() -> bool:
-            return not self._closed and self._degraded is None and k.phase_seq == phase_seq
+            return (
+                not self._closed
+                and not self._preempted
+                and self._degraded is None
+                and k.phase_seq == phase_seq
+            )
 
         await self.reflector.reflect(k, self.persona, self.clock.now, live)
 
@@ -524,7 +536,10 @@ class LLMPlayer:
     # --- the Asker protocol (agent.reflection) ----------------------------------------------------
 
     async def ask(self, req: LLMRequest, kind: DecisionKind) -> LLMResponse | None:
-        """A background call (reflection, suspicion, lessons): sent once, never retried."""
+        """A background call (reflection, suspicion, lessons): sent once, never retried, and
+        not at all once the job gave way to a critical call."""
+        if self._preempted:
+            return None
         return await self._call(self.generator, dataclasses.replace(req, max_attempts=1), kind)
 
     def log_call(
@@ -620,8 +635,13 @@ class LLMPlayer:
         if self._closed or self._degraded is not None:
             return
         if self._task is not None:
-            if self._job == "background" and self._critical_wanted():
-                self._preempt()
+            if self._job == "background":
+                if self._decision_due():
+                    self._preempt()
+                elif self._critical_wanted() and "preempt" not in self._timers:
+                    # talk may wait a little (as long as a debounce may hold it), no longer
+                    slack = timedelta(seconds=self.settings.background_wait_s)
+                    self._arm("preempt", self.clock.now() + slack, self._preempt_due)
             return
         k = self.knowledge
         if self.mind is not None and not self.mind.prepared:
@@ -632,13 +652,19 @@ class LLMPlayer:
             self._start(self._decide(dec))
             return
         if self._reflect_for is not None and self.reflector is not None:
-            seq, self._reflect_for = self._reflect_for, None
-            if seq == k.phase_seq and self.reflector.due(k):
+            seq = self._reflect_for
+            if seq != k.phase_seq or not self.reflector.due(k):
+                self._reflect_for = None
+            else:
                 why = self._background_blocked(calls=3)
                 if why is None:
+                    self._reflect_for = None
                     self._start(self._reflect(seq), job="background")
                     return
-                self._note(f"reflection skipped: {why}", kind="reflection")
+                if why == PAST_PHASE:
+                    self._reflect_for = None
+                    self._note(f"reflection skipped: {why}", kind="reflection")
+                # else it waits behind the critical work, and is tried when the slot is free
         if self._regen is not None:
             draft, self._regen = self._regen, None
             if draft.phase_seq == k.phase_seq and self._may_talk():
@@ -671,12 +697,19 @@ class LLMPlayer:
             return True
         return self._consult_wanted and self._draft is None and self._may_talk()
 
+    async def _preempt_due(self) -> None:
+        if self._job == "background" and self._critical_wanted():
+            self._preempt()
+
     def _preempt(self) -> None:
-        task = self._task
-        if task is None or self._task_in_port or self._preempted:
+        """Stop the background job: its request in flight is cancelled (only the request:
+        memory work in a worker thread cannot be interrupted safely), and it sends no more."""
+        if self._task is None or self._job != "background" or self._preempted:
             return
         self._preempted = True
-        task.cancel()
+        call = self._bg_call
+        if call is not None and not call.done():
+            call.cancel()
 
     def _game_s(self, real_s: float) -> float:
         """``real_s`` wall seconds in game seconds at this clock's speed."""
@@ -684,7 +717,12 @@ class LLMPlayer:
         return real_s / per_game_second if per_game_second > 0 else real_s
 
     def _next_critical(self) -> datetime | None:
-        due = [self._due_at[n] for n in ("consult", "quiet", "decide") if n in self._due_at]
+        """When the next critical call is due, as late as it may be served: a vote or night
+        action at its time, a consultation up to ``background_wait_s`` after it."""
+        slack = timedelta(seconds=self.settings.background_wait_s)
+        due = [self._due_at[n] + slack for n in ("consult", "quiet") if n in self._due_at]
+        if "decide" in self._due_at:
+            due.append(self._due_at["decide"])
         return min(due) if due else None
 
     def _background_blocked(self, calls: int) -> str | None:
@@ -697,7 +735,7 @@ class LLMPlayer:
         now = self.clock.now()
         k = self.knowledge
         if k.deadline is not None and now + need >= k.deadline:
-            return "it would run past the phase"
+            return PAST_PHASE
         nxt = self._next_critical()
         if nxt is not None and now + need > nxt:
             return "it would delay a critical call"
@@ -721,20 +759,17 @@ class LLMPlayer:
             await work
         except _Degrade as why:
             await self._degrade(str(why))
-        except asyncio.CancelledError:
-            if not self._preempted or self._closed:
-                raise
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            self._note("background work cancelled: a critical call came due", kind="reflection")
         except Exception:
             log.exception("seat %s: LLM work failed", self.seat)
         finally:
+            if self._preempted and not self._closed:
+                self._note("background work cancelled: a critical call came due", kind="reflection")
             self._task = None
             self._task_in_port = False
+            self._cancel("preempt")
             self._job = ""
             self._preempted = False
+            self._bg_call = None
         if not self._closed:
             self._kick()
 
@@ -1178,10 +1213,18 @@ class LLMPlayer:
             if not critical:
                 req = dataclasses.replace(req, max_attempts=1, timeout_s=left)
         self._cut = False
+        background = self._job == "background" and asyncio.current_task() is self._task
+        call = asyncio.ensure_future(client.complete(req))
+        if background:
+            self._bg_call = call
         try:
             async with asyncio.timeout(left):
-                resp = await client.complete(req)
+                resp = await call
         except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if background and self._preempted and (current is None or not current.cancelling()):
+                self._record_cancelled(client, kind, req, t, started)  # this call only
+                return None
             self._record_cancelled(client, kind, req, t, started)
             raise
         except LLMBudgetExceeded as err:

@@ -341,9 +341,9 @@ async def test_scheduler_prompts_with_memory_stay_small_and_flat() -> None:
 
 
 async def test_a_critical_call_cancels_the_reflection_in_the_slot() -> None:
-    """Reflection is background work: when a consultation comes due while
-    a reflection call hangs, the reflection is cancelled (logged) and the scheduler asked at
-    once, instead of the seat waiting on its own thoughts."""
+    """Reflection is background work: when a consultation comes due while a reflection call
+    hangs, it waits at most ``max_debounce_s``; then the reflection is cancelled (logged) and
+    the scheduler asked, instead of the seat waiting on its own thoughts."""
     llm = thinking_llm()
     llm.hold("reflect_questions")
     table, player, log, _ = table_with_mind(llm)
@@ -355,6 +355,8 @@ async def test_a_critical_call_cancels_the_reflection_in_the_slot() -> None:
         await asyncio.sleep(0.005)
     assert llm.of("reflect_questions") and llm.in_flight == 1
     await table.advance(2.0)  # the consultation (2 s of debounce after the line) comes due
+    assert llm.of("scheduler") == []  # talk waits a little for the reflection...
+    await table.advance(6.0)  # ...no longer than a debounce may hold it (6 s)
     await idle(table, player)
     assert len(llm.of("scheduler")) == 1
     assert llm.in_flight == 0
@@ -410,3 +412,25 @@ async def test_reflection_requests_carry_schemas() -> None:
         for r in llm.requests
         if r.kind in ("reflect_questions", "reflect_answers", "suspicion")
     )
+
+
+async def test_a_vote_coming_due_cancels_the_reflection_at_once() -> None:
+    llm = thinking_llm()
+    table, player, log, _ = table_with_mind(llm)
+    table.say(4, "i'm the detective. checked blake, blake is mafia")
+    await run(table, player, 5)  # the day's reflection is done
+    llm.hold("reflect_questions")
+    table.say(2, "lol no, drew is lying")  # news: the vote phase will reflect again
+    await table.until_phase(PhaseKind.VOTE)
+    opened = table.now
+    for _ in range(400):
+        await table.settle()
+        if llm.in_flight:
+            break
+        await asyncio.sleep(0.005)
+    assert llm.in_flight == 1 and llm.of("vote") == []
+    await table.advance(3.5)  # the vote comes due at 10% of the 30 s phase: no waiting
+    await idle(table, player)
+    (vote,) = [r for r in log.records if r.kind == "vote" and r.called]
+    assert (vote.t - opened).total_seconds() <= 3.5
+    assert any(r.decision == "cancelled: a critical call came due" for r in log.records)
