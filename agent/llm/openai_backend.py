@@ -179,19 +179,24 @@ class OpenAIClient:
         extra = self._structured_params(req, form)
         cap = max(req.max_tokens, STRUCTURED_MIN_TOKENS) if extra else req.max_tokens
         timeout = policy_for(req, self.policy).timeout_s
-        with sdk_errors(openai, openai.OpenAIError, self.name):
-            completion = await self._sdk.chat.completions.create(
-                model=self.model,
-                messages=messages,
-                max_tokens=cap if self.max_tokens_param == "max_tokens" else openai.omit,
-                max_completion_tokens=(
-                    cap if self.max_tokens_param == "max_completion_tokens" else openai.omit
-                ),
-                temperature=req.temperature if send_temperature else openai.omit,
-                stop=list(req.stop) if req.stop else openai.omit,
-                timeout=timeout,
-                **extra,
-            )
+        try:
+            with sdk_errors(openai, openai.OpenAIError, self.name):
+                completion = await self._sdk.chat.completions.create(
+                    model=self.model,
+                    messages=messages,
+                    max_tokens=cap if self.max_tokens_param == "max_tokens" else openai.omit,
+                    max_completion_tokens=(
+                        cap if self.max_tokens_param == "max_completion_tokens" else openai.omit
+                    ),
+                    temperature=req.temperature if send_temperature else openai.omit,
+                    stop=list(req.stop) if req.stop else openai.omit,
+                    timeout=timeout,
+                    **extra,
+                )
+        except LLMError as err:
+            if extra and is_form_refused(err):
+                err.retryable = False  # the same form is refused again: step down at once
+            raise
         if not isinstance(completion, ChatCompletion):
             raise LLMBadResponse(
                 f"{self.name}: expected a chat completion, got {type(completion).__name__}"

@@ -69,7 +69,16 @@ def mode_for(modes: Mapping[str, StructuredMode], spec: str) -> StructuredMode:
 
 
 def is_form_refused(err: LLMError) -> bool:
-    return err.status_code in REFUSED_STATUSES
+    """The server does not know the structured-output form asked for. Most say so with 400 or
+    422; the llama-cpp-python server (0.3.x) wraps its request validation error as HTTP 500
+    ("1 validation error: ... 'loc': ('body', 'response_format', 'type') ...")."""
+    if err.status_code in REFUSED_STATUSES:
+        return True
+    return (
+        err.status_code == 500
+        and "validation error" in err.message
+        and ("response_format" in err.message or "tool_choice" in err.message)
+    )
 
 
 def policy_for(req: LLMRequest, policy: RetryPolicy) -> RetryPolicy:

@@ -1,10 +1,10 @@
 """An LLM seat on a tiny model's manners, through the real `openai` SDK and the loopback fake
 of a llama-cpp-python server: prose for every answer ("You're right. The next round is").
 
-With structured output on ("auto": json_schema refused with 422, then json_object), every
-scheduler answer and every vote comes from the model and is valid; with it off, the same
-model's answers are unusable, and the seat still speaks every day and votes legally, through
-logged fallbacks."""
+With structured output on ("auto": json_schema refused, with HTTP 500 as the real server does,
+then json_object), every scheduler answer and every vote comes from the model and is valid;
+with it off, the same model's answers are unusable, and the seat still speaks every day and
+votes legally, through logged fallbacks."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ async def test_structured_auto_makes_a_prose_model_valid() -> None:
     assert 0 < summary.latency_p50_s <= summary.latency_p95_s
     assert set(summary.latency_by_kind) >= {"scheduler", "vote"}
     assert any(line.startswith("valid by kind: ") for line in summary.lines())
-    assert [status for status, _ in server.refusals] == [422]  # once, then remembered
+    assert [status for status, _ in server.refusals] == [500]  # once, then remembered
     assert silent_days(table) == []  # no day without a line
     assert table.refused == []
 

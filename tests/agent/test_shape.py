@@ -63,7 +63,8 @@ async def test_a_long_line_is_not_cut_below_peoples_limit() -> None:
     table, _, _ = make_table(llm)
     await table.advance(12)
     await table.advance(30)
-    assert [len(e.text) for e in table.said(0)] == [len(text)]
+    # (the same line again would be a repeat: the seat's next line is the baseline's own)
+    assert [len(e.text) for e in table.said(0)][:1] == [len(text)]
 
 
 def test_fit_length_cuts_at_a_boundary() -> None:

@@ -30,8 +30,9 @@ JSON that fits the schema whatever the responder said, as grammar-constrained de
 `constrain(text, schema)` keeps the responder's text when it is already a fitting answer, else
 picks the enum value the text names (the first when it names none). `FakeOpenAIServer(flavour=...)`
 picks whose rules it follows: "openai" and "llama-server" (also vLLM, Ollama) accept every form;
-"llama-cpp-python" refuses `json_schema` with 422 as its FastAPI validation does (it only knows
-`text` and `json_object`); "plain" refuses `response_format` and `tools` with 400.
+"llama-cpp-python" refuses `json_schema` (it only knows `text` and `json_object`) as its 0.3.x
+server really does: the request validation error caught by its route handler and answered as
+HTTP 500 `internal_server_error`; "plain" refuses `response_format` and `tools` with 400.
 """
 
 from __future__ import annotations
@@ -598,19 +599,24 @@ class FakeOpenAIServer(FakeLLMServer):
             and isinstance(fmt, dict)
             and fmt.get("type") not in ("text", "json_object")
         ):
-            # FastAPI's RequestValidationError for ChatCompletionRequestResponseFormat.type
+            # FastAPI's RequestValidationError for ChatCompletionRequestResponseFormat.type,
+            # which llama_cpp.server's RouteErrorHandler wraps as a 500 (llama-cpp-python 0.3.36)
+            detail = {
+                "type": "literal_error",
+                "loc": ("body", "response_format", "type"),
+                "msg": "Input should be 'text' or 'json_object'",
+                "input": fmt.get("type"),
+                "ctx": {"expected": "'text' or 'json_object'"},
+            }
             return self._refuse(
-                422,
+                500,
                 {
-                    "detail": [
-                        {
-                            "type": "literal_error",
-                            "loc": ["body", "response_format", "type"],
-                            "msg": "Input should be 'text' or 'json_object'",
-                            "input": fmt.get("type"),
-                            "ctx": {"expected": "'text' or 'json_object'"},
-                        }
-                    ]
+                    "error": {
+                        "message": f"1 validation error:\n  {detail}\n",
+                        "type": "internal_server_error",
+                        "param": None,
+                        "code": None,
+                    }
                 },
             )
         return None

@@ -70,10 +70,11 @@ async def test_llama_cpp_python_refuses_json_schema_then_json_object_is_remember
         first = await client.complete(vote_request())
         second = await client.complete(vote_request())
         await client.aclose()
-    # the first call tried json_schema (422), then json_object; the second went straight there
+    # the first call tried json_schema (refused with a 500, as the real server does), then
+    # json_object; the second went straight there
     forms = [r.json["response_format"]["type"] for r in srv.requests if r.json is not None]
     assert forms == ["json_schema", "json_object", "json_object"]
-    assert [status for status, _ in srv.refusals] == [422]
+    assert [status for status, _ in srv.refusals] == [500]
     assert (srv.requests[1].json or {})["response_format"] == {
         "type": "json_object",
         "schema": SCHEMA,
@@ -101,7 +102,7 @@ async def test_explicit_mode_is_not_stepped_down() -> None:
         with pytest.raises(LLMError) as failed:
             await client.complete(vote_request())
         await client.aclose()
-    assert failed.value.status_code == 422
+    assert failed.value.status_code == 500
     assert len(srv.requests) == 1
 
 
