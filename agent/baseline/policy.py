@@ -51,6 +51,7 @@ from agent.baseline.timing import (
     draw,
     poisson,
 )
+from agent.baseline.view import SpeechView
 from agent.templates import Reading
 from games.events import (
     Event,
@@ -838,6 +839,56 @@ class BaselinePolicy:
 
     # ==== planning =============================================================================
 
+    def speech_view(self) -> SpeechView:
+        """What `agent.baseline.speech` reads of this seat now."""
+        return SpeechView(
+            seat=self.seat,
+            rng=self._rng,
+            timing=self.timing,
+            ledger=self._ledger,
+            chat=self._chat,
+            names=self._names,
+            alive=self._alive,
+            others_now=self._others_now,
+            others_set=self._others_set,
+            role=self._role,
+            mafia=self._mafia,
+            partners=self._partners,
+            doctor_in_play=self._doctor_in_play,
+            night=self._night,
+            kind=self._kind,
+            day=self._day,
+            seq=self._seq,
+            start=self._start,
+            seconds=self._seconds,
+            late_at=self._late_at,
+            lines=self._lines,
+            said=self._said,
+            den_heard=self._den_heard,
+            topics=self._topics,
+            gates=self._gates,
+            accused_me=self._accused_me,
+            answer_from=self._answer_from,
+            asked=self._asked,
+            voted=self._voted,
+            change_to=self._change_to,
+            votes_now=self._votes_now,
+            tally_now=self._tally_now,
+            voted_by=self._voted_by,
+            first_prop=self._first_prop,
+            night_victim=self._night_victim,
+            night_none=self._night_none,
+            last_day_elim=self._last_day_elim,
+            revealed=self._revealed,
+            inspections=self._inspections,
+            reveal=self._reveal,
+            day_target=self._day_target,
+            day_choice=self._day_choice,
+            night_target=self._night_target,
+            my_scores=self._my_scores,
+            scores=self._scores,
+        )
+
     def plan(self, now: datetime) -> Intent | None:
         """The next action; the same one until an observed event or ``done`` changes it."""
         if not self._dirty:
@@ -1125,7 +1176,7 @@ class BaselinePolicy:
         due = self._answer_at if answering else self._next_at
         if due is None:
             return None
-        composed = compose(self, now)
+        composed = compose(self.speech_view(), now)
         if composed is None:
             self._speak_off = "no-text"
             return None
@@ -1159,7 +1210,7 @@ class BaselinePolicy:
         moved): same moment, later by the typing of any extra words."""
         if self._restale:
             self._restale = False
-            composed = compose(self, now)
+            composed = compose(self.speech_view(), now)
             if composed is not None:
                 text, opt = composed
                 words = len(text.split())
@@ -1205,7 +1256,7 @@ class BaselinePolicy:
         if base + timedelta(0, pause) >= deadline:
             self._speak_off = "no-time"
             return None
-        composed = compose(self, now)
+        composed = compose(self.speech_view(), now)
         if composed is None:
             self._speak_off = "no-text"
             return None
