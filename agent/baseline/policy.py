@@ -840,53 +840,54 @@ class BaselinePolicy:
     # ==== planning =============================================================================
 
     def speech_view(self) -> SpeechView:
-        """What `agent.baseline.speech` reads of this seat now."""
+        """What `agent.baseline.speech` reads of this seat now (positional, in the view's
+        field order: a keyword call costs several times more, once per line composed)."""
         return SpeechView(
-            seat=self.seat,
-            rng=self._rng,
-            timing=self.timing,
-            ledger=self._ledger,
-            chat=self._chat,
-            names=self._names,
-            alive=self._alive,
-            others_now=self._others_now,
-            others_set=self._others_set,
-            role=self._role,
-            mafia=self._mafia,
-            partners=self._partners,
-            doctor_in_play=self._doctor_in_play,
-            night=self._night,
-            kind=self._kind,
-            day=self._day,
-            seq=self._seq,
-            start=self._start,
-            seconds=self._seconds,
-            late_at=self._late_at,
-            lines=self._lines,
-            said=self._said,
-            den_heard=self._den_heard,
-            topics=self._topics,
-            gates=self._gates,
-            accused_me=self._accused_me,
-            answer_from=self._answer_from,
-            asked=self._asked,
-            voted=self._voted,
-            change_to=self._change_to,
-            votes_now=self._votes_now,
-            tally_now=self._tally_now,
-            voted_by=self._voted_by,
-            first_prop=self._first_prop,
-            night_victim=self._night_victim,
-            night_none=self._night_none,
-            last_day_elim=self._last_day_elim,
-            revealed=self._revealed,
-            inspections=self._inspections,
-            reveal=self._reveal,
-            day_target=self._day_target,
-            day_choice=self._day_choice,
-            night_target=self._night_target,
-            my_scores=self._my_scores,
-            scores=self._scores,
+            self.seat,  # seat
+            self._rng,  # rng
+            self.timing,  # timing
+            self._ledger,  # ledger
+            self._chat,  # chat
+            self._names,  # names
+            self._alive,  # alive
+            self._others_now,  # others_now
+            self._others_set,  # others_set
+            self._role,  # role
+            self._mafia,  # mafia
+            self._partners,  # partners
+            self._doctor_in_play,  # doctor_in_play
+            self._night,  # night
+            self._kind,  # kind
+            self._day,  # day
+            self._seq,  # seq
+            self._start,  # start
+            self._seconds,  # seconds
+            self._late_at,  # late_at
+            self._lines,  # lines
+            self._said,  # said
+            self._den_heard,  # den_heard
+            self._topics,  # topics
+            self._gates,  # gates
+            self._accused_me,  # accused_me
+            self._answer_from,  # answer_from
+            self._asked,  # asked
+            self._voted,  # voted
+            self._change_to,  # change_to
+            self._votes_now,  # votes_now
+            self._tally_now,  # tally_now
+            self._voted_by,  # voted_by
+            self._first_prop,  # first_prop
+            self._night_victim,  # night_victim
+            self._night_none,  # night_none
+            self._last_day_elim,  # last_day_elim
+            self._revealed,  # revealed
+            self._inspections,  # inspections
+            self._reveal,  # reveal
+            self._day_target,  # day_target
+            self._day_choice,  # day_choice
+            self._night_target,  # night_target
+            self._my_scores,  # my_scores
+            self._scores,  # scores
         )
 
     def plan(self, now: datetime) -> Intent | None:

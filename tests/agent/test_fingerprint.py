@@ -32,3 +32,19 @@ def fingerprint() -> str:
 
 def test_the_baseline_plays_the_same_games_move_for_move() -> None:
     assert fingerprint() == DIGEST
+
+
+def test_the_speech_view_carries_each_field_of_the_policy_by_its_name() -> None:
+    """`BaselinePolicy.speech_view` fills the view positionally (it is made once per line):
+    every field must be the policy's own object of that name, not a neighbour's."""
+    import random
+
+    from agent.baseline import BaselinePolicy
+    from agent.baseline.view import SpeechView
+
+    policy = BaselinePolicy(3, "Quinn", random.Random(7))
+    view = policy.speech_view()
+    for field in SpeechView._fields:
+        own = getattr(policy, field if field in ("seat", "timing") else f"_{field}")
+        got = getattr(view, field)
+        assert got is own or (callable(own) and got == own), field
