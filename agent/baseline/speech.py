@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from importlib import resources
 
 from agent.baseline.common import _DAY_K, _EMPTY, _NO_VOTE, _VOTE_K, Option
-from agent.baseline.view import SpeechView
+from agent.baseline.view import Speaker, SpeechView
 from agent.templates import PREFIXES, SUFFIXES, TEMPLATES, Reading
 from games.names import display_list
 
@@ -147,8 +147,11 @@ BANK: dict[str, tuple[str, ...]] = _bank()
 _VARIANTS = tuple((p, s) for p in PREFIXES for s in SUFFIXES if p or s)
 
 
-def compose(p: SpeechView, now: datetime) -> tuple[str, _Option] | None:
-    """Pick a situation by weight, then build and render only that one (cheap)."""
+def compose(p: SpeechView | Speaker, now: datetime) -> tuple[str, _Option] | None:
+    """Pick a situation by weight, then build and render only that one (cheap). ``p``: the
+    seat's view, or what makes one (a `BaselinePolicy`, as the LLM seat's shadow is)."""
+    if not isinstance(p, SpeechView):
+        p = p.speech_view()
     if p.night:
         ready: list[_Option] = den_options(p)
         while ready:

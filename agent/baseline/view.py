@@ -15,13 +15,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from agent.baseline.ledger import Room, TableLedger
 from agent.baseline.timing import BaselineTiming
 from games.state import PhaseKind
 
-__all__ = ["SpeechView"]
+__all__ = ["Speaker", "SpeechView"]
 
 
 class SpeechView(NamedTuple):
@@ -83,3 +83,10 @@ class SpeechView(NamedTuple):
     night_target: Callable[[], int | None]
     my_scores: Callable[[], dict[int, float]]
     scores: Callable[[str], dict[int, float]]
+
+
+class Speaker(Protocol):
+    """Anything that makes a view of its seat (`agent.baseline.BaselinePolicy` does), so a
+    caller may hand `agent.baseline.speech.compose` the policy itself."""
+
+    def speech_view(self) -> SpeechView: ...

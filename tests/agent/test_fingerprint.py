@@ -48,3 +48,29 @@ def test_the_speech_view_carries_each_field_of_the_policy_by_its_name() -> None:
         own = getattr(policy, field if field in ("seat", "timing") else f"_{field}")
         got = getattr(view, field)
         assert got is own or (callable(own) and got == own), field
+
+
+def test_compose_takes_the_policy_itself_or_its_view_alike() -> None:
+    """Callers outside the baseline (the LLM seat's shadow, the self-disclosure guard) hand
+    `compose` the policy; it composes from the policy's view, the same line as from the view."""
+    import random
+
+    from agent.baseline import BaselinePolicy
+    from agent.baseline.speech import compose
+    from games.events import MessageAccepted, visible
+
+    result = simulate_fast(GameConfig(), 8, 3, keep_events=True)
+    assert result.events is not None
+    said = [i for i, e in enumerate(result.events) if isinstance(e, MessageAccepted)]
+    lines = 0
+    for cut in said[5:40:5]:
+        seen = [e for e in result.events[:cut] if visible(e, 2)]
+        now = result.events[cut].t
+        a, b = (BaselinePolicy(2, result.seats[2][0], random.Random(9)) for _ in range(2))
+        for event in seen:
+            a.observe(event)
+            b.observe(event)
+        from_policy, from_view = compose(a, now), compose(b.speech_view(), now)
+        assert from_policy == from_view
+        lines += from_policy is not None
+    assert lines >= 3
