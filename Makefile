@@ -33,6 +33,7 @@ check lint: sync
 	$(UV) run --frozen ruff format --check games agent
 	$(UV) run --frozen mypy
 	$(UV) run --frozen python -m bot.config_reference --check
+	$(UV) run --frozen python tools/import_cycles.py
 
 # docs/configuration.md from the settings classes (run after adding a MAFIABOT_* setting)
 docs: sync

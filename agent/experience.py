@@ -65,9 +65,8 @@ __all__ = [
 
 NAME_PLACEHOLDER = "a player"
 WIN_SCORE = 1000
-#: longest reflection / response kept per experience
+#: longest reflection kept per experience
 MAX_REFLECTION = 600
-MAX_RESPONSE = 400
 #: each example shown to the model when extracting a suggestion
 MAX_EXAMPLE = 300
 NO_USE = re.compile(r"no useful experience", re.IGNORECASE)

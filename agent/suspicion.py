@@ -175,10 +175,6 @@ class SuspicionTracker:
         self.scores = fresh
         self.phase_seq = phase_seq
 
-    def forget_gone(self, alive: Sequence[str]) -> None:
-        keep = set(alive)
-        self.scores = {n: s for n, s in self.scores.items() if n in keep}
-
     def focus(self, n: int = 3) -> list[Suspect]:
         """The ``n`` highest-scored players, highest first (ties by name, for stable prompts).
         Scores the seat reasoned out (the model's, its investigations) rank before heuristic

@@ -51,6 +51,7 @@ from agent.baseline.timing import (
     draw,
     poisson,
 )
+from agent.baseline.view import SpeechView
 from agent.templates import Reading
 from games.events import (
     Event,
@@ -838,6 +839,57 @@ class BaselinePolicy:
 
     # ==== planning =============================================================================
 
+    def speech_view(self) -> SpeechView:
+        """What `agent.baseline.speech` reads of this seat now (positional, in the view's
+        field order: a keyword call costs several times more, once per line composed)."""
+        return SpeechView(
+            self.seat,  # seat
+            self._rng,  # rng
+            self.timing,  # timing
+            self._ledger,  # ledger
+            self._chat,  # chat
+            self._names,  # names
+            self._alive,  # alive
+            self._others_now,  # others_now
+            self._others_set,  # others_set
+            self._role,  # role
+            self._mafia,  # mafia
+            self._partners,  # partners
+            self._doctor_in_play,  # doctor_in_play
+            self._night,  # night
+            self._kind,  # kind
+            self._day,  # day
+            self._seq,  # seq
+            self._start,  # start
+            self._seconds,  # seconds
+            self._late_at,  # late_at
+            self._lines,  # lines
+            self._said,  # said
+            self._den_heard,  # den_heard
+            self._topics,  # topics
+            self._gates,  # gates
+            self._accused_me,  # accused_me
+            self._answer_from,  # answer_from
+            self._asked,  # asked
+            self._voted,  # voted
+            self._change_to,  # change_to
+            self._votes_now,  # votes_now
+            self._tally_now,  # tally_now
+            self._voted_by,  # voted_by
+            self._first_prop,  # first_prop
+            self._night_victim,  # night_victim
+            self._night_none,  # night_none
+            self._last_day_elim,  # last_day_elim
+            self._revealed,  # revealed
+            self._inspections,  # inspections
+            self._reveal,  # reveal
+            self._day_target,  # day_target
+            self._day_choice,  # day_choice
+            self._night_target,  # night_target
+            self._my_scores,  # my_scores
+            self._scores,  # scores
+        )
+
     def plan(self, now: datetime) -> Intent | None:
         """The next action; the same one until an observed event or ``done`` changes it."""
         if not self._dirty:
@@ -1125,7 +1177,7 @@ class BaselinePolicy:
         due = self._answer_at if answering else self._next_at
         if due is None:
             return None
-        composed = compose(self, now)
+        composed = compose(self.speech_view(), now)
         if composed is None:
             self._speak_off = "no-text"
             return None
@@ -1159,7 +1211,7 @@ class BaselinePolicy:
         moved): same moment, later by the typing of any extra words."""
         if self._restale:
             self._restale = False
-            composed = compose(self, now)
+            composed = compose(self.speech_view(), now)
             if composed is not None:
                 text, opt = composed
                 words = len(text.split())
@@ -1205,7 +1257,7 @@ class BaselinePolicy:
         if base + timedelta(0, pause) >= deadline:
             self._speak_off = "no-time"
             return None
-        composed = compose(self, now)
+        composed = compose(self.speech_view(), now)
         if composed is None:
             self._speak_off = "no-text"
             return None

@@ -12,14 +12,11 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from importlib import resources
-from typing import TYPE_CHECKING
 
 from agent.baseline.common import _DAY_K, _EMPTY, _NO_VOTE, _VOTE_K, Option
+from agent.baseline.view import Speaker, SpeechView
 from agent.templates import PREFIXES, SUFFIXES, TEMPLATES, Reading
 from games.names import display_list
-
-if TYPE_CHECKING:
-    from agent.baseline.policy import BaselinePolicy
 
 __all__ = ["ANSWERS", "BANK", "compose", "humanize"]
 
@@ -150,9 +147,12 @@ BANK: dict[str, tuple[str, ...]] = _bank()
 _VARIANTS = tuple((p, s) for p in PREFIXES for s in SUFFIXES if p or s)
 
 
-def compose(p: BaselinePolicy, now: datetime) -> tuple[str, _Option] | None:
-    """Pick a situation by weight, then build and render only that one (cheap)."""
-    if p._night:
+def compose(p: SpeechView | Speaker, now: datetime) -> tuple[str, _Option] | None:
+    """Pick a situation by weight, then build and render only that one (cheap). ``p``: the
+    seat's view, or what makes one (a `BaselinePolicy`, as the LLM seat's shadow is)."""
+    if not isinstance(p, SpeechView):
+        p = p.speech_view()
+    if p.night:
         ready: list[_Option] = den_options(p)
         while ready:
             opt = ready.pop(weighted_index(p, [o[0] for o in ready]))
@@ -161,7 +161,7 @@ def compose(p: BaselinePolicy, now: datetime) -> tuple[str, _Option] | None:
                 return text, opt
         return None
     weights, builders = stage_choices(p, now)
-    if p._answer_from is not None:  # a question put to me comes first, if it can be answered
+    if p.answer_from is not None:  # a question put to me comes first, if it can be answered
         weights, builders = [1.0], [_ANSWER]
     while weights:
         index = weighted_index(p, weights)
@@ -178,13 +178,13 @@ def compose(p: BaselinePolicy, now: datetime) -> tuple[str, _Option] | None:
         for _ in range(3):
             typed = humanize(text, p)
             folded = typed.casefold()
-            if folded not in p._said and folded not in p._ledger.heard:
+            if folded not in p.said and folded not in p.ledger.heard:
                 return typed, built
     return None
 
 
-def weighted_index(p: BaselinePolicy, weights: list[float]) -> int:
-    pick = p._rng.random() * sum(weights)
+def weighted_index(p: SpeechView, weights: list[float]) -> int:
+    pick = p.rng.random() * sum(weights)
     for index, w in enumerate(weights):
         pick -= w
         if pick <= 0:
@@ -192,12 +192,12 @@ def weighted_index(p: BaselinePolicy, weights: list[float]) -> int:
     return len(weights) - 1
 
 
-def fresh(p: BaselinePolicy, key: str, slots: Mapping[str, str]) -> str | None:
+def fresh(p: SpeechView, key: str, slots: Mapping[str, str]) -> str | None:
     """A rendering of ``key`` this seat has never said nor heard."""
-    mine, heard, den = p._said, p._ledger.heard, p._den_heard
+    mine, heard, den = p.said, p.ledger.heard, p.den_heard
     templates = BANK[key]
     n = len(templates)
-    draw = p._rng.random
+    draw = p.rng.random
     first = int(draw() * n)  # (a uniform index, like randrange(n), at a fraction of the cost)
     for k in range(n):
         text = templates[(first + k) % n].format_map(slots)
@@ -217,50 +217,50 @@ def fresh(p: BaselinePolicy, key: str, slots: Mapping[str, str]) -> str | None:
     return None
 
 
-def stage_choices(p: BaselinePolicy, now: datetime) -> tuple[list[float], list[_Builder]]:
+def stage_choices(p: SpeechView, now: datetime) -> tuple[list[float], list[_Builder]]:
     """The situations worth a line now: weights, and for each the function that builds
     its line from this policy (only the one picked is built)."""
-    day = p._day
-    kind = p._kind
+    day = p.day
+    kind = p.kind
     weights: list[float] = []
     builders: list[_Builder] = []
     w = weights.append
     b = builders.append
-    if p._accused_me:
+    if p.accused_me:
         w(6.0)
         b(_DEFEND)
-    if p._role == "detective":
-        if p._reveal is not None and p._reveal in p._alive:
+    if p.role == "detective":
+        if p.reveal is not None and p.reveal in p.alive:
             w(8.0)
             b(_REVEAL)
-        if kind is _VOTE_K and p._votes_now:
+        if kind is _VOTE_K and p.votes_now:
             w(6.0)
             b(_DET_CLEAN)
     # a greeting fits a day's first half minute, "first impressions" its first third
-    if day == 1 and kind is _DAY_K and now < p._start + timedelta(0, p._seconds / 3):
-        if p._lines == 0 and now < p._start + _GREETING:
+    if day == 1 and kind is _DAY_K and now < p.start + timedelta(0, p.seconds / 3):
+        if p.lines == 0 and now < p.start + _GREETING:
             w(6.0)
             b(_GREET)
         w(1.5)
         b(_OPEN)
-    alive = len(p._alive)
-    total = p._chat.total
+    alive = len(p.alive)
+    total = p.chat.total
     # news is news early in the day; two minutes later "rip X" sounds like a bot
     if (
         day > 1
         and kind is _DAY_K
         and total < 1.5 * alive
-        and now < p._start + timedelta(0, p._seconds / 2)
+        and now < p.start + timedelta(0, p.seconds / 2)
     ):
-        topics = p._topics
+        topics = p.topics
         if ("night", day) not in topics:
-            if p._night_victim is not None:
+            if p.night_victim is not None:
                 w(5.0)
                 b(_NIGHT_KILL)
-            elif p._night_none:
+            elif p.night_none:
                 w(4.0)
                 b(_NIGHT_NONE)
-        elim = p._last_day_elim
+        elim = p.last_day_elim
         if elim is not None and day == elim[3] + 1 and ("elim", day) not in topics:
             w(2.5)
             b(_ELIM)
@@ -272,10 +272,10 @@ def stage_choices(p: BaselinePolicy, now: datetime) -> tuple[list[float], list[_
     if kind is _VOTE_K:
         w(3.0)
         b(_VOTE_STATE)
-        if p._votes_now:
+        if p.votes_now:
             w(1.0)
             b(_TALLY)
-    if now >= p._late_at:  # (half the vote, or 70% of the discussion, is gone)
+    if now >= p.late_at:  # (half the vote, or 70% of the discussion, is gone)
         w(0.8)
         b(_LATE)
     if total >= alive:
@@ -286,121 +286,121 @@ def stage_choices(p: BaselinePolicy, now: datetime) -> tuple[list[float], list[_
     return weights, builders
 
 
-def choose(p: BaselinePolicy, options: list[_Option]) -> _Option | None:
+def choose(p: SpeechView, options: list[_Option]) -> _Option | None:
     if not options:
         return None
     return options[weighted_index(p, [o[0] for o in options])]
 
 
-def opt_defend(p: BaselinePolicy) -> _Option | None:
-    accusers = [a for a in p._accused_me if a in p._alive]
+def opt_defend(p: SpeechView) -> _Option | None:
+    accusers = [a for a in p.accused_me if a in p.alive]
     if not accusers:
         return None
     a = accusers[-1]
-    topic: tuple[object, ...] = ("defend", a, p._seq, len(accusers))
+    topic: tuple[object, ...] = ("defend", a, p.seq, len(accusers))
     opts: list[_Option] = [(3.0, "defend", {}, topic)]
-    if a in p._others_set:
-        name = p._names[a]
+    if a in p.others_set:
+        name = p.names[a]
         opts.append((3.0, "defend_back", {"a": name}, topic))
         opts.append((1.5, "accuse_me", {"x": name}, topic))
     return choose(p, opts)
 
 
-def opt_reveal(p: BaselinePolicy) -> _Option | None:
-    found = p._reveal
-    if found is None or found not in p._alive or ("det", found) in p._topics:
+def opt_reveal(p: SpeechView) -> _Option | None:
+    found = p.reveal
+    if found is None or found not in p.alive or ("det", found) in p.topics:
         return None
-    return (8.0, "det_mafia", {"x": p._names[found]}, ("det", found))
+    return (8.0, "det_mafia", {"x": p.names[found]}, ("det", found))
 
 
-def opt_det_clean(p: BaselinePolicy) -> _Option | None:
+def opt_det_clean(p: SpeechView) -> _Option | None:
     """Save a player I know is clean from a forming lynch; a coin toss, once a day."""
-    tally = p._tally_now
+    tally = p.tally_now
     for s, n in tally.most_common(1):
-        gate = ("det-clean", s, p._day)
-        if p._inspections.get(s) is False and n >= 2 and gate not in p._topics:
-            if gate not in p._gates:
-                p._gates[gate] = p._rng.random() < 0.5
-            if p._gates[gate]:
-                return (6.0, "det_clean", {"x": p._names[s]}, gate)
+        gate = ("det-clean", s, p.day)
+        if p.inspections.get(s) is False and n >= 2 and gate not in p.topics:
+            if gate not in p.gates:
+                p.gates[gate] = p.rng.random() < 0.5
+            if p.gates[gate]:
+                return (6.0, "det_clean", {"x": p.names[s]}, gate)
     return None
 
 
-def opt_greet(p: BaselinePolicy) -> _Option | None:
+def opt_greet(p: SpeechView) -> _Option | None:
     return (6.0, "greet", {}, ("greet",))
 
 
-def opt_open(p: BaselinePolicy) -> _Option | None:
+def opt_open(p: SpeechView) -> _Option | None:
     return (1.5, "open", {}, None)
 
 
-def opt_night_kill(p: BaselinePolicy) -> _Option | None:
-    if p._night_victim is None:
+def opt_night_kill(p: SpeechView) -> _Option | None:
+    if p.night_victim is None:
         return None
-    v, role = p._night_victim
-    topic = ("night", p._day)
-    name = p._names[v]
+    v, role = p.night_victim
+    topic = ("night", p.day)
+    name = p.names[v]
     opts: list[_Option] = [(5.0, "night_kill", {"v": name, "role": role}, topic)]
-    accused_by = p._ledger.accused_by.get(v, _EMPTY)
-    others = p._others_set
+    accused_by = p.ledger.accused_by.get(v, _EMPTY)
+    others = p.others_set
     accused = [(n, b) for b, n in accused_by.items() if b in others]
     if accused:
-        x = p._names[max(accused)[1]]
+        x = p.names[max(accused)[1]]
         opts.append((2.0, "night_kill_reason", {"v": name, "x": x}, topic))
     return choose(p, opts)
 
 
-def opt_night_none(p: BaselinePolicy) -> _Option | None:
-    topic = ("night", p._day)
-    if p._doctor_in_play:
+def opt_night_none(p: SpeechView) -> _Option | None:
+    topic = ("night", p.day)
+    if p.doctor_in_play:
         return choose(p, [(4.0, "night_none", {}, topic), (2.0, "night_saved", {}, topic)])
     return (4.0, "night_none", {}, topic)
 
 
-def opt_elim(p: BaselinePolicy) -> _Option | None:
-    if p._last_day_elim is None:
+def opt_elim(p: SpeechView) -> _Option | None:
+    if p.last_day_elim is None:
         return None
-    v, role, voters, _d = p._last_day_elim
-    if p._mafia and v in p._partners:
+    v, role, voters, _d = p.last_day_elim
+    if p.mafia and v in p.partners:
         return None
-    topic = ("elim", p._day)
-    name = p._names[v]
+    topic = ("elim", p.day)
+    name = p.names[v]
     if role == "mafia":
         return (2.5, "elim_mafia", {"v": name}, topic)
-    others = p._others_set
-    shown = [p._names[s] for s in voters if s in others]
+    others = p.others_set
+    shown = [p.names[s] for s in voters if s in others]
     if shown and p.seat not in voters:  # (who voted for it too blames nobody)
         slots = {"v": name, "voters": display_list(shown), "r": role}
         return (2.5, "elim_bystander", slots, topic)
     return (2.0, "elim_bystander_plain", {"v": name, "r": role}, topic)
 
 
-def opt_day_count(p: BaselinePolicy) -> _Option | None:
-    slots = {"n": str(p._day), "alive": str(len(p._alive))}
-    return (0.8, "day_count", slots, ("day", p._day))
+def opt_day_count(p: SpeechView) -> _Option | None:
+    slots = {"n": str(p.day), "alive": str(len(p.alive))}
+    return (0.8, "day_count", slots, ("day", p.day))
 
 
-def opt_accuse(p: BaselinePolicy) -> _Option | None:
+def opt_accuse(p: SpeechView) -> _Option | None:
     """Point at the top suspect (town) or the deflection target (mafia), with a reason
     when the record gives one."""
-    mine_now = p._voted
+    mine_now = p.voted
     # once I voted, the one I voted for is the one I point at
-    top = mine_now if mine_now in p._others_set else p._day_target()
+    top = mine_now if mine_now in p.others_set else p.day_target()
     if top is None:
         return None
-    names = p._names
-    ledger = p._ledger
+    names = p.names
+    ledger = p.ledger
     x = names[top]
-    score = p._my_scores().get(top, 0.0)
+    score = p.my_scores().get(top, 0.0)
     about: tuple[object, ...] = ("vote_state", top)  # (a line naming whom I vote out)
     opts: list[_Option] = [(2.5 if score >= 1.0 else 1.2, "accuse", {"x": x}, about)]
-    revealed = p._revealed.get
-    voted = p._voted_by.get(top)
-    mine = p._voted_by.get(p.seat, _EMPTY)  # (who voted a bystander out blames nobody)
+    revealed = p.revealed.get
+    voted = p.voted_by.get(top)
+    mine = p.voted_by.get(p.seat, _EMPTY)  # (who voted a bystander out blames nobody)
     if voted:
         for victim in voted:
             if revealed(victim, "mafia") != "mafia":
-                if victim not in p._partners and victim not in mine:
+                if victim not in p.partners and victim not in mine:
                     slots = {"x": x, "v": names[victim], "r": revealed(victim, "bystander")}
                     opts.append((2.5, "accuse_vote", slots, about))
                 break
@@ -408,7 +408,7 @@ def opt_accuse(p: BaselinePolicy) -> _Option | None:
     if accused:
         for victim in accused:
             if revealed(victim, "mafia") != "mafia":
-                if victim != p.seat and victim not in p._partners and victim not in mine:
+                if victim != p.seat and victim not in p.partners and victim not in mine:
                     slots = {"x": x, "v": names[victim], "r": revealed(victim, "bystander")}
                     opts.append((2.0, "accuse_accused", slots, about))
                 break
@@ -417,92 +417,92 @@ def opt_accuse(p: BaselinePolicy) -> _Option | None:
     # that on would change how the baseline plays, so it stays off until done on purpose)
     on_top = ledger.phase_accusers.get(top)
     if on_top:
-        others = p._others_set
+        others = p.others_set
         agree = [a for a in on_top if a in others]
         if agree:
             opts.append((1.5, "agree", {"x": x, "a": names[agree[-1]]}, about))
     return choose(p, opts)
 
 
-def opt_vote_state(p: BaselinePolicy) -> _Option | None:
-    if p._voted == _NO_VOTE:
-        target = p._day_choice()
+def opt_vote_state(p: SpeechView) -> _Option | None:
+    if p.voted == _NO_VOTE:
+        target = p.day_choice()
     else:
-        target = p._change_to if p._change_to is not None else p._voted
-    if target is None or target not in p._others_set:
+        target = p.change_to if p.change_to is not None else p.voted
+    if target is None or target not in p.others_set:
         return None
-    return (3.0, "vote_state", {"x": p._names[target]}, ("vote_state", target))
+    return (3.0, "vote_state", {"x": p.names[target]}, ("vote_state", target))
 
 
-def opt_tally(p: BaselinePolicy) -> _Option | None:
-    tally = p._tally_now
-    if not tally or (p._mafia and any(s in p._partners for s in tally)):
+def opt_tally(p: SpeechView) -> _Option | None:
+    tally = p.tally_now
+    if not tally or (p.mafia and any(s in p.partners for s in tally)):
         return None
     # a player counting the votes calls their own "me" ("Drew 2" from Drew reads oddly)
-    names, me = p._names, p.seat
+    names, me = p.names, p.seat
     text = ", ".join(f"{'me' if s == me else names[s]} {n}" for s, n in tally.most_common(3))
     return (1.0, "tally", {"tally": text}, ("tally",))
 
 
-def opt_late(p: BaselinePolicy) -> _Option | None:
+def opt_late(p: SpeechView) -> _Option | None:
     return (0.8, "late", {}, None)
 
 
-def opt_quiet(p: BaselinePolicy) -> _Option | None:
-    said = p._chat.msgs
-    quiet = [s for s in p._others_now if s not in said]
+def opt_quiet(p: SpeechView) -> _Option | None:
+    said = p.chat.msgs
+    quiet = [s for s in p.others_now if s not in said]
     if not quiet:
         return None
-    pick = quiet[int(p._rng.random() * len(quiet))]
-    return (1.2, "quiet", {"x": p._names[pick]}, None)
+    pick = quiet[int(p.rng.random() * len(quiet))]
+    return (1.2, "quiet", {"x": p.names[pick]}, None)
 
 
-def opt_ask(p: BaselinePolicy) -> _Option | None:
-    pool = p._others_now
+def opt_ask(p: SpeechView) -> _Option | None:
+    pool = p.others_now
     if not pool:
         return None
-    pick = pool[int(p._rng.random() * len(pool))]
-    return (1.0, "ask", {"x": p._names[pick]}, None)
+    pick = pool[int(p.rng.random() * len(pool))]
+    return (1.0, "ask", {"x": p.names[pick]}, None)
 
 
-def opt_filler(p: BaselinePolicy) -> _Option | None:
+def opt_filler(p: SpeechView) -> _Option | None:
     return (0.4, "filler", {}, None)
 
 
-def opt_answer(p: BaselinePolicy) -> _Option | None:
+def opt_answer(p: SpeechView) -> _Option | None:
     """An answer to the question put to me by name, by what it asks."""
-    asker = p._answer_from
+    asker = p.answer_from
     if asker is None:
         return None
-    asked = p._asked.casefold()
-    topic: tuple[object, ...] = ("answer", asker, p._seq, p._lines)
-    a = p._names[asker]
+    asked = p.asked.casefold()
+    topic: tuple[object, ...] = ("answer", asker, p.seq, p.lines)
+    a = p.names[asker]
     others = [
-        n for n in p._ledger.readings.get(p._asked, _NO_READING).named
-        if n != p.seat and n != asker and n in p._others_set
+        n for n in p.ledger.readings.get(p.asked, _NO_READING).named
+        if n != p.seat and n != asker and n in p.others_set
     ]  # fmt: skip
     if _DENY.search(asked):
         return (1.0, "answer_deny", {"a": a}, topic)
     if "why" in asked and others:
-        return (1.0, "answer_why", {"x": p._names[others[0]], "a": a}, topic)
+        return (1.0, "answer_why", {"x": p.names[others[0]], "a": a}, topic)
     if "who" in asked or "suspect" in asked or "vote" in asked:
-        top = p._day_choice()
-        if top is not None and top in p._others_set:
-            return (1.0, "answer_who", {"x": p._names[top], "a": a}, topic)
+        top = p.day_choice()
+        if top is not None and top in p.others_set:
+            return (1.0, "answer_who", {"x": p.names[top], "a": a}, topic)
     if "quiet" in asked or "there" in asked or "here" in asked:
         return (1.0, "answer_quiet", {"a": a}, topic)
     return (1.0, "answer_any", {"a": a}, topic)
 
 
-def humanize(text: str, p: BaselinePolicy) -> str:
+def humanize(text: str, p: SpeechView) -> str:
     """A person's typing: half the lines all lowercase, the rest with a capital and "I";
     few commas, no full stop; the odd "ok" or "lol" around a line; "sus" said other ways;
     now and then two letters of a longer word swapped (never in a name: the table must
     still read it, nor around a name that opens or closes a line: "drew what do you
     think?" must stay a question put to drew)."""
-    rng = p._rng.random
+    rng = p.rng.random
     timing = p.timing
-    names = p._ledger.seat_of
+    names = p.ledger.seat_of
     lower = rng() < timing.lowercase
     text = text.lower() if lower else _I.sub("I", text[:1].upper() + text[1:])
     if rng() < 0.7:
@@ -531,29 +531,29 @@ def humanize(text: str, p: BaselinePolicy) -> str:
             j = 1 + int(rng() * (len(w) - 2))
             words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
             typo = " ".join(words)
-            lex = p._ledger.lex
+            lex = p.ledger.lex
             # not in a word the table reads ("weird" -> "wierd" would no longer accuse)
             if lex is None or lex.read(typo)[:4] == lex.read(text)[:4]:
                 text = typo
     return text
 
 
-def den_options(p: BaselinePolicy) -> list[_Option]:
+def den_options(p: SpeechView) -> list[_Option]:
     """Night talk: propose a kill if nobody has, agree with the first proposal if a partner
     made it, otherwise plan tomorrow or chat."""
-    names = p._names
-    day = p._day
-    target = p._night_target()
-    first = p._first_prop
-    settled = ("den-agree", day) in p._topics or ("den-prop", day) in p._topics
+    names = p.names
+    day = p.day
+    target = p.night_target()
+    first = p.first_prop
+    settled = ("den-agree", day) in p.topics or ("den-prop", day) in p.topics
     if first is None and target is not None:
         topic = ("den-prop", day)
         x = names[target]
         proposals: list[_Option] = [(5.0, "den_propose", {"x": x}, topic)]
-        if target in p._ledger.claims:
+        if target in p.ledger.claims:
             proposals.append((6.0, "den_propose_claim", {"x": x}, topic))
-        mafia = p._partners | {p.seat}
-        hit = [b for b in p._ledger.accused_by.get(target, _EMPTY) if b in mafia]
+        mafia = p.partners | {p.seat}
+        hit = [b for b in p.ledger.accused_by.get(target, _EMPTY) if b in mafia]
         if hit:
             # the one under suspicion is "me" when it is the speaker ("X is onto Drew",
             # said by Drew, reads oddly)
@@ -561,11 +561,11 @@ def den_options(p: BaselinePolicy) -> list[_Option]:
             slots = {"x": x, "p": who}
             proposals.append((3.0, "den_propose_reason", slots, topic))
         return proposals
-    if first is not None and first in p._alive and not settled:
+    if first is not None and first in p.alive and not settled:
         return [(6.0, "den_agree", {"x": names[first]}, ("den-agree", day))]
     night = ("den", day)
     opts: list[_Option] = [(0.8, "den_small", {}, night)]
-    danger = p._scores("danger")
+    danger = p.scores("danger")
     later = [s for s in danger if s != target]
     if later:
         push = min(later, key=lambda s: danger[s])  # pin it on someone unthreatening
@@ -574,7 +574,7 @@ def den_options(p: BaselinePolicy) -> list[_Option]:
 
 
 #: builds one kind of line for a policy (None: nothing to say of that kind now)
-_Builder = Callable[["BaselinePolicy"], _Option | None]
+_Builder = Callable[[SpeechView], _Option | None]
 _DEFEND: _Builder = opt_defend
 _REVEAL: _Builder = opt_reveal
 _DET_CLEAN: _Builder = opt_det_clean

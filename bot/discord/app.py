@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import discord
@@ -45,7 +45,7 @@ from bot.discord.rooms import Room, Rooms
 from bot.discord.servers import Servers, defer, reply
 from bot.discord.shards import Handover
 from bot.discord.survey import Survey
-from bot.discord.views import DYNAMIC_ITEMS
+from bot.discord.views import DYNAMIC_ITEMS, Handlers
 from bot.errors import PlatformUnreachable
 from bot.lobbies import IdleLobbies
 from bot.ops.logs import guard_library_loggers
@@ -140,7 +140,17 @@ class MafiaBot(discord.AutoShardedClient):
             seat_menus=self.renderer.seat_menus,
         )
         self.faults = Faults(service, self.rooms, self.links, self.outbox, self.notify, self.relay)
-        self.lobby = Lobby(self)
+        self.lobby = Lobby(
+            service,
+            self.rooms,
+            self.links,
+            self.options,
+            self.settings,
+            reply=reply,
+            is_moderator=self.servers.is_moderator,
+            restore_room=self.restore_room,
+            agent_kind=self.agent_kind,
+        )
         self.survey = Survey(self.links, self.rooms, reply, completed=self.reveals.answered)
         self.afk = AfkWatch(self.rooms, self.notify, self._afk_takeover, self.options)
         self.handover = Handover(service, self.links, self.serving, self.take_over)
@@ -329,14 +339,6 @@ class MafiaBot(discord.AutoShardedClient):
     async def _afk_takeover(self, room: Room, seat: int) -> None:
         await self.actions.takeover(room, seat, why="afk")
 
-    # --- what the lobby asks of the bot (bot/discord/lobby.py) ------------------------------
-
-    async def reply(self, interaction: discord.Interaction[Any], text: str) -> None:
-        await reply(interaction, text)
-
-    async def is_moderator(self, interaction: discord.Interaction[Any]) -> bool:
-        return await self.servers.is_moderator(interaction)
-
     def manager_names(self) -> list[str]:
         user = self.user
         return [] if user is None else list({user.name, user.display_name})
@@ -419,6 +421,10 @@ class MafiaBot(discord.AutoShardedClient):
             task.cancel()
         await super().close()
         await asyncio.to_thread(self.links.close)
+
+
+if TYPE_CHECKING:  # a clicked component reaches the bot's handlers as `Handlers` (views.py)
+    _reached_by_components: type[Handlers] = MafiaBot
 
 
 class GameTree(app_commands.CommandTree["MafiaBot"]):

@@ -13,30 +13,60 @@ stage locked to the bot); the service then seats everyone in a seed-drawn order,
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import discord
 
 from bot.consent import ConsentRequired, record_consent
+from bot.discord.links import LinkStore
+from bot.discord.options import DiscordOptions
 from bot.discord.permissions import blocking, describe_missing
-from bot.discord.rooms import Room
+from bot.discord.rooms import Room, Rooms
 from bot.discord.servers import defer
 from bot.discord.views import consent_view, lobby_view
-from bot.service import LiveGame, ServiceError
+from bot.service import GameService, LiveGame, ServiceError
+from bot.settings import Settings
 from bot.table.config import config_summary
 from bot.table.lobby import may_manage, seat_agents, start_problem
 from games.config import MIN_PLAYERS, GameConfig
 from games.errors import ConfigError
 
-if TYPE_CHECKING:
-    from bot.discord.app import MafiaBot
-
 log = logging.getLogger(__name__)
+
+Reply = Callable[[discord.Interaction[Any], str], Awaitable[None]]
+IsModerator = Callable[[discord.Interaction[Any]], Awaitable[bool]]
+RestoreRoom = Callable[[LiveGame], Awaitable[Room | None]]
 
 
 class Lobby:
-    def __init__(self, bot: MafiaBot) -> None:
-        self.bot = bot
+    """Given what it uses (as `bot.slack.lobby.Lobby` is): the service, the rooms and links of
+    this process, the options and settings, an ephemeral ``reply``, the moderator check, a way
+    to rebuild the room of a game not loaded yet (a lobby clicked after a restart), and the
+    kind of agent seated for AI players."""
+
+    def __init__(
+        self,
+        service: GameService,
+        rooms: Rooms,
+        links: LinkStore,
+        options: DiscordOptions,
+        settings: Settings,
+        *,
+        reply: Reply,
+        is_moderator: IsModerator,
+        restore_room: RestoreRoom,
+        agent_kind: str,
+    ) -> None:
+        self.service = service
+        self.rooms = rooms
+        self.links = links
+        self.options = options
+        self.settings = settings
+        self.reply = reply
+        self.is_moderator = is_moderator
+        self.restore_room = restore_room
+        self.agent_kind = agent_kind
 
     # --- the lobby message --------------------------------------------------------------------
 
@@ -71,7 +101,7 @@ class Lobby:
     ) -> None:
         if room.lobby_message_id is None:
             return
-        channel = self.bot.rooms.messageable(room, room.channel_id, thread=False)
+        channel = self.rooms.messageable(room, room.channel_id, thread=False)
         message = channel.get_partial_message(room.lobby_message_id)
         try:
             await message.edit(
@@ -95,20 +125,20 @@ class Lobby:
         assert guild is not None and channel is not None
         await defer(interaction)
         try:
-            game_id = await self.bot.service.create_game(
+            game_id = await self.service.create_game(
                 config,
                 platform="discord",
                 server_external_id=str(guild.id),
                 server_name=guild.name,
                 channel_id=str(channel.id),
                 host_user_id=str(user.id),
-                speed=self.bot.options.test_speed or self.bot.settings.clock_speed,
-                seed=self.bot.options.test_seed,
+                speed=self.options.test_speed or self.settings.clock_speed,
+                seed=self.options.test_seed,
             )
         except ServiceError as exc:  # the bot is restarting
             await interaction.followup.send(str(exc), ephemeral=True)
             return
-        game = self.bot.service.games[game_id]
+        game = self.service.games[game_id]
         binding = server.get("channels", {}).get(str(channel.id), {})
         contacts = {user.id} | ({int(binding["by"])} if binding.get("by") else set())
         room = Room(
@@ -119,19 +149,19 @@ class Lobby:
             contacts=contacts,
             afk={
                 "reminder_minutes": float(
-                    server.get("afk_reminder_minutes", self.bot.options.afk_reminder_minutes)
+                    server.get("afk_reminder_minutes", self.options.afk_reminder_minutes)
                 ),
                 "takeover_minutes": float(
-                    server.get("afk_takeover_minutes", self.bot.options.afk_takeover_minutes)
+                    server.get("afk_takeover_minutes", self.options.afk_takeover_minutes)
                 ),
             },
-            graveyard=bool(server.get("graveyard", self.bot.options.graveyard)),
+            graveyard=bool(server.get("graveyard", self.options.graveyard)),
             agents=agents,
             persona=persona,
         )
-        self.bot.rooms.register(room)
-        self.bot.rooms.sync(room, game)
-        await self.bot.links.put(
+        self.rooms.register(room)
+        self.rooms.sync(room, game)
+        await self.links.put(
             game_id,
             "room",
             channel.id,
@@ -141,12 +171,12 @@ class Lobby:
                 "graveyard": room.graveyard,
             },
         )
-        message = await self.bot.rooms.post(
+        message = await self.rooms.post(
             room, channel.id, embed=self.embed(game, room), view=lobby_view(game_id), thread=False
         )
         assert message is not None
         room.lobby_message_id = message.id
-        await self.bot.links.put(game_id, "lobby", message.id)
+        await self.links.put(game_id, "lobby", message.id)
         await interaction.followup.send(
             f"Lobby for game {game_id} is open. Players join with the button; you (or a "
             "moderator) press Start when at least 5 seats are taken.",
@@ -156,15 +186,15 @@ class Lobby:
     # --- buttons -------------------------------------------------------------------------------
 
     async def game(self, game_id: str) -> tuple[LiveGame, Room] | None:
-        room = self.bot.rooms.get(game_id)
-        game = self.bot.service.games.get(game_id)
+        room = self.rooms.get(game_id)
+        game = self.service.games.get(game_id)
         if game is None:
             try:
-                game = await self.bot.service.resume(game_id)
+                game = await self.service.resume(game_id)
             except ServiceError:
                 return None
         if room is None:
-            room = await self.bot.restore_room(game)
+            room = await self.restore_room(game)
         if room is None:
             return None
         return game, room
@@ -174,7 +204,7 @@ class Lobby:
     ) -> None:
         found = await self.game(game_id)
         if found is None or found[0].status not in ("lobby", "running"):
-            await self.bot.reply(interaction, "This lobby is closed.")
+            await self.reply(interaction, "This lobby is closed.")
             return
         game, room = found
         if action == "join":
@@ -186,14 +216,14 @@ class Lobby:
 
     async def join(self, interaction: discord.Interaction[Any], game: LiveGame, room: Room) -> None:
         try:
-            await self.bot.service.join(game.id, str(interaction.user.id))
+            await self.service.join(game.id, str(interaction.user.id))
         except ConsentRequired as notice:
             await self.show_notice(interaction, game.id, notice)
             return
         except ServiceError as exc:
-            await self.bot.reply(interaction, str(exc))
+            await self.reply(interaction, str(exc))
             return
-        self.bot.rooms.sync(room, game)
+        self.rooms.sync(room, game)
         await interaction.response.edit_message(embed=self.embed(game, room))
         await interaction.followup.send(
             "You're in. When the game starts you get a private booth thread: your role, and "
@@ -220,11 +250,11 @@ class Lobby:
         research: bool,
     ) -> None:
         if interaction.guild is None:
-            await self.bot.reply(interaction, "Answer this on the server where you play.")
+            await self.reply(interaction, "Answer this on the server where you play.")
             return
-        await self.bot.links.run(
+        await self.links.run(
             record_consent,
-            self.bot.engine,
+            self.links.engine,
             "discord",
             str(interaction.guild.id),
             str(interaction.user.id),
@@ -258,7 +288,7 @@ class Lobby:
             return
         game, room = found
         try:
-            await self.bot.service.join(game.id, str(interaction.user.id))
+            await self.service.join(game.id, str(interaction.user.id))
         except ConsentRequired as notice:  # the notice changed in between: show the new one
             embed = discord.Embed(title="Before you play", description=notice.text)
             await interaction.response.edit_message(
@@ -270,7 +300,7 @@ class Lobby:
                 content=f"Thanks, your answer is saved. {exc}", embed=None, view=None
             )
             return
-        self.bot.rooms.sync(room, game)
+        self.rooms.sync(room, game)
         await interaction.response.edit_message(
             content=f"Thanks, you're in game {game.id}. When it starts you get a private booth "
             "thread: your role, and where you type to talk.",
@@ -283,27 +313,27 @@ class Lobby:
         self, interaction: discord.Interaction[Any], game: LiveGame, room: Room
     ) -> None:
         try:
-            await self.bot.service.leave(game.id, str(interaction.user.id))
+            await self.service.leave(game.id, str(interaction.user.id))
         except ServiceError as exc:
-            await self.bot.reply(interaction, str(exc))
+            await self.reply(interaction, str(exc))
             return
-        self.bot.rooms.sync(room, game)
+        self.rooms.sync(room, game)
         await interaction.response.edit_message(embed=self.embed(game, room))
 
     async def start(
         self, interaction: discord.Interaction[Any], game: LiveGame, room: Room
     ) -> None:
         user = str(interaction.user.id)
-        if not may_manage(game, user, moderator=await self.bot.is_moderator(interaction)):
-            await self.bot.reply(interaction, "Only the host or a moderator can start the game.")
+        if not may_manage(game, user, moderator=await self.is_moderator(interaction)):
+            await self.reply(interaction, "Only the host or a moderator can start the game.")
             return
         problem = start_problem(game, room.agents)
         if problem is not None:
-            await self.bot.reply(interaction, problem)
+            await self.reply(interaction, problem)
             return
         lacking = blocking(interaction.app_permissions)
         if lacking:
-            await self.bot.reply(
+            await self.reply(
                 interaction,
                 "I can't run a game in this channel; I'm missing:\n" + describe_missing(lacking),
             )
@@ -312,7 +342,7 @@ class Lobby:
         try:
             await self.seat_agents(game, room)
             await self.prepare(room)
-            await self.bot.service.start(game.id)
+            await self.service.start(game.id)
         except (ServiceError, ConfigError) as exc:
             await interaction.followup.send(f"Can't start: {exc}", ephemeral=True)
             return
@@ -320,7 +350,7 @@ class Lobby:
             await self.refused(interaction, exc)
             return
         # The service seated everyone anew: seat numbers come from the started game only.
-        self.bot.rooms.sync(room, game)
+        self.rooms.sync(room, game)
         try:
             await self.open_booths(room)
         except discord.HTTPException as exc:
@@ -346,21 +376,21 @@ class Lobby:
     async def seat_agents(self, game: LiveGame, room: Room) -> None:
         """Add the AI players the host asked for, with the lobby's persona."""
         await seat_agents(
-            self.bot.service,
+            self.service,
             game,
             room.agents,
-            agent_kind=self.bot.agent_kind,
+            agent_kind=self.agent_kind,
             persona=room.persona,
         )
 
     async def prepare(self, room: Room) -> None:
         """Webhook and stage lock: what the first stage posts need (booths come after the
         start, once seat numbers are final)."""
-        await self.bot.rooms.webhook(room)
+        await self.rooms.webhook(room)
         try:
-            await self.bot.rooms.lock_stage(room)
+            await self.rooms.lock_stage(room)
         except discord.Forbidden:
-            await self.bot.rooms.report(
+            await self.rooms.report(
                 room,
                 "lock",
                 "I could not keep the game channel to myself (I need Manage Permissions there). "
@@ -371,4 +401,4 @@ class Lobby:
         """A booth per human, keyed by their seat in the started game (the role cards would
         open them too; this has them ready at once)."""
         for seat, uid in sorted(room.humans.items()):
-            await self.bot.rooms.booth(room, seat, uid)
+            await self.rooms.booth(room, seat, uid)

@@ -23,7 +23,6 @@ from games.config import GameConfig
 
 RoleChoice = Literal["none", "detective", "doctor", "detective+doctor"]
 TieChoice = Literal["none", "random"]
-MINUTE_KEYS = ("day_minutes", "vote_minutes", "night_minutes", "night_vote_minutes")
 
 
 def _roles(choice: str) -> list[str]:

@@ -28,10 +28,8 @@ REQUIRED: dict[str, str] = {
 #: what the bot can still play without (it says so, and plays on)
 OPTIONAL = ("manage_roles", "manage_messages")
 
-#: the permissions integer for the invite URL (all of REQUIRED)
+#: the permissions integer of the invite URL in docs/discord.md (all of REQUIRED)
 INVITE_PERMISSIONS = discord.Permissions(**dict.fromkeys(REQUIRED, True)).value
-
-SEND_MESSAGES = discord.Permissions(send_messages=True).value
 
 
 def missing(perms: discord.Permissions, names: Any = None) -> list[str]:
@@ -59,11 +57,3 @@ def is_moderator(
     if roles and isinstance(user, discord.Member):
         return any(role.id in roles for role in user.roles)
     return False
-
-
-def invite_url(application_id: int) -> str:
-    return (
-        "https://discord.com/oauth2/authorize"
-        f"?client_id={application_id}&scope=bot+applications.commands"
-        f"&permissions={INVITE_PERMISSIONS}"
-    )

@@ -6,7 +6,8 @@ Every component is a `discord.ui.DynamicItem`: the bot registers the classes onc
 the one before a crash. The game id (and, for menus, the phase they belong to) is in the id, so
 a menu from an earlier phase is refused instead of counting in the wrong vote.
 
-Callbacks only parse and hand over to the bot's handlers (`Lobby`, `Actions`, `Survey`). A
+Callbacks only parse and hand over to the bot's handlers (`Lobby`, `Actions`, `Survey`), which
+they know only as the `Handlers` protocol below (this module imports none of them, nor the bot). A
 component of a game another process drives is left to that process (`GameBound`: during a
 rolling restart both processes receive the click, and only the game's driver answers it).
 """
@@ -14,14 +15,12 @@ rolling restart both processes receive the click, and only the game's driver ans
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from datetime import datetime
+from typing import Any, ClassVar, Protocol, cast
 
 import discord
 
 from bot.discord.sanitize import plain
-
-if TYPE_CHECKING:
-    from bot.discord.app import MafiaBot
 
 ABSTAIN = "-abstain-"
 MAX_OPTIONS = 25
@@ -31,8 +30,74 @@ Select = discord.ui.Select[discord.ui.View]
 Button = discord.ui.Button[discord.ui.View]
 
 
-def bot_of(interaction: discord.Interaction[Any]) -> MafiaBot:
-    return cast("MafiaBot", interaction.client)
+class LobbyHandler(Protocol):
+    async def button(
+        self, interaction: discord.Interaction[Any], game_id: str, action: str
+    ) -> None: ...
+
+    async def consent_answer(
+        self,
+        interaction: discord.Interaction[Any],
+        game_id: str | None,
+        agreed: bool,
+        version: str,
+        research: bool,
+    ) -> None: ...
+
+
+class ActionHandler(Protocol):
+    async def vote(
+        self,
+        interaction: discord.Interaction[Any],
+        game_id: str,
+        seq: int,
+        target: str | None,
+        *,
+        night: bool,
+    ) -> None: ...
+
+    async def night_act(
+        self, interaction: discord.Interaction[Any], game_id: str, seq: int, target: str
+    ) -> None: ...
+
+
+class SurveyHandler(Protocol):
+    async def answer(
+        self,
+        interaction: discord.Interaction[Any],
+        game_id: str,
+        seat: int,
+        key: str,
+        value: str,
+    ) -> None: ...
+
+    async def comment_form(
+        self, interaction: discord.Interaction[Any], game_id: str, seat: int
+    ) -> None: ...
+
+
+class Claimer(Protocol):
+    async def claim(self, game_id: str, at: datetime | None = None) -> bool: ...
+
+
+class Handlers(Protocol):
+    """What a clicked component reaches through ``interaction.client`` (`MafiaBot` is one)."""
+
+    @property
+    def lobby(self) -> LobbyHandler: ...
+
+    @property
+    def actions(self) -> ActionHandler: ...
+
+    @property
+    def survey(self) -> SurveyHandler: ...
+
+    @property
+    def handover(self) -> Claimer: ...
+
+
+def bot_of(interaction: discord.Interaction[Any]) -> Handlers:
+    return cast("Handlers", interaction.client)
 
 
 def _options(values: list[tuple[str, str]]) -> list[list[discord.SelectOption]]:

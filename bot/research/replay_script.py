@@ -22,7 +22,6 @@ from games.state import PhaseKind
 __all__ = ["Script", "build_script", "replay_config"]
 
 # recorded things that never become cues
-LLM_SEAT = "llm_seat"  # the recorded LLM's own lines and votes: our agent plays that seat
 CLOSED_CHAT = "closed_chat"  # a day-chat line stamped in a night, or a den line in a day
 UNKNOWN_SPEAKER = "unknown_speaker"  # a speaker not in the game's config
 UNTIMED = "untimed"  # a vote-file entry never announced: no time to cast it at

@@ -7,7 +7,7 @@ back, the status and phase words, which booths a den line goes to, how a booth's
 handed over after a restart, where a game's platform objects are stored and which finished
 games an export takes: each is decided once, here, so the platforms cannot drift apart.
 
-- `bot.table.settings`: the ``day=90 vote=30s roles=detective agents=2`` syntax and its summary
+- `bot.table.config`: the ``day=90 vote=30s roles=detective agents=2`` syntax and its summary
 - `bot.table.lobby`: the roster, AI seats, who may start, the start check
 - `bot.table.status`: phase labels, time left, the status text
 - `bot.table.booths`: the den's audience, the restart backlog's order and its refusal note

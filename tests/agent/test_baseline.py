@@ -1175,7 +1175,7 @@ def test_typing_like_a_person_keeps_names_and_questions_readable() -> None:
         before = read_line(line, NAMES)
         asked = addressed(line, 0, seat_of, set(range(8)))
         for _ in range(200):
-            typed = humanize(line, table.policy)
+            typed = humanize(line, table.policy.speech_view())
             changed += typed != line
             after = read_line(typed, NAMES)
             assert after.named == before.named and after.accuses == before.accuses, typed
