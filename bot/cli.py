@@ -16,6 +16,7 @@ from rich.console import Console
 
 # (typer ships its own copy of click: these are the errors its parser raises)
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer._click.globals import get_current_context as click_context
 
 from bot.settings import Settings, SettingsError, load_settings
 
@@ -44,18 +45,14 @@ def _print_error(message: str) -> None:
     err.print(message, style="red", markup=False, highlight=False, soft_wrap=True)
 
 
-class Refused(Exception):
-    """Bad input or an unusable resource: `main` prints ``mafiabot <command>: <message>`` (one
-    line on stderr) and exits with ``code`` (2: bad input, nothing changed)."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def _fail(message: str) -> NoReturn:
-    """Bad input or an unusable resource: one line on stderr, exit 2, nothing changed."""
-    raise Refused(message)
+def _fail(message: str, code: int = 2) -> NoReturn:
+    """Bad input or an unusable resource: ``mafiabot <command>: <message>``, one line on
+    stderr, then exit ``code`` (2: bad input, nothing changed). Said here, not in `main`, so
+    the app says it the same way when it is invoked without `main` (tests, embedding)."""
+    ctx = click_context(silent=True)
+    where = " ".join(["mafiabot", *ctx.command_path.split()[1:]]) if ctx is not None else "mafiabot"
+    _print_error(f"{where}: {message}")
+    raise typer.Exit(code)
 
 
 def _command_path(args: Sequence[str]) -> str:
@@ -364,7 +361,7 @@ def run(
     except (SlackSetupError, SettingsError) as e:
         _fail(str(e))
     except PlatformUnreachable as e:  # not bad input: the network; exit 1
-        raise Refused(str(e), code=1) from None
+        _fail(str(e), code=1)
     except KeyboardInterrupt:
         pass
     # a log line, not a print: with MAFIABOT_LOG_FORMAT=json, stderr stays all JSON
@@ -453,9 +450,7 @@ def replay(
     ] = False,
     identities: Annotated[
         Path | None,
-        typer.Option(
-            "--identities", help='With --html: JSON {"user id": ["name", ...]} to scrub.'
-        ),
+        typer.Option("--identities", help='With --html: JSON {"user id": ["name", ...]} to scrub.'),
     ] = None,
     speed: Annotated[
         float,
@@ -756,9 +751,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         code = e.exit_code
     except typer.Abort:
         code = 1
-    except Refused as e:
-        _print_error(f"{_command_path(args)}: {e}")
-        code = e.code
     except DatabaseUnusable as e:
         _print_error(f"{_command_path(args)}: {e}")
         code = 2
