@@ -168,6 +168,8 @@ async def test_injection_lines_reach_prompts_only_as_the_players_speech(
     scheduler = make_scheduler()
     scheduler.start()
     service = GameService(engine, scheduler, factory)
+    # one person types every injection line in a burst: not what the line limit is about here
+    service.lines.burst = service.lines.rate = 1e9
     try:
         game_id = await service.create_game(CONFIG, seed=3, speed=10.0)
         await service.join(game_id, "U0PERSON", name=HUMAN)
