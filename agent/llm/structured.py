@@ -92,6 +92,8 @@ def policy_for(req: LLMRequest, policy: RetryPolicy) -> RetryPolicy:
         changes["max_attempts"] = req.max_attempts
     if req.timeout_s is not None:
         changes["timeout_s"] = min(req.timeout_s, policy.timeout_s)
+    if req.retry_timeouts is not None:
+        changes["retry_timeouts"] = req.retry_timeouts
     return dataclasses.replace(policy, **changes) if changes else policy
 
 
