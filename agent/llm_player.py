@@ -1285,10 +1285,6 @@ class LLMPlayer:
             left = max(per_game_second * (end - t).total_seconds(), 0.05)
             if not critical:
                 req = dataclasses.replace(req, max_attempts=1, timeout_s=left)
-        if critical:
-            # a slow server keeps computing a request that timed out: asking again would
-            # only queue a second one behind it (and behind the other seats' calls)
-            req = dataclasses.replace(req, retry_timeouts=False)
         self._cut = False
         background = self._job == "background" and asyncio.current_task() is self._task
         call = asyncio.ensure_future(client.complete(req))

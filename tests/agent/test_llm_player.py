@@ -404,16 +404,6 @@ async def test_scheduler_prose_is_invalid_and_the_baseline_decides() -> None:
     assert summarize(log.records).fallbacks_by_kind == {"scheduler": 1}
 
 
-async def test_critical_calls_are_not_retried_after_a_timeout_background_ones_sent_once() -> None:
-    """A slow server keeps computing a request that timed out: a critical call is not sent
-    again behind it (the retry policy gives up on the timeout; see tests/agent/llm)."""
-    llm = StubLLM(scheduler="<send>", generator="hey all who is being quiet today")
-    table, _, _ = make_table(llm)
-    await table.advance(10)
-    asked = llm.of("scheduler") + llm.of("generator")
-    assert asked and all(r.retry_timeouts is False for r in asked)
-
-
 async def test_a_failing_scheduler_still_lets_the_seat_talk() -> None:
     """Every scheduler call fails (the seat is not allowed to degrade here): the shadow's
     send/wait stands in for each, and the seat speaks in the day."""
