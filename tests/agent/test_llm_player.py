@@ -822,15 +822,13 @@ async def test_a_seat_with_a_call_in_flight_still_speaks_each_day_in_a_busy_chat
     for kind in ("scheduler", "generator", "vote", "night_action"):
         llm.hold(kind)
     table, player, log = make_table(llm)
-    tick = 0
-    for _ in range(900):
+    for tick in range(900):
         if table.state.over or not table.state.seats[0].alive:
             break
         if table.state.phase.kind is PhaseKind.DAY:
             speaker = 1 + tick % 4
             if table.state.seats[speaker].alive:
                 table.say(speaker, f"{NAMES[0]} what do you think about round {tick}")
-        tick += 1
         await table.advance(1)
     days = await days_spoken(table, 0, limit=0)
     assert days and all(n >= 1 for _, n in days), (days, [r.decision for r in log.records])
