@@ -6,7 +6,8 @@ answers HTTP 400 or 422 to it (it does not know the form: the llama-cpp-python s
 next form, down to plain text ("off"). The first form that a server accepts is remembered, so
 the refused ones are not tried again for the rest of the process; a refusal that names
 the structured-output field drops that form at once, whatever the next form does. When even
-plain text is refused, the request itself was at fault: nothing is remembered and the first error is raised.
+plain text is refused, the request itself was at fault: nothing is remembered and the first
+error is raised.
 
 Explicit modes are not stepped down: a server that refuses the form the operator chose
 fails the call (and the agent decides that one decision the baseline's way).
