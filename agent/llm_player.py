@@ -244,6 +244,8 @@ class _Draft:
     regenerated: bool
     #: the shadow baseline's line (its intent), typed in place of the model's
     baseline: Intent | None = None
+    #: the never-mute floor's line: only the phase's end may drop it
+    floor: bool = False
 
 
 @dataclass
@@ -921,20 +923,23 @@ class LLMPlayer:
         if s.human_timing:  # read and typed as a person would: never sooner (agent.shape)
             earliest = earliest_post(self.knowledge, draft.seen, draft.text, self.rng)
             when = max(self.clock.now(), earliest or when)
+        k = self.knowledge
+        if draft.floor and k.deadline is not None:
+            last = k.deadline - self._post_margin() - timedelta(seconds=self._game_s(1.0))
+            when = max(self.clock.now(), min(when, last))
         self._draft = draft
         self._arm("typing", when, self._finish_draft)
 
     def _arm_floor(self, event: PhaseStarted) -> None:
         """Never a silent day: by the shadow's first line (clamped), say something."""
         intent = self._shadow_plan(event.t)
-        if intent is None or intent.kind != "say":
-            return  # the baseline in this seat's place would keep quiet today
         lo, hi = self.settings.floor_at
         start, seconds = event.t, event.seconds
-        at = min(
-            max(intent.at, start + timedelta(seconds=lo * seconds)),
-            start + timedelta(seconds=hi * seconds),
-        )
+        latest = start + timedelta(seconds=hi * seconds)
+        if intent is None or intent.kind != "say":
+            self._arm("floor", latest, self._floor)  # silence all day is a tell: speak anyway
+            return
+        at = min(max(intent.at, start + timedelta(seconds=lo * seconds)), latest)
         self._arm("floor", at, self._floor)
 
     async def _floor(self) -> None:
@@ -945,8 +950,12 @@ class LLMPlayer:
         if self._draft is not None:
             self._floor_pending = True  # checked again once that line is posted or dropped
             return
+        # whatever model call is in flight, this line does not wait for it: a late answer
+        # finds the seat typing (or done) and is dropped or said after it
         text, intent = self._baseline_line(self.clock.now())
         if text is None:
+            self._floor_pending = True  # tried again after the next line or quiet spell
+            self._arm_quiet()
             return
         self._note(
             "baseline line",
@@ -955,7 +964,7 @@ class LLMPlayer:
             error="silent so far this day",
             text=text,
         )
-        self._type(_Draft(text, k.phase_seq, len(k.messages), True, intent))
+        self._type(_Draft(text, k.phase_seq, len(k.messages), True, intent, floor=True))
 
     async def _generate(self) -> str | None:
         """A cleaned, non-repeating line, or None (regenerated once, then dropped)."""
@@ -1065,12 +1074,10 @@ class LLMPlayer:
             return "the game moved on without this seat"
         if k.phase_seq != draft.phase_seq or k.room() is None:
             return "the phase ended while typing"
-        floor = self._real_floor()
-        if k.deadline is not None and k.phase_start is not None:
-            floor = min(floor, 0.1 * (k.deadline - k.phase_start).total_seconds())
-        margin = timedelta(seconds=max(self.settings.post_margin_s, floor))
-        if k.deadline is not None and self.clock.now() >= k.deadline - margin:
+        if k.deadline is not None and self.clock.now() >= k.deadline - self._post_margin():
             return "the phase was ending"
+        if draft.floor:
+            return None  # the seat's only line today: late is better than silent
         if k.phase is PhaseKind.VOTE and len(k.current_votes) >= len(k.alive):
             return "everyone has voted: the phase is ending"
         new = k.messages_by_others_since(draft.seen)
@@ -1079,6 +1086,14 @@ class LLMPlayer:
         if self.settings.discard_when_addressed and k.addressed_in(new):
             return "someone addressed this player meanwhile"
         return None
+
+    def _post_margin(self) -> timedelta:
+        """No line is posted this close to the deadline."""
+        k = self.knowledge
+        floor = self._real_floor()
+        if k.deadline is not None and k.phase_start is not None:
+            floor = min(floor, 0.1 * (k.deadline - k.phase_start).total_seconds())
+        return timedelta(seconds=max(self.settings.post_margin_s, floor))
 
     def _real_floor(self) -> float:
         """``real_margin_s`` in game seconds at this clock's speed."""

@@ -122,6 +122,7 @@ class AnthropicClient:
             except LLMError as err:
                 spent += err.attempts
                 if is_form_refused(err) and i + 1 < len(forms):
+                    self.forms.refused(form, err)
                     first = first or err
                     log.info("%s: %s refused (%s); trying %s", label, form, err, forms[i + 1])
                     continue

@@ -55,6 +55,8 @@ class LLMRequest:
     #: once, with a deadline that ends with their phase
     max_attempts: int | None = None
     timeout_s: float | None = None
+    #: False: a timed-out attempt is not retried (time-critical calls on a slow server)
+    retry_timeouts: bool | None = None
 
     def __post_init__(self) -> None:
         if self.max_tokens <= 0:

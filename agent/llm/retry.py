@@ -52,6 +52,9 @@ class RetryPolicy:
     max_delay_s: float = 8.0
     max_retry_after_s: float = 10.0
     bad_response_retries: int = 1
+    #: False: an attempt that timed out is not tried again (the server is slow; a second
+    #: request would only queue behind the first, which it keeps computing)
+    retry_timeouts: bool = True
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -110,6 +113,8 @@ async def run_with_retries(
         if isinstance(err, LLMBadResponse):
             bad_responses += 1
             may_retry = bad_responses <= policy.bad_response_retries
+        elif isinstance(err, LLMTimeout) and not policy.retry_timeouts:
+            may_retry = False
         else:
             may_retry = err.retryable
         if not may_retry or attempts >= policy.max_attempts:

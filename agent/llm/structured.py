@@ -4,8 +4,10 @@ A request with a `schema` is sent in the first form of the backend's list; a ser
 answers HTTP 400 or 422 to it (it does not know the form: the llama-cpp-python server refuses
 `json_schema` with 422, older servers refuse tools with 400) gets the same request once in the
 next form, down to plain text ("off"). The first form that a server accepts is remembered, so
-the refused ones are not tried again for the rest of the process. When even plain text is
-refused, the request itself was at fault: nothing is remembered and the first error is raised.
+the refused ones are not tried again for the rest of the process; a refusal that names
+the structured-output field drops that form at once, whatever the next form does. When even
+plain text is refused, the request itself was at fault: nothing is remembered and the first
+error is raised.
 
 Explicit modes are not stepped down: a server that refuses the form the operator chose
 fails the call (and the agent decides that one decision the baseline's way).
@@ -33,6 +35,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: the request fields a structured-output form is sent in (a refusal naming one is sure)
+FORM_FIELDS = ("response_format", "tool_choice")
 
 #: statuses with which a server says "I don't know this request field/value"
 REFUSED_STATUSES = (400, 422)
@@ -88,6 +93,8 @@ def policy_for(req: LLMRequest, policy: RetryPolicy) -> RetryPolicy:
         changes["max_attempts"] = req.max_attempts
     if req.timeout_s is not None:
         changes["timeout_s"] = min(req.timeout_s, policy.timeout_s)
+    if req.retry_timeouts is not None:
+        changes["retry_timeouts"] = req.retry_timeouts
     return dataclasses.replace(policy, **changes) if changes else policy
 
 
@@ -123,6 +130,19 @@ class FormPicker:
     @property
     def current(self) -> str:
         return self._forms[0]
+
+    def refused(self, form: str, err: LLMError) -> None:
+        """The server refused ``form`` and named the structured-output field in its answer:
+        drop that form for good now, not only once a later form has worked (a slow server
+        might time the later form out, and each call would pay for the refusal again)."""
+        if self._settled or form == "off" or form not in self._forms:
+            return
+        if not any(field in err.message for field in FORM_FIELDS):
+            return  # a refusal for some other reason: the request itself may be at fault
+        log.warning(
+            "%s: the server refused structured output as %s; not asked again", self.name, form
+        )
+        self._forms.remove(form)
 
     def accepted(self, form: str) -> None:
         """``form`` worked: drop the refused ones before it for good."""

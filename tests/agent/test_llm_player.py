@@ -814,6 +814,27 @@ async def test_a_model_that_never_answers_still_speaks_and_votes_every_day() -> 
     await player.close()
 
 
+async def test_a_seat_with_a_call_in_flight_still_speaks_each_day_in_a_busy_chat() -> None:
+    """The model never answers (a call stays in flight all game) while the others talk all
+    day, calling this seat by name: the floor's line must still be posted each day, not
+    dropped as stale because the chat moved on while it was being typed."""
+    llm = StubLLM()
+    for kind in ("scheduler", "generator", "vote", "night_action"):
+        llm.hold(kind)
+    table, player, log = make_table(llm)
+    for tick in range(900):
+        if table.state.over or not table.state.seats[0].alive:
+            break
+        if table.state.phase.kind is PhaseKind.DAY:
+            speaker = 1 + tick % 4
+            if table.state.seats[speaker].alive:
+                table.say(speaker, f"{NAMES[0]} what do you think about round {tick}")
+        await table.advance(1)
+    days = await days_spoken(table, 0, limit=0)
+    assert days and all(n >= 1 for _, n in days), (days, [r.decision for r in log.records])
+    await player.close()
+
+
 # --- planning around a slow model ------------------------------------------------------------
 
 

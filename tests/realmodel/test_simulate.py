@@ -24,6 +24,7 @@ async def test_five_llm_seats_play_a_whole_game(model_env: LlamaServer, tmp_path
     played = await simulate(tmp_path / "sim", players=5, seed=7)
     game = played.report
     facts = game.describe() + "\n--- server log ---\n" + model_env.log_tail(1500)
+    print(game.describe())  # the figures, shown with -s
 
     assert game.ended, facts
     assert len(game.llm_seats) == 5, facts

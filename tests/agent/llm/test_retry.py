@@ -134,6 +134,22 @@ async def test_per_attempt_timeout_turns_a_hang_into_llm_timeout() -> None:
     assert time.monotonic() - started < 1.0
 
 
+async def test_a_timeout_is_not_retried_when_the_policy_says_so() -> None:
+    calls = 0
+
+    async def hang_once() -> str:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await asyncio.sleep(10)
+        return "late"
+
+    policy = RetryPolicy(max_attempts=3, timeout_s=0.05, base_delay_s=0.0, retry_timeouts=False)
+    with pytest.raises(LLMTimeout) as failed:
+        await run_with_retries(hang_once, policy)
+    assert calls == 1 and failed.value.attempts == 1
+
+
 async def test_cancellation_is_not_swallowed() -> None:
     async def forever() -> str:
         await asyncio.sleep(10)

@@ -84,6 +84,22 @@ async def test_llama_cpp_python_refuses_json_schema_then_json_object_is_remember
     assert first.attempts == 2
 
 
+async def test_a_refused_form_is_dropped_even_when_the_next_form_fails() -> None:
+    """json_schema refused (500 naming response_format), then json_object fails for another
+    reason: the refused form is still not asked again."""
+    async with FakeOpenAIServer(lambda _r: PROSE, flavour="llama-cpp-python") as srv:
+        client = openai_client(srv)
+        srv.inject(Fault.http_error(404, "not_found_error"))  # for the json_object request
+        with pytest.raises(LLMError):
+            await client.complete(vote_request())
+        assert client.forms.forms == ("json_object", "off")
+        again = await client.complete(vote_request())
+        await client.aclose()
+    forms = [r.json["response_format"]["type"] for r in srv.requests if r.json is not None]
+    assert forms == ["json_schema", "json_object", "json_object"]
+    assert again.structured == "json_object"
+
+
 async def test_plain_server_steps_down_to_text() -> None:
     async with FakeOpenAIServer(lambda _r: "Drew", flavour="plain") as srv:
         client = openai_client(srv)
