@@ -18,6 +18,7 @@ from bot.runtime import running_service
 from bot.service import GameService
 from bot.settings import SettingsError
 from bot.slack.app import make_client
+from bot.store.decisions import summary_for_game
 from games.config import GameConfig
 from games.events import MessageAccepted
 from tests.bot.ops.conftest import base_url, settings_in
@@ -196,6 +197,13 @@ async def test_llm_families_move_during_a_game_of_llm_agents(
         # 10x: the seats' memories (MiniLM) load before their first prompt, and on a loaded
         # machine that took most of a game at 40x, its lines all the baseline's stand-ins
         game_id = await agents_talking(service, "llm", seed=9, speed=10.0)  # a line was said
+        # the first line may be a seat's baseline stand-in: play on until a generator call
+        # has come back and been logged (the game's figures are counted from that log)
+        for _ in range(600):
+            summary = await asyncio.to_thread(summary_for_game, service.engine, game_id)
+            if summary.calls_by_kind.get("generator", 0) > 0:
+                break
+            await asyncio.sleep(0.05)
         talking = await metrics(base)  # nothing per call while the game runs
         assert value(talking, "mafiabot_llm_calls_total", kind="generator") == 0
         await service.end(game_id, "enough")  # counted once the game is over
