@@ -833,6 +833,8 @@ class GameService:
         game, _ = self._running(game_id)
         if at is not None and await self.outages.release(game.id, game.finished, at):
             at = utcnow()
+        if at is not None and at.tzinfo is None:
+            raise ValueError("at must be timezone-aware")
         if platform_id is None or platform_id not in game.client_ids:
             # (in game time, as the agents' timing: a sped-up simulation is not throttled)
             now = game.clock.now()
