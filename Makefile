@@ -30,7 +30,7 @@ test-model: uv
 
 check lint: sync
 	$(UV) run --frozen ruff check .
-	$(UV) run --frozen ruff format --check games agent
+	$(UV) run --frozen ruff format --check .
 	$(UV) run --frozen mypy
 	$(UV) run --frozen python -m bot.config_reference --check
 	$(UV) run --frozen python tools/import_cycles.py

@@ -43,7 +43,8 @@ def sealed(value: str | None) -> bool:
 
 
 def new_key() -> str:
-    return Fernet.generate_key().decode()
+    key: bytes = Fernet.generate_key()
+    return key.decode()
 
 
 class SecretBox:
@@ -68,14 +69,16 @@ class SecretBox:
     def seal(self, value: str | None) -> str | None:
         if value is None or sealed(value):
             return value
-        return PREFIX + self._fernet.encrypt(value.encode()).decode()
+        token: bytes = self._fernet.encrypt(value.encode())
+        return PREFIX + token.decode()
 
     def open(self, value: str | None) -> str | None:
         if not sealed(value):
             return value
         assert value is not None
         try:
-            return self._fernet.decrypt(value.removeprefix(PREFIX).encode()).decode()
+            plain: bytes = self._fernet.decrypt(value.removeprefix(PREFIX).encode())
+            return plain.decode()
         except InvalidToken:
             raise SecretKeyError(
                 "A stored Slack token was encrypted under a key MAFIABOT_SECRET_KEY does not "
@@ -89,7 +92,8 @@ class SecretBox:
         if not sealed(value):
             return self.seal(value)
         try:
-            return PREFIX + self._fernet.rotate(value.removeprefix(PREFIX).encode()).decode()
+            token: bytes = self._fernet.rotate(value.removeprefix(PREFIX).encode())
+            return PREFIX + token.decode()
         except InvalidToken:
             raise SecretKeyError(
                 "A stored Slack token was encrypted under a key MAFIABOT_SECRET_KEY does not "

@@ -43,7 +43,7 @@ WHEN = (
 
 
 def reveal_text(agents: Sequence[str], spotted: int, asked: int) -> str:
-    """"The AI was Hayden. 3 of 5 of you named them." (the second sentence only when people
+    """ "The AI was Hayden. 3 of 5 of you named them." (the second sentence only when people
     were asked whom they suspected)."""
     if not agents:
         return ""
@@ -102,9 +102,7 @@ def tally(session: Session, game_id: str) -> Tally:
 
 def survey_closed(session: Session, game: Game, window: float, now: datetime | None = None) -> bool:
     """Everyone answered, or the window after the game's end has passed."""
-    if game.ended_at is not None and (now or utcnow()) >= game.ended_at + timedelta(
-        seconds=window
-    ):
+    if game.ended_at is not None and (now or utcnow()) >= game.ended_at + timedelta(seconds=window):
         return True
     seats = session.exec(select(Seat).where(Seat.game_id == game.id)).all()
     people = sum(1 for s in seats if not s.is_agent and s.user_id and not s.withdrawn)

@@ -359,7 +359,6 @@ class SlackRunner:
         web_app.router.add_post(EVENTS_PATH, handle)
         flow = self.app.oauth_flow
         if flow is not None:  # Add to Slack: the browser's two stops
-
             gate = InstallGate()
 
             async def install(request: web.Request) -> web.Response:

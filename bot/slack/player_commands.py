@@ -91,9 +91,7 @@ async def replay_command(adapter: SlackAdapter, ctx: Ctx, args: str, names: Iden
         )
     identities = await names(adapter, ctx.team, [game_id])
     try:
-        data = await adapter.store.run(
-            lambda: page_bytes(engine, game_id, identities=identities)
-        )
+        data = await adapter.store.run(lambda: page_bytes(engine, game_id, identities=identities))
     except ReplayError as err:
         return str(err)
     dm = await adapter.out.open_dm(ctx.team, ctx.user)

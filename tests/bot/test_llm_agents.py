@@ -456,7 +456,6 @@ async def test_each_seat_gets_its_own_budget(engine: Engine, scheduler: Any) -> 
 # --- whole games -------------------------------------------------------------------------------
 
 
-
 # Known defect (issue 19): the never-mute floor now adds the baseline's line on days the model
 # chose to wait, so at this speed the model's own lines are about half the table's, and the
 # majority check below fails some runs. Not strict, so it reports XPASS/XFAIL instead of

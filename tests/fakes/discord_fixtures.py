@@ -80,8 +80,9 @@ def discord_pointed_at(fake: FakeDiscord) -> Iterator[None]:
 
 
 @contextlib.asynccontextmanager
-async def running_client(client: ClientT, fake: FakeDiscord, *,
-                         within: float = 10.0) -> AsyncIterator[ClientT]:
+async def running_client(
+    client: ClientT, fake: FakeDiscord, *, within: float = 10.0
+) -> AsyncIterator[ClientT]:
     """Run `client.start(fake.token)` in a task until on_ready; close it cleanly on exit.
 
     A startup failure (bad token, disallowed intents, an exception in setup_hook) is raised
@@ -97,8 +98,9 @@ async def running_client(client: ClientT, fake: FakeDiscord, *,
     waiter = asyncio.create_task(ready())
     startup_failed = False
     try:
-        done, _ = await asyncio.wait({task, waiter}, timeout=within,
-                                     return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(
+            {task, waiter}, timeout=within, return_when=asyncio.FIRST_COMPLETED
+        )
         if task in done:
             startup_failed = True
             task.result()  # raises the startup error

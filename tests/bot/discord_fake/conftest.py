@@ -14,7 +14,9 @@ def no_discord_errors_logged(caplog: pytest.LogCaptureFixture) -> Iterator[None]
     the fake must not pass while the library was quietly failing to parse its payloads."""
     caplog.set_level(logging.WARNING, logger="discord")
     yield
-    errors = [r for r in caplog.records
-              if r.name.startswith("discord") and r.levelno >= logging.ERROR]
+    errors = [
+        r for r in caplog.records if r.name.startswith("discord") and r.levelno >= logging.ERROR
+    ]
     assert not errors, "discord.py logged errors:\n" + "\n".join(
-        r.getMessage() + (f"\n{r.exc_text or ''}") for r in errors)
+        r.getMessage() + (f"\n{r.exc_text or ''}") for r in errors
+    )

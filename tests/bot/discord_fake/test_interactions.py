@@ -27,8 +27,9 @@ class GameBot(commands.Bot):
     """A minimal bot shaped like the adapter will be: a synced guild tree and views."""
 
     def __init__(self, guild: Guild, views: tuple[discord.ui.View, ...] = ()) -> None:
-        super().__init__(command_prefix=commands.when_mentioned, intents=intents(),
-                         guild_ready_timeout=0.05)
+        super().__init__(
+            command_prefix=commands.when_mentioned, intents=intents(), guild_ready_timeout=0.05
+        )
         self.home = discord.Object(guild.id)
         self.views_to_restore = views
         self.errors: list[BaseException] = []
@@ -48,10 +49,21 @@ def mafia_group(calls: list[dict[str, Any]]) -> app_commands.Group:
     mafia = app_commands.Group(name="mafia", description="Play Mafia")
 
     @mafia.command(name="new", description="Open a game lobby")
-    async def new(interaction: discord.Interaction, players: app_commands.Range[int, 5, 12],
-                  anonymous: bool = False, host: discord.Member | None = None) -> None:
-        calls.append({"players": players, "anonymous": anonymous, "host": host,
-                      "user": interaction.user, "channel": interaction.channel})
+    async def new(
+        interaction: discord.Interaction,
+        players: app_commands.Range[int, 5, 12],
+        anonymous: bool = False,
+        host: discord.Member | None = None,
+    ) -> None:
+        calls.append(
+            {
+                "players": players,
+                "anonymous": anonymous,
+                "host": host,
+                "user": interaction.user,
+                "channel": interaction.channel,
+            }
+        )
         await interaction.response.send_message(f"Lobby for {players} players", ephemeral=True)
 
     return mafia
@@ -71,8 +83,9 @@ async def test_slash_subcommand_with_options_answers_ephemerally(fake_discord: F
         assert registered["name"] == "mafia"
         assert [o["name"] for o in registered["options"]] == ["new"]
 
-        inter = await fake_discord.slash("mafia new", {"players": 7, "host": bob},
-                                         user=alice, channel=town)
+        inter = await fake_discord.slash(
+            "mafia new", {"players": 7, "host": bob}, user=alice, channel=town
+        )
         callback = await inter.response()
         assert callback.type == 4 and callback.ephemeral and callback.flags == 64
         assert callback.content == "Lobby for 7 players"
@@ -96,17 +109,20 @@ async def test_slash_subcommand_with_options_answers_ephemerally(fake_discord: F
 class VoteView(discord.ui.View):
     """Persistent: custom_ids carry the game id, so a restarted bot can route clicks."""
 
-    def __init__(self, game: str, candidates: list[tuple[str, int]],
-                 log: list[tuple[str, Any]] | None = None) -> None:
+    def __init__(
+        self, game: str, candidates: list[tuple[str, int]], log: list[tuple[str, Any]] | None = None
+    ) -> None:
         super().__init__(timeout=None)
         self.log = log if log is not None else []
         button: discord.ui.Button[VoteView] = discord.ui.Button(
-            label="Abstain", custom_id=f"mafia:vote:{game}", style=discord.ButtonStyle.secondary)
+            label="Abstain", custom_id=f"mafia:vote:{game}", style=discord.ButtonStyle.secondary
+        )
         button.callback = self.abstain  # type: ignore[method-assign]
         select: discord.ui.Select[VoteView] = discord.ui.Select(
-            custom_id=f"mafia:target:{game}", placeholder="Vote to eliminate",
-            options=[discord.SelectOption(label=name, value=str(uid))
-                     for name, uid in candidates])
+            custom_id=f"mafia:target:{game}",
+            placeholder="Vote to eliminate",
+            options=[discord.SelectOption(label=name, value=str(uid)) for name, uid in candidates],
+        )
         select.callback = self.vote  # type: ignore[method-assign]
         self.select = select
         self.add_item(button)
@@ -118,8 +134,9 @@ class VoteView(discord.ui.View):
 
     async def vote(self, interaction: discord.Interaction) -> None:
         self.log.append(("vote", list(self.select.values)))
-        await interaction.response.send_message(f"Vote for <@{self.select.values[0]}> counted",
-                                                ephemeral=True)
+        await interaction.response.send_message(
+            f"Vote for <@{self.select.values[0]}> counted", ephemeral=True
+        )
 
 
 async def test_persistent_view_routes_clicks_after_a_restart(fake_discord: FakeDiscord) -> None:
@@ -164,7 +181,8 @@ async def test_persistent_view_routes_clicks_after_a_restart(fake_discord: FakeD
 
 class NameModal(discord.ui.Modal, title="Your character"):
     name: discord.ui.TextInput[NameModal] = discord.ui.TextInput(
-        label="Name", custom_id="mafia:name", max_length=32)
+        label="Name", custom_id="mafia:name", max_length=32
+    )
 
     async def on_submit(self, interaction: discord.Interaction) -> None:
         await interaction.response.send_message(f"Welcome, {self.name.value}")
@@ -239,8 +257,9 @@ async def test_deferred_update_then_edit_changes_the_clicked_message(
             super().__init__(timeout=None)
 
         @discord.ui.button(label="Start", custom_id="mafia:start:g1")
-        async def start(self, interaction: discord.Interaction,
-                        button: discord.ui.Button[StartView]) -> None:
+        async def start(
+            self, interaction: discord.Interaction, button: discord.ui.Button[StartView]
+        ) -> None:
             await interaction.response.defer()
             button.disabled = True
             await interaction.edit_original_response(content="Game started", view=self)
@@ -292,8 +311,9 @@ async def test_user_select_resolves_members(fake_discord: FakeDiscord) -> None:
             super().__init__(timeout=None)
 
         @discord.ui.select(cls=discord.ui.UserSelect, custom_id="mafia:kill:g1")
-        async def target(self, interaction: discord.Interaction,
-                         select: discord.ui.UserSelect[TargetView]) -> None:
+        async def target(
+            self, interaction: discord.Interaction, select: discord.ui.UserSelect[TargetView]
+        ) -> None:
             chosen.extend(select.values)
             await interaction.response.send_message("Noted.", ephemeral=True)
 

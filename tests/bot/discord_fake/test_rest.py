@@ -87,8 +87,12 @@ async def test_webhook_messages_carry_the_character_name_and_avatar(world: World
     channel = world.channel()
     hook = await channel.create_webhook(name="Mafia Stage", reason="game 42 stage")
     assert world.fake.requests_to("POST /channels/*/webhooks")[0].reason == "game 42 stage"
-    sent = await hook.send("I am just a baker.", username="Baker Bruno",
-                           avatar_url="https://example.invalid/bruno.png", wait=True)
+    sent = await hook.send(
+        "I am just a baker.",
+        username="Baker Bruno",
+        avatar_url="https://example.invalid/bruno.png",
+        wait=True,
+    )
     assert sent.author.name == "Baker Bruno" and sent.webhook_id == hook.id
     (execution,) = world.fake.webhook_executions
     assert execution.username == "Baker Bruno"
@@ -119,8 +123,12 @@ async def test_private_thread_with_members_and_webhook_posts_into_it(world: Worl
     async def on_thread_member_join(member: discord.ThreadMember) -> None:
         await joined.put(member.id)
 
-    thread = await channel.create_thread(name="mafia-den", type=discord.ChannelType.private_thread,
-                                         invitable=False, reason="night chat")
+    thread = await channel.create_thread(
+        name="mafia-den",
+        type=discord.ChannelType.private_thread,
+        invitable=False,
+        reason="night chat",
+    )
     state = world.fake.channels[thread.id]
     assert state.type == PRIVATE_THREAD and not state.invitable
     await thread.add_user(discord.Object(world.alice.id))
@@ -140,7 +148,8 @@ async def test_private_thread_with_members_and_webhook_posts_into_it(world: Worl
 
 
 async def test_rate_limited_send_is_retried_once_and_in_order(
-    world: World, caplog: pytest.LogCaptureFixture,
+    world: World,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     channel = world.channel()
     rule = world.fake.rate_limit("POST /channels/*/messages", times=1, skip=1, retry_after=0.05)
@@ -149,7 +158,11 @@ async def test_rate_limited_send_is_retried_once_and_in_order(
     assert rule.hits == 1
     posts = world.fake.requests_to("POST /channels/{channel_id}/messages")
     assert [(r.json["content"], r.status) for r in posts] == [
-        ("one", 200), ("two", 429), ("two", 200), ("three", 200)]
+        ("one", 200),
+        ("two", 429),
+        ("two", 200),
+        ("three", 200),
+    ]
     assert world.fake.contents_in(world.town) == ["one", "two", "three"]
     assert any("rate limited" in r.getMessage() for r in caplog.records)
 
@@ -165,8 +178,9 @@ async def test_missing_permission_is_forbidden_and_visible_to_the_client(world: 
     updated = asyncio.Event()
 
     @world.client.event
-    async def on_guild_channel_update(before: discord.abc.GuildChannel,
-                                      after: discord.abc.GuildChannel) -> None:
+    async def on_guild_channel_update(
+        before: discord.abc.GuildChannel, after: discord.abc.GuildChannel
+    ) -> None:
         updated.set()
 
     world.fake.deny_permission(world.town, "send_messages")
@@ -229,8 +243,7 @@ async def test_close_is_clean(fake_discord: FakeDiscord, caplog: pytest.LogCaptu
     assert not fake_discord.connections
     # discord.py's close(code=1000) first breaks its own receive loop, which closes the socket
     # with 4000; Discord (and the fake) therefore keep that session resumable.
-    assert fake_discord.gateway_log[-1] == {"event": "disconnect", "code": 4000,
-                                            "by_server": False}
+    assert fake_discord.gateway_log[-1] == {"event": "disconnect", "code": 4000, "by_server": False}
 
 
 async def test_guild_routes_roles_channels_and_threads_from_messages(world: World) -> None:
@@ -256,8 +269,12 @@ async def test_guild_routes_roles_channels_and_threads_from_messages(world: Worl
         await alice.add_roles(bot_role)
 
     day2 = await guild.create_text_channel(
-        "day-2", overwrites={guild.default_role: discord.PermissionOverwrite(view_channel=False),
-                             alice: discord.PermissionOverwrite(view_channel=True)})
+        "day-2",
+        overwrites={
+            guild.default_role: discord.PermissionOverwrite(view_channel=False),
+            alice: discord.PermissionOverwrite(view_channel=True),
+        },
+    )
     assert {c.id for c in await guild.fetch_channels()} == {world.town.id, day2.id}
     assert fake.permissions_for(fake.channels[day2.id], world.bob) == 0
     with pytest.raises(PermissionError):

@@ -41,9 +41,7 @@ class FirstLine:
             self.said.set()
 
 
-async def agents_talking(
-    service: GameService, kind: str, *, seed: int, speed: float = 40.0
-) -> str:
+async def agents_talking(service: GameService, kind: str, *, seed: int, speed: float = 40.0) -> str:
     """A game of six ``kind`` agents at ``speed``, once its first line has been said and
     counted (the line counter is a listener too)."""
     first = FirstLine()

@@ -377,8 +377,10 @@ async def _uninstalled(world: World, fake: FakeSlack) -> None:
     """Wait for the workspace's installation and bot rows to be deleted: that happens after its
     games are stopped, so a game seen aborted does not mean the rows are gone yet."""
     await fake.wait_until(
-        lambda: not world.rows(SLACK_INSTALLATIONS, fake.team_id)
-        and not world.rows(SLACK_BOTS, fake.team_id),
+        lambda: (
+            not world.rows(SLACK_INSTALLATIONS, fake.team_id)
+            and not world.rows(SLACK_BOTS, fake.team_id)
+        ),
         within=10,
         what="installation deleted",
     )

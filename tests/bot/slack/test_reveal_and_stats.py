@@ -40,9 +40,7 @@ async def answer_survey(harness: SlackHarness, u: FakeUser, guess: str) -> None:
     [view] = await fake.wait_until(lambda: fake.open_views(u), what="survey modal")
     values = {"guessed_name": guess, "similarity": "4", "timing": "3", "relevance": "3"}
     await fake.submit_view(user=u, view=view, values=values)
-    await fake.wait_until(
-        lambda: any("Thank you" in t for t in harness.dm_texts(u)), what="thanks"
-    )
+    await fake.wait_until(lambda: any("Thank you" in t for t in harness.dm_texts(u)), what="thanks")
 
 
 async def won_game(harness: SlackHarness, users: list[FakeUser]) -> tuple[str, str, str]:

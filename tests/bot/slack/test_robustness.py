@@ -28,6 +28,7 @@ async def test_rate_limited_burst_loses_and_reorders_nothing(harness: SlackHarne
         text = f"burst line {i}"
         sent.append((harness.character(game_id, who), text))
         await fake.message_event(user=who, text=text)
+
     # Each seat's lines in its order; between seats the stage is fair (`bot.limits.FairQueue`:
     # while a backlog waits, the seats take turns), so the two may interleave differently.
     def per_seat(lines: list[tuple[str, str]]) -> dict[str, list[str]]:

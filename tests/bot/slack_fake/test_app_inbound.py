@@ -31,8 +31,12 @@ VOTE_BLOCKS = [
         "type": "actions",
         "block_id": "join",
         "elements": [
-            {"type": "button", "action_id": "mafia_join", "value": "game-7",
-             "text": {"type": "plain_text", "text": "Join"}},
+            {
+                "type": "button",
+                "action_id": "mafia_join",
+                "value": "game-7",
+                "text": {"type": "plain_text", "text": "Join"},
+            },
         ],
     },
 ]
@@ -96,8 +100,12 @@ async def test_say_with_character_identity(fake_slack: FakeSlack, slack_app: Asy
     @slack_app.command("/mafia")
     async def mafia(ack: Any, client: AsyncWebClient, command: dict[str, Any]) -> None:
         await ack()
-        await client.chat_postMessage(channel=command["channel_id"], text="I'm innocent!",
-                                      username="Old Marley", icon_url="https://x.invalid/m.png")
+        await client.chat_postMessage(
+            channel=command["channel_id"],
+            text="I'm innocent!",
+            username="Old Marley",
+            icon_url="https://x.invalid/m.png",
+        )
 
     alice = fake_slack.add_user("alice")
     game = fake_slack.add_channel("mafia-1", members=[alice])
@@ -128,19 +136,22 @@ async def test_block_actions_static_select_and_button(
 
     alice = fake_slack.add_user("alice")
     game = fake_slack.add_channel("mafia-1", members=[alice])
-    posted = await slack_client.chat_postMessage(channel=game.id, text="Vote!",
-                                                 blocks=VOTE_BLOCKS)
+    posted = await slack_client.chat_postMessage(channel=game.id, text="Vote!", blocks=VOTE_BLOCKS)
     result = await fake_slack.select(user=alice, action_id="mafia_vote", value="carol")
     assert result.status == 200
     await fake_slack.wait_until(lambda: votes, what="the vote handler")
     action = votes[0]["action"]
     assert action["type"] == "static_select"
-    assert action["selected_option"] == {"text": {"type": "plain_text", "text": "Carol"},
-                                         "value": "carol"}
+    assert action["selected_option"] == {
+        "text": {"type": "plain_text", "text": "Carol"},
+        "value": "carol",
+    }
     assert action["block_id"] == "vote"
     assert votes[0]["body"]["container"]["message_ts"] == posted["ts"]
-    assert votes[0]["body"]["state"]["values"]["vote"]["mafia_vote"]["selected_option"][
-        "value"] == "carol"
+    assert (
+        votes[0]["body"]["state"]["values"]["vote"]["mafia_vote"]["selected_option"]["value"]
+        == "carol"
+    )
     with pytest.raises(ValueError, match="no option 'dave'"):
         await fake_slack.select(user=alice, action_id="mafia_vote", value="dave")
 
@@ -168,14 +179,14 @@ async def test_view_submission_delivers_values(fake_slack: FakeSlack, slack_app:
     await fake_slack.wait_until(lambda: fake_slack.open_views(alice), what="the modal")
     with pytest.raises(ValueError, match="ai_ok/choice is empty"):
         await fake_slack.submit_view(user=alice, values={"nick": {"value": "Al"}})
-    result = await fake_slack.submit_view(user=alice, callback_id="mafia_consent",
-                                          values={"choice": "yes"})
+    result = await fake_slack.submit_view(
+        user=alice, callback_id="mafia_consent", values={"choice": "yes"}
+    )
     assert result.status == 200
     [view] = submitted
     assert view["private_metadata"] == "game-7"
     assert view["state"]["values"]["ai_ok"]["choice"]["selected_option"]["value"] == "yes"
-    assert view["state"]["values"]["nick"]["value"] == {"type": "plain_text_input",
-                                                         "value": None}
+    assert view["state"]["values"]["nick"]["value"] == {"type": "plain_text_input", "value": None}
     assert fake_slack.open_views(alice) == []  # an empty ack closes the modal
 
 
@@ -238,8 +249,9 @@ async def test_channel_events_mention_join_delete(
     await fake_slack.member_joined(user=bob, channel=game, inviter=alice)
     await fake_slack.channel_deleted(channel=game)
     await fake_slack.wait_until(lambda: len(got) == 3, what="three events")
-    assert sorted(got) == sorted([f"mention:<@{fake_slack.bot.id}> start",
-                                  f"joined:{bob.id}", f"deleted:{game.id}"])
+    assert sorted(got) == sorted(
+        [f"mention:<@{fake_slack.bot.id}> start", f"joined:{bob.id}", f"deleted:{game.id}"]
+    )
     assert game.id not in fake_slack.workspace.channels
 
 
@@ -260,8 +272,7 @@ async def test_forged_or_stale_signature_rejected(
     alice = fake_slack.add_user("alice")
     forged = await fake_slack.slash(user=alice, text="new", forge=True)
     assert forged.status == 401
-    stale = await fake_slack.message_event(user=alice, text="x",
-                                           timestamp=int(time.time()) - 600)
+    stale = await fake_slack.message_event(user=alice, text="x", timestamp=int(time.time()) - 600)
     assert stale.status == 401
     # Straight into async_dispatch: verification still applies.
     direct = await fake_slack.slash(slack_app, user=alice, text="new", forge=True)
@@ -331,8 +342,10 @@ async def test_select_in_modal_and_click_on_ephemeral(
     await fake_slack.select(user=alice, action_id="mafia_vote", value="bob")
     await fake_slack.wait_until(lambda: picked, what="the modal select")
     assert picked[0]["container"] == {"type": "view", "view_id": view.id}
-    assert picked[0]["view"]["state"]["values"]["vote"]["mafia_vote"]["selected_option"][
-        "value"] == "bob"
+    assert (
+        picked[0]["view"]["state"]["values"]["vote"]["mafia_vote"]["selected_option"]["value"]
+        == "bob"
+    )
     assert "response_url" not in picked[0]  # modals have none
 
     game = fake_slack.add_channel("mafia-1", members=[alice])

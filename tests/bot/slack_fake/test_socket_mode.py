@@ -73,8 +73,10 @@ async def test_disconnect_makes_the_sdk_reconnect(
 
     alice = fake_slack.add_user("alice")
     await fake_slack.socket_disconnect()
-    await fake_slack.wait_until(lambda: fake_slack.hub.connects == 2 and fake_slack.hub.connected,
-                                what="a second connection")
+    await fake_slack.wait_until(
+        lambda: fake_slack.hub.connects == 2 and fake_slack.hub.connected,
+        what="a second connection",
+    )
     assert len(fake_slack.calls("apps.connections.open")) == 2
     result = await fake_slack.slash(fake_slack.socket, user=alice, text="again")
     assert result.acked

@@ -57,7 +57,10 @@ async def test_post_as_character_records_username_and_icon(
     game = fake_slack.add_channel("mafia-1", members=[alice])
     blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": "*Night falls*"}}]
     resp = await slack_client.chat_postMessage(
-        channel=game.id, text="Night falls", blocks=blocks, username="Detective Rook",
+        channel=game.id,
+        text="Night falls",
+        blocks=blocks,
+        username="Detective Rook",
         icon_url="https://example.invalid/rook.png",
     )
     assert resp["channel"] == game.id
@@ -68,8 +71,11 @@ async def test_post_as_character_records_username_and_icon(
     assert call.args["username"] == "Detective Rook"
     assert call.args["icon_url"] == "https://example.invalid/rook.png"
     [message] = fake_slack.messages_in(game)
-    assert (message.text, message.username, message.ts) == ("Night falls", "Detective Rook",
-                                                             resp["ts"])
+    assert (message.text, message.username, message.ts) == (
+        "Night falls",
+        "Detective Rook",
+        resp["ts"],
+    )
     assert message.blocks is not None and message.blocks[0]["block_id"]  # Slack fills it in
 
     reply = await slack_client.chat_postMessage(
@@ -89,8 +95,7 @@ async def test_form_encoded_and_query_args_are_parsed(
     # Arbitrary form-encoded call: blocks arrive as a JSON string and are decoded.
     resp = await slack_client.api_call(
         "chat.postMessage",
-        data={"channel": game.id, "text": "x",
-              "blocks": '[{"type": "divider", "block_id": "d1"}]'},
+        data={"channel": game.id, "text": "x", "blocks": '[{"type": "divider", "block_id": "d1"}]'},
     )
     call = fake_slack.calls("chat.postMessage")[-1]
     assert call.content_type == "application/x-www-form-urlencoded"
@@ -179,8 +184,7 @@ async def test_dm_open_and_user_lookup(fake_slack: FakeSlack, slack_client: Asyn
     assert first["channel"]["id"] == again["channel"]["id"] == fake_slack.dm(alice).id
     assert "already_open" not in first and again["already_open"] is True
     await slack_client.chat_postMessage(channel=alice.id, text="your role: villager")
-    assert [m.text for m in fake_slack.messages_in(fake_slack.dm(alice))] == [
-        "your role: villager"]
+    assert [m.text for m in fake_slack.messages_in(fake_slack.dm(alice))] == ["your role: villager"]
     user = await slack_client.users_info(user=alice.id)
     assert user["user"]["real_name"] == "Alice Liddell"
     with pytest.raises(SlackApiError) as err:
@@ -199,8 +203,7 @@ async def test_ephemeral_update_and_history_paging(
         await slack_client.chat_postEphemeral(channel=game.id, user=carol.id, text="psst")
     assert err.value.response["error"] == "user_not_in_channel"
 
-    posted = [await slack_client.chat_postMessage(channel=game.id, text=f"m{i}")
-              for i in range(5)]
+    posted = [await slack_client.chat_postMessage(channel=game.id, text=f"m{i}") for i in range(5)]
     await slack_client.chat_update(channel=game.id, ts=posted[0]["ts"], text="m0 (edited)")
     pages = []
     async for page in await slack_client.conversations_history(channel=game.id, limit=2):
@@ -219,8 +222,11 @@ async def test_rate_limit_retried_by_sdk_handler(fake_slack: FakeSlack) -> None:
     assert err.value.response.headers["Retry-After"] == "7"
     assert fake_slack.messages_in(game) == []
 
-    retrying = AsyncWebClient(token=fake_slack.bot_token, base_url=fake_slack.base_url,
-                              retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=2)])
+    retrying = AsyncWebClient(
+        token=fake_slack.bot_token,
+        base_url=fake_slack.base_url,
+        retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=2)],
+    )
     fake_slack.rate_limit("chat.postMessage", times=1, retry_after=0)
     await retrying.chat_postMessage(channel=game.id, text="kept")
     assert [c.status for c in fake_slack.calls("chat.postMessage")] == [429, 429, 200]
@@ -249,8 +255,10 @@ async def test_views_need_a_fresh_trigger(
     with pytest.raises(SlackApiError) as err:
         await slack_client.views_update(view_id=opened["view"]["id"], hash="stale", view=MODAL)
     assert err.value.response["error"] == "hash_conflict"
-    home = {"type": "home", "blocks": [{"type": "section",
-                                        "text": {"type": "mrkdwn", "text": "No game"}}]}
+    home = {
+        "type": "home",
+        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "No game"}}],
+    }
     await slack_client.views_publish(user_id=alice.id, view=home)
     home_view = fake_slack.home_view(alice)
     assert home_view is not None and home_view.blocks[0]["text"]["text"] == "No game"

@@ -39,8 +39,13 @@ from tests.fakes.slack.workspace import ChannelRef, UserRef, Workspace
 FORM = "application/x-www-form-urlencoded"
 JSON_TYPE = "application/json"
 
-TEXT_INPUTS = {"plain_text_input", "number_input", "email_text_input", "url_text_input",
-               "rich_text_input"}
+TEXT_INPUTS = {
+    "plain_text_input",
+    "number_input",
+    "email_text_input",
+    "url_text_input",
+    "rich_text_input",
+}
 SINGLE_OPTION = {"static_select", "radio_buttons", "external_select", "overflow"}
 MULTI_OPTION = {"multi_static_select", "checkboxes", "multi_external_select"}
 SELECTED_KEY = {
@@ -118,8 +123,7 @@ class Builder:
         return f"{self.origin}/response/{info.kind}/{self.ws.team_id}/{key}"
 
     def _user_obj(self, user: FakeUser) -> JSON:
-        return {"id": user.id, "username": user.name, "name": user.name,
-                "team_id": self.ws.team_id}
+        return {"id": user.id, "username": user.name, "name": user.name, "team_id": self.ws.team_id}
 
     def _team(self) -> JSON:
         team: JSON = {"id": self.ws.team_id, "domain": self.ws.team_domain}
@@ -140,8 +144,9 @@ class Builder:
 
     # -- slash commands --------------------------------------------------------------------
 
-    def slash(self, *, user: UserRef, channel: ChannelRef | None, command: str,
-              text: str) -> Delivery:
+    def slash(
+        self, *, user: UserRef, channel: ChannelRef | None, command: str, text: str
+    ) -> Delivery:
         u = self.ws.user(user)
         ch = self.ws.dm(u) if channel is None else self.ws.channel(channel)
         fields = {
@@ -197,10 +202,16 @@ class Builder:
             surfaces = [message]
         else:
             if channel is None:
-                surfaces += [v for v in reversed(list(self.ws.views.values()))
-                             if v.user == user.id and not v.closed]
-            channels = ([self.ws.channel(channel)] if channel is not None else
-                        [c for c in self.ws.channels.values() if user.id in c.members])
+                surfaces += [
+                    v
+                    for v in reversed(list(self.ws.views.values()))
+                    if v.user == user.id and not v.closed
+                ]
+            channels = (
+                [self.ws.channel(channel)]
+                if channel is not None
+                else [c for c in self.ws.channels.values() if user.id in c.members]
+            )
             ids = {c.id for c in channels}
             candidates: list[Message | Ephemeral] = [m for c in channels for m in c.messages]
             candidates += [e for e in self.ws.ephemerals if e.user == user.id and e.channel in ids]
@@ -256,7 +267,9 @@ class Builder:
             ch = self.ws.channels.get(surface.channel) or self.ws.deleted_channels[surface.channel]
             ephemeral = isinstance(surface, Ephemeral)
             payload["container"] = {
-                "type": "message", "message_ts": surface.ts, "channel_id": ch.id,
+                "type": "message",
+                "message_ts": surface.ts,
+                "channel_id": ch.id,
                 "is_ephemeral": ephemeral,
             }
             payload["channel"] = {"id": ch.id, "name": self._channel_name(ch)}
@@ -356,8 +369,11 @@ class Builder:
         return Delivery("event", json.dumps(envelope), JSON_TYPE, "events_api", envelope)
 
     def url_verification(self, challenge: str) -> Delivery:
-        body = {"token": self.verification_token, "challenge": challenge,
-                "type": "url_verification"}
+        body = {
+            "token": self.verification_token,
+            "challenge": challenge,
+            "type": "url_verification",
+        }
         return Delivery("url_verification", json.dumps(body), JSON_TYPE, None, body)
 
     def _delivered_to(self, channel: FakeChannel, what: str) -> None:
@@ -380,8 +396,9 @@ class Builder:
         u = self.ws.user(user)
         ch = self.ws.dm(u) if channel is None else self.ws.channel(channel)
         self._delivered_to(ch, f"{event_type} events")
-        message = self.ws.post(ch, user=u.id, text=text, thread_ts=thread_ts, source="user",
-                               blocks=[_rich_text(text)])
+        message = self.ws.post(
+            ch, user=u.id, text=text, thread_ts=thread_ts, source="user", blocks=[_rich_text(text)]
+        )
         event: JSON = {
             "client_msg_id": str(uuid.uuid4()),
             "type": event_type,
@@ -404,8 +421,7 @@ class Builder:
                 event["parent_user_id"] = parent.user
         return event, message
 
-    def member_joined(self, *, user: UserRef, channel: ChannelRef,
-                      inviter: UserRef | None) -> JSON:
+    def member_joined(self, *, user: UserRef, channel: ChannelRef, inviter: UserRef | None) -> JSON:
         u = self.ws.user(user)
         ch = self.ws.channel(channel)
         if u.id not in ch.members:
@@ -458,8 +474,9 @@ def _option(element: JSON, value: Any) -> JSON:
         if "external" in str(element.get("type")):
             return {"text": plain_text(str(value)), "value": str(value)}
         offered = [o.get("value") for o in element.get("options") or []]
-        raise ValueError(f"{element.get('action_id')!r} offers no option {value!r} "
-                         f"(options: {offered})")
+        raise ValueError(
+            f"{element.get('action_id')!r} offers no option {value!r} (options: {offered})"
+        )
     return {"text": option.get("text"), "value": option.get("value")}
 
 
@@ -519,15 +536,19 @@ def build_view_state(blocks: list[JSON], values: JSON, previous: JSON) -> JSON:
         elif key in by_action:
             chosen[(str(by_action[key][0]["block_id"]), key)] = value
         else:
-            raise KeyError(f"the view has no input block or action_id {key!r} "
-                           f"(inputs: {sorted(by_action)})")
+            raise KeyError(
+                f"the view has no input block or action_id {key!r} (inputs: {sorted(by_action)})"
+            )
     state: JSON = {}
     for block, element in inputs:
         bid, aid = str(block["block_id"]), str(element.get("action_id"))
         if (bid, aid) in chosen:
             value = chosen[(bid, aid)]
-            entry = value if isinstance(value, dict) and "type" in value else {
-                "type": element.get("type"), **_selected(element, value)}
+            entry = (
+                value
+                if isinstance(value, dict) and "type" in value
+                else {"type": element.get("type"), **_selected(element, value)}
+            )
         elif aid in previous.get(bid, {}):
             entry = previous[bid][aid]
         else:

@@ -112,8 +112,12 @@ class FakeSlack:
         self.signing_secret = signing_secret
         self.verification_token = secrets.token_hex(12)
         self.workspace = Workspace(
-            team_domain=team_domain, bot_name=bot_name, scopes=scopes, trigger_ttl=trigger_ttl,
-            id_offset=id_offset, enterprise=enterprise,
+            team_domain=team_domain,
+            bot_name=bot_name,
+            scopes=scopes,
+            trigger_ttl=trigger_ttl,
+            id_offset=id_offset,
+            enterprise=enterprise,
         )
         self.workspace.strict_customize = strict_customize
         self.builder = Builder(self.workspace, self.verification_token)
@@ -163,7 +167,9 @@ class FakeSlack:
         return await self.start()
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         await self.close()
@@ -223,9 +229,12 @@ class FakeSlack:
     def add_view(self, user: UserRef, view: JSON) -> FakeView:
         """Register an open modal for `user` as if the app had opened it (for submit_view)."""
         stored = FakeView(
-            id=self.workspace.ids.new("V"), user=self.workspace.user_id(user),
+            id=self.workspace.ids.new("V"),
+            user=self.workspace.user_id(user),
             view={**view, "blocks": normalize_blocks(view.get("blocks", []))},
-            team_id=self.team_id, app_id=self.workspace.app_id, bot_id=self.workspace.bot_id,
+            team_id=self.team_id,
+            app_id=self.workspace.app_id,
+            bot_id=self.workspace.bot_id,
             hash=f"{int(time.time())}.{secrets.token_hex(4)}",
         )
         self.workspace.views[stored.id] = stored
@@ -236,7 +245,8 @@ class FakeSlack:
     def calls(self, method: str | None = None, *, ok: bool | None = None) -> list[ApiCall]:
         """Web API calls in arrival order, including 429s and errors unless `ok` filters."""
         return [
-            c for c in self.api_calls
+            c
+            for c in self.api_calls
             if (method is None or c.method == method) and (ok is None or c.ok == ok)
         ]
 
@@ -249,19 +259,22 @@ class FakeSlack:
             found = self.workspace.channel(channel)
         return [m for m in found.messages if replies or not m.is_reply]
 
-    def ephemerals(self, user: UserRef | None = None,
-                   channel: ChannelRef | None = None) -> list[Ephemeral]:
+    def ephemerals(
+        self, user: UserRef | None = None, channel: ChannelRef | None = None
+    ) -> list[Ephemeral]:
         uid = None if user is None else self.workspace.user_id(user)
         cid = None if channel is None else self.workspace.channel_id(channel)
         return [
-            e for e in self.workspace.ephemerals
+            e
+            for e in self.workspace.ephemerals
             if (uid is None or e.user == uid) and (cid is None or e.channel == cid)
         ]
 
     def open_views(self, user: UserRef | None = None) -> list[FakeView]:
         uid = None if user is None else self.workspace.user_id(user)
         return [
-            v for v in self.workspace.views.values()
+            v
+            for v in self.workspace.views.values()
             if not v.closed and v.type == "modal" and (uid is None or v.user == uid)
         ]
 
@@ -274,8 +287,7 @@ class FakeSlack:
 
     # -- fault injection -------------------------------------------------------------------
 
-    def rate_limit(self, method: str, times: int = 1, retry_after: int = 1,
-                   after: int = 0) -> None:
+    def rate_limit(self, method: str, times: int = 1, retry_after: int = 1, after: int = 0) -> None:
         """Answer the next `times` calls of `method` (after letting `after` through) with
         HTTP 429, `Retry-After: <retry_after>` and `{"ok": false, "error": "ratelimited"}`.
 
@@ -287,22 +299,35 @@ class FakeSlack:
             _Fault("rate_limit", times, after, retry_after=retry_after)
         )
 
-    def fail(self, method: str, error: str, times: int = 1, after: int = 0,
-             **extra: Any) -> None:
+    def fail(self, method: str, error: str, times: int = 1, after: int = 0, **extra: Any) -> None:
         """Answer the next `times` calls of `method` with `{"ok": false, "error": error}`."""
         self._faults.setdefault(method, deque()).append(
             _Fault("error", times, after, error=error, extra=extra)
         )
 
-    def server_error(self, method: str, status: int = 503, times: int = 1, after: int = 0,
-                     body: str = "upstream connect error or disconnect/reset before headers",
-                     content_type: str = "text/plain", channel: ChannelRef | None = None) -> None:
+    def server_error(
+        self,
+        method: str,
+        status: int = 503,
+        times: int = 1,
+        after: int = 0,
+        body: str = "upstream connect error or disconnect/reset before headers",
+        content_type: str = "text/plain",
+        channel: ChannelRef | None = None,
+    ) -> None:
         """Answer the next `times` calls of `method` (into `channel`, if given) with HTTP
         `status` and a non-JSON body, as Slack's edge or a proxy in front of it does when
         Slack is having trouble. Nothing is done (no message is posted)."""
         self._faults.setdefault(method, deque()).append(
-            _Fault("http", times, after, status=status, body=body, content_type=content_type,
-                   channel=None if channel is None else self.channel(channel).id)
+            _Fault(
+                "http",
+                times,
+                after,
+                status=status,
+                body=body,
+                content_type=content_type,
+                channel=None if channel is None else self.channel(channel).id,
+            )
         )
 
     def stall(self, method: str, seconds: float, times: int = 1, after: int = 0) -> None:
@@ -348,8 +373,9 @@ class FakeSlack:
         tick, self._tick = self._tick, asyncio.Event()
         tick.set()
 
-    async def wait_until(self, predicate: Callable[[], T], within: float = 5.0,
-                         what: str = "condition") -> T:
+    async def wait_until(
+        self, predicate: Callable[[], T], within: float = 5.0, what: str = "condition"
+    ) -> T:
         """Poll `predicate` on every change the fake sees; return its first truthy value.
 
         Bolt runs listeners as background tasks after ack(), so the HTTP response to an
@@ -367,14 +393,17 @@ class FakeSlack:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(tick.wait(), min(remaining, 0.25))
 
-    async def wait_for_calls(self, method: str, count: int = 1, *, within: float = 5.0,
-                             ok: bool | None = True) -> list[ApiCall]:
-        await self.wait_until(lambda: len(self.calls(method, ok=ok)) >= count, within,
-                              f"{count} {method} call(s)")
+    async def wait_for_calls(
+        self, method: str, count: int = 1, *, within: float = 5.0, ok: bool | None = True
+    ) -> list[ApiCall]:
+        await self.wait_until(
+            lambda: len(self.calls(method, ok=ok)) >= count, within, f"{count} {method} call(s)"
+        )
         return self.calls(method, ok=ok)
 
-    async def wait_for_messages(self, channel: ChannelRef, count: int = 1, *,
-                                within: float = 5.0) -> list[Message]:
+    async def wait_for_messages(
+        self, channel: ChannelRef, count: int = 1, *, within: float = 5.0
+    ) -> list[Message]:
         """Wait until the app has `count` messages in `channel`; returns the app's messages
         (posted via the API or an in_channel response_url), not users' injected ones."""
 
@@ -385,10 +414,12 @@ class FakeSlack:
         await self.wait_until(enough, within, f"{count} message(s) in {channel}")
         return [m for m in self.messages_in(channel) if m.source != "user"]
 
-    async def wait_for_responses(self, count: int = 1, *,
-                                 within: float = 5.0) -> list[ResponseUrlPost]:
-        await self.wait_until(lambda: len(self.responses) >= count, within,
-                              f"{count} response_url post(s)")
+    async def wait_for_responses(
+        self, count: int = 1, *, within: float = 5.0
+    ) -> list[ResponseUrlPost]:
+        await self.wait_until(
+            lambda: len(self.responses) >= count, within, f"{count} response_url post(s)"
+        )
         return list(self.responses)
 
     async def wait_socket_connected(self, within: float = 5.0) -> None:
@@ -426,8 +457,9 @@ class FakeSlack:
         """The two headers Slack adds to every HTTP request to the app."""
         return signed_headers(self.signing_secret, body, timestamp)
 
-    async def send(self, target: Target | None, delivery: Delivery,
-                   **opts: Unpack[SendOptions]) -> InboundResult:
+    async def send(
+        self, target: Target | None, delivery: Delivery, **opts: Unpack[SendOptions]
+    ) -> InboundResult:
         """Deliver one built request to `target` (URL, AsyncApp, or `fake.socket`)."""
         target = target if target is not None else self.target
         if target is None:
@@ -447,14 +479,17 @@ class FakeSlack:
             raise ValueError(f"{delivery.kind} has no Socket Mode form")
         retry = int(delivery.headers.get("X-Slack-Retry-Num", "0"))
         return await self.hub.send(
-            delivery.envelope_type, delivery.payload,
+            delivery.envelope_type,
+            delivery.payload,
             accepts_response_payload=delivery.accepts_response_payload,
-            ack_within=opts.get("timeout", 3.0), retry_attempt=retry,
+            ack_within=opts.get("timeout", 3.0),
+            retry_attempt=retry,
             retry_reason=delivery.headers.get("X-Slack-Retry-Reason", ""),
         )
 
-    async def _send_http(self, target: str | Dispatcher, delivery: Delivery,
-                         opts: SendOptions) -> InboundResult:
+    async def _send_http(
+        self, target: str | Dispatcher, delivery: Delivery, opts: SendOptions
+    ) -> InboundResult:
         timestamp = opts.get("timestamp", int(time.time()))
         headers = {
             "Content-Type": delivery.content_type,
@@ -471,18 +506,25 @@ class FakeSlack:
         if isinstance(target, str):
             assert self._session is not None, "FakeSlack not started"
             async with self._session.post(
-                target, data=delivery.body.encode(), headers=headers,
+                target,
+                data=delivery.body.encode(),
+                headers=headers,
                 timeout=aiohttp.ClientTimeout(total=timeout),
             ) as resp:
                 body = await resp.text()
-                return InboundResult(resp.status, body, dict(resp.headers),
-                                     time.monotonic() - started)
+                return InboundResult(
+                    resp.status, body, dict(resp.headers), time.monotonic() - started
+                )
         from slack_bolt.request.async_request import AsyncBoltRequest
 
         request = AsyncBoltRequest(body=delivery.body, headers=dict(headers.items()))
         response = await asyncio.wait_for(target.async_dispatch(request), timeout)
-        return InboundResult(int(response.status), str(response.body or ""),
-                             dict(response.first_headers()), time.monotonic() - started)
+        return InboundResult(
+            int(response.status),
+            str(response.body or ""),
+            dict(response.first_headers()),
+            time.monotonic() - started,
+        )
 
     def _apply_view_response(self, view: FakeView, result: InboundResult) -> None:
         """What Slack does with a view_submission's ack: close, show errors, update, push."""
@@ -514,44 +556,86 @@ class FakeSlack:
 
     # -- inbound: what users do ------------------------------------------------------------
 
-    async def slash(self, target: Target | None = None, /, *, user: UserRef,
-                    channel: ChannelRef | None = None, command: str = "/mafia",
-                    text: str = "", **opts: Unpack[SendOptions]) -> InboundResult:
+    async def slash(
+        self,
+        target: Target | None = None,
+        /,
+        *,
+        user: UserRef,
+        channel: ChannelRef | None = None,
+        command: str = "/mafia",
+        text: str = "",
+        **opts: Unpack[SendOptions],
+    ) -> InboundResult:
         """`user` types `/command text` in `channel` (default: their DM with the bot)."""
         delivery = self.builder.slash(user=user, channel=channel, command=command, text=text)
         return await self.send(target, delivery, **opts)
 
-    async def click(self, target: Target | None = None, /, *, user: UserRef, action_id: str,
-                    value: str | None = None, message: Message | Ephemeral | str | None = None,
-                    channel: ChannelRef | None = None, view: FakeView | str | None = None,
-                    **opts: Unpack[SendOptions]) -> InboundResult:
+    async def click(
+        self,
+        target: Target | None = None,
+        /,
+        *,
+        user: UserRef,
+        action_id: str,
+        value: str | None = None,
+        message: Message | Ephemeral | str | None = None,
+        channel: ChannelRef | None = None,
+        view: FakeView | str | None = None,
+        **opts: Unpack[SendOptions],
+    ) -> InboundResult:
         """`user` clicks the button `action_id` on the newest message / ephemeral / modal
         they can see that has it (or on `message` / in `channel` / in `view`).  `value`
         defaults to the button's own value."""
         delivery = self.builder.block_action(
-            user=user, action_id=action_id, value=value, message=message, channel=channel,
-            view=view, expect={"button"},
+            user=user,
+            action_id=action_id,
+            value=value,
+            message=message,
+            channel=channel,
+            view=view,
+            expect={"button"},
         )
         return await self.send(target, delivery, **opts)
 
-    async def select(self, target: Target | None = None, /, *, user: UserRef, action_id: str,
-                     value: Any, message: Message | Ephemeral | str | None = None,
-                     channel: ChannelRef | None = None, view: FakeView | str | None = None,
-                     **opts: Unpack[SendOptions]) -> InboundResult:
+    async def select(
+        self,
+        target: Target | None = None,
+        /,
+        *,
+        user: UserRef,
+        action_id: str,
+        value: Any,
+        message: Message | Ephemeral | str | None = None,
+        channel: ChannelRef | None = None,
+        view: FakeView | str | None = None,
+        **opts: Unpack[SendOptions],
+    ) -> InboundResult:
         """`user` picks `value` in a select menu (static_select: an option value that the
         menu must offer; users_select: a user id; ...).  Located like `click`."""
         delivery = self.builder.block_action(
-            user=user, action_id=action_id, value=value, message=message, channel=channel,
+            user=user,
+            action_id=action_id,
+            value=value,
+            message=message,
+            channel=channel,
             view=view,
         )
         if delivery.payload["actions"][0]["type"] == "button":
             raise ValueError(f"{action_id!r} is a button; use click()")
         return await self.send(target, delivery, **opts)
 
-    async def submit_view(self, target: Target | None = None, /, *, user: UserRef,
-                          view: FakeView | str | None = None, callback_id: str | None = None,
-                          values: JSON | None = None,
-                          **opts: Unpack[SendOptions]) -> InboundResult:
+    async def submit_view(
+        self,
+        target: Target | None = None,
+        /,
+        *,
+        user: UserRef,
+        view: FakeView | str | None = None,
+        callback_id: str | None = None,
+        values: JSON | None = None,
+        **opts: Unpack[SendOptions],
+    ) -> InboundResult:
         """`user` fills in and submits a modal: `view`, else their newest open modal (with
         `callback_id` if given).  `values`: {block_id: {action_id: v}} or {action_id: v}.
         The fake then closes / updates / pushes the modal as the app's ack asks."""
@@ -559,11 +643,16 @@ class FakeSlack:
         if isinstance(view, str):
             found = self.workspace.views[view]
         elif view is None:
-            candidates = [v for v in self.open_views(uid)
-                          if callback_id is None or v.callback_id == callback_id]
+            candidates = [
+                v
+                for v in self.open_views(uid)
+                if callback_id is None or v.callback_id == callback_id
+            ]
             if not candidates:
-                raise LookupError(f"{uid} has no open modal"
-                                  + (f" with callback_id {callback_id!r}" if callback_id else ""))
+                raise LookupError(
+                    f"{uid} has no open modal"
+                    + (f" with callback_id {callback_id!r}" if callback_id else "")
+                )
             found = candidates[-1]
         else:
             found = view
@@ -572,9 +661,15 @@ class FakeSlack:
         delivery = self.builder.view_submission(user=uid, view=found, values=values)
         return await self.send(target, delivery, **opts)
 
-    async def close_view(self, target: Target | None = None, /, *, user: UserRef,
-                         view: FakeView | str | None = None,
-                         **opts: Unpack[SendOptions]) -> InboundResult | None:
+    async def close_view(
+        self,
+        target: Target | None = None,
+        /,
+        *,
+        user: UserRef,
+        view: FakeView | str | None = None,
+        **opts: Unpack[SendOptions],
+    ) -> InboundResult | None:
         """`user` dismisses a modal; `view_closed` is sent only if it set notify_on_close."""
         found = self.workspace.views[view] if isinstance(view, str) else view
         if found is None:
@@ -588,62 +683,111 @@ class FakeSlack:
             return None
         return await self.send(target, self.builder.view_closed(user=user, view=found), **opts)
 
-    async def event(self, target: Target | None = None, /, event: JSON | None = None, *,
-                    event_id: str | None = None, retry_num: int | None = None,
-                    retry_reason: str = "http_timeout",
-                    **opts: Unpack[SendOptions]) -> InboundResult:
+    async def event(
+        self,
+        target: Target | None = None,
+        /,
+        event: JSON | None = None,
+        *,
+        event_id: str | None = None,
+        retry_num: int | None = None,
+        retry_reason: str = "http_timeout",
+        **opts: Unpack[SendOptions],
+    ) -> InboundResult:
         """Send any Events API `event` in an `event_callback` envelope.  `retry_num` marks
         it as Slack's redelivery (X-Slack-Retry-Num / retry_attempt) to test dedupe."""
         if event is None:
             raise ValueError("event is required")
         delivery = self.builder.event(event, event_id=event_id)
         if retry_num is not None:
-            delivery.headers = {"X-Slack-Retry-Num": str(retry_num),
-                                "X-Slack-Retry-Reason": retry_reason}
+            delivery.headers = {
+                "X-Slack-Retry-Num": str(retry_num),
+                "X-Slack-Retry-Reason": retry_reason,
+            }
         return await self.send(target, delivery, **opts)
 
-    async def message_event(self, target: Target | None = None, /, *, user: UserRef,
-                            text: str, channel: ChannelRef | None = None,
-                            thread_ts: str | None = None, subtype: str | None = None,
-                            event_id: str | None = None,
-                            **opts: Unpack[SendOptions]) -> InboundResult:
+    async def message_event(
+        self,
+        target: Target | None = None,
+        /,
+        *,
+        user: UserRef,
+        text: str,
+        channel: ChannelRef | None = None,
+        thread_ts: str | None = None,
+        subtype: str | None = None,
+        event_id: str | None = None,
+        **opts: Unpack[SendOptions],
+    ) -> InboundResult:
         """`user` writes `text` in `channel` (default: their DM with the bot, channel_type
         "im").  The message is stored in the conversation's history too."""
         event, _ = self.builder.user_message(
-            event_type="message", user=user, text=text, channel=channel, thread_ts=thread_ts,
+            event_type="message",
+            user=user,
+            text=text,
+            channel=channel,
+            thread_ts=thread_ts,
             subtype=subtype,
         )
         return await self.event(target, event, event_id=event_id, **opts)
 
-    async def app_mention(self, target: Target | None = None, /, *, user: UserRef, text: str,
-                          channel: ChannelRef, thread_ts: str | None = None,
-                          **opts: Unpack[SendOptions]) -> InboundResult:
+    async def app_mention(
+        self,
+        target: Target | None = None,
+        /,
+        *,
+        user: UserRef,
+        text: str,
+        channel: ChannelRef,
+        thread_ts: str | None = None,
+        **opts: Unpack[SendOptions],
+    ) -> InboundResult:
         """`user` mentions the bot; `<@BOT>` is prepended unless `text` already has it."""
         mention = f"<@{self.bot.id}>"
         text = text if mention in text else f"{mention} {text}"
         event, _ = self.builder.user_message(
-            event_type="app_mention", user=user, text=text, channel=channel,
+            event_type="app_mention",
+            user=user,
+            text=text,
+            channel=channel,
             thread_ts=thread_ts,
         )
         return await self.event(target, event, **opts)
 
-    async def member_joined(self, target: Target | None = None, /, *, user: UserRef,
-                            channel: ChannelRef, inviter: UserRef | None = None,
-                            **opts: Unpack[SendOptions]) -> InboundResult:
+    async def member_joined(
+        self,
+        target: Target | None = None,
+        /,
+        *,
+        user: UserRef,
+        channel: ChannelRef,
+        inviter: UserRef | None = None,
+        **opts: Unpack[SendOptions],
+    ) -> InboundResult:
         """`user` joins `channel` (added to its members) and `member_joined_channel` is sent."""
         event = self.builder.member_joined(user=user, channel=channel, inviter=inviter)
         return await self.event(target, event, **opts)
 
-    async def channel_deleted(self, target: Target | None = None, /, *, channel: ChannelRef,
-                              actor: UserRef | None = None,
-                              **opts: Unpack[SendOptions]) -> InboundResult:
+    async def channel_deleted(
+        self,
+        target: Target | None = None,
+        /,
+        *,
+        channel: ChannelRef,
+        actor: UserRef | None = None,
+        **opts: Unpack[SendOptions],
+    ) -> InboundResult:
         """Delete `channel`; sends `channel_deleted`, or `group_deleted` for a private one."""
         event = self.builder.channel_deleted(channel=channel, actor=actor)
         return await self.event(target, event, **opts)
 
-    async def url_verification(self, target: Target | None = None, /,
-                               challenge: str | None = None,
-                               **opts: Unpack[SendOptions]) -> InboundResult:
+    async def url_verification(
+        self,
+        target: Target | None = None,
+        /,
+        challenge: str | None = None,
+        **opts: Unpack[SendOptions],
+    ) -> InboundResult:
         delivery = self.builder.url_verification(challenge or secrets.token_urlsafe(24))
         return await self.send(target, delivery, **opts)
 
@@ -659,8 +803,15 @@ class FakeSlack:
                 try:
                     body = json.loads(raw)
                 except ValueError:
-                    return self._respond(method, args, None, request, 200,
-                                         {"ok": False, "error": "invalid_json"}, set())
+                    return self._respond(
+                        method,
+                        args,
+                        None,
+                        request,
+                        200,
+                        {"ok": False, "error": "invalid_json"},
+                        set(),
+                    )
                 if isinstance(body, dict):
                     args.update(body)
             elif content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
@@ -678,29 +829,55 @@ class FakeSlack:
         fault = self._next_fault(method, args)
         if fault is not None and fault.kind == "rate_limit":
             headers = {"Retry-After": str(fault.retry_after)}
-            return self._respond(method, args, token, request, 429,
-                                 {"ok": False, "error": "ratelimited"}, set(), headers)
+            return self._respond(
+                method,
+                args,
+                token,
+                request,
+                429,
+                {"ok": False, "error": "ratelimited"},
+                set(),
+                headers,
+            )
         if fault is not None and fault.kind in ("http", "stall"):
             if fault.delay:
                 await asyncio.sleep(fault.delay)
-            self.api_calls.append(ApiCall(method, args, token, request.method,
-                                          request.content_type, fault.status, {}))
+            self.api_calls.append(
+                ApiCall(method, args, token, request.method, request.content_type, fault.status, {})
+            )
             self._touch()
-            return web.Response(status=fault.status, text=fault.body,
-                                content_type=fault.content_type)
+            return web.Response(
+                status=fault.status, text=fault.body, content_type=fault.content_type
+            )
         if fault is not None:
-            return self._respond(method, args, token, request, 200,
-                                 {"ok": False, "error": fault.error, **fault.extra}, set())
+            return self._respond(
+                method,
+                args,
+                token,
+                request,
+                200,
+                {"ok": False, "error": fault.error, **fault.extra},
+                set(),
+            )
         status, body, scopes = web_api.dispatch(
             method, dict(args), token, self.workspace, self.origin, self._denied
         )
         return self._respond(method, args, token, request, status, body, scopes)
 
-    def _respond(self, method: str, args: JSON, token: str | None, request: web.Request,
-                 status: int, body: JSON, scopes: set[str],
-                 headers: dict[str, str] | None = None) -> web.Response:
-        self.api_calls.append(ApiCall(method, args, token, request.method,
-                                      request.content_type, status, body))
+    def _respond(
+        self,
+        method: str,
+        args: JSON,
+        token: str | None,
+        request: web.Request,
+        status: int,
+        body: JSON,
+        scopes: set[str],
+        headers: dict[str, str] | None = None,
+    ) -> web.Response:
+        self.api_calls.append(
+            ApiCall(method, args, token, request.method, request.content_type, status, body)
+        )
         self._touch()
         all_headers = {"X-Slack-Req-Id": secrets.token_hex(16), **(headers or {})}
         if scopes:
@@ -728,11 +905,17 @@ class FakeSlack:
         else:
             status, text = 200, "ok"
             self._apply_response(info, body)
-        self.responses.append(ResponseUrlPost(
-            url=url, kind=info.kind, user=info.user, channel=info.channel,
-            body=body if isinstance(body, dict) else {}, status=status,
-            original_ts=info.original_ts,
-        ))
+        self.responses.append(
+            ResponseUrlPost(
+                url=url,
+                kind=info.kind,
+                user=info.user,
+                channel=info.channel,
+                body=body if isinstance(body, dict) else {},
+                status=status,
+                original_ts=info.original_ts,
+            )
+        )
         self._touch()
         return web.Response(status=status, text=text, content_type="text/plain")
 
@@ -764,11 +947,24 @@ class FakeSlack:
         if channel is None:
             return
         if body.get("response_type") == "in_channel":
-            ws.post(channel, user=ws.bot.id, bot_id=ws.bot_id, app_id=ws.app_id,
-                    text=str(body.get("text", "")), blocks=blocks,
-                    thread_ts=body.get("thread_ts"), source="response_url")
+            ws.post(
+                channel,
+                user=ws.bot.id,
+                bot_id=ws.bot_id,
+                app_id=ws.app_id,
+                text=str(body.get("text", "")),
+                blocks=blocks,
+                thread_ts=body.get("thread_ts"),
+                source="response_url",
+            )
         else:
-            ws.ephemerals.append(Ephemeral(
-                ts=ws.clock.next(), channel=channel.id, user=info.user,
-                text=str(body.get("text", "")), blocks=blocks, source="response_url",
-            ))
+            ws.ephemerals.append(
+                Ephemeral(
+                    ts=ws.clock.next(),
+                    channel=channel.id,
+                    user=info.user,
+                    text=str(body.get("text", "")),
+                    blocks=blocks,
+                    source="response_url",
+                )
+            )

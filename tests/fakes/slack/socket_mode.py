@@ -47,13 +47,18 @@ class SocketModeHub:
         self.connections.append(sock)
         self.connects += 1
         self.on_change()
-        await sock.send_json({
-            "type": "hello",
-            "num_connections": len(self.connections),
-            "debug_info": {"host": "fake-slack", "build_number": 1,
-                           "approximate_connection_time": 18060},
-            "connection_info": {"app_id": self.ws.app_id},
-        })
+        await sock.send_json(
+            {
+                "type": "hello",
+                "num_connections": len(self.connections),
+                "debug_info": {
+                    "host": "fake-slack",
+                    "build_number": 1,
+                    "approximate_connection_time": 18060,
+                },
+                "connection_info": {"app_id": self.ws.app_id},
+            }
+        )
         try:
             async for frame in sock:
                 if frame.type != WSMsgType.TEXT:
@@ -80,9 +85,16 @@ class SocketModeHub:
     def connected(self) -> bool:
         return any(not c.closed for c in self.connections)
 
-    async def send(self, envelope_type: str, payload: JSON, *, accepts_response_payload: bool,
-                   ack_within: float, retry_attempt: int = 0,
-                   retry_reason: str = "") -> InboundResult:
+    async def send(
+        self,
+        envelope_type: str,
+        payload: JSON,
+        *,
+        accepts_response_payload: bool,
+        ack_within: float,
+        retry_attempt: int = 0,
+        retry_reason: str = "",
+    ) -> InboundResult:
         live = [c for c in self.connections if not c.closed]
         if not live:
             raise RuntimeError("no Socket Mode client is connected to the fake")
@@ -114,8 +126,9 @@ class SocketModeHub:
     async def disconnect(self, reason: str = "refresh_requested") -> None:
         for sock in list(self.connections):
             if not sock.closed:
-                await sock.send_json({"type": "disconnect", "reason": reason,
-                                      "debug_info": {"host": "fake-slack"}})
+                await sock.send_json(
+                    {"type": "disconnect", "reason": reason, "debug_info": {"host": "fake-slack"}}
+                )
 
     async def hold(self) -> None:
         """An outage: every websocket is closed without Slack's ``disconnect`` notice, and

@@ -213,8 +213,10 @@ def _message_content(c: Call, *, required: bool) -> JSON:
     if text is not None and len(str(text)) > MAX_TEXT:
         raise ApiFailure("msg_too_long")
     if blocks is not None:
-        if not isinstance(blocks, list) or len(blocks) > MAX_MESSAGE_BLOCKS or not all(
-            isinstance(b, dict) and b.get("type") for b in blocks
+        if (
+            not isinstance(blocks, list)
+            or len(blocks) > MAX_MESSAGE_BLOCKS
+            or not all(isinstance(b, dict) and b.get("type") for b in blocks)
         ):
             raise ApiFailure("invalid_blocks")
         blocks = normalize_blocks(blocks)
@@ -315,8 +317,12 @@ def chat_post_ephemeral(c: Call) -> JSON:
     content = _message_content(c, required=True)
     authorship = _authorship(c)
     ephemeral = Ephemeral(
-        ts=c.ws.clock.next(), channel=channel.id, user=uid, text=content.get("text", ""),
-        blocks=content.get("blocks"), **authorship,
+        ts=c.ws.clock.next(),
+        channel=channel.id,
+        user=uid,
+        text=content.get("text", ""),
+        blocks=content.get("blocks"),
+        **authorship,
     )
     c.ws.ephemerals.append(ephemeral)
     return {"message_ts": ephemeral.ts}
@@ -368,8 +374,9 @@ def conversations_open(c: Call) -> JSON:
     c.need("im:write")
     already = c.ws.existing_dm(users[0]) is not None
     channel = c.ws.dm(users[0])
-    body: JSON = {"channel": _channel_json(c, channel) if c.flag("return_im") else
-                  {"id": channel.id}}
+    body: JSON = {
+        "channel": _channel_json(c, channel) if c.flag("return_im") else {"id": channel.id}
+    }
     if already:
         body = {"no_op": True, "already_open": True, **body}
     return body
@@ -530,8 +537,9 @@ def _text_len_error(obj: Any, pointer: str, limit: int) -> list[str]:
 def validate_view(view: Any, *, home: bool) -> JSON:
     """A view as Slack would store it, or invalid_arguments with Slack-style messages."""
     if not isinstance(view, dict):
-        raise ApiFailure("invalid_arguments",
-                         response_metadata={"messages": ["[ERROR] view must be an object"]})
+        raise ApiFailure(
+            "invalid_arguments", response_metadata={"messages": ["[ERROR] view must be an object"]}
+        )
     errors: list[str] = []
     kind = view.get("type")
     if kind != ("home" if home else "modal"):
@@ -550,11 +558,14 @@ def validate_view(view: Any, *, home: bool) -> JSON:
         if any(b.get("type") == "input" for b in blocks if isinstance(b, dict)) and not view.get(
             "submit"
         ):
-            errors.append("[ERROR] submit is required when an input block is present "
-                          "[json-pointer:/view/submit]")
+            errors.append(
+                "[ERROR] submit is required when an input block is present "
+                "[json-pointer:/view/submit]"
+            )
     if len(str(view.get("private_metadata", ""))) > 3000:
-        errors.append("[ERROR] must be less than 3001 characters "
-                      "[json-pointer:/view/private_metadata]")
+        errors.append(
+            "[ERROR] must be less than 3001 characters [json-pointer:/view/private_metadata]"
+        )
     if len(str(view.get("callback_id", ""))) > 255:
         errors.append("[ERROR] must be less than 256 characters [json-pointer:/view/callback_id]")
     seen: set[str] = set()
@@ -592,11 +603,18 @@ def _use_trigger(c: Call) -> str:
     return trigger.user
 
 
-def _store_view(c: Call, user: str, view: JSON, *, trigger: str | None = None,
-                previous: FakeView | None = None) -> FakeView:
+def _store_view(
+    c: Call, user: str, view: JSON, *, trigger: str | None = None, previous: FakeView | None = None
+) -> FakeView:
     stored = FakeView(
-        id=c.ws.ids.new("V"), user=user, view=view, team_id=c.ws.team_id, app_id=c.ws.app_id,
-        bot_id=c.ws.bot_id, hash=_new_hash(), trigger_id=trigger,
+        id=c.ws.ids.new("V"),
+        user=user,
+        view=view,
+        team_id=c.ws.team_id,
+        app_id=c.ws.app_id,
+        bot_id=c.ws.bot_id,
+        hash=_new_hash(),
+        trigger_id=trigger,
         external_id=str(view.get("external_id", "")),
         previous_view_id=previous.id if previous else None,
         root_view_id=(previous.root_view_id or previous.id) if previous else None,

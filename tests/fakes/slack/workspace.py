@@ -66,8 +66,12 @@ class Workspace:
         self.bot_id = self.ids.new("B")
         self.trigger_ttl = trigger_ttl
         self.bot = FakeUser(
-            id=self.ids.new("U"), name=bot_name, team_id=self.team_id, real_name=bot_name,
-            is_bot=True, bot_id=self.bot_id,
+            id=self.ids.new("U"),
+            name=bot_name,
+            team_id=self.team_id,
+            real_name=bot_name,
+            is_bot=True,
+            bot_id=self.bot_id,
         )
         self.users: dict[str, FakeUser] = {self.bot.id: self.bot}
         self.channels: dict[str, FakeChannel] = {}
@@ -108,9 +112,13 @@ class Workspace:
         is_admin: bool = False,
     ) -> FakeUser:
         user = FakeUser(
-            id=id or self.ids.new("U"), name=name, team_id=self.team_id,
-            real_name=real_name or name.title(), display_name=display_name or name,
-            is_bot=is_bot, is_admin=is_admin,
+            id=id or self.ids.new("U"),
+            name=name,
+            team_id=self.team_id,
+            real_name=real_name or name.title(),
+            display_name=display_name or name,
+            is_bot=is_bot,
+            is_admin=is_admin,
         )
         if user.id in self.users:
             raise ValueError(f"user id {user.id} already exists")
@@ -132,7 +140,9 @@ class Workspace:
         if any(c.name == name and not c.is_im for c in self.channels.values()):
             raise ValueError(f"channel name {name!r} is taken")
         channel = FakeChannel(
-            id=id or self.ids.new("C"), name=name, is_private=private,
+            id=id or self.ids.new("C"),
+            name=name,
+            is_private=private,
             creator=self.user_id(creator) if creator is not None else None,
         )
         channel.members = [self.user_id(m) for m in members]
@@ -196,8 +206,7 @@ class Workspace:
     # -- messages --------------------------------------------------------------------------
 
     def post(self, channel: FakeChannel, **fields: object) -> Message:
-        message = Message(ts=self.clock.next(), channel=channel.id, team=self.team_id,
-                          **fields)  # type: ignore[arg-type]
+        message = Message(ts=self.clock.next(), channel=channel.id, team=self.team_id, **fields)  # type: ignore[arg-type]
         if message.thread_ts:
             parent = channel.find(message.thread_ts)
             if parent is not None:
