@@ -10,9 +10,10 @@ from datetime import datetime, timedelta
 
 from agent.base import Intent
 from agent.baseline.seat import SeatState
+from agent.baseline.targets import detective_target, protect_target, quiet_target
 from games.roles import get_role
 
-__all__ = ["act_target", "done_act", "plan_act", "protect_target"]
+__all__ = ["act_target", "done_act", "plan_act"]
 
 
 def plan_act(p: SeatState, now: datetime) -> Intent | None:
@@ -31,38 +32,23 @@ def plan_act(p: SeatState, now: datetime) -> Intent | None:
 
 def act_target(p: SeatState) -> int | None:
     if p._role == "detective":
-        score = p._scores("suspicion")
-        cands = [s for s in score if s not in p._inspections and s not in p._act_banned]
-        if not cands:
-            cands = [s for s in score if s not in p._act_banned]
-        return max(cands, key=lambda s: score[s]) if cands else None
+        return detective_target(p._scores("suspicion"), p._inspections, p._act_banned)
     if p._role == "doctor":
-        return protect_target(p)
+        allowed = [s for s in sorted(p._alive) if s != p._last_protect and s not in p._act_banned]
+        return protect_target(
+            allowed, p.seat, p._ledger.claims, lambda: _protect_self(p),
+            lambda: p._scores("suspicion"), p._ledger.talk,
+        )  # fmt: skip
     # an unknown town role with a night action: act on the least suspicious player
-    score = p._scores("suspicion")
-    cands = [s for s in score if s not in p._act_banned]
-    return min(cands, key=lambda s: score[s]) if cands else None
+    return quiet_target(p._scores("suspicion"), p._act_banned)
 
 
-def protect_target(p: SeatState) -> int | None:
-    allowed = [s for s in sorted(p._alive) if s != p._last_protect and s not in p._act_banned]
-    if not allowed:
-        return None
-    for claimer, (_target, kind) in p._ledger.claims.items():
-        if kind == "mafia" and claimer in allowed and claimer != p.seat:
-            return claimer  # a claimed detective is the next kill
-    gate = ("protect-p", p._seq)
+def _protect_self(p: SeatState) -> bool:
+    """Whether the doctor saves itself tonight (a coin drawn once a night)."""
+    gate = ("protect-self", p._seq)
     if gate not in p._gates:
         p._gates[gate] = p._rng.random() < 0.45
-    if p.seat in allowed and p._gates[gate]:
-        return p.seat
-    score = p._scores("suspicion")
-    others = [s for s in allowed if s != p.seat]
-    if not others:
-        return p.seat if p.seat in allowed else None
-    # most valuable: trusted and vocal (the mafia kill whoever leads the town)
-    talk = p._ledger.talk
-    return min(others, key=lambda s: score.get(s, 0.0) - 0.1 * talk.get(s, 0))
+    return p._gates[gate]
 
 
 def done_act(p: SeatState, intent: Intent, target: int | None, error: str | None) -> None:

@@ -16,7 +16,6 @@ underscore: they belong to the baseline's own modules, not to callers of the pol
 
 from __future__ import annotations
 
-import math
 import random
 from collections import Counter
 from collections.abc import Set as AbstractSet
@@ -26,6 +25,7 @@ from agent.base import Intent
 from agent.baseline.common import _NIGHT_K, _NIGHT_VOTE_K, _NO_VOTE, _OVER_K, _VOTE_K
 from agent.baseline.ledger import Room, TableLedger
 from agent.baseline.scores import activity, danger, suspicion
+from agent.baseline.targets import day_target, night_target
 from agent.baseline.timing import DEFAULT_TIMING, BaselineTiming, chattiness
 from agent.baseline.view import SpeechView
 from games.state import PhaseKind
@@ -411,37 +411,17 @@ class SeatState:
         return self._day_target()
 
     def _compute_day_target(self) -> int | None:
-        base = self._my_scores()
-        tally = self._tally_now
-        banned = self._vote_banned
-        if not tally and not banned:  # (the discussion): the top score, first one on a tie
-            return max(base, key=base.__getitem__) if base else None
-        pull = 0.6 if self._mafia else 0.35
-        votes = tally.get
-        best: int | None = None
-        best_score = -math.inf
-        for s, v in base.items():
-            if s in banned:
-                continue
-            value = v + pull * votes(s, 0)
-            if value > best_score:
-                best, best_score = s, value
-        return best
+        return day_target(self._my_scores(), self._tally_now, self._vote_banned, mafia=self._mafia)
 
     def _night_target(self) -> int | None:
-        """The kill. Follow the partner who voted first, else the den's first proposal, else
-        the most dangerous bystander; so partners (people among them) converge without ties."""
-        cands = set(self._others_now) - self._vote_banned
-        if not cands:
-            return None
-        partners = self._partners
-        for voter, t in self._votes_now.items():  # (in the order the votes were first cast)
-            if voter in partners and t in cands:
-                return t
-        if self._first_prop in cands:
-            return self._first_prop
-        danger = self._scores("danger")
-        return max(cands, key=lambda s: danger.get(s, 0.0))
+        """The kill (see :func:`~agent.baseline.targets.night_target`)."""
+        return night_target(
+            self._others_now, self._vote_banned, self._partners, self._votes_now,
+            self._first_prop, self._danger_scores,
+        )  # fmt: skip
+
+    def _danger_scores(self) -> dict[int, float]:
+        return self._scores("danger")
 
     def speech_view(self) -> SpeechView:
         """What `agent.baseline.speech` reads of this seat now (positional, in the view's

@@ -6,7 +6,6 @@ bandwagon, or after a partner at night, once). Functions over the seat's
 
 from __future__ import annotations
 
-import math
 from datetime import datetime, timedelta
 
 from agent.base import Intent
@@ -16,6 +15,7 @@ from agent.baseline.common import (
     _VOTE_K,
 )
 from agent.baseline.seat import SeatState
+from agent.baseline.targets import bandwagon
 from agent.baseline.timing import VOTE_S, draw
 
 __all__ = [
@@ -96,23 +96,11 @@ def maybe_bandwagon(p: SeatState, t: datetime) -> None:
     """Change the day vote once, onto a strong bandwagon (never a partner or a cleared)."""
     if p._voted == _NO_VOTE or p._changed or p._change_to is not None:
         return
-    tally = p._tally_now
-    if not tally:
-        return
-    need = max(2, math.ceil(0.4 * len(p._alive)))
-    if max(tally.values()) < need:
-        return  # (no bandwagon yet: the usual case, decided without finding the leader)
-    leader, count = max(tally.items(), key=lambda kv: (kv[1], -kv[0]))
-    if count < need or leader == p._voted or leader == p.seat:
-        return
-    if leader in p._partners or leader not in p._alive or leader in p._vote_banned:
-        return
-    if not p._mafia and p._inspections.get(leader) is False:
-        return
-    if not p._mafia and p._voted is not None and p._inspections.get(p._voted):
-        return
-    mine = tally[p._voted] if p._voted is not None else 0
-    if mine > count - 2:
+    leader = bandwagon(
+        p._tally_now, p._voted, me=p.seat, alive=p._alive, partners=p._partners,
+        banned=p._vote_banned, mafia=p._mafia, inspections=p._inspections,
+    )  # fmt: skip
+    if leader is None:
         return
     schedule_change(p, leader, t)
 
