@@ -16,7 +16,6 @@ as a function the model is forced to call (`tools` + `tool_choice`).
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import time
@@ -37,8 +36,8 @@ from agent.llm.base import (
     normalise_finish_reason,
 )
 from agent.llm.pricing import estimate_cost
-from agent.llm.retry import RetryPolicy, run_with_retries, sdk_errors
-from agent.llm.structured import FormPicker, is_form_refused, policy_for, schema_json
+from agent.llm.retry import RetryPolicy, sdk_errors
+from agent.llm.structured import FormPicker, is_form_refused, policy_for, schema_json, step_down
 
 log = logging.getLogger(__name__)
 
@@ -114,32 +113,14 @@ class OpenAIClient:
 
     async def complete(self, req: LLMRequest) -> LLMResponse:
         started = time.monotonic()
-        policy = policy_for(req, self.policy)
-        label = f"{self.name} [{req.kind}]"
-        forms = self.forms.forms if req.schema is not None else ("off",)
-        first: LLMError | None = None
-        spent = 0
-        for i, form in enumerate(forms):
-            try:
-                completion, attempts = await run_with_retries(
-                    functools.partial(self._attempt, req, form), policy, label=label
-                )
-            except LLMError as err:
-                spent += err.attempts
-                if is_form_refused(err) and i + 1 < len(forms):
-                    self.forms.refused(form, err)
-                    first = first or err
-                    log.info("%s: %s refused (%s); trying %s", label, form, err, forms[i + 1])
-                    continue
-                failed = first if first is not None and is_form_refused(err) else err
-                failed.attempts = spent
-                raise failed from (err if failed is not err else None)
-            if req.schema is not None:
-                self.forms.accepted(form)
-            return self._to_response(
-                req, completion, spent + attempts, time.monotonic() - started, form
-            )
-        raise AssertionError("unreachable: forms is never empty")
+        completion, attempts, form = await step_down(
+            req,
+            self.forms,
+            policy_for(req, self.policy),
+            f"{self.name} [{req.kind}]",
+            self._attempt,
+        )
+        return self._to_response(req, completion, attempts, time.monotonic() - started, form)
 
     async def aclose(self) -> None:
         await self._sdk.close()

@@ -11,18 +11,22 @@ error is raised.
 
 Explicit modes are not stepped down: a server that refuses the form the operator chose
 fails the call (and the agent decides that one decision the baseline's way).
+
+:func:`step_down` is that loop, for every backend: each passes its own attempt (one request
+in one form) and builds its response from what comes back.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 from agent.llm.base import STRUCTURED_MODES, LLMError, LLMRequest, StructuredMode
-from agent.llm.retry import RetryPolicy
+from agent.llm.retry import RetryPolicy, run_with_retries
 
 __all__ = [
     "FormPicker",
@@ -32,9 +36,12 @@ __all__ = [
     "parse_modes",
     "policy_for",
     "schema_json",
+    "step_down",
 ]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: the request fields a structured-output form is sent in (a refusal naming one is sure)
 FORM_FIELDS = ("response_format", "tool_choice")
@@ -158,3 +165,42 @@ class FormPicker:
             )
             del self._forms[:index]
         self._settled = True
+
+
+async def step_down(
+    req: LLMRequest,
+    picker: FormPicker,
+    policy: RetryPolicy,
+    label: str,
+    attempt: Callable[[LLMRequest, str], Awaitable[T]],
+) -> tuple[T, int, str]:
+    """Send ``req`` with ``attempt(req, form)`` (retried by ``policy``) in the first form of
+    ``picker`` a server accepts, stepping down on a refusal (see the module docstring); a
+    request without a schema is sent once, as plain text ("off").
+
+    Returns the answer, the attempts spent on every form tried, and the form it came in.
+    When the last form fails too, raises the first refusal if that one failed for being a
+    refusal (the request's form was the trouble, not the request), else the last error; its
+    ``attempts`` are those spent in all."""
+    forms = picker.forms if req.schema is not None else ("off",)
+    first: LLMError | None = None
+    spent = 0
+    for i, form in enumerate(forms):
+        try:
+            answer, attempts = await run_with_retries(
+                functools.partial(attempt, req, form), policy, label=label
+            )
+        except LLMError as err:
+            spent += err.attempts
+            if is_form_refused(err) and i + 1 < len(forms):
+                picker.refused(form, err)
+                first = first or err
+                log.info("%s: %s refused (%s); trying %s", label, form, err, forms[i + 1])
+                continue
+            failed = first if first is not None and is_form_refused(err) else err
+            failed.attempts = spent
+            raise failed from (err if failed is not err else None)
+        if req.schema is not None:
+            picker.accepted(form)
+        return answer, spent + attempts, form
+    raise AssertionError("unreachable: forms is never empty")
