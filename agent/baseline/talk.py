@@ -167,12 +167,10 @@ def plan_stage(p: SeatState, now: datetime) -> Intent | None:
     due = p._answer_at if answering else p._next_at
     if due is None:
         return None
-    composed = compose(p.speech_view(), now)
-    if composed is None:
-        p._speak_off = "no-text"
+    line = _compose(p, now)
+    if line is None:
         return None
-    text, opt = composed
-    words = len(text.split())
+    text, opt, words = line
     # nobody types a line in no time: at least half a person's typing of it from now
     at = max(due, now + timedelta(0, 0.5 * words * p.timing.seconds_per_word))
     if p._kind is _VOTE_K and not answering:
@@ -187,6 +185,17 @@ def plan_stage(p: SeatState, now: datetime) -> Intent | None:
     speak = draft(p, at, text, opt)
     p._hears = False
     return speak
+
+
+def _compose(p: SeatState, now: datetime) -> tuple[str, Option, int] | None:
+    """A line for now, its situation and its words; None (and nothing more to say this
+    phase, until something changes) when there is nothing to say."""
+    composed = compose(p.speech_view(), now)
+    if composed is None:
+        p._speak_off = "no-text"
+        return None
+    text, opt = composed
+    return text, opt, len(text.split())
 
 
 def draft(p: SeatState, at: datetime, text: str, opt: Option) -> Intent:
@@ -250,12 +259,10 @@ def plan_speak(p: SeatState, now: datetime) -> Intent | None:
     if base + timedelta(0, pause) >= deadline:
         p._speak_off = "no-time"
         return None
-    composed = compose(p.speech_view(), now)
-    if composed is None:
-        p._speak_off = "no-text"
+    line = _compose(p, now)
+    if line is None:
         return None
-    text, opt = composed
-    words = len(text.split())
+    text, opt, words = line
     typing = words * (timing.seconds_per_word * (0.8 + (1.25 - 0.8) * rng()))
     at = base + timedelta(0, pause + typing)
     if at >= deadline:
