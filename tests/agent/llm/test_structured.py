@@ -197,3 +197,20 @@ def test_parse_mode() -> None:
     assert parse_mode(" JSON_OBJECT ") == "json_object"
     with pytest.raises(ValueError, match="structured output must be one of"):
         parse_mode("grammar")
+
+
+async def test_anthropic_steps_down_from_the_tool_call_to_text_once() -> None:
+    """A proxy that refuses the forced tool call (400): the same request again as text, and
+    text from then on (the step down both backends share)."""
+    async with FakeAnthropicServer(lambda _r: "Casey seems off") as srv:
+        client = AnthropicClient(ANTHROPIC_MODEL, api_key="k", base_url=srv.base_url, policy=FAST)
+        srv.inject(Fault.http_error(400))
+        resp = await client.complete(vote_request())
+        again = await client.complete(vote_request())
+        await client.aclose()
+    sent = [r.json or {} for r in srv.requests]
+    assert ["tools" in j for j in sent] == [True, False, False]
+    assert resp.text == "Casey seems off" and resp.structured == ""
+    assert resp.attempts == 2  # the refused tool call and the text
+    assert again.structured == "" and again.attempts == 1
+    assert client.forms.forms == ("off",)
