@@ -166,7 +166,7 @@ class BaselineTable:
     For simulations (:func:`agent.fastsim.simulate_fast`): the seats share one
     :class:`TableLedger`, :meth:`deliver` records each event once and hands it to every seat
     that may see it (what each seat's ``observe`` would do, minus the per-seat checks and
-    dispatch), and :meth:`replan` asks only the seats whose plan may have changed. Each seat
+    dispatch), and :meth:`next_intent` asks only the seats whose plan may have changed. Each seat
     decides exactly as it would alone.
     """
 
