@@ -84,6 +84,13 @@ class BaselinePolicy(SeatState):
         """Mafia's view: how much each living bystander threatens the mafia."""
         return dict(self._scores("danger"))
 
+    def share(self) -> float:
+        """This seat's share of the current phase's player messages."""
+        chat = self._chat
+        if chat.total == 0:
+            return 0.0
+        return chat.msgs.get(self.seat, 0) / chat.total
+
     # ==== planning =============================================================================
 
     def plan(self, now: datetime) -> Intent | None:
@@ -119,15 +126,6 @@ class BaselinePolicy(SeatState):
         if vote_at is not None:
             return plan_vote(self, now)
         return best
-
-    # ---- speaking -----------------------------------------------------------------------------
-
-    def share(self) -> float:
-        """This seat's share of the current phase's player messages."""
-        chat = self._chat
-        if chat.total == 0:
-            return 0.0
-        return chat.msgs.get(self.seat, 0) / chat.total
 
     # ==== feedback =============================================================================
 
