@@ -18,15 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
-from bot.research.importer import (
-    ImportResult,
-    game_from_store,
-    import_game,
-    import_llmafia,
-    store_game_id,
-)
-from bot.research.llmafia import LLMafiaGame, read_game, read_games, write_game
-from bot.research.paths import llmafia_games_dir
+from bot.dataset.stored import game_from_store, store_game_id
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import (
@@ -39,6 +31,9 @@ from bot.store.models import (
     SurveyResponse,
     Vote,
 )
+from research.importer import ImportResult, import_game, import_llmafia
+from research.llmafia import LLMafiaGame, read_game, read_games, write_game
+from research.paths import llmafia_games_dir
 
 DATA = llmafia_games_dir()
 GAME_IDS = [f"{n:04d}" for n in range(1, 16)]

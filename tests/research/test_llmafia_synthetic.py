@@ -7,10 +7,10 @@ import json
 from datetime import datetime, time
 from pathlib import Path
 
-from bot.research.llmafia import parse_chat_line, read_game, write_game
-from bot.research.llmafia_log import read_agent_log
-from bot.research.llmafia_survey import SurveyAnswers, detect_scale, parse_survey_text
-from bot.research.llmafia_text import TextCleaner, apply_backspaces
+from bot.dataset.llmafia_survey import SurveyAnswers, detect_scale, parse_survey_text
+from research.llmafia import parse_chat_line, read_game, write_game
+from research.llmafia_log import read_agent_log
+from research.llmafia_text import TextCleaner, apply_backspaces
 
 DAY = "Now it's Daytime for 3 minutes, everyone can communicate and see messages and votes."
 NIGHT = "Now it's Nighttime for 1 minutes, only mafia can communicate and see messages and votes."

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from bot.research.names import UnsafePath, inside
+from bot.dataset.names import UnsafePath, inside
 
 __all__ = ["MARKER", "MARKER_VERSION", "OutputError", "OutputFolder", "check_output_file"]
 

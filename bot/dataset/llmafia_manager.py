@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bot.research.llmafia_model import MANAGER, ChatLine, Place
+from bot.dataset.llmafia_model import MANAGER, ChatLine, Place
 
 # The release's sentences (LLMafia game_constants.py), word for word.
 DAY_START = "Now it's Daytime for {} minutes, everyone can communicate and see messages and votes."

@@ -51,7 +51,6 @@ import numpy as np
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.research.llmafia import LLMafiaGame
 from bot.store.models import Phase as PhaseRow
 from bot.store.models import Seat, Vote
 from games.events import (
@@ -63,6 +62,7 @@ from games.events import (
     VoteCast,
     VoteResolved,
 )
+from research.llmafia import LLMafiaGame
 
 __all__ = [
     "DEFINITIONS",
@@ -201,8 +201,8 @@ def days_from_llmafia(games: Iterable[LLMafiaGame]) -> list[Day]:
 
 def days_from_store(engine: Engine, game_ids: Sequence[str] | None = None) -> list[Day]:
     """Days of stored games (finished ones when ``game_ids`` is None), kinds by seat."""
-    from bot.research.importer import VOTED_OUT
-    from bot.research.report import _load
+    from bot.dataset.stored import VOTED_OUT
+    from research.report import _load
 
     games = _load(engine, game_ids)
     ids = [g.id for g in games]
@@ -575,9 +575,9 @@ def run_likeness(
 ) -> dict[str, Any]:
     """Read the people's games from ``people`` (only ``people_games`` when given) and the
     database's finished games (none when ``db_url`` is None); build the table."""
-    from bot.research.llmafia import read_games
     from bot.store.db import make_engine
     from bot.store.migrate import upgrade
+    from research.llmafia import read_games
 
     if not Path(people).exists():
         raise FileNotFoundError(f"no human games at {people}")

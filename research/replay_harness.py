@@ -1,6 +1,6 @@
 """Play a recorded game's human seats into the real GameService, with our agent in one seat.
 
-Shared by ``mafiabot replay`` (bot/research/replay.py) and the scheduler benchmark
+Shared by ``mafiabot replay`` (research/replay.py) and the scheduler benchmark
 (bench/scheduler_calls.py). The real service rather than a leaner stand-in, so the agent gets
 exactly the events, ordering and timer behaviour it gets in production.
 
@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from bot.research.llmafia_model import LLMafiaGame
+from bot.dataset.llmafia_model import LLMafiaGame
 from bot.service import AgentFactory, GameService, LiveGame, ServiceError
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade

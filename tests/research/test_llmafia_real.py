@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.research.llmafia import LLMafiaGame, read_game, read_games, write_game
-from bot.research.llmafia_log import SCHEDULING, VOTE, read_agent_log
-from bot.research.paths import llmafia_games_dir
+from research.llmafia import LLMafiaGame, read_game, read_games, write_game
+from research.llmafia_log import SCHEDULING, VOTE, read_agent_log
+from research.paths import llmafia_games_dir
 
 DATA = llmafia_games_dir()
 GAME_IDS = [f"{n:04d}" for n in range(1, 16)]

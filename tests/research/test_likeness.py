@@ -17,8 +17,11 @@ from sqlmodel import Session, select
 from agent.decisions import InMemoryDecisionLog
 from agent.fastsim import simulate_fast
 from bot.llm_agents import LLMAgentConfig, LLMClients, llm_player_factory
-from bot.research.importer import import_llmafia
-from bot.research.likeness import (
+from bot.store import models as m
+from games.config import GameConfig
+from games.events import MessageAccepted, VoteResolved
+from research.importer import import_llmafia
+from research.likeness import (
     LLMAFIA,
     PEOPLE,
     Day,
@@ -33,11 +36,8 @@ from bot.research.likeness import (
     meets,
     render,
 )
-from bot.research.llmafia import read_games
-from bot.research.paths import llmafia_games_dir
-from bot.store import models as m
-from games.config import GameConfig
-from games.events import MessageAccepted, VoteResolved
+from research.llmafia import read_games
+from research.paths import llmafia_games_dir
 
 DATA = llmafia_games_dir()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="LLMafia data not present")

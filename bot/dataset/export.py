@@ -16,7 +16,7 @@ What may appear, and what never does:
   do, also not inside text: ids and mentions (``<@U1>``, ``<@!1>``), the names the adapter
   passes as ``identities`` (user id -> names) and ``@handles`` become the character name of the
   person they belong to (a placeholder when that person did not play the game); e-mail
-  addresses and phone numbers become "[email]" / "[phone]". See `bot.research.scrub`.
+  addresses and phone numbers become "[email]" / "[phone]". See `bot.dataset.scrub`.
 - A person whose data may not be used (`bot.consent.research_seats`: no research consent in
   force at the game's end, declined, withdrawn) is "[withheld]" ("[withheld-2]", ... when there
   are several): the name everywhere and the text of their lines, also where others or the
@@ -30,13 +30,13 @@ What may appear, and what never does:
   from 1001 on, above the release's pilot games, whose survey scale the analysis treats
   differently), mapped to our game id by the manifest (``llmafia`` and each game's
   ``llmafia_folder``). The Game-Manager lines of games played here are LLMafia's sentences,
-  rebuilt from the events (`bot.research.llmafia_manager`), not our narration. A game the
+  rebuilt from the events (`bot.dataset.llmafia_manager`), not our narration. A game the
   format cannot hold (no agent, or more than one: the analysis finds its one LLM player by its
   log file) is left out of ``llmafia/`` with the reason in the manifest (``llmafia_left_out``);
   its csv and jsonl rows are written as usual. Chat lines left empty are left out and counted
   (``llmafia_empty_lines``).
 
-The output folder (`bot.research.outdir`): a new or empty folder, or, with ``force``, one
+The output folder (`bot.dataset.outdir`): a new or empty folder, or, with ``force``, one
 holding an earlier export, of which exactly the files that export wrote are replaced (so
 re-exporting after a withdrawal, or with fewer games or formats, leaves nothing stale behind).
 Any other folder is refused with one line before anything is written; a file of the user's is
@@ -66,13 +66,12 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.consent import CONSENT_VERSION, research_seats
-from bot.research.importer import SERVER_PLATFORM, SOURCE, game_from_store
-from bot.research.llmafia_manager import StoredEvent, manager_lines
-from bot.research.llmafia_model import MANAGER, ChatLine, LLMafiaGame, Survey
-from bot.research.llmafia_write import AGENT_LOG_MARKER, write_counted
-from bot.research.names import inside
-from bot.research.outdir import MARKER, OutputFolder
-from bot.research.scrub import (
+from bot.dataset.llmafia_manager import StoredEvent, manager_lines
+from bot.dataset.llmafia_model import MANAGER, ChatLine, LLMafiaGame, Survey
+from bot.dataset.llmafia_write import AGENT_LOG_MARKER, write_counted
+from bot.dataset.names import inside
+from bot.dataset.outdir import MARKER, OutputFolder
+from bot.dataset.scrub import (
     PLAYER,
     WITHHELD,
     Scrubber,
@@ -80,6 +79,7 @@ from bot.research.scrub import (
     redact_lines,
     replace_words,
 )
+from bot.dataset.stored import SERVER_PLATFORM, SOURCE, game_from_store, resolve_game_ids
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
 from bot.store.models import Event, Game, LLMCall, Message, Phase, Seat, Server, Vote, utcnow
@@ -350,8 +350,6 @@ def run_export(
 
     Bad options (formats, the identities file, the output folder) raise ValueError with one
     line before the database is opened."""
-    from bot.research.commands import resolve_game_ids
-
     if isinstance(formats, str):
         formats = [f.strip() for f in formats.split(",") if f.strip()]
     _formats(formats)

@@ -1,4 +1,4 @@
-"""A recorded LLMafia game as a replay script and a live game setup (bot/research/replay.py).
+"""A recorded LLMafia game as a replay script and a live game setup (research/replay.py).
 
 The recording's phases become the engine's: an LLMafia day is our day discussion followed by a
 day vote, its night our night talk followed by the mafia's vote. Each human line is anchored to
@@ -14,10 +14,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bot.research.llmafia_model import MANAGER, LLMafiaGame, Phase
-from bot.research.replay_harness import Cue
+from bot.dataset.llmafia_model import MANAGER, LLMafiaGame, Phase
 from games.config import GameConfig
 from games.state import PhaseKind
+from research.replay_harness import Cue
 
 __all__ = ["Script", "build_script", "replay_config"]
 

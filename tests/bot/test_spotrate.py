@@ -1,4 +1,4 @@
-"""Spot-the-AI rate (bot.research.spotrate): per server, per agent setup and overall, with the
+"""Spot-the-AI rate (bot.spotrate): per server, per agent setup and overall, with the
 Wilson interval and the chance level; in `mafiabot report` (table and plot) and, for
 moderators, in chat on Discord and Slack (tests/bot/discord/test_moderation.py,
 tests/bot/slack/test_commands.py)."""
@@ -14,12 +14,12 @@ import pytest
 from rich.console import Console
 from sqlalchemy.engine import Engine
 
-from bot.research.commands import run_report
-from bot.research.report import build_report, render_markdown
-from bot.research.spotrate import server_chat_lines, spot_rates, wilson
+from bot.spotrate import server_chat_lines, spot_rates, wilson
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import Game, LLMCall, Seat, Server, SurveyResponse
+from research.commands import run_report
+from research.report import build_report, render_markdown
 
 T0 = datetime(2026, 3, 1, 18, 0, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from bot.research.llmafia_model import Scale, Survey
+from bot.dataset.llmafia_model import Scale, Survey
 
 IDENTIFIED = "Was the LLM identified"
 SIMILARITY = "similarity to human behavior"

@@ -11,19 +11,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
-from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
 
-from bot.research.importer import ImportResult, import_llmafia, store_game_id
-from bot.research.llmafia import find_game_folders
-from bot.research.outdir import OutputFolder, check_output_file
-from bot.research.report import Embedder, build_report, write_report
-from bot.research.spotrate import table_lines
+from bot.dataset.outdir import OutputFolder, check_output_file
+from bot.dataset.stored import resolve_game_ids
+from bot.spotrate import table_lines
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
-from bot.store.models import Game
+from research.importer import ImportResult, import_llmafia
+from research.llmafia import find_game_folders
+from research.report import Embedder, build_report, write_report
 
-__all__ = ["resolve_game_ids", "run_import", "run_report"]
+__all__ = ["run_import", "run_report"]
 
 
 def run_import(db_url: str, path: Path, console: Console) -> list[ImportResult]:
@@ -56,22 +54,6 @@ def run_import(db_url: str, path: Path, console: Console) -> list[ImportResult]:
     return report.imported
 
 
-def resolve_game_ids(engine: Engine, games: Sequence[str]) -> list[str]:
-    """Store ids for the given ids; an LLMafia folder name ("0013") means "llmafia-0013"."""
-    with Session(engine) as s:
-        wanted = [*games, *(store_game_id(g) for g in games)]
-        known = set(s.exec(select(Game.id).where(col(Game.id).in_(wanted))).all())
-    out: list[str] = []
-    for g in games:
-        if g in known:
-            out.append(g)
-        elif store_game_id(g) in known:
-            out.append(store_game_id(g))
-        else:
-            raise LookupError(f"no game {g!r} in the store")
-    return out
-
-
 def _default_embedder(console: Console) -> Embedder | None:
     try:
         from agent.memory.embeddings import default_minilm
@@ -100,7 +82,7 @@ def run_report(
     Ids may be given one per item or comma-separated; LLMafia folder names work ("0013").
 
     ``embeddings`` turns Table 4 on, with ``embedder`` or the offline MiniLM model. The output
-    folder is treated as `bot.research.outdir` says (``force`` replaces an earlier report, and
+    folder is treated as `bot.dataset.outdir` says (``force`` replaces an earlier report, and
     an existing ``json_file``); a bad one raises ValueError with one line before any work.
     """
     if out is None and json_file is None:

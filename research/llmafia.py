@@ -39,7 +39,7 @@ How the reader decides things (see the tests for the per-game numbers):
 What a folder must hold, or it is not read (:class:`BadGame`, naming the file and the reason;
 ``import-llmafia`` skips that game and goes on with the others): a config.json holding an
 object whose ``players`` is a list of objects, each with a ``name`` that is a safe one-word
-file name (`bot.research.names`) and unique; the three public chat files. No file is read from
+file name (`bot.dataset.names`) and unique; the three public chat files. No file is read from
 outside the game folder (names and links are checked), no file over ``MAX_FILE_BYTES`` is read,
 and a line longer than ``MAX_LINE_CHARS`` is cut there (a repair says how many).
 
@@ -60,7 +60,7 @@ from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from bot.research.llmafia_model import (
+from bot.dataset.llmafia_model import (
     MANAGER,
     ChatLine,
     Elimination,
@@ -76,16 +76,16 @@ from bot.research.llmafia_model import (
     Winner,
     place_time,
 )
-from bot.research.llmafia_survey import (
+from bot.dataset.llmafia_survey import (
     SurveyAnswers,
     detect_scale,
     parse_survey_text,
     to_survey,
 )
-from bot.research.llmafia_text import BACKSPACE, CONTROL, ESCAPE, HEBREW, TextCleaner
-from bot.research.llmafia_write import write_game
-from bot.research.names import UnsafePath, inside, name_problem
-from bot.research.scrub import GAME_WORDS, name_variants, replace_words
+from bot.dataset.llmafia_write import write_game
+from bot.dataset.names import UnsafePath, inside, name_problem
+from bot.dataset.scrub import GAME_WORDS, name_variants, replace_words
+from research.llmafia_text import BACKSPACE, CONTROL, ESCAPE, HEBREW, TextCleaner
 
 __all__ = [
     "BadGame",

@@ -25,13 +25,14 @@ import pytest
 from rich.console import Console
 from sqlalchemy.engine import Engine
 
-from bot.research.commands import resolve_game_ids, run_import, run_report
-from bot.research.importer import import_llmafia
-from bot.research.paths import llmafia_games_dir
-from bot.research.report import build_report, render_markdown, write_report
+from bot.dataset.stored import resolve_game_ids
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import Game, Message, Phase, Seat, SurveyResponse
+from research.commands import run_import, run_report
+from research.importer import import_llmafia
+from research.paths import llmafia_games_dir
+from research.report import build_report, render_markdown, write_report
 
 DATA = llmafia_games_dir()
 GAME_IDS = [f"{n:04d}" for n in range(1, 16)]
@@ -598,7 +599,7 @@ def test_separability_with_a_given_embedder(native: Engine) -> None:
 
 
 def test_lda_separates_separable_classes() -> None:
-    from bot.research.report import _separate
+    from research.report import _separate
 
     rng = np.random.default_rng(0)
     shift = np.array([4.0, 0, 0, 0, 0])

@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, col, select
 
-from bot.research.llmafia import read_game
-from bot.research.llmafia_model import MANAGER, LLMafiaGame
-from bot.research.paths import llmafia_games_dir
-from bot.research.replay import ReplayResult, render_table, run_replay
-from bot.research.replay_harness import ORDER, recorded_table
-from bot.research.replay_script import build_script, replay_config
+from bot.dataset.llmafia_model import MANAGER, LLMafiaGame
 from bot.settings import Settings
 from bot.store.db import make_engine
 from bot.store.models import Message
 from games.state import PhaseKind
+from research.llmafia import read_game
+from research.paths import llmafia_games_dir
+from research.replay import ReplayResult, render_table, run_replay
+from research.replay_harness import ORDER, recorded_table
+from research.replay_script import build_script, replay_config
 from tests.bot.test_llm_agents import Table
 from tests.fakes.llm_servers import FakeOpenAIServer
 

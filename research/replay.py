@@ -4,7 +4,7 @@ The recorded humans' lines and votes are played at their recorded times (the gam
 ``speed`` times faster) into a real game (the real GameService, SQLite, APScheduler timers),
 with our agent (baseline, or the LLM agent when MAFIABOT_LLM is set) in the seat the study's
 LLM player had. Then the agent's timing and volume are set beside the humans', with the
-report's own measures (bot.research.report), and beside the study's LLM on the recording.
+report's own measures (research.report), and beside the study's LLM on the recording.
 Agent versions can so be compared on the same real conversations.
 
 How the recording meets our rules (what is replayed, what is skipped, and why):
@@ -43,7 +43,7 @@ How the recording meets our rules (what is replayed, what is skipped, and why):
   mafia left live, two recorded), its den lines are skipped (``phase_skipped``).
 - The recorded LLM's own lines and votes are never replayed: that seat is ours.
 
-Measures (bot.research.report, per player type): messages per player per day phase, words per
+Measures (research.report, per player type): messages per player per day phase, words per
 message, repeated messages, unique words, time since the previous message in the chat, time
 between a player's own messages (bug-fixed). Computed on the live game (replayed humans vs our
 agent) and on the recording imported into a throw-away store (humans vs the study's LLM).
@@ -64,10 +64,19 @@ from typing import Any
 
 from sqlalchemy import make_url
 
-from bot.research.importer import import_game, store_game_id
-from bot.research.llmafia import read_game
-from bot.research.llmafia_model import LLMafiaGame
-from bot.research.replay_harness import (
+from bot.dataset.llmafia_model import LLMafiaGame
+from bot.dataset.stored import store_game_id
+from bot.runtime import running_service
+from bot.settings import Settings
+from bot.store.db import make_engine
+from bot.store.decisions import summary_for_game
+from bot.store.migrate import upgrade
+from games.config import GameConfig
+from games.errors import RuleError
+from games.state import PhaseKind
+from research.importer import import_game
+from research.llmafia import read_game
+from research.replay_harness import (
     ORDER,
     CueResult,
     LiveElimination,
@@ -77,16 +86,8 @@ from bot.research.replay_harness import (
     recorded_table,
     seat_recorded_game,
 )
-from bot.research.replay_script import Script, build_script, replay_config
-from bot.research.report import TYPES, build_report
-from bot.runtime import running_service
-from bot.settings import Settings
-from bot.store.db import make_engine
-from bot.store.decisions import summary_for_game
-from bot.store.migrate import upgrade
-from games.config import GameConfig
-from games.errors import RuleError
-from games.state import PhaseKind
+from research.replay_script import Script, build_script, replay_config
+from research.report import TYPES, build_report
 
 __all__ = ["ReplayResult", "render_table", "run_replay", "run_replay_command"]
 

@@ -7,7 +7,7 @@ checked against the study's analysis script; where we differ, it says so):
 - A player chat line is a message with a seat (``seat_index`` not NULL). Game-Manager lines,
   including the host's "X voted for Y" announcements, are never player lines.
 - A *phase* is the paper's phase: a day, or a night. The store splits each into a discussion
-  phase and a vote phase ("day" + "vote", "night" + "night_vote", see bot.research.importer);
+  phase and a vote phase ("day" + "vote", "night" + "night_vote", see research.importer);
   here they count as one, numbered "day N" / "night N", starting when the discussion starts.
 - A player is *alive* in a phase if nobody voted them out (or killed them) in an earlier phase.
   Eliminations are read from the Game-Manager's "X was voted out" / "X was killed during the
@@ -62,8 +62,8 @@ import numpy.typing as npt
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.research.importer import KILLED, SOURCE, VOTED_OUT
-from bot.research.spotrate import spot_rates, table_lines
+from bot.dataset.stored import KILLED, SOURCE, VOTED_OUT
+from bot.spotrate import spot_rates, table_lines
 from bot.store.models import GAME_MANAGER, Game, Message, Seat, SurveyResponse
 from bot.store.models import Phase as PhaseRow
 
@@ -736,7 +736,7 @@ def write_report(
         json_file.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
         written.append(json_file)
     if out_dir is not None:
-        from bot.research.report_plots import plot_all
+        from research.report_plots import plot_all
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)

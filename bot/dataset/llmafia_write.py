@@ -23,7 +23,7 @@ What LLMafia's own analysis code (``analyze.py``) needs is written as the releas
 A line break inside a stored text (older games kept them) is written as a space
 (`games.text.one_line`): the format has no escape, and a break would start a line that reads as
 somebody else's. Per-player files are named after validated character names only
-(`bot.research.names`), and every path is checked to stay inside ``out_dir``.
+(`bot.dataset.names`), and every path is checked to stay inside ``out_dir``.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.research.llmafia_model import LLMafiaGame, Place, Survey
-from bot.research.llmafia_survey import survey_text
-from bot.research.names import UnsafePath, inside, name_problem
+from bot.dataset.llmafia_model import LLMafiaGame, Place, Survey
+from bot.dataset.llmafia_survey import survey_text
+from bot.dataset.names import UnsafePath, inside, name_problem
 from games.text import one_line
 
 _CHAT_FILES: dict[Place, str] = {

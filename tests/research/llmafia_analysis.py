@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 VENDOR = REPO / "tests" / "vendor"
 FIGURES = VENDOR / "llmafia_figures.py"
 SHARED_GAMES = REPO.parent / "shared" / "data" / "llmafia" / "games"

@@ -1,5 +1,5 @@
 """The llmafia/ export is read by LLMafia's own, unmodified analysis code (analyze.py, run in
-its own Python 3.12 environment: see tests/bot/research/llmafia_analysis.py), with the same
+its own Python 3.12 environment: see tests/research/llmafia_analysis.py), with the same
 per-game figures as on the release's originals; and a game played here with one agent and
 people's surveys loads too, with the figures the store holds."""
 
@@ -19,9 +19,8 @@ from sqlmodel import Session, col, select
 
 from bot.clock import GameClock
 from bot.consent import record_consent
-from bot.research.export import export_games
-from bot.research.importer import import_llmafia, store_game_id
-from bot.research.llmafia import read_game
+from bot.dataset.export import export_games
+from bot.dataset.stored import store_game_id
 from bot.service import GameService, LiveGame
 from bot.store import models as m
 from bot.store.db import make_engine, session_scope
@@ -29,9 +28,11 @@ from bot.store.migrate import upgrade
 from bot.timers import make_scheduler
 from games.config import GameConfig
 from games.state import PhaseKind
-from tests.bot.research.llmafia_analysis import ON_CI, SHARED_GAMES, figures, python_for_tests
+from research.importer import import_llmafia
+from research.llmafia import read_game
 from tests.bot.test_service_input import close_phase
 from tests.bot.waiting import until_phase
+from tests.research.llmafia_analysis import ON_CI, SHARED_GAMES, figures, python_for_tests
 
 # Figures that must be equal on an original and its re-export. Word counts and the content
 # metrics are compared apart: the importer replays typed backspaces, so a few lines have fewer
