@@ -37,11 +37,9 @@ How the reader decides things (see the tests for the per-game numbers):
   identified") marks 1–5; a game with neither signal is read as 1–5 and flagged ambiguous.
 
 What a folder must hold, or it is not read (:class:`BadGame`, naming the file and the reason;
-``import-llmafia`` skips that game and goes on with the others): a config.json holding an
-object whose ``players`` is a list of objects, each with a ``name`` that is a safe one-word
-file name (`bot.dataset.names`) and unique; the three public chat files. No file is read from
-outside the game folder (names and links are checked), no file over ``MAX_FILE_BYTES`` is read,
-and a line longer than ``MAX_LINE_CHARS`` is cut there (a repair says how many).
+``import-llmafia`` skips that game and goes on with the others), and how its files are read
+safely: `research.llmafia_folder`. Votes and the outcome (winner, roles, status files):
+`research.llmafia_outcome`.
 
 Account names. ``real_name`` values of the config and the real names of real_names.txt are read
 only to be replaced, wherever a chat line or survey comment names them, by that player's
@@ -50,8 +48,6 @@ character name (a repair counts the texts); they are kept nowhere.
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -73,7 +69,6 @@ from bot.dataset.llmafia_model import (
     Scale,
     Survey,
     VoteRecord,
-    Winner,
     place_time,
 )
 from bot.dataset.llmafia_survey import (
@@ -83,11 +78,28 @@ from bot.dataset.llmafia_survey import (
     to_survey,
 )
 from bot.dataset.llmafia_write import write_game
-from bot.dataset.names import UnsafePath, inside, name_problem
 from bot.dataset.scrub import GAME_WORDS, name_variants, replace_words
+from research.llmafia_folder import (
+    DAY_FILE,
+    MANAGER_FILE,
+    MAX_LINE_CHARS,
+    NIGHT_FILE,
+    BadGame,
+    GameFolder,
+    RawLine,
+)
+from research.llmafia_outcome import (
+    VOTED_FOR,
+    build_votes,
+    check_roles,
+    check_status_files,
+    decide_winner,
+    read_vote_files,
+)
 from research.llmafia_text import BACKSPACE, CONTROL, ESCAPE, HEBREW, TextCleaner
 
 __all__ = [
+    "MAX_LINE_CHARS",
     "BadGame",
     "ChatLine",
     "Elimination",
@@ -106,9 +118,6 @@ __all__ = [
 
 NOMINAL_DATE = date(1970, 1, 1)
 ANONYMIZED = "ANONYMIZED"
-DAY_FILE = "public_daytime_chat.txt"
-NIGHT_FILE = "public_nighttime_chat.txt"
-MANAGER_FILE = "public_manager_chat.txt"
 _FILE_OF: dict[Place, str] = {"stage": DAY_FILE, "den": NIGHT_FILE, "manager": MANAGER_FILE}
 
 _LINE = re.compile(r"^\[(\d{1,2}):(\d{2}):(\d{2})\] ([^:]+?): ?(.*)$")
@@ -116,19 +125,8 @@ _ANNOUNCE = re.compile(r"^Now it's (Daytime|Nighttime) for [\d.]+ minutes?\b")
 _VOTED_OUT = re.compile(r"^(.+?) was voted out\. Their role was (mafia|bystander)\s*$")
 _CUT_TO_VOTE = re.compile(r"^There is only one mafia member left")
 _VOTING_STARTS = re.compile(r"^(Daytime|Nighttime) has ended, now it's time to vote!")
-_VOTED_FOR = re.compile(r"^(\S+) voted for (\S+)\s*$")
-_VOTE_PREFIX = re.compile(r"^(Daytime|Nighttime)_(?:Voting_?)?")
 _CONFIG_DATE = re.compile(r"(?<!\d)(\d{2})(\d{2})(\d{2})(?:_(\d{2})(\d{2}))?(?!\d)")
 _START_SLACK = timedelta(minutes=1)
-REQUIRED_FILES = ("config.json", MANAGER_FILE, DAY_FILE, NIGHT_FILE)
-#: no file of a game is read past this size (the release's largest is well under 1 MB)
-MAX_FILE_BYTES = 32 * 1024 * 1024
-#: a longer chat line is cut here (the release's longest is about 300 characters)
-MAX_LINE_CHARS = 4000
-
-
-class BadGame(ValueError):
-    """A game folder that cannot be read: the message names the file and the reason."""
 
 
 def parse_chat_line(raw: str) -> tuple[time, str, str] | None:
@@ -177,20 +175,6 @@ def read_game(path: Path) -> LLMafiaGame:
 
 
 @dataclass
-class _Raw:
-    """A chat line before it becomes a ChatLine: parsed, cleaned, timed, not yet phased."""
-
-    t: datetime
-    place: Place
-    speaker: str
-    text: str
-    seq: int
-    phase: int = 0
-    shown: int = -1  # phase whose chat published the line; -1: same as ``phase``
-    sub: int = 1  # order among lines of one second: 0 phase start, 1 chat, 2 elimination
-
-
-@dataclass
 class _PhaseDraft:
     kind: Literal["day", "night"]
     number: int
@@ -205,10 +189,9 @@ class _PhaseDraft:
         return f"{self.kind}-{self.number}"
 
 
-class _GameReader:
+class _GameReader(GameFolder):
     def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.repairs: list[Repair] = []
+        super().__init__(folder)
         self.cleaner = TextCleaner()
         self.phases: list[_PhaseDraft] = []
         self.midnight_lines = 0
@@ -219,76 +202,6 @@ class _GameReader:
         self.accounts: dict[str, str] = {}  # account name (variant) -> character name
         self.character_names: list[str] = []
         self.scrubbed = 0
-
-    # -- small helpers ------------------------------------------------------------------------
-
-    def fix(self, kind: str, detail: str, count: int = 1) -> None:
-        self.repairs.append(Repair(kind, detail, count))
-
-    def text_of(self, name: str) -> str | None:
-        try:
-            p = inside(self.folder, name)
-        except UnsafePath as e:
-            raise BadGame(str(e)) from None
-        if not p.is_file():
-            return None
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise BadGame(f"{self.folder / name}: {size} bytes, more than {MAX_FILE_BYTES}")
-        return p.read_bytes().decode("utf-8", errors="replace")
-
-    def file_lines(self, name: str) -> list[str]:
-        text = self.text_of(name)
-        if text is None:
-            return []
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        long = sum(len(line) > MAX_LINE_CHARS for line in lines)
-        if long:
-            lines = [line[:MAX_LINE_CHARS] for line in lines]
-            self.fix(
-                "long_lines",
-                f"{name}: {long} lines longer than {MAX_LINE_CHARS} characters were cut there",
-                long,
-            )
-        return lines
-
-    def config(self) -> dict[str, Any]:
-        """config.json as an object, with every file the reader needs present."""
-        for required in REQUIRED_FILES:
-            if self.text_of(required) is None:
-                raise BadGame(f"{self.folder / required}: missing")
-        where = self.folder / "config.json"
-        try:
-            config = json.loads(self.text_of("config.json") or "")
-        except ValueError as e:
-            raise BadGame(f"{where}: not JSON ({e})") from None
-        if not isinstance(config, dict):
-            raise BadGame(f"{where}: holds a {type(config).__name__}, not an object")
-        players = config.get("players")
-        if not isinstance(players, list) or not players:
-            raise BadGame(f"{where}: 'players' is not a list of players")
-        seen: set[str] = set()
-        for i, entry in enumerate(players):
-            if not isinstance(entry, dict):
-                raise BadGame(f"{where}: player {i + 1} is not an object")
-            if "name" not in entry:
-                raise BadGame(f"{where}: player {i + 1} has no name")
-            problem = name_problem(entry["name"])
-            if problem is not None:
-                raise BadGame(f"{where}: player {i + 1}'s name {entry['name']!r} {problem}")
-            if entry["name"].casefold() in seen:
-                raise BadGame(f"{where}: the name {entry['name']!r} is used twice")
-            seen.add(entry["name"].casefold())
-        for key in ("daytime_minutes", "nighttime_minutes"):
-            value = config.get(key, 0)
-            number = isinstance(value, int | float) and not isinstance(value, bool)
-            if not number or not math.isfinite(value) or value < 0:
-                raise BadGame(f"{where}: {key} is {value!r}, not a number of minutes")
-        return config
 
     # -- the whole read -----------------------------------------------------------------------
 
@@ -351,7 +264,7 @@ class _GameReader:
         eliminations = [
             Elimination(name, role, labels[idx], t) for name, role, idx, t in eliminations_raw
         ]
-        self.check_roles(eliminations, players)
+        check_roles(self, eliminations, players)
         elim_phase: dict[str, int] = {}
         for e in eliminations:
             elim_phase.setdefault(e.name, labels.index(e.phase))
@@ -359,12 +272,12 @@ class _GameReader:
         strangers = sorted({r.speaker for r in ordered} - names)
         if strangers:
             self.fix("unknown_speaker", f"speakers not in config: {', '.join(strangers)}")
-        vote_files = self.read_vote_files(players)
-        votes = self.build_votes(ordered, labels, elim_phase, vote_files)
+        vote_files = read_vote_files(self, players)
+        votes = build_votes(self, ordered, labels, elim_phase, vote_files)
 
         remaining = self.file_lines("remaining_players.txt")
-        winner, declared = self.decide_winner(players, eliminations, remaining)
-        self.check_status_files(players, eliminations)
+        winner, declared = decide_winner(self, players, eliminations, remaining)
+        check_status_files(self, players, eliminations)
         phase_status = (self.text_of("phase_status.txt") or "").strip()
         if phase_status.endswith("Voting"):
             self.fix(
@@ -569,8 +482,8 @@ class _GameReader:
             self.midnight_lines += 1
         return t
 
-    def timed(self, raw: list[str], place: Place) -> list[_Raw]:
-        out: list[_Raw] = []
+    def timed(self, raw: list[str], place: Place) -> list[RawLine]:
+        out: list[RawLine] = []
         bad = 0
         backwards = 0
         for seq, line in enumerate(raw):
@@ -582,7 +495,7 @@ class _GameReader:
             t = self.clock(tod)
             if out and t < out[-1].t:
                 backwards += 1
-            out.append(_Raw(t, place, speaker.strip(), self.clean(text), seq))
+            out.append(RawLine(t, place, speaker.strip(), self.clean(text), seq))
         name = _FILE_OF[place]
         if bad:
             self.fix("unparsed_lines", f"{name}: skipped {bad} lines that are not chat lines", bad)
@@ -598,7 +511,7 @@ class _GameReader:
 
     # -- phases -----------------------------------------------------------------------------------
 
-    def build_phases(self, manager: list[_Raw]) -> list[tuple[str, Role, int, datetime]]:
+    def build_phases(self, manager: list[RawLine]) -> list[tuple[str, Role, int, datetime]]:
         eliminations: list[tuple[str, Role, int, datetime]] = []
         counts: Counter[str] = Counter()
         for line in manager:
@@ -661,7 +574,7 @@ class _GameReader:
             idx -= 1
         return max(idx, 0)
 
-    def assign_phases(self, lines: list[_Raw], kind: str, chat: str) -> None:
+    def assign_phases(self, lines: list[RawLine], kind: str, chat: str) -> None:
         voting: int | None = None
         for line in lines:
             if line.speaker == MANAGER and _VOTING_STARTS.match(line.text):
@@ -669,12 +582,12 @@ class _GameReader:
                 line.phase = voting
                 self.phases[voting].voting_start = line.t
                 self.phases[voting].voting_seq[chat] = line.seq
-            elif line.speaker == MANAGER and _VOTED_FOR.match(line.text) and voting is not None:
+            elif line.speaker == MANAGER and VOTED_FOR.match(line.text) and voting is not None:
                 line.phase = voting
             else:
                 line.phase = self.phase_at(line.t, kind)
 
-    def assign_shown(self, lines: list[_Raw], kind: str, chat: str) -> None:
+    def assign_shown(self, lines: list[RawLine], kind: str, chat: str) -> None:
         """Find the phase whose open chat published each player line (see ChatLine)."""
         late = 0
         for line in lines:
@@ -721,194 +634,6 @@ class _GameReader:
             end = self.phases[i + 1].start if i + 1 < len(self.phases) else None
             out.append(Phase(p.label, p.kind, p.number, p.start, p.voting_start, end, p.restarts))
         return out
-
-    # -- votes ------------------------------------------------------------------------------------
-
-    def read_vote_files(self, players: list[Player]) -> dict[str, list[str]]:
-        files: dict[str, list[str]] = {}
-        prefixed = 0
-        for p in players:
-            if not (self.folder / f"{p.name}_vote.txt").is_file():
-                continue
-            entries: list[str] = []
-            for line in self.file_lines(f"{p.name}_vote.txt"):
-                entry = line.strip()
-                if not entry:
-                    continue
-                stripped = _VOTE_PREFIX.sub("", entry)
-                if stripped != entry:
-                    prefixed += 1
-                entries.append(stripped)
-            files[p.name] = entries
-        if prefixed:
-            self.fix(
-                "vote_prefix",
-                f"{prefixed} vote-file entries carried a phase prefix (e.g. 'Daytime_X'); "
-                "stripped to the player name",
-                prefixed,
-            )
-        return files
-
-    def build_votes(
-        self,
-        ordered: list[_Raw],
-        labels: list[str],
-        elim_phase: dict[str, int],
-        vote_files: dict[str, list[str]],
-    ) -> list[VoteRecord]:
-        def alive(name: str, phase: int) -> bool:
-            return elim_phase.get(name, len(labels)) >= phase
-
-        announced: list[tuple[_Raw, str, str, bool]] = []
-        for r in ordered:
-            if r.speaker != MANAGER or r.place == "manager":
-                continue
-            m = _VOTED_FOR.match(r.text)
-            if m is None:
-                continue
-            voter, target = m.group(1), m.group(2)
-            valid = alive(voter, r.phase) and alive(target, r.phase)
-            announced.append((r, voter, target, valid))
-        stale = sum(1 for *_, valid in announced if not valid)
-        if stale:
-            self.fix(
-                "stale_votes",
-                f"{stale} announced votes come from or go to players already voted out (a "
-                "restarted host re-announced old votes); kept with valid=False",
-                stale,
-            )
-        votes = [
-            VoteRecord(voter, target, labels[r.phase], r.t, "announced", valid)
-            for r, voter, target, valid in announced
-        ]
-        votes.extend(self.unannounced_votes(announced, labels, vote_files))
-        return votes
-
-    def unannounced_votes(
-        self,
-        announced: list[tuple[_Raw, str, str, bool]],
-        labels: list[str],
-        vote_files: dict[str, list[str]],
-    ) -> list[VoteRecord]:
-        """Vote-file entries no announcement accounts for, placed between the matched ones.
-
-        Every announcement shows the voter's latest file entry at that moment, so announcements
-        match file entries in order; a re-announcement (after a restart) matches the same entry
-        again. Entries left over were overwritten before anyone counted them.
-        """
-        out: list[VoteRecord] = []
-        for voter, entries in vote_files.items():
-            mine = [(r.phase, target) for r, v, target, _ in announced if v == voter]
-            matched: dict[int, int] = {}  # entry index -> phase index
-            j = 0
-            for phase, target in mine:
-                if not (j < len(entries) and entries[j] == target) and (
-                    j > 0 and entries[j - 1] == target
-                ):
-                    continue  # the same entry announced again
-                k = next((i for i in range(j, len(entries)) if entries[i] == target), None)
-                if k is None:
-                    continue
-                matched[k] = phase
-                j = k + 1
-            for i, target in enumerate(entries):
-                if i in matched:
-                    continue
-                before = [matched[k] for k in matched if k < i]
-                after = [matched[k] for k in matched if k > i]
-                phase_label = None
-                if before and after and max(before) == min(after):
-                    phase_label = labels[max(before)]
-                out.append(VoteRecord(voter, target, phase_label, None, "file", None))
-        if out:
-            self.fix(
-                "unannounced_votes",
-                f"{len(out)} vote-file entries were never announced (changed before the count "
-                "or cast after it); kept as source='file' without a time",
-                len(out),
-            )
-        return out
-
-    # -- outcome ----------------------------------------------------------------------------------
-
-    def check_roles(self, eliminations: list[Elimination], players: list[Player]) -> None:
-        by_name = {p.name: p for p in players}
-        for e in eliminations:
-            p = by_name.get(e.name)
-            if p is None:
-                self.fix("unknown_player", f"{e.name} voted out in {e.phase} is not in config")
-            elif (e.role == "mafia") != p.is_mafia:
-                self.fix("role_mismatch", f"{e.name} announced as {e.role} contradicts config")
-
-    def decide_winner(
-        self, players: list[Player], eliminations: list[Elimination], remaining: list[str]
-    ) -> tuple[Winner | None, bool]:
-        out_names: set[str] = set()
-        ended: str | None = None
-        later = 0
-        for e in eliminations:
-            if ended is not None:
-                later += 1
-            out_names.add(e.name)
-            alive = [p for p in players if p.name not in out_names]
-            over = _rule_winner(alive)
-            if over is not None and ended is None and e is not eliminations[-1]:
-                mafia = sum(p.is_mafia for p in alive)
-                ended = (
-                    f"by the rules the {over} had won when {e.name} was voted out in {e.phase} "
-                    f"({mafia} mafia vs {len(alive) - mafia} bystanders)"
-                )
-        if ended is not None:
-            self.fix(
-                "game_over_missed",
-                f"{ended}; the host went on for {later} more eliminations (a restarted host "
-                "lost track of who was out)",
-            )
-        alive_names = [p.name for p in players if p.name not in out_names]
-        if remaining != alive_names:
-            self.fix(
-                "remaining_mismatch",
-                f"remaining_players.txt lists {remaining}, the eliminations leave {alive_names}",
-            )
-        rule = _rule_winner([p for p in players if p.name not in out_names])
-        said = (self.text_of("who_wins.txt") or "").strip()
-        declared: Winner | None = None
-        if said.lower().startswith("mafia"):
-            declared = "mafia"
-        elif said.lower().startswith("bystander"):
-            declared = "bystanders"
-        elif said:
-            self.fix("winner_unreadable", f"who_wins.txt says {said!r}")
-        if declared is not None:
-            if rule is not None and rule != declared:
-                self.fix("winner_mismatch", f"who_wins.txt says {declared}, the rules say {rule}")
-            return declared, True
-        how = (
-            f"inferred '{rule}' from who is left ({', '.join(alive_names)})"
-            if rule is not None
-            else "no winner can be inferred: neither side had won"
-        )
-        self.fix("empty_winner", f"who_wins.txt is empty (the game stalled); {how}")
-        return rule, False
-
-    def check_status_files(self, players: list[Player], eliminations: list[Elimination]) -> None:
-        out = {e.name: e.phase for e in eliminations}
-        wrong: list[str] = []
-        for p in players:
-            status = (self.text_of(f"{p.name}_status.txt") or "").strip()
-            if not status:
-                continue
-            if status == "VOTED_OUT" and p.name not in out:
-                wrong.append(f"{p.name} says VOTED_OUT but was never voted out")
-            elif status != "VOTED_OUT" and p.name in out:
-                wrong.append(f"{p.name} says {status} but was voted out in {out[p.name]}")
-        if wrong:
-            self.fix(
-                "status_mismatch",
-                "<Name>_status.txt disagrees with the manager chat (status files are not used): "
-                + "; ".join(wrong),
-                len(wrong),
-            )
 
     # -- surveys ----------------------------------------------------------------------------------
 
@@ -972,12 +697,3 @@ class _GameReader:
 
 def _seconds(t: time) -> int:
     return t.hour * 3600 + t.minute * 60 + t.second
-
-
-def _rule_winner(alive: list[Player]) -> Winner | None:
-    mafia = sum(p.is_mafia for p in alive)
-    if mafia == 0:
-        return "bystanders"
-    if mafia >= len(alive) - mafia:
-        return "mafia"
-    return None
