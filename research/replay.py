@@ -87,7 +87,8 @@ from research.replay_harness import (
     seat_recorded_game,
 )
 from research.replay_script import Script, build_script, replay_config
-from research.report import TYPES, build_report
+from research.report import build_report
+from research.report_paper import TYPES
 
 __all__ = ["ReplayResult", "render_table", "run_replay", "run_replay_command"]
 
