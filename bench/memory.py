@@ -42,10 +42,10 @@ from agent.prompting import (
     scheduler_request,
     target_request,
 )
-from bot.research.paths import llmafia_games_dir
 from games import GameConfig, apply, new_game
 from games.actions import Say
 from games.events import Event, MessageAccepted, visible
+from research.paths import llmafia_games_dir
 
 LLMAFIA_GAMES = llmafia_games_dir()
 _LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] ([^:]+): (.+)$")

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from agent.baseline.ledger import addressed
 from agent.templates import read_line
-from bot.research.llmafia import read_games
-from bot.research.paths import llmafia_games_dir
+from research.llmafia import read_games
+from research.paths import llmafia_games_dir
 
 OUT = Path(__file__).resolve().parents[1] / "agent" / "baseline" / "people_lines.json"
 TRAIN = {f"{i:04d}" for i in range(1, 11)}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.research.llmafia import read_games
+from research.llmafia import read_games
 
 
 def main(folder: Path) -> None:

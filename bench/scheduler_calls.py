@@ -15,7 +15,7 @@ day chat, so it is usually extended. Only day chat matters here: the scheduler i
 day (and in the den, which this seat may not be in), and one long day keeps the agent's share
 of the phase and the window growing for the whole run, the hardest case for both numbers.
 The real service rather than a leaner harness: the agent then gets exactly the events,
-ordering and timer behaviour it gets in production (the harness is bot/research/replay_harness.py,
+ordering and timer behaviour it gets in production (the harness is research/replay_harness.py,
 shared with ``mafiabot replay``). The agent's per-phase cap on its own
 lines (a safety net for 2-3 minute phases) is lifted for the one long day.
 
@@ -50,9 +50,11 @@ from agent.memory.cache import CachedEmbedder
 from agent.memory.embeddings import default_minilm
 from agent.prompting import estimate_tokens
 from bot.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, llm_player_factory
-from bot.research.llmafia import LLMafiaGame, read_game
-from bot.research.paths import llmafia_games_dir
-from bot.research.replay_harness import (
+from games.config import GameConfig
+from games.state import PhaseKind
+from research.llmafia import LLMafiaGame, read_game
+from research.paths import llmafia_games_dir
+from research.replay_harness import (
     Cue,
     PhaseWatch,
     ScriptPlayer,
@@ -60,8 +62,6 @@ from bot.research.replay_harness import (
     seat_recorded_game,
     temporary_service,
 )
-from games.config import GameConfig
-from games.state import PhaseKind
 
 DATA = llmafia_games_dir()
 POLLING_PER_MIN = 60.0

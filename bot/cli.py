@@ -480,7 +480,7 @@ def replay(
     if research or identities is not None:
         raise typer.BadParameter("only with --html", param_hint="--research/--identities")
     from agent.llm.base import LLMConfigError
-    from bot.research.replay import run_replay_command
+    from research.replay import run_replay_command
 
     if agent not in ("baseline", "llm"):
         raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
@@ -539,7 +539,7 @@ def import_llmafia_command(
     db: Db = None,
 ) -> None:
     """Import published LLMafia games into the database as finished games; prints repairs."""
-    from bot.research.commands import run_import
+    from research.commands import run_import
 
     url = _db_url(db, write=True)
     try:
@@ -576,7 +576,7 @@ def report(
 ) -> None:
     """The LLMafia paper's Tables 1-5 and Figures 4-7, human against agent players."""
     _research_extra("report")
-    from bot.research.commands import run_report
+    from research.commands import run_report
 
     url = _db_url(db, write=False)
     try:
@@ -599,9 +599,9 @@ def likeness(
 ) -> None:
     """How much each kind of player's table talk looks like people's (rate, timing, text)."""
     _research_extra("likeness")
-    from bot.research.likeness import render, run_likeness
-    from bot.research.paths import llmafia_games_dir
     from bot.runtime import database_url
+    from research.likeness import render, run_likeness
+    from research.paths import llmafia_games_dir
 
     settings = _settings()
     url = database_url(settings, db)
@@ -614,7 +614,7 @@ def likeness(
 
 def _research_extra(command: str) -> None:
     """Research commands need the ``research`` extra; without it, one line: what to install."""
-    from bot.research.extras import ResearchExtraMissing, require
+    from research.extras import ResearchExtraMissing, require
 
     try:
         require(command)
@@ -703,7 +703,7 @@ def export_command(
     db: Db = None,
 ) -> None:
     """Anonymised research export of finished games (consenting players only)."""
-    from bot.research.export import run_export
+    from bot.dataset.export import run_export
 
     if bool(game) == all_games:
         raise typer.BadParameter("give --game ID (one or more) or --all", param_hint="--game")

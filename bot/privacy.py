@@ -49,7 +49,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.consent import CONSENT_VERSION
-from bot.research.scrub import WITHDRAWN, redact_lines, remove_user_id
+from bot.dataset.scrub import WITHDRAWN, redact_lines, remove_user_id
 from bot.service import LiveGame
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade

@@ -20,7 +20,7 @@ from datetime import datetime
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.research.scrub import PLAYER, Scrubber, name_variants
+from bot.dataset.scrub import PLAYER, Scrubber, name_variants
 from bot.store.models import Event, Game, LLMCall, Message, Phase, Seat, Vote
 from games.narration import MANAGER
 from games.roles import get_role

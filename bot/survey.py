@@ -1,6 +1,6 @@
 """The post-game survey: the LLMafia study's questions, written once for every platform.
 
-The LLMafia games (``<Name>_survey.txt``, see `bot.research.llmafia_survey`) asked whether the
+The LLMafia games (``<Name>_survey.txt``, see `bot.dataset.llmafia_survey`) asked whether the
 player identified the AI, then rated its "similarity to human behavior", "timing of messaging"
 and "relevance of messages" (1-5 in the later games), then asked for comments. Discord, Slack
 and the terminal render :data:`QUESTIONS` in their own way (menus, a modal, one line per

@@ -17,6 +17,7 @@ import discord
 from discord import app_commands
 
 from bot.consent import CONSENT_VERSION, consent_status, consent_text, has_consent
+from bot.dataset.export import export_file_name, export_zip
 from bot.discord.actions import Actions
 from bot.discord.links import LinkStore
 from bot.discord.lobby import Lobby
@@ -36,10 +37,9 @@ from bot.discord.servers import Servers, defer, reply
 from bot.discord.views import consent_view
 from bot.errors import ServiceError
 from bot.privacy import WithdrawalReport
-from bot.research.export import export_file_name, export_zip
-from bot.research.spotrate import server_chat_lines
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
+from bot.spotrate import server_chat_lines
 from bot.table.config import MAX_AGENTS, MIN_AGENTS
 from bot.table.personas import (
     PERSONA_NOTE,

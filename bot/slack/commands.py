@@ -135,7 +135,7 @@ async def consent_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> Reply:
 
 
 async def spotrate_command(adapter: SlackAdapter, ctx: Ctx) -> str:
-    from bot.research.spotrate import server_chat_lines
+    from bot.spotrate import server_chat_lines
 
     if not await adapter.out.is_admin(ctx.team, ctx.user):
         return "Only workspace admins can see the spot-the-AI rate."
@@ -145,7 +145,7 @@ async def spotrate_command(adapter: SlackAdapter, ctx: Ctx) -> str:
 
 
 async def export_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
-    from bot.research.export import export_file_name, export_zip
+    from bot.dataset.export import export_file_name, export_zip
 
     if not await adapter.out.is_admin(ctx.team, ctx.user):
         return "Only workspace admins can export games (the export is anonymised research data)."

@@ -1134,7 +1134,7 @@ def test_whole_games_keep_peoples_timing() -> None:
     """Over whole games by day: own-message gaps close to people's (KS), and most days end in
     a lull (no line in the 30 s before the vote's result), as with people (50-81% by game set)."""
     from agent.baseline.timing import OWN_GAP_S, draw
-    from bot.research.likeness import days_from_events, figures, ks_distance
+    from research.likeness import days_from_events, figures, ks_distance
 
     days = []
     for seed in range(30):

@@ -116,7 +116,7 @@ def test_den_content_fails_on_the_stage_only() -> None:
 def test_people_lines_of_llmafia_mostly_pass() -> None:
     """The guard must not silence ordinary table talk: people's own lines of the LLMafia
     games pass, except the few that are themselves about being an AI."""
-    from bot.research.llmafia import read_games
+    from research.llmafia import read_games
 
     folder = Path(__file__).resolve().parents[3] / "shared" / "data" / "llmafia"
     if not folder.exists():

@@ -112,7 +112,7 @@ async def test_bad_setups_get_one_clear_error_and_create_nothing(
 
 @pytest.mark.slow
 async def test_replay_command_compares_the_agent_with_the_humans(tmp_path: Path) -> None:
-    from bot.research.paths import llmafia_games_dir
+    from research.paths import llmafia_games_dir
 
     game = llmafia_games_dir() / "0001"
     if not game.exists():

@@ -19,9 +19,9 @@ from sqlmodel import Session, select
 
 from bot import privacy
 from bot.consent import has_consent, record_consent
+from bot.dataset.export import export_games
+from bot.dataset.stored import game_from_store
 from bot.privacy import PendingWithdrawals, apply_pending_withdrawals, run_withdraw, withdraw
-from bot.research.export import export_games
-from bot.research.importer import game_from_store
 from bot.service import GameService
 from bot.store import models as m
 from bot.store.db import session_scope

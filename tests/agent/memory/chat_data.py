@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent.memory import MemoryItem
-from bot.research.paths import llmafia_games_dir
+from research.paths import llmafia_games_dir
 
 LLMAFIA_GAMES = llmafia_games_dir()
 _LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] ([^:]+): (.+)$")

@@ -9,7 +9,7 @@ from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import Server
 from tests.bot.discord.harness import Table, bot_stack, db_url_in
-from tests.bot.research.test_spotrate import LLM, add_game
+from tests.bot.test_spotrate import LLM, add_game
 from tests.fakes.discord import FakeDiscord
 
 

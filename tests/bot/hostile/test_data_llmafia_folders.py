@@ -25,17 +25,18 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.research.commands import run_import
-from bot.research.export import export_games
-from bot.research.importer import import_llmafia, store_game_id
-from bot.research.llmafia import MAX_LINE_CHARS, read_game
-from bot.research.llmafia_write import write_game
-from bot.research.names import UnsafePath
-from bot.research.paths import llmafia_games_dir
+from bot.dataset.export import export_games
+from bot.dataset.llmafia_write import write_game
+from bot.dataset.names import UnsafePath
+from bot.dataset.stored import store_game_id
 from bot.store import models as m
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
-from tests.bot.research.test_llmafia_synthetic import make_game
+from research.commands import run_import
+from research.importer import import_llmafia
+from research.llmafia import MAX_LINE_CHARS, read_game
+from research.paths import llmafia_games_dir
+from tests.research.test_llmafia_synthetic import make_game
 
 REAL = llmafia_games_dir()
 real_data = pytest.mark.skipif(not REAL.is_dir(), reason="LLMafia data not present")

@@ -18,12 +18,11 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.consent import record_consent
+from bot.dataset.export import export_games
+from bot.dataset.llmafia_model import ChatLine
+from bot.dataset.llmafia_write import write_game
+from bot.dataset.stored import store_game_id
 from bot.local.render import ConsoleRenderer
-from bot.research.export import export_games
-from bot.research.importer import import_llmafia, store_game_id
-from bot.research.llmafia import read_game
-from bot.research.llmafia_model import ChatLine
-from bot.research.llmafia_write import write_game
 from bot.service import GameService
 from bot.store import models as m
 from bot.timers import make_scheduler
@@ -31,9 +30,11 @@ from games.errors import RuleError
 from games.events import MessageAccepted
 from games.state import PhaseKind
 from games.text import LINE_BREAKS, one_line
-from tests.bot.research.test_llmafia_synthetic import make_game
+from research.importer import import_llmafia
+from research.llmafia import read_game
 from tests.bot.test_privacy import QUICK
 from tests.bot.waiting import until_phase
+from tests.research.test_llmafia_synthetic import make_game
 
 SERVER = "G0ONELINE"
 USERS = [f"U0LINE{i}" for i in range(5)]

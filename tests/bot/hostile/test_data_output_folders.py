@@ -16,9 +16,9 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.research.commands import run_import
-from bot.research.outdir import MARKER
-from tests.bot.research.test_llmafia_synthetic import make_game
+from bot.dataset.outdir import MARKER
+from research.commands import run_import
+from tests.research.test_llmafia_synthetic import make_game
 
 GAME = "0100"
 

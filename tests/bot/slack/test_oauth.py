@@ -27,7 +27,7 @@ from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.agents import make_agent_factory
-from bot.research.export import export_games
+from bot.dataset.export import export_games
 from bot.service import GameService
 from bot.settings import Settings
 from bot.slack.app import SlackRunner, SlackSetupError, run_slack

@@ -6,8 +6,8 @@ from sqlmodel import select
 
 from bot.store.db import session_scope
 from bot.store.models import Server
-from tests.bot.research.test_spotrate import LLM, add_game
 from tests.bot.slack.conftest import SlackHarness
+from tests.bot.test_spotrate import LLM, add_game
 
 
 def server_id(harness: SlackHarness, platform: str, external_id: str) -> int:
