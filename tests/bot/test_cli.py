@@ -51,7 +51,7 @@ async def test_simulate_with_llm_agents_against_a_fake_openai_server(
         "OPENAI_API_KEY": "sk-test",
     }
     code, out, err = await run_cli(
-        "simulate", "--agent", "llm", "--players", "5", "--seed", "4", "--speed", "40",
+        "simulate", "--agent", "llm", "--players", "5", "--seed", "4", "--speed", "10",
         *QUICK, "--db", db, "--json", env=env,
     )  # fmt: skip
     assert code == 0, err[-3000:]
