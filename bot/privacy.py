@@ -49,8 +49,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.consent import CONSENT_VERSION
+from bot.live import LiveGame
 from bot.research.scrub import WITHDRAWN, redact_lines, remove_user_id
-from bot.service import LiveGame
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import (

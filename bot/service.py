@@ -33,7 +33,6 @@ import random
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, Protocol, TypeVar
@@ -48,11 +47,20 @@ from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.limits import Cooldowns, LineLimited, LineLimiter
+from bot.live import (
+    AgentFactory,
+    LiveGame,
+    Outbox,
+    SeatInfo,
+    SeatPortImpl,
+    new_game_id,
+    seating,
+)
 from bot.outages import RELEASE_SECONDS, Outages, down_since_restart
 from bot.store import models as m
 from bot.store import rows
 from bot.store.writer import GroupWriter
-from bot.timers import Backoff, SchedulerTimers, TimerHandle
+from bot.timers import Backoff, SchedulerTimers
 from games import actions as A
 from games.actions import Action, action_from_dict, action_kind, action_to_dict
 from games.config import GameConfig
@@ -133,16 +141,6 @@ def _fence_flush(session: Session, _context: Any, _instances: Any) -> None:
         service._fence(session)
 
 
-@dataclass
-class SeatInfo:
-    index: int
-    name: str
-    user_id: str | None
-    is_agent: bool
-    agent_kind: str | None = None
-    persona: str | None = None
-
-
 class DecisionFlusher(Protocol):
     async def flush(self) -> None: ...
 
@@ -158,34 +156,6 @@ class AlertSink(Protocol):
     with one line of text (without the game's id: ``game`` says which)."""
 
     async def on_alert(self, game: LiveGame, message: str) -> None: ...
-
-
-class SeatPortImpl:
-    """The :class:`agent.base.SeatPort` of one seat: exactly what a human's adapter calls."""
-
-    def __init__(self, service: GameService, game_id: str, seat: int) -> None:
-        self._service = service
-        self._game_id = game_id
-        self._seat = seat
-
-    @property
-    def seat(self) -> int:
-        return self._seat
-
-    async def say(self, text: str) -> None:
-        await self._service.agent_gate(self._game_id)
-        await self._service.say(self._game_id, self._seat, text)
-
-    async def vote(self, target: str | None) -> None:
-        await self._service.agent_gate(self._game_id)
-        await self._service.vote(self._game_id, self._seat, target)
-
-    async def night_act(self, target: str) -> None:
-        await self._service.agent_gate(self._game_id)
-        await self._service.night_act(self._game_id, self._seat, target)
-
-
-AgentFactory = Callable[["LiveGame", SeatInfo, SeatPortImpl, GameClock, SchedulerTimers], Player]
 
 
 class _Outbox:
@@ -219,67 +189,6 @@ class _Outbox:
         self._queue.put_nowait(None)
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
-
-
-@dataclass
-class LiveGame:
-    """A game held in memory while it runs. ``state`` is None in the lobby."""
-
-    id: str
-    config: GameConfig
-    seed: int
-    status: str
-    clock: GameClock
-    timers: SchedulerTimers
-    seats: list[SeatInfo] = field(default_factory=list)
-    state: GameState | None = None
-    server_id: int | None = None
-    channel_id: str | None = None
-    host_user_id: str | None = None
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    action_seq: int = 0
-    event_seq: int = 0
-    #: the latest stamp (or applied time) so far: a vote is stamped no earlier while that is
-    #: before the deadline (`_after_applied`)
-    last_t: datetime | None = None
-    #: each seat's latest stamp per channel, (seat, "line" | "click") -> stamp: a seat's lines
-    #: are never stamped before its previous line, nor its clicks before its previous click
-    seat_t: dict[tuple[int, str], datetime] = field(default_factory=dict)
-    #: the platform ids already applied (``platform_id``; the ``actions.client_id`` column)
-    client_ids: set[str] = field(default_factory=set)
-    deadline_handle: TimerHandle | None = None
-    armed_phase: int | None = None
-    #: a deadline tick is being written now (if it fails it arms its own retry)
-    ticking: bool = False
-    #: the deadline write failing now: attempts so far, since when (monotonic), reported yet
-    tick_failures: int = 0
-    failing_since: float | None = None
-    alerted: bool = False
-    players: dict[int, Player] = field(default_factory=dict)
-    outboxes: dict[int, _Outbox] = field(default_factory=dict)
-    finished: asyncio.Event = field(default_factory=asyncio.Event)
-    #: after a resume: every event of the game up to the interruption, rebuilt by replaying
-    #: its action log (what a renderer shows a person who comes back to the game)
-    replayed: tuple[Event, ...] = ()
-    #: the last change to the lobby (monotonic): an idle lobby closes (`bot.lobbies`)
-    active_at: float = field(default_factory=time.monotonic)
-
-    def seat_names(self) -> dict[int, str]:
-        return {s.index: s.name for s in self.seats}
-
-    def seat_of_user(self, user_id: str) -> SeatInfo | None:
-        return next((s for s in self.seats if s.user_id == user_id), None)
-
-
-def seating(seed: int, players: int) -> list[int]:
-    """The table a game starts with: ``order[i]`` is the lobby seat (in joining order) that
-    takes seat ``i``. Seat order is the order the start announcement, the menus and the
-    transcripts list everyone in, so it must not show who joined when (adapters seat the
-    humans first and the agents last, the host usually first). Drawn from the game's seed:
-    the same seed always gives the same table."""
-    order = list(range(players))
-    random.Random(f"{seed}:seating").shuffle(order)
-    return order
 
 
 #: How long a phase stays open after its deadline, in real seconds: votes made before the
@@ -407,11 +316,6 @@ def _note_applied(game: LiveGame, action: Action, platform_id: str | None) -> No
         game.client_ids.add(platform_id)
 
 
-def new_game_id() -> str:
-    alphabet = "abcdefghjkmnpqrstuvwxyz23456789"
-    return "g" + "".join(secrets.choice(alphabet) for _ in range(7))
-
-
 class GameService:
     def __init__(
         self,
@@ -444,7 +348,7 @@ class GameService:
         self.scheduler = scheduler
         self.agent_factory = agent_factory
         self.games: dict[str, LiveGame] = {}
-        self._listeners: list[_Outbox] = []
+        self._listeners: list[Outbox] = []
         #: where agents record their LLM decisions (set by the runtime; flushed at game end)
         self.decision_log: DecisionFlusher | None = None
         #: the LLM agent factory, when one is configured (simulate waits for its learning)

@@ -25,8 +25,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
+from bot.live import AgentFactory, LiveGame
 from bot.research.llmafia_model import LLMafiaGame
-from bot.service import AgentFactory, GameService, LiveGame, ServiceError
+from bot.service import GameService, ServiceError
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
 from bot.timers import make_scheduler

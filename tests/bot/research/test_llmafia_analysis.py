@@ -19,10 +19,11 @@ from sqlmodel import Session, col, select
 
 from bot.clock import GameClock
 from bot.consent import record_consent
+from bot.live import LiveGame
 from bot.research.export import export_games
 from bot.research.importer import import_llmafia, store_game_id
 from bot.research.llmafia import read_game
-from bot.service import GameService, LiveGame
+from bot.service import GameService
 from bot.store import models as m
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade

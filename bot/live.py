@@ -1,0 +1,154 @@
+"""The live game: what the service holds in memory while a game runs, and the seat port an
+agent plays through.
+
+`LiveGame` is what every listener is handed with each batch of events (the renderers read its
+seats, channel and state); `SeatInfo` is one seat of it. `SeatPortImpl` is the
+`agent.base.SeatPort` of one seat: an agent calls exactly what a human's adapter calls, through
+the `SeatActions` it is given (the service), so nothing marks its actions apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from agent.base import Player
+from bot.clock import GameClock
+from bot.timers import SchedulerTimers, TimerHandle
+from games.config import GameConfig
+from games.events import Event
+from games.state import GameState
+
+
+@dataclass
+class SeatInfo:
+    index: int
+    name: str
+    user_id: str | None
+    is_agent: bool
+    agent_kind: str | None = None
+    persona: str | None = None
+
+
+class Outbox(Protocol):
+    """Ordered delivery to one subscriber (the service's outbox): a renderer, or an agent
+    seat (the events it may see)."""
+
+    def put(self, item: Any) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass
+class LiveGame:
+    """A game held in memory while it runs. ``state`` is None in the lobby."""
+
+    id: str
+    config: GameConfig
+    seed: int
+    status: str
+    clock: GameClock
+    timers: SchedulerTimers
+    seats: list[SeatInfo] = field(default_factory=list)
+    state: GameState | None = None
+    server_id: int | None = None
+    channel_id: str | None = None
+    host_user_id: str | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    action_seq: int = 0
+    event_seq: int = 0
+    #: the latest stamp (or applied time) so far: a vote is stamped no earlier while that is
+    #: before the deadline (`bot.moments.after_applied`)
+    last_t: datetime | None = None
+    #: each seat's latest stamp per channel, (seat, "line" | "click") -> stamp: a seat's lines
+    #: are never stamped before its previous line, nor its clicks before its previous click
+    seat_t: dict[tuple[int, str], datetime] = field(default_factory=dict)
+    #: the platform ids already applied (``platform_id``; the ``actions.client_id`` column)
+    client_ids: set[str] = field(default_factory=set)
+    deadline_handle: TimerHandle | None = None
+    armed_phase: int | None = None
+    #: a deadline tick is being written now (if it fails it arms its own retry)
+    ticking: bool = False
+    #: the deadline write failing now: attempts so far, since when (monotonic), reported yet
+    tick_failures: int = 0
+    failing_since: float | None = None
+    alerted: bool = False
+    players: dict[int, Player] = field(default_factory=dict)
+    outboxes: dict[int, Outbox] = field(default_factory=dict)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    #: after a resume: every event of the game up to the interruption, rebuilt by replaying
+    #: its action log (what a renderer shows a person who comes back to the game)
+    replayed: tuple[Event, ...] = ()
+    #: the last change to the lobby (monotonic): an idle lobby closes (`bot.lobbies`)
+    active_at: float = field(default_factory=time.monotonic)
+
+    def seat_names(self) -> dict[int, str]:
+        return {s.index: s.name for s in self.seats}
+
+    def seat_of_user(self, user_id: str) -> SeatInfo | None:
+        return next((s for s in self.seats if s.user_id == user_id), None)
+
+
+class SeatActions(Protocol):
+    """What a seat's port calls: the service's play methods, and the gate an agent waits at
+    while its game's platform input is down (`bot.outages`)."""
+
+    async def agent_gate(self, game_id: str) -> None: ...
+
+    async def say(self, game_id: str, seat: int, text: str) -> bool: ...
+
+    async def vote(self, game_id: str, seat: int, target: str | None) -> bool: ...
+
+    async def night_act(self, game_id: str, seat: int, target: str) -> bool: ...
+
+
+class SeatPortImpl:
+    """The :class:`agent.base.SeatPort` of one seat: exactly what a human's adapter calls."""
+
+    def __init__(self, service: SeatActions, game_id: str, seat: int) -> None:
+        self._service = service
+        self._game_id = game_id
+        self._seat = seat
+
+    @property
+    def seat(self) -> int:
+        return self._seat
+
+    async def say(self, text: str) -> None:
+        await self._service.agent_gate(self._game_id)
+        await self._service.say(self._game_id, self._seat, text)
+
+    async def vote(self, target: str | None) -> None:
+        await self._service.agent_gate(self._game_id)
+        await self._service.vote(self._game_id, self._seat, target)
+
+    async def night_act(self, target: str) -> None:
+        await self._service.agent_gate(self._game_id)
+        await self._service.night_act(self._game_id, self._seat, target)
+
+
+AgentFactory = Callable[[LiveGame, SeatInfo, SeatPortImpl, GameClock, SchedulerTimers], Player]
+
+
+def seating(seed: int, players: int) -> list[int]:
+    """The table a game starts with: ``order[i]`` is the lobby seat (in joining order) that
+    takes seat ``i``. Seat order is the order the start announcement, the menus and the
+    transcripts list everyone in, so it must not show who joined when (adapters seat the
+    humans first and the agents last, the host usually first). Drawn from the game's seed:
+    the same seed always gives the same table."""
+    order = list(range(players))
+    random.Random(f"{seed}:seating").shuffle(order)
+    return order
+
+
+def new_game_id() -> str:
+    alphabet = "abcdefghjkmnpqrstuvwxyz23456789"
+    return "g" + "".join(secrets.choice(alphabet) for _ in range(7))
