@@ -13,7 +13,8 @@ from sqlmodel import Session, col, select
 
 from bot.clock import GameClock, utcnow
 from bot.live import LiveGame
-from bot.service import GameService, grace
+from bot.moments import grace
+from bot.service import GameService
 from bot.store import models as m
 from bot.timers import make_scheduler
 from bot.transcript import transcript
