@@ -41,7 +41,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlmodel import Session, col, select
 
 from agent.base import Player
-from bot import lease
+from bot import journal, lease
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
@@ -69,24 +69,16 @@ from bot.store import rows
 from bot.store.writer import GroupWriter
 from bot.timers import Backoff, SchedulerTimers
 from games import actions as A
-from games.actions import Action, action_from_dict, action_kind, action_to_dict
+from games.actions import Action, action_from_dict
 from games.config import GameConfig
 from games.engine import apply, new_game
 from games.errors import ConfigError, RuleError
 from games.events import (
     Event,
-    GameOver,
-    MessageAccepted,
-    PhaseEnded,
-    PhaseStarted,
-    PlayerEliminated,
-    VoteCast,
     event_from_dict,
-    event_to_dict,
     visible,
 )
 from games.names import CHARACTER_NAMES, pick_names, resolve_name
-from games.narration import MANAGER, manager_line
 from games.state import GameState
 
 log = logging.getLogger(__name__)
@@ -135,9 +127,6 @@ def db_reason(exc: BaseException) -> str:
 
 
 _FENCE, _FENCED = "mafiabot.service", "mafiabot.fenced"
-_GAMES, _SEATS, _PHASES = m.Game.__table__, m.Seat.__table__, m.Phase.__table__  # type: ignore[attr-defined]
-_ACTIONS, _EVENTS = m.Action.__table__, m.Event.__table__  # type: ignore[attr-defined]
-_MESSAGES, _VOTES = m.Message.__table__, m.Vote.__table__  # type: ignore[attr-defined]
 
 
 @sa.event.listens_for(Session, "before_flush")
@@ -376,32 +365,13 @@ class GameService:
         seed = seed if seed is not None else secrets.randbits(48)
 
         def create(session: Session) -> int:
-            server = session.exec(
-                select(m.Server).where(
-                    m.Server.platform == platform, m.Server.external_id == server_external_id
-                )
-            ).first()
-            if server is None:
-                server = m.Server(platform=platform, external_id=server_external_id)
-                server.name = server_name
-                session.add(server)
-                session.flush()
-            assert server.id is not None
-            session.add(
-                m.Game(
-                    id=game_id,
-                    server_id=server.id,
-                    channel_id=channel_id,
-                    status="lobby",
-                    config=config.to_dict(),
-                    seed=seed,
-                    host_user_id=host_user_id,
-                    clock_speed=speed,
-                )
-            )
-            session.flush()
+            server_id = journal.open_game(
+                session, game_id, config, seed, platform=platform,
+                server_external_id=server_external_id, server_name=server_name,
+                channel_id=channel_id, host_user_id=host_user_id, speed=speed,
+            )  # fmt: skip
             lease.create(session.connection(), game_id, self.holder, utcnow(), self.lease_seconds)
-            return server.id
+            return server_id
 
         server_id = await self._run_db(create)
         self._hold(game_id, 1)
@@ -452,20 +422,7 @@ class GameService:
                 raise ServiceError(f"The name {name} is taken in this game.")
             info = SeatInfo(len(game.seats), name, user_id, is_agent, agent_kind, persona)
 
-            def add(session: Session) -> None:
-                session.add(
-                    m.Seat(
-                        game_id=game_id,
-                        index=info.index,
-                        character_name=name,
-                        user_id=user_id,
-                        is_agent=is_agent,
-                        agent_kind=agent_kind,
-                        persona=persona,
-                    )
-                )
-
-            await self._run_db(add)
+            await self._run_db(lambda session: journal.add_seat(session, game_id, info))
             game.seats.append(info)
             return info
 
@@ -490,12 +447,7 @@ class GameService:
             if game.status != "lobby":
                 raise ServiceError("The game has started; its settings can't change now.")
 
-            def update(session: Session) -> None:
-                row = session.get(m.Game, game_id)
-                assert row is not None
-                row.config = config.to_dict()
-
-            await self._run_db(update)
+            await self._run_db(lambda session: journal.set_config(session, game_id, config))
             game.config = config
 
     async def leave(self, game_id: str, user_id: str | None, *, seat: int | None = None) -> None:
@@ -516,27 +468,8 @@ class GameService:
             for i, s in enumerate(game.seats):  # keep indices dense
                 s.index = i
 
-            def remove(session: Session) -> None:
-                rows = session.exec(
-                    select(m.Seat).where(m.Seat.game_id == game_id).order_by(col(m.Seat.index))
-                ).all()
-                for row in rows:
-                    session.delete(row)
-                session.flush()
-                for s in game.seats:
-                    session.add(
-                        m.Seat(
-                            game_id=game_id,
-                            index=s.index,
-                            character_name=s.name,
-                            user_id=s.user_id,
-                            is_agent=s.is_agent,
-                            agent_kind=s.agent_kind,
-                            persona=s.persona,
-                        )
-                    )
-
-            await self._run_db(remove)
+            seats = list(game.seats)
+            await self._run_db(lambda session: journal.replace_seats(session, game_id, seats))
 
     async def start(self, game_id: str) -> None:
         """Seat everyone (see `seating`), deal roles and open day 1. Fails, changing nothing,
@@ -563,26 +496,7 @@ class GameService:
             state, events = new_game(game.config, [s.name for s in seated], game.seed, t)
 
             def begin(session: Session) -> None:
-                row = session.get(m.Game, game_id)
-                assert row is not None
-                row.status = "running"
-                row.started_at = t
-                rows = {
-                    r.index: r
-                    for r in session.exec(select(m.Seat).where(m.Seat.game_id == game_id)).all()
-                }
-                if sorted(rows) != list(range(len(order))):
-                    raise ServiceError("The seats changed while the game was starting; try again.")
-                # (game_id, index) is unique and checked row by row (SQLite and PostgreSQL
-                # alike): park every seat on a negative index first, then give the final ones
-                for lobby, r in rows.items():
-                    r.index = -1 - lobby
-                session.flush()
-                for index, lobby in enumerate(order):
-                    rows[lobby].index = index
-                    rows[lobby].role = state.seats[index].role
-                session.flush()
-                self._write_events(session, game, None, events, state)
+                journal.begin(session, game, order, state, events, t)
 
             await self._run_db(begin)
             # Nothing is keyed by a lobby index yet (agents are attached just below; speech ids
@@ -680,13 +594,7 @@ class GameService:
             async with game.lock:
                 game.status = "aborted"
 
-                def abort(session: Session) -> None:
-                    row = session.get(m.Game, game_id)
-                    assert row is not None
-                    row.status = "aborted"
-                    row.end_reason = reason
-
-                await self._run_db(abort)
+                await self._run_db(lambda session: journal.abort_lobby(session, game_id, reason))
             game.finished.set()
             return
         await self._act(game, lambda t: A.Abort(t, reason), None)
@@ -736,21 +644,7 @@ class GameService:
             seq = game.action_seq + 1
 
             def write(session: Session) -> None:
-                # (plain rows, written with every other call's of the group: `bot.store.rows`)
-                rows.insert(
-                    session,
-                    _ACTIONS,
-                    {
-                        "game_id": game.id,
-                        "seq": seq,
-                        "kind": action_kind(action),
-                        "payload": action_to_dict(action),
-                        "t": action.t,
-                        "client_id": platform_id,
-                    },
-                )
-                self._write_events(session, game, seq, events, new, platform_id)
-                rows.update(session, _GAMES, {"id": game.id}, {"last_seq": seq})
+                journal.write_action(session, game, seq, action, events, platform_id)
 
             await self._run_db(write)
             game.action_seq = seq
@@ -762,121 +656,6 @@ class GameService:
         if new.over:
             await self._finish(game)
         return True
-
-    # --- persistence --------------------------------------------------------------------------
-
-    def _write_events(
-        self,
-        session: Session,
-        game: LiveGame,
-        action_seq: int | None,
-        events: Sequence[Event],
-        state: GameState,
-        client_id: str | None = None,
-    ) -> None:
-        """The rows of ``events``: the event log, and the messages, votes, phases, deaths and
-        outcome read by exports and reports. Plain rows (`bot.store.rows`): they go out with
-        the rest of the group commit, one statement a table."""
-        seq = game.event_seq
-        phase_seq = game.state.phase.seq if game.state is not None else 1
-        for event in events:
-            seq += 1
-            rows.insert(
-                session,
-                _EVENTS,
-                {
-                    "game_id": game.id,
-                    "seq": seq,
-                    "kind": event.kind,
-                    "payload": event_to_dict(event),
-                    "t": event.t,
-                    "visible_to": None if event.visible_to is None else sorted(event.visible_to),
-                },
-            )
-            if isinstance(event, MessageAccepted):
-                self._message(
-                    session, game, event.phase_seq, event.place, event.seat, event.name,
-                    event.text, event.t, action_seq, client_id,
-                )  # fmt: skip
-                continue
-            if isinstance(event, VoteCast):
-                rows.insert(
-                    session,
-                    _VOTES,
-                    {
-                        "game_id": game.id,
-                        "phase_seq": event.phase_seq,
-                        "kind": "night" if event.night else "day",
-                        "voter_index": event.voter,
-                        "target_index": event.target,
-                        "t": event.t,
-                        "action_seq": action_seq,
-                    },
-                )
-            elif isinstance(event, PhaseStarted):
-                phase_seq = event.seq
-                rows.insert(
-                    session,
-                    _PHASES,
-                    {
-                        "game_id": game.id,
-                        "seq": event.seq,
-                        "kind": event.phase,
-                        "number": event.number,
-                        "started_at": event.t,
-                        "deadline": event.deadline,
-                        "ended_at": None,
-                    },
-                )
-            elif isinstance(event, PhaseEnded):
-                key = {"game_id": game.id, "seq": event.seq}
-                rows.update(session, _PHASES, key, {"ended_at": event.t})
-            elif isinstance(event, PlayerEliminated):
-                key = {"game_id": game.id, "index": event.seat}
-                rows.update(session, _SEATS, key, {"alive": False})
-            elif isinstance(event, GameOver):
-                outcome = {
-                    "status": "finished" if event.winner is not None else "aborted",
-                    "winner": event.winner,
-                    "ended_at": event.t,
-                    "end_reason": event.reason,
-                }
-                rows.update(session, _GAMES, {"id": game.id}, outcome)
-            line = manager_line(event)
-            if line is not None and event.place != "booth":
-                self._message(
-                    session, game, phase_seq, event.place, None, MANAGER, line, event.t,
-                    action_seq, None,
-                )  # fmt: skip
-
-    @staticmethod
-    def _message(
-        session: Session,
-        game: LiveGame,
-        phase_seq: int | None,
-        place: str,
-        seat: int | None,
-        speaker: str,
-        text: str,
-        t: datetime,
-        action_seq: int | None,
-        client_id: str | None,
-    ) -> None:
-        rows.insert(
-            session,
-            _MESSAGES,
-            {
-                "game_id": game.id,
-                "phase_seq": phase_seq,
-                "place": place,
-                "seat_index": seat,
-                "speaker": speaker,
-                "text": text,
-                "t": t,
-                "action_seq": action_seq,
-                "client_id": client_id,
-            },
-        )
 
     @staticmethod
     def _advance_seqs(game: LiveGame, events: Sequence[Event]) -> None:
@@ -1211,15 +990,7 @@ class GameService:
             info.is_agent = agent_kind is not None
             info.agent_kind = agent_kind
 
-            def update(session: Session) -> None:
-                row = session.exec(
-                    select(m.Seat).where(m.Seat.game_id == game_id, m.Seat.index == seat)
-                ).one()
-                row.user_id = user_id
-                row.is_agent = info.is_agent
-                row.agent_kind = agent_kind
-
-            await self._run_db(update)
+            await self._run_db(lambda session: journal.hand_over_seat(session, game_id, info))
             old = game.players.pop(seat, None)
             if old is not None:
                 await old.close()
@@ -1406,13 +1177,7 @@ class GameService:
     async def history(self, game_id: str) -> list[dict[str, Any]]:
         """Every stored event of a game, as dicts, in order (for transcripts and exports)."""
 
-        def query(session: Session) -> list[dict[str, Any]]:
-            rows = session.exec(
-                select(m.Event).where(m.Event.game_id == game_id).order_by(col(m.Event.seq))
-            ).all()
-            return [dict(r.payload) for r in rows]
-
-        return await self._run_db(query)
+        return await self._run_db(lambda session: journal.history(session, game_id))
 
     async def close(self) -> None:
         """Stop everything; the games this service held are released for the next process."""
