@@ -45,6 +45,7 @@ from bot import journal, lease
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
+from bot.errors import StoreUnavailable, db_reason
 from bot.limits import Cooldowns, LineLimited, LineLimiter
 from bot.live import (
     AgentFactory,
@@ -64,6 +65,7 @@ from bot.moments import (
     note_applied,
 )
 from bot.outages import RELEASE_SECONDS, Outages, down_since_restart
+from bot.ownership import FENCE, GameHeld, GameMoved, Ownership
 from bot.store import models as m
 from bot.store import rows
 from bot.store.writer import GroupWriter
@@ -85,56 +87,6 @@ log = logging.getLogger(__name__)
 #: problems someone must act on, one line each (the CLI prints this logger on stderr)
 alert_log = logging.getLogger("bot.service.alerts")
 T = TypeVar("T")
-
-
-class StoreUnavailable(ServiceError):
-    """The database refused a read or a write; nothing was changed (in memory either)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(
-            f"The game could not be saved just now ({reason}); nothing changed. "
-            "Try again in a moment."
-        )
-        self.reason = reason
-
-
-class GameHeld(ServiceError):
-    """Another live process drives this game (see `bot.lease`)."""
-
-    def __init__(self, held: lease.HeldBy) -> None:
-        super().__init__(
-            f"Game {held.game_id} is being run by another mafiabot process "
-            f"({held.describe()}); stop that one first."
-        )
-        self.held = held
-
-
-class GameMoved(ServiceError):
-    """This process lost the game's lease to another one: it may no longer write to it."""
-
-    def __init__(self, game_id: str) -> None:
-        super().__init__(f"Game {game_id} is now run by another mafiabot process.")
-        self.game_id = game_id
-
-
-def db_reason(exc: BaseException) -> str:
-    """The database's own words for a failure, one short line (no statement, no parameters)."""
-    if isinstance(exc, StoreUnavailable):
-        return exc.reason
-    orig = getattr(exc, "orig", None) or exc
-    text = str(orig).strip().splitlines()
-    return (text[0] if text else type(orig).__name__)[:160]
-
-
-_FENCE, _FENCED = "mafiabot.service", "mafiabot.fenced"
-
-
-@sa.event.listens_for(Session, "before_flush")
-def _fence_flush(session: Session, _context: Any, _instances: Any) -> None:
-    """Every flush of a service transaction checks the leases of the games it writes."""
-    service = session.info.get(_FENCE)
-    if service is not None:
-        service._fence(session)
 
 
 class DecisionFlusher(Protocol):
@@ -202,15 +154,15 @@ class GameService:
         self.engine = engine
         #: games whose platform input is down, and the release of their backlog (bot.outages)
         self.outages = Outages(outage_release_seconds)
-        #: game id -> when its previous holder's lease ran out, as taken (bot.outages)
-        self._previous_expiry: dict[str, datetime] = {}
-        #: this service as a lease holder, and the games it holds (id -> fencing epoch)
-        self.holder = lease.Holder.this_process()
-        self.lease_seconds = lease_seconds
-        self._leases: dict[str, int] = {}
+        #: the games this service holds, their leases kept renewed (bot.ownership)
+        self.ownership = Ownership(
+            lambda fn: self._run_db(fn),
+            lease_seconds,
+            on_lost=self._moved,
+            each_round=self._rearm_overdue,
+        )
         #: told the id of each game another process took over from this one
         self.on_moved: list[Callable[[str], None]] = []
-        self._keeper: asyncio.Task[None] | None = None
         #: a deadline write failing for this many real seconds is reported to the alert sinks
         self.alert_after = alert_after
         self.tick_backoff = tick_backoff or Backoff()
@@ -252,8 +204,8 @@ class GameService:
         call was committed)."""
 
         def call(session: Session) -> T:
-            session.info[_FENCE] = self
-            session.info[rows.WRITING] = self._fence_games
+            session.info[FENCE] = self.ownership
+            session.info[rows.WRITING] = self.ownership.fence_games
             return fn(session)
 
         asked = time.perf_counter()
@@ -270,32 +222,6 @@ class GameService:
         finally:
             if self.on_db_call is not None:
                 self.on_db_call(time.perf_counter() - asked)
-
-    def _fence(self, session: Session) -> None:
-        """Inside a transaction about to flush ORM objects: fence the games they belong to."""
-        touched = set()
-        for obj in (*session.new, *session.dirty, *session.deleted):
-            gid = obj.id if isinstance(obj, m.Game) else getattr(obj, "game_id", None)
-            if isinstance(gid, str):
-                touched.add(gid)
-        self._fence_games(session, touched)
-
-    def _fence_games(self, session: Session, game_ids: Iterable[str]) -> None:
-        """Inside a transaction about to write rows of ``game_ids``: check the lease of each
-        held one, once per transaction (a group commit: once per game, in one statement).
-        See `bot.lease.fence`."""
-        checked: set[str] = session.info.setdefault(_FENCED, set())
-        held = {
-            gid: epoch
-            for gid in game_ids
-            if gid not in checked and (epoch := self._leases.get(gid)) is not None
-        }  # (a game this process does not drive is not fenced: an import, a tool)
-        if not held:
-            return
-        lost = lease.fence_all(session.connection(), self.holder, held)
-        if lost:
-            raise GameMoved(min(lost))
-        checked.update(held)
 
     def add_alert_sink(self, sink: AlertSink) -> None:
         """Add where alerts go (each problem once, one line); they are also logged."""
@@ -370,11 +296,11 @@ class GameService:
                 server_external_id=server_external_id, server_name=server_name,
                 channel_id=channel_id, host_user_id=host_user_id, speed=speed,
             )  # fmt: skip
-            lease.create(session.connection(), game_id, self.holder, utcnow(), self.lease_seconds)
+            self.ownership.create(session, game_id)
             return server_id
 
         server_id = await self._run_db(create)
-        self._hold(game_id, 1)
+        self.ownership.hold(game_id, 1)
         clock = GameClock(speed)
         self.games[game_id] = LiveGame(
             id=game_id,
@@ -807,7 +733,7 @@ class GameService:
         """When a resumed game's input went down: when the process that drove it was last
         known alive (its lease renewed, its last action)."""
         return down_since_restart(
-            game.clock, game.last_t, previous_expiry, self.lease_seconds, utcnow()
+            game.clock, game.last_t, previous_expiry, self.ownership.lease_seconds, utcnow()
         )
 
     @staticmethod
@@ -837,41 +763,16 @@ class GameService:
                 log.warning("game %s: re-arming an overdue deadline", game.id)
                 self._arm_deadline(game)
 
-    # --- ownership (bot/lease.py) -------------------------------------------------------------
-
-    def _hold(self, game_id: str, epoch: int) -> None:
-        self._leases[game_id] = epoch
-        if self._keeper is None or self._keeper.done():
-            self._keeper = asyncio.create_task(self._keep(), name="mafiabot:leases")
-
-    async def _keep(self) -> None:
-        """Renew our leases every third of their length; stop driving games taken over by
-        another process; re-arm overdue deadlines."""
-        while True:
-            await asyncio.sleep(self.lease_seconds / 3)
-            await self.renew_leases()
-            self._rearm_overdue()
+    # --- ownership (bot/ownership.py) ---------------------------------------------------------
 
     async def renew_leases(self) -> None:
-        held = dict(self._leases)
-        if not held:
-            return
-        try:
-            lost = await self._run_db(
-                lambda s: lease.renew(
-                    s.connection(), self.holder, held, utcnow(), self.lease_seconds
-                )
-            )
-        except Exception as exc:  # an outage: the fence keeps us safe, try again next round
-            log.warning("could not renew %d game lease(s): %s", len(held), db_reason(exc))
-            return
-        for game_id in lost:
-            if self._leases.get(game_id) == held[game_id]:
-                self._moved(game_id)
+        """Renew the leases of the games held here now (the keeper does it every third of a
+        lease); a game another process took over stops here (`_moved`)."""
+        await self.ownership.renew()
 
     def _moved(self, game_id: str) -> None:
         """Another process took the game over: stop driving it here, at once."""
-        if self._leases.pop(game_id, None) is None:
+        if not self.ownership.drop(game_id):
             return
         game = self.games.pop(game_id, None)
         if game is None:
@@ -895,45 +796,6 @@ class GameService:
         game.finished.set()
         for told in self.on_moved:
             told(game_id)
-
-    async def _take(self, game_id: str) -> int:
-        """Take the game's lease for this service, or raise `GameHeld` / a `ServiceError`
-        naming why there is nothing to take."""
-
-        def take(session: Session) -> lease.Lease | lease.HeldBy:
-            conn = session.connection()
-            lease.touch(conn, game_id)  # SQLite: the write lock first, then read
-            row = session.get(m.Game, game_id)
-            if row is None:
-                raise ServiceError(f"There is no game {game_id!r} in the database.")
-            if row.status not in ("lobby", "running"):
-                raise ServiceError(f"Game {game_id} is {row.status}; there is nothing to resume.")
-            return lease.acquire(conn, game_id, self.holder, utcnow(), self.lease_seconds)
-
-        for attempt in (1, 2, 3):
-            try:
-                got = await self._run_db(take)
-            except sa.exc.IntegrityError:  # another process created the lease just now
-                if attempt == 3:
-                    raise
-                continue
-            if isinstance(got, lease.HeldBy):
-                raise GameHeld(got)
-            if got.previous_expiry is not None:
-                self._previous_expiry[game_id] = got.previous_expiry
-            self._hold(game_id, got.epoch)
-            return got.epoch
-        raise AssertionError("unreachable")
-
-    async def _release(self, game_ids: list[str]) -> None:
-        if not game_ids:
-            return
-        try:
-            await self._run_db(
-                lambda s: lease.release(s.connection(), self.holder, game_ids, utcnow())
-            )
-        except Exception as exc:  # it expires by itself
-            log.warning("could not release game lease(s) %s: %s", game_ids, db_reason(exc))
 
     # --- delivery -----------------------------------------------------------------------------
 
@@ -1015,8 +877,7 @@ class GameService:
         for outbox in game.outboxes.values():
             await outbox.close()
         game.outboxes.clear()
-        if self._leases.pop(game.id, None) is not None:
-            await self._release([game.id])
+        await self.ownership.let_go(game.id)
         game.finished.set()
 
     async def drain(self, game_id: str | None = None) -> None:
@@ -1048,12 +909,11 @@ class GameService:
         its clock wait, and the phase gets the time the game was down back (`bot.outages`)."""
         if game_id in self.games:
             return self.games[game_id]
-        await self._take(game_id)
+        await self.ownership.take(game_id)
         try:
             return await self._load(game_id, paused, input_down)
         except BaseException:
-            if self._leases.pop(game_id, None) is not None:
-                await self._release([game_id])
+            await self.ownership.let_go(game_id)
             raise
 
     async def replay(self, game_id: str) -> LiveGame:
@@ -1066,7 +926,7 @@ class GameService:
         if game.status not in ("lobby", "running"):  # ended between taking the lease and now
             raise ServiceError(f"Game {game_id} is {game.status}; there is nothing to resume.")
         self.games[game_id] = game
-        previous = self._previous_expiry.pop(game_id, None)
+        previous = self.ownership.previous_expiry.pop(game_id, None)
         if game.state is None:
             return game
         if input_down and not game.state.over:
@@ -1181,10 +1041,7 @@ class GameService:
 
     async def close(self) -> None:
         """Stop everything; the games this service held are released for the next process."""
-        if self._keeper is not None:
-            self._keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._keeper
+        await self.ownership.stop_keeping()
         for game in self.games.values():
             if game.deadline_handle is not None:
                 game.deadline_handle.cancel()
@@ -1196,6 +1053,5 @@ class GameService:
             await outbox.close()
         for task in list(self._tasks):
             task.cancel()
-        held, self._leases = list(self._leases), {}
-        await self._release(held)
+        await self.ownership.release_all()
         await asyncio.to_thread(self._db.close)
