@@ -38,10 +38,10 @@ from typing import Any, Protocol, TypeVar
 
 import sqlalchemy as sa
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from agent.base import Player
-from bot import journal, lease
+from bot import journal, lease, recovery
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
@@ -61,17 +61,15 @@ from bot.moments import (
     after_applied,
     applied_now,
     grace,
-    latest_moment,
     note_applied,
 )
-from bot.outages import RELEASE_SECONDS, Outages, down_since_restart
-from bot.ownership import FENCE, GameHeld, GameMoved, Ownership
-from bot.store import models as m
+from bot.outages import RELEASE_SECONDS, Outages
+from bot.ownership import FENCE, GameMoved, Ownership
 from bot.store import rows
 from bot.store.writer import GroupWriter
 from bot.timers import Backoff, SchedulerTimers
 from games import actions as A
-from games.actions import Action, action_from_dict
+from games.actions import Action
 from games.config import GameConfig
 from games.engine import apply, new_game
 from games.errors import ConfigError, RuleError
@@ -729,13 +727,6 @@ class GameService:
         if game is not None and self.outages.is_down(game_id):
             await self.outages.release(game_id, game.finished, utcnow())
 
-    def _down_since(self, game: LiveGame, previous_expiry: datetime | None) -> datetime:
-        """When a resumed game's input went down: when the process that drove it was last
-        known alive (its lease renewed, its last action)."""
-        return down_since_restart(
-            game.clock, game.last_t, previous_expiry, self.ownership.lease_seconds, utcnow()
-        )
-
     @staticmethod
     def _tick_stored(game: LiveGame) -> None:
         if game.alerted:
@@ -919,10 +910,10 @@ class GameService:
     async def replay(self, game_id: str) -> LiveGame:
         """The game rebuilt from its action log, read only: nothing is taken over, armed or
         attached (any process may do this, whoever drives the game)."""
-        return await self._read(game_id, paused=True)
+        return await recovery.read(self._run_db, self.scheduler, game_id, paused=True)
 
     async def _load(self, game_id: str, paused: bool, input_down: bool = False) -> LiveGame:
-        game = await self._read(game_id, paused)
+        game = await recovery.read(self._run_db, self.scheduler, game_id, paused)
         if game.status not in ("lobby", "running"):  # ended between taking the lease and now
             raise ServiceError(f"Game {game_id} is {game.status}; there is nothing to resume.")
         self.games[game_id] = game
@@ -930,7 +921,8 @@ class GameService:
         if game.state is None:
             return game
         if input_down and not game.state.over:
-            self.outages.mark_down(game.id, game.clock, self._down_since(game, previous))
+            since = recovery.down_since(game, previous, self.ownership.lease_seconds)
+            self.outages.mark_down(game.id, game.clock, since)
         history = game.replayed
         self._attach_agents(game)
         for seat, outbox in game.outboxes.items():
@@ -943,96 +935,19 @@ class GameService:
             self._arm_deadline(game)
         return game
 
-    async def _read(self, game_id: str, paused: bool) -> LiveGame:
-        def load(session: Session) -> tuple[m.Game, list[m.Seat], list[m.Action], datetime | None]:
-            row = session.get(m.Game, game_id)
-            if row is None:
-                raise ServiceError(f"There is no game {game_id!r} in the database.")
-            seats = list(
-                session.exec(
-                    select(m.Seat).where(m.Seat.game_id == game_id).order_by(col(m.Seat.index))
-                ).all()
-            )
-            actions = list(
-                session.exec(
-                    select(m.Action).where(m.Action.game_id == game_id).order_by(col(m.Action.seq))
-                ).all()
-            )
-            last_t = session.exec(
-                select(sa.func.max(m.Event.t)).where(m.Event.game_id == game_id)
-            ).first()
-            return row, seats, actions, last_t
-
-        row, seat_rows, action_rows, last_t = await self._run_db(load)
-        config = GameConfig.from_dict(dict(row.config))
-        # Real-time games keep the wall clock (downtime counts); accelerated simulations carry
-        # on from the last recorded moment, so the remaining phase time is preserved.
-        last_t = latest_moment(last_t, action_rows)
-        start = None if row.clock_speed == 1.0 and not paused else (last_t or row.started_at)
-        clock = GameClock(row.clock_speed, start, resumed=True)
-        game = LiveGame(
-            id=game_id,
-            config=config,
-            seed=int(row.seed),
-            status=row.status,
-            clock=clock,
-            timers=SchedulerTimers(self.scheduler, clock),
-            seats=[
-                SeatInfo(s.index, s.character_name, s.user_id, s.is_agent, s.agent_kind, s.persona)
-                for s in seat_rows
-            ],
-            server_id=row.server_id,
-            channel_id=row.channel_id,
-            host_user_id=row.host_user_id,
-        )
-        if row.started_at is None:
-            return game
-        assert row.started_at is not None
-        state, events = new_game(config, [s.name for s in game.seats], game.seed, row.started_at)
-        history: list[Event] = list(events)
-        game.last_t = row.started_at  # nothing is stamped before the game began
-        for a in action_rows:
-            action = action_from_dict(dict(a.payload))
-            state, more = apply(state, action)
-            history.extend(more)
-            note_applied(game, action, a.client_id)
-        game.state = state
-        game.action_seq = action_rows[-1].seq if action_rows else 0
-        game.event_seq = len(history)
-        game.replayed = tuple(history)
-        return game
-
     async def unfinished_games(
         self, platforms: Sequence[str] | None = None, servers: Sequence[str] | None = None
     ) -> list[str]:
         """Running games, newest first (only those on ``platforms``, and of the servers with
         the external ids ``servers``, when given)."""
 
-        def query(session: Session) -> list[str]:
-            stmt = select(m.Game.id).where(col(m.Game.status).in_(["running"]))
-            if platforms is not None or servers is not None:
-                stmt = stmt.join(m.Server, col(m.Game.server_id) == col(m.Server.id))
-            if platforms is not None:
-                stmt = stmt.where(col(m.Server.platform).in_(list(platforms)))
-            if servers is not None:
-                stmt = stmt.where(col(m.Server.external_id).in_(list(servers)))
-            return list(session.exec(stmt.order_by(col(m.Game.created_at).desc())).all())
-
-        return await self._run_db(query)
+        return await self._run_db(lambda s: recovery.unfinished(s, platforms, servers))
 
     async def resume_all(self, platforms: Sequence[str] | None = None) -> list[str]:
         """Resume every running game (on ``platforms`` only, e.g. ["discord"], when given:
-        a chat adapter must not wake a terminal game its player paused)."""
-        resumed = []
-        for game_id in await self.unfinished_games(platforms):
-            try:
-                await self.resume(game_id)
-                resumed.append(game_id)
-            except GameHeld as held:  # another process runs it: not ours to resume
-                log.info("%s", held)
-            except Exception:
-                log.exception("could not resume game %s", game_id)
-        return resumed
+        a chat adapter must not wake a terminal game its player paused). A game another
+        process runs, or that fails to load, is logged and skipped."""
+        return await recovery.resume_each(await self.unfinished_games(platforms), self.resume)
 
     async def history(self, game_id: str) -> list[dict[str, Any]]:
         """Every stored event of a game, as dicts, in order (for transcripts and exports)."""
