@@ -10,20 +10,25 @@ the `SeatActions` it is given (the service), so nothing marks its actions apart.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
 from agent.base import Player
 from bot.clock import GameClock
+from bot.errors import ServiceError
 from bot.timers import SchedulerTimers, TimerHandle
 from games.config import GameConfig
 from games.events import Event
+from games.names import CHARACTER_NAMES, pick_names, resolve_name
 from games.state import GameState
+
+log = logging.getLogger("bot.service")  # (the service's log: a game's deadline)
 
 
 @dataclass
@@ -96,6 +101,102 @@ class LiveGame:
     def seat_of_user(self, user_id: str) -> SeatInfo | None:
         return next((s for s in self.seats if s.user_id == user_id), None)
 
+    def start_order(self) -> list[int]:
+        """The table the game starts with: ``order[i]`` is the lobby seat that takes seat
+        ``i``. The seed seats everyone (`seating`); a fixed deal is role by seat as joined
+        (the caller fixed the table: replays keep the recorded seat order)."""
+        if self.config.deal:
+            return list(range(len(self.seats)))
+        return seating(self.seed, len(self.seats))
+
+    def new_seat(
+        self,
+        user_id: str | None,
+        is_agent: bool,
+        agent_kind: str | None,
+        persona: str | None,
+        name: str | None,
+    ) -> SeatInfo:
+        """The lobby's next seat (not taken yet: the caller appends it once it is stored). A
+        character name is drawn from the seed, unless ``name`` fixes it."""
+        if len(self.seats) >= len(CHARACTER_NAMES):
+            raise ServiceError("This game is full.")
+        taken = [s.name for s in self.seats]
+        if name is None:
+            rng = random.Random(f"{self.seed}:name:{len(self.seats)}")
+            name = pick_names(1, rng, exclude=taken)[0]
+        elif name.casefold() in (t.casefold() for t in taken):
+            raise ServiceError(f"The name {name} is taken in this game.")
+        return SeatInfo(len(self.seats), name, user_id, is_agent, agent_kind, persona)
+
+    def remove_seat(self, user_id: str | None, seat: int | None) -> None:
+        """Take a lobby seat away, by its person (``user_id``) or else its number; the seats
+        after it move up (the indices stay dense)."""
+        found = (
+            self.seat_of_user(user_id)
+            if user_id is not None
+            else next((s for s in self.seats if s.index == seat), None)
+        )
+        if found is None:
+            raise ServiceError("You are not in this game.")
+        self.seats.remove(found)
+        for i, s in enumerate(self.seats):  # keep indices dense
+            s.index = i
+
+    def seat_to_hand_over(self, seat: int, user_id: str | None) -> SeatInfo:
+        """The running seat ``seat``, to be handed to ``user_id`` (or an agent: None)."""
+        if self.state is not None and self.state.over:
+            raise ServiceError("The game is over.")
+        info = next((s for s in self.seats if s.index == seat), None)
+        if info is None:
+            raise ServiceError("There is no such seat.")
+        if user_id is not None and self.seat_of_user(user_id) is not None:
+            raise ServiceError("That person already has a seat in this game.")
+        return info
+
+    def deadline_armed(self) -> bool:
+        """The current phase's deadline will fire: a pending timer, or a tick being written."""
+        handle = self.deadline_handle
+        return (
+            self.state is not None
+            and self.armed_phase == self.state.phase.seq
+            and (self.ticking or (handle is not None and handle.pending))
+        )
+
+    def disarm(self) -> None:
+        if self.deadline_handle is not None:
+            self.deadline_handle.cancel()
+        self.deadline_handle = None
+        self.armed_phase = None
+
+    def tick_stored(self) -> None:
+        """The deadline's close was stored: a run of failures to store it is over."""
+        if self.alerted:
+            log.warning(
+                "game %s: the database accepts writes again after %d failed attempt(s)",
+                self.id, self.tick_failures,
+            )  # fmt: skip
+        self.tick_failures = 0
+        self.failing_since = None
+        self.alerted = False
+
+
+class DecisionFlusher(Protocol):
+    async def flush(self) -> None: ...
+
+
+class GameListener(Protocol):
+    """A renderer: gets every event of every game, in order, after it is committed."""
+
+    async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None: ...
+
+
+class AlertSink(Protocol):
+    """Where a problem a person must act on goes (the game's host): called once per problem,
+    with one line of text (without the game's id: ``game`` says which)."""
+
+    async def on_alert(self, game: LiveGame, message: str) -> None: ...
+
 
 class SeatActions(Protocol):
     """What a seat's port calls: the service's play methods, and the gate an agent waits at
@@ -136,6 +237,15 @@ class SeatPortImpl:
 
 
 AgentFactory = Callable[[LiveGame, SeatInfo, SeatPortImpl, GameClock, SchedulerTimers], Player]
+
+
+def target_seat(state: GameState, seat: int, name: str, offered: Callable[[int], list[int]]) -> int:
+    """The seat a character name names, among those the engine offers ``seat`` (``offered``:
+    `GameState.vote_targets` or `GameState.night_targets`; outside its phase, the living
+    others). Every name resolves, the seat's own too, so a refusal can be clear."""
+    seats = offered(seat) or [i for i in state.alive() if i != seat]
+    choices = [state.seats[i].name for i in seats]
+    return resolve_name(name, {s.index: s.name for s in state.seats}, choices)
 
 
 def seating(seed: int, players: int) -> list[int]:

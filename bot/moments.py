@@ -10,7 +10,7 @@ here only read and note moments on the `LiveGame`; nothing here writes or waits.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from bot.live import LiveGame
@@ -90,6 +90,26 @@ def action_moment(
     if prior is not None and made <= prior.until < previous:
         return made  # never lifted across a phase change: a night line stays a night line
     return previous
+
+
+def stamp(
+    game: LiveGame,
+    state: GameState,
+    make: Callable[[datetime], Action],
+    received: datetime,
+    at: datetime | None,
+    source: tuple[int, str] | None,
+    seen: int | None,
+) -> Action:
+    """The action ``make`` builds, stamped (`action_moment`); a vote or night action no
+    earlier than what is already applied (`after_applied`), and one that can end the phase
+    noting when it is applied (`applied_now`)."""
+    action = make(action_moment(game, state, received, at, source, seen))
+    if isinstance(action, A.Vote | A.NightAct):
+        action = after_applied(action, state, game.last_t)
+    if isinstance(action, A.Vote | A.NightAct | A.Tick):
+        action = applied_now(action, game.clock.now())
+    return action
 
 
 def after_applied(action: A.Vote | A.NightAct, state: GameState, last: datetime | None) -> Action:

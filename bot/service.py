@@ -28,20 +28,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlmodel import Session
 
 from agent.base import Player
-from bot import journal, lease, recovery
+from bot import journal, lease, live, recovery
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
@@ -49,20 +48,14 @@ from bot.errors import StoreUnavailable, db_reason
 from bot.limits import Cooldowns, LineLimited, LineLimiter
 from bot.live import (
     AgentFactory,
+    AlertSink,
+    GameListener,
     LiveGame,
-    Outbox,
     SeatInfo,
     SeatPortImpl,
-    new_game_id,
-    seating,
+    target_seat,
 )
-from bot.moments import (
-    action_moment,
-    after_applied,
-    applied_now,
-    grace,
-    note_applied,
-)
+from bot.moments import grace, note_applied, stamp
 from bot.outages import RELEASE_SECONDS, Outages
 from bot.ownership import FENCE, GameMoved, Ownership
 from bot.store import rows
@@ -73,35 +66,13 @@ from games.actions import Action
 from games.config import GameConfig
 from games.engine import apply, new_game
 from games.errors import ConfigError, RuleError
-from games.events import (
-    Event,
-    event_from_dict,
-    visible,
-)
-from games.names import CHARACTER_NAMES, pick_names, resolve_name
+from games.events import Event, event_from_dict, visible
 from games.state import GameState
 
 log = logging.getLogger(__name__)
 #: problems someone must act on, one line each (the CLI prints this logger on stderr)
 alert_log = logging.getLogger("bot.service.alerts")
 T = TypeVar("T")
-
-
-class DecisionFlusher(Protocol):
-    async def flush(self) -> None: ...
-
-
-class GameListener(Protocol):
-    """A renderer: gets every event of every game, in order, after it is committed."""
-
-    async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None: ...
-
-
-class AlertSink(Protocol):
-    """Where a problem a person must act on goes (the game's host): called once per problem,
-    with one line of text (without the game's id: ``game`` says which)."""
-
-    async def on_alert(self, game: LiveGame, message: str) -> None: ...
 
 
 class _Outbox:
@@ -169,9 +140,9 @@ class GameService:
         self.scheduler = scheduler
         self.agent_factory = agent_factory
         self.games: dict[str, LiveGame] = {}
-        self._listeners: list[Outbox] = []
+        self._listeners: list[live.Outbox] = []
         #: where agents record their LLM decisions (set by the runtime; flushed at game end)
-        self.decision_log: DecisionFlusher | None = None
+        self.decision_log: live.DecisionFlusher | None = None
         #: the LLM agent factory, when one is configured (simulate waits for its learning)
         self.llm_factory: Any = None
         # One writer thread, group commit: keeps the event loop free and SQLite single-writer,
@@ -285,7 +256,7 @@ class GameService:
         if speed <= 0:
             raise ConfigError("speed must be positive.")
         GameConfig.from_dict(config.to_dict())  # round-trips: refuse unknown settings early
-        game_id = new_game_id()
+        game_id = live.new_game_id()
         seed = seed if seed is not None else secrets.randbits(48)
 
         def create(session: Session) -> int:
@@ -336,16 +307,7 @@ class GameService:
                 raise ServiceError("You are already in this game.")
             if user_id is not None and not is_agent:
                 await self._check_consent(game, user_id)  # consent block below
-            if len(game.seats) >= len(CHARACTER_NAMES):
-                raise ServiceError("This game is full.")
-            taken = [s.name for s in game.seats]
-            if name is None:
-                rng = random.Random(f"{game.seed}:name:{len(game.seats)}")
-                name = pick_names(1, rng, exclude=taken)[0]
-            elif name.casefold() in (t.casefold() for t in taken):
-                raise ServiceError(f"The name {name} is taken in this game.")
-            info = SeatInfo(len(game.seats), name, user_id, is_agent, agent_kind, persona)
-
+            info = game.new_seat(user_id, is_agent, agent_kind, persona, name)
             await self._run_db(lambda session: journal.add_seat(session, game_id, info))
             game.seats.append(info)
             return info
@@ -370,7 +332,6 @@ class GameService:
         async with game.lock:
             if game.status != "lobby":
                 raise ServiceError("The game has started; its settings can't change now.")
-
             await self._run_db(lambda session: journal.set_config(session, game_id, config))
             game.config = config
 
@@ -381,16 +342,7 @@ class GameService:
         async with game.lock:
             if game.status != "lobby":
                 raise ServiceError("The game has started; ask a moderator to replace you.")
-            found = (
-                game.seat_of_user(user_id)
-                if user_id is not None
-                else next((s for s in game.seats if s.index == seat), None)
-            )
-            if found is None:
-                raise ServiceError("You are not in this game.")
-            game.seats.remove(found)
-            for i, s in enumerate(game.seats):  # keep indices dense
-                s.index = i
+            game.remove_seat(user_id, seat)
 
             seats = list(game.seats)
             await self._run_db(lambda session: journal.replace_seats(session, game_id, seats))
@@ -409,13 +361,7 @@ class GameService:
             if game.status != "lobby":
                 raise ServiceError("This game has already started.")
             t = game.clock.now()
-            # a fixed deal is role by seat as joined: the caller fixed the table (replays keep
-            # the recorded seat order); otherwise the seed seats everyone
-            order = (
-                list(range(len(game.seats)))
-                if game.config.deal
-                else seating(game.seed, len(game.seats))
-            )
+            order = game.start_order()
             seated = [game.seats[i] for i in order]
             state, events = new_game(game.config, [s.name for s in seated], game.seed, t)
 
@@ -484,12 +430,8 @@ class GameService:
         """Vote by character name (None abstains). A vote made (``at``) before the deadline
         counts even when it arrives a little after it; see :meth:`say` for ``platform_id``."""
         game, state = self._running(game_id)
-        index = None
-        if target is not None:
-            # (outside a vote the engine refuses anyway; a bad name still lists the living)
-            seats = state.vote_targets(seat) or [i for i in state.alive() if i != seat]
-            choices = [state.seats[i].name for i in seats]
-            index = resolve_name(target, self._others(state, seat), choices)
+        # (outside a vote the engine refuses anyway; a bad name still lists the living)
+        index = None if target is None else target_seat(state, seat, target, state.vote_targets)
         return await self._act(
             game, lambda t: A.Vote(seat, index, t), platform_id, at=at, source=(seat, "click")
         )
@@ -505,9 +447,7 @@ class GameService:
     ) -> bool:
         """The seat's role's night action on a character name; as :meth:`vote`."""
         game, state = self._running(game_id)
-        seats = state.night_targets(seat) or [i for i in state.alive() if i != seat]
-        choices = [state.seats[i].name for i in seats]
-        index = resolve_name(target, self._others(state, seat), choices)
+        index = target_seat(state, seat, target, state.night_targets)
         return await self._act(
             game, lambda t: A.NightAct(seat, index, t), platform_id, at=at, source=(seat, "click")
         )
@@ -517,16 +457,10 @@ class GameService:
         if game.state is None:
             async with game.lock:
                 game.status = "aborted"
-
                 await self._run_db(lambda session: journal.abort_lobby(session, game_id, reason))
             game.finished.set()
             return
         await self._act(game, lambda t: A.Abort(t, reason), None)
-
-    @staticmethod
-    def _others(state: GameState, seat: int) -> dict[int, str]:
-        """Names a seat may vote for; its own name resolves too, for a clear refusal."""
-        return {s.index: s.name for s in state.seats}
 
     async def _act(
         self,
@@ -554,12 +488,7 @@ class GameService:
             state = game.state
             if state is None:
                 raise ServiceError("The game hasn't started yet.")
-            t = action_moment(game, state, received, at, source, seen)
-            action = make(t)
-            if isinstance(action, A.Vote | A.NightAct):
-                action = after_applied(action, state, game.last_t)
-            if isinstance(action, A.Vote | A.NightAct | A.Tick):
-                action = applied_now(action, game.clock.now())
+            action = stamp(game, state, make, received, at, source, seen)
             if state.over and not isinstance(action, A.Tick):
                 raise RuleError("The game is over.")
             new, events = apply(state, action)  # RuleError: nothing stored, nothing changes
@@ -597,17 +526,9 @@ class GameService:
             return
         handle = game.deadline_handle
         if state.over or state.phase.deadline is None or self.outages.is_down(game.id):
-            # (while the input is down the clock stands still: armed again when it is back)
-            if handle is not None:
-                handle.cancel()
-            game.deadline_handle = None
-            game.armed_phase = None
+            game.disarm()  # (while the input is down the clock stands still: armed when back)
             return
-        if (
-            retry_in is None
-            and game.armed_phase == state.phase.seq
-            and (game.ticking or (handle is not None and handle.pending))
-        ):
+        if retry_in is None and game.deadline_armed():
             return
         if handle is not None:
             handle.cancel()
@@ -652,7 +573,7 @@ class GameService:
         finally:
             game.ticking = False
         if failed is None:
-            self._tick_stored(game)
+            game.tick_stored()
         current = game.state
         if current is None or current.over or current.phase.seq != phase_seq:
             return
@@ -727,17 +648,6 @@ class GameService:
         if game is not None and self.outages.is_down(game_id):
             await self.outages.release(game_id, game.finished, utcnow())
 
-    @staticmethod
-    def _tick_stored(game: LiveGame) -> None:
-        if game.alerted:
-            log.warning(
-                "game %s: the database accepts writes again after %d failed attempt(s)",
-                game.id, game.tick_failures,
-            )  # fmt: skip
-        game.tick_failures = 0
-        game.failing_since = None
-        game.alerted = False
-
     def _rearm_overdue(self) -> None:
         """The watchdog: any running game whose deadline has passed with nothing armed to end
         its phase gets its timer again (whatever left it unarmed)."""
@@ -747,10 +657,7 @@ class GameService:
                 continue
             if self.outages.is_down(game.id):
                 continue  # its clock stands still until the input is back
-            armed = game.armed_phase == state.phase.seq and (
-                game.ticking or (game.deadline_handle is not None and game.deadline_handle.pending)
-            )
-            if not armed and state.phase.deadline < game.clock.now():
+            if not game.deadline_armed() and state.phase.deadline < game.clock.now():
                 log.warning("game %s: re-arming an overdue deadline", game.id)
                 self._arm_deadline(game)
 
@@ -828,14 +735,8 @@ class GameService:
         nobody else learns that anything changed."""
         if (user_id is None) == (agent_kind is None):
             raise ValueError("give exactly one of user_id or agent_kind")
-        game, state = self._running(game_id)
-        if state.over:
-            raise ServiceError("The game is over.")
-        info = next((s for s in game.seats if s.index == seat), None)
-        if info is None:
-            raise ServiceError("There is no such seat.")
-        if user_id is not None and game.seat_of_user(user_id) is not None:
-            raise ServiceError("That person already has a seat in this game.")
+        game, _ = self._running(game_id)
+        info = game.seat_to_hand_over(seat, user_id)
         if user_id is not None:
             await self._check_consent(game, user_id)
         async with game.lock:
@@ -940,7 +841,6 @@ class GameService:
     ) -> list[str]:
         """Running games, newest first (only those on ``platforms``, and of the servers with
         the external ids ``servers``, when given)."""
-
         return await self._run_db(lambda s: recovery.unfinished(s, platforms, servers))
 
     async def resume_all(self, platforms: Sequence[str] | None = None) -> list[str]:
@@ -951,7 +851,6 @@ class GameService:
 
     async def history(self, game_id: str) -> list[dict[str, Any]]:
         """Every stored event of a game, as dicts, in order (for transcripts and exports)."""
-
         return await self._run_db(lambda session: journal.history(session, game_id))
 
     async def close(self) -> None:
