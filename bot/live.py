@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from agent.base import Player
 from bot.clock import GameClock
 from bot.errors import ServiceError
-from bot.timers import SchedulerTimers, TimerHandle
+from bot.timers import Backoff, SchedulerTimers, TimerHandle
 from games.config import GameConfig
 from games.events import Event
 from games.names import CHARACTER_NAMES, pick_names, resolve_name
@@ -169,6 +169,16 @@ class LiveGame:
         self.deadline_handle = None
         self.armed_phase = None
 
+    def tick_failed(self, backoff: Backoff) -> tuple[float, float]:
+        """The deadline's close could not be stored: how long to wait before the next attempt,
+        and for how long (real seconds) it has been failing."""
+        now = time.monotonic()
+        if self.failing_since is None:
+            self.failing_since = now
+        delay = backoff.delay(self.tick_failures)
+        self.tick_failures += 1
+        return delay, now - self.failing_since
+
     def tick_stored(self) -> None:
         """The deadline's close was stored: a run of failures to store it is over."""
         if self.alerted:
@@ -189,13 +199,6 @@ class GameListener(Protocol):
     """A renderer: gets every event of every game, in order, after it is committed."""
 
     async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None: ...
-
-
-class AlertSink(Protocol):
-    """Where a problem a person must act on goes (the game's host): called once per problem,
-    with one line of text (without the game's id: ``game`` says which)."""
-
-    async def on_alert(self, game: LiveGame, message: str) -> None: ...
 
 
 class SeatActions(Protocol):

@@ -41,20 +41,13 @@ from sqlmodel import Session
 
 from agent.base import Player
 from bot import journal, lease, live, recovery
+from bot.alerts import Alerts, AlertSink
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.errors import StoreUnavailable, db_reason
 from bot.limits import Cooldowns, LineLimited, LineLimiter
-from bot.live import (
-    AgentFactory,
-    AlertSink,
-    GameListener,
-    LiveGame,
-    SeatInfo,
-    SeatPortImpl,
-    target_seat,
-)
+from bot.live import AgentFactory, GameListener, LiveGame, SeatInfo, SeatPortImpl, target_seat
 from bot.moments import grace, note_applied, stamp
 from bot.outages import RELEASE_SECONDS, Outages
 from bot.ownership import FENCE, GameMoved, Ownership
@@ -70,8 +63,6 @@ from games.events import Event, event_from_dict, visible
 from games.state import GameState
 
 log = logging.getLogger(__name__)
-#: problems someone must act on, one line each (the CLI prints this logger on stderr)
-alert_log = logging.getLogger("bot.service.alerts")
 T = TypeVar("T")
 
 
@@ -135,8 +126,8 @@ class GameService:
         #: a deadline write failing for this many real seconds is reported to the alert sinks
         self.alert_after = alert_after
         self.tick_backoff = tick_backoff or Backoff()
-        self._alert_sinks: list[AlertSink] = []
-        self._tasks: set[asyncio.Task[None]] = set()
+        #: the hosts told of a problem that lasts, and work nobody waits for (`bot.alerts`)
+        self.alerts = Alerts()
         self.scheduler = scheduler
         self.agent_factory = agent_factory
         self.games: dict[str, LiveGame] = {}
@@ -194,23 +185,7 @@ class GameService:
 
     def add_alert_sink(self, sink: AlertSink) -> None:
         """Add where alerts go (each problem once, one line); they are also logged."""
-        self._alert_sinks.append(sink)
-
-    def _alert(self, game: LiveGame, message: str) -> None:
-        alert_log.error("Game %s: %s", game.id, message)
-        for sink in self._alert_sinks:
-            self._background(sink.on_alert(game, message), "alert")
-
-    def _background(self, work: Awaitable[None], what: str) -> None:
-        async def run() -> None:
-            try:
-                await work
-            except Exception:
-                log.exception("%s failed", what)
-
-        task = asyncio.create_task(run(), name=f"mafiabot:{what}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.alerts.add(sink)
 
     def subscribe(self, listener: GameListener) -> None:
         """Add a renderer. It gets each committed batch of events for every game."""
@@ -580,21 +555,16 @@ class GameService:
         if failed is None:  # stored but the phase goes on (nothing was due): wait again
             self._arm_deadline(game)
             return
-        now = time.monotonic()
-        if game.failing_since is None:
-            game.failing_since = now
-        delay = self.tick_backoff.delay(game.tick_failures)
-        game.tick_failures += 1
+        delay, lasting = game.tick_failed(self.tick_backoff)
         reason = db_reason(failed)
         log.warning(
             "game %s: the deadline could not be stored (attempt %d: %s); retrying in %.1f s",
             game.id, game.tick_failures, reason, delay,
         )  # fmt: skip
         self._arm_deadline(game, retry_in=delay)
-        lasting = now - game.failing_since
         if not game.alerted and lasting >= self.alert_after:
             game.alerted = True
-            self._alert(
+            self.alerts.alert(
                 game,
                 f"the phase should have ended {lasting:.0f} s ago, but the database refuses "
                 f"to store it ({reason}). I keep retrying; the game goes on by itself as soon "
@@ -690,7 +660,7 @@ class GameService:
             for outbox in outboxes:
                 await outbox.close()
 
-        self._background(stop(), f"stop {game_id}")
+        self.alerts.background(stop(), f"stop {game_id}")
         game.finished.set()
         for told in self.on_moved:
             told(game_id)
@@ -865,7 +835,6 @@ class GameService:
                 await outbox.close()
         for outbox in self._listeners:
             await outbox.close()
-        for task in list(self._tasks):
-            task.cancel()
+        self.alerts.cancel()
         await self.ownership.release_all()
         await asyncio.to_thread(self._db.close)
