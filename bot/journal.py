@@ -11,16 +11,20 @@ every other call's of a group commit, one statement a table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
+import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
-from bot.errors import ServiceError
+from bot.errors import ServiceError, StoreUnavailable, db_reason
 from bot.live import LiveGame, SeatInfo
+from bot.ownership import FENCE, Ownership
 from bot.store import models as m
 from bot.store import rows
+from bot.store.writer import GroupWriter
 from games.actions import Action, action_kind, action_to_dict
 from games.config import GameConfig
 from games.events import (
@@ -36,9 +40,40 @@ from games.events import (
 from games.narration import MANAGER, manager_line
 from games.state import GameState
 
+T = TypeVar("T")
 _GAMES, _SEATS, _PHASES = m.Game.__table__, m.Seat.__table__, m.Phase.__table__  # type: ignore[attr-defined]
 _ACTIONS, _EVENTS = m.Action.__table__, m.Event.__table__  # type: ignore[attr-defined]
 _MESSAGES, _VOTES = m.Message.__table__, m.Vote.__table__  # type: ignore[attr-defined]
+
+
+async def run(
+    writer: GroupWriter,
+    ownership: Ownership,
+    fn: Callable[[Session], T],
+    on_db_call: Callable[[float], None] | None = None,
+) -> T:
+    """Run ``fn`` in a transaction on the database thread, shared with the calls that
+    arrive at the same moment (group commit, `bot.store.writer`); return once it committed.
+    Writes to the games ``ownership`` holds are fenced (`bot.ownership`). A dropped connection
+    is retried once; what the database refuses becomes `StoreUnavailable` (nothing of this
+    call was committed). ``on_db_call`` is told how long the call took, waiting included."""
+
+    def call(session: Session) -> T:
+        session.info[FENCE] = ownership
+        session.info[rows.WRITING] = ownership.fence_games
+        return fn(session)
+
+    asked = time.perf_counter()
+    try:
+        # (a dropped connection is retried by the writer)
+        return await writer.run(call)
+    except sa.exc.DBAPIError as exc:
+        if isinstance(exc, sa.exc.IntegrityError):
+            raise
+        raise StoreUnavailable(db_reason(exc)) from exc
+    finally:
+        if on_db_call is not None:
+            on_db_call(time.perf_counter() - asked)
 
 
 # --- the lobby ----------------------------------------------------------------------------

@@ -109,6 +109,18 @@ class LiveGame:
             return list(range(len(self.seats)))
         return seating(self.seed, len(self.seats))
 
+    def begin(self, seated: list[SeatInfo], state: GameState, t: datetime) -> None:
+        """The game started at ``t`` with the lobby's seats in the order ``seated``."""
+        # Nothing is keyed by a lobby index yet (agents are attached just after; speech ids
+        # are not per seat), so renumbering the same SeatInfo objects is all it takes.
+        assert not self.players and not self.outboxes
+        for index, info in enumerate(seated):
+            info.index = index
+        self.seats = seated
+        self.last_t = t
+        self.state = state
+        self.status = "running"
+
     def new_seat(
         self,
         user_id: str | None,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
@@ -187,6 +187,17 @@ class Ownership:
             self.hold(game_id, got.epoch)
             return got.epoch
         raise AssertionError("unreachable")
+
+    @contextlib.asynccontextmanager
+    async def taken(self, game_id: str) -> AsyncIterator[datetime | None]:
+        """Take the game's lease (`take`) for what the block does, and let it go again if that
+        fails. Yields when the previous holder's lease ran out (None: it was released)."""
+        await self.take(game_id)
+        try:
+            yield self.previous_expiry.pop(game_id, None)
+        except BaseException:
+            await self.let_go(game_id)
+            raise
 
     async def let_go(self, game_id: str) -> None:
         """Stop holding the game and release its lease (if it was held)."""

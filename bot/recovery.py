@@ -105,10 +105,16 @@ def rebuild(stored: Stored, scheduler: AsyncIOScheduler, paused: bool) -> LiveGa
     return game
 
 
-async def read(run_db: RunDb, scheduler: AsyncIOScheduler, game_id: str, paused: bool) -> LiveGame:
-    """The game rebuilt from the database (`load`, then `rebuild`)."""
+async def read(
+    run_db: RunDb, scheduler: AsyncIOScheduler, game_id: str, paused: bool, resume: bool = False
+) -> LiveGame:
+    """The game rebuilt from the database (`load`, then `rebuild`). ``resume``: refuse a game
+    that has ended (between taking its lease and now): there is nothing to resume."""
     stored = await run_db(lambda session: load(session, game_id))
-    return rebuild(stored, scheduler, paused)
+    game = rebuild(stored, scheduler, paused)
+    if resume and game.status not in ("lobby", "running"):
+        raise ServiceError(f"Game {game_id} is {game.status}; there is nothing to resume.")
+    return game
 
 
 def down_since(game: LiveGame, previous_expiry: datetime | None, lease_seconds: float) -> datetime:

@@ -1,26 +1,13 @@
 """The one service port every adapter calls: create, join, start, say, vote, act at night, end.
 
-Flow is one way: an adapter calls the service; the service applies the action to the pure
-engine, persists the action and everything it caused in one transaction, then hands the
-events to listeners (renderers) and to agent seats (only what each seat may see).
-
-Crash safety: the ``actions`` table is the game's authoritative log. Nothing is shown to anyone
-before it is committed, and on start-up :meth:`GameService.resume_all` replays each running
-game's log through the engine (which is deterministic), re-arms the phase deadline with the
-time that is left, and re-attaches the agents. Every player action may carry the platform's
-moment (``at``: it is judged against the phase current then) and id (``platform_id``: applied
-once, also across restarts).
-
-Faults: a write the database refuses changes nothing in memory either (the state is replaced
-only after its transaction committed) and reaches the caller as `StoreUnavailable`, one line
-to show the player. A deadline tick that fails is retried with backoff until it is stored; a
-game is never left waiting on a timer that is not armed, and a failure that lasts is reported
-once to the alert sinks (the host's DM on Discord and Slack, stderr in the terminal).
-
-Ownership: one process drives a game at a time (`bot.lease`): the service takes a game's lease
-when it creates or resumes it, renews it while it holds it, and every transaction that writes
-a held game's rows is fenced with the lease's epoch, so a process that lost a game cannot
-write to it.
+Flow is one way: an adapter calls the service; the service stamps the action (`bot.moments`),
+applies it to the pure engine, writes the action and everything it caused in one transaction
+(`bot.journal`), then hands the events to listeners (renderers) and to agent seats (only what
+each seat may see). Nothing is shown before it is committed; a write the database refuses
+changes nothing in memory either and reaches the caller as `StoreUnavailable`. A deadline tick
+that fails is retried with backoff until it is stored, and a failure that lasts is reported
+once (`bot.alerts`). One process drives a game at a time (`bot.ownership`), and a game is
+carried on after a restart by replaying its action log (`bot.recovery`).
 """
 
 from __future__ import annotations
@@ -45,13 +32,12 @@ from bot.alerts import Alerts, AlertSink
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
-from bot.errors import StoreUnavailable, db_reason
+from bot.errors import db_reason
 from bot.limits import Cooldowns, LineLimited, LineLimiter
 from bot.live import AgentFactory, GameListener, LiveGame, SeatInfo, SeatPortImpl, target_seat
 from bot.moments import grace, note_applied, stamp
 from bot.outages import RELEASE_SECONDS, Outages
-from bot.ownership import FENCE, GameMoved, Ownership
-from bot.store import rows
+from bot.ownership import GameMoved, Ownership
 from bot.store.writer import GroupWriter
 from bot.timers import Backoff, SchedulerTimers
 from games import actions as A
@@ -157,31 +143,13 @@ class GameService:
             raise ServiceError(f"The bot is restarting; {then} in a minute.")
 
     async def _run_db(self, fn: Callable[[Session], T]) -> T:
-        """Run ``fn`` in a transaction on the database thread, shared with the calls that
-        arrive at the same moment (group commit, `bot.store.writer`); return once it committed.
-        Writes to the games this service holds are fenced (`_fence`). A dropped connection is
-        retried once; what the database refuses becomes `StoreUnavailable` (nothing of this
-        call was committed)."""
-
-        def call(session: Session) -> T:
-            session.info[FENCE] = self.ownership
-            session.info[rows.WRITING] = self.ownership.fence_games
-            return fn(session)
-
-        asked = time.perf_counter()
+        """Run ``fn`` in a fenced transaction, group-committed (`bot.journal.run`); a game
+        another process took over stops here (`GameMoved`, raised on)."""
         try:
-            # (a dropped connection is retried by the writer)
-            return await self._db.run(call)
-        except sa.exc.DBAPIError as exc:
-            if isinstance(exc, sa.exc.IntegrityError):
-                raise
-            raise StoreUnavailable(db_reason(exc)) from exc
+            return await journal.run(self._db, self.ownership, fn, self.on_db_call)
         except GameMoved as moved:
             self._moved(moved.game_id)
             raise
-        finally:
-            if self.on_db_call is not None:
-                self.on_db_call(time.perf_counter() - asked)
 
     def add_alert_sink(self, sink: AlertSink) -> None:
         """Add where alerts go (each problem once, one line); they are also logged."""
@@ -344,15 +312,7 @@ class GameService:
                 journal.begin(session, game, order, state, events, t)
 
             await self._run_db(begin)
-            # Nothing is keyed by a lobby index yet (agents are attached just below; speech ids
-            # are not per seat), so renumbering the same SeatInfo objects is all it takes.
-            assert not game.players and not game.outboxes
-            for index, info in enumerate(seated):
-                info.index = index
-            game.seats = seated
-            game.last_t = t
-            game.state = state
-            game.status = "running"
+            game.begin(seated, state, t)
             self._attach_agents(game)
             self._advance_seqs(game, events)
             self._arm_deadline(game)
@@ -771,40 +731,30 @@ class GameService:
         its clock wait, and the phase gets the time the game was down back (`bot.outages`)."""
         if game_id in self.games:
             return self.games[game_id]
-        await self.ownership.take(game_id)
-        try:
-            return await self._load(game_id, paused, input_down)
-        except BaseException:
-            await self.ownership.let_go(game_id)
-            raise
+        async with self.ownership.taken(game_id) as previous:  # (let go again if this fails)
+            game = await recovery.read(self._run_db, self.scheduler, game_id, paused, resume=True)
+            self.games[game_id] = game
+            if game.state is None:
+                return game
+            if input_down and not game.state.over:
+                since = recovery.down_since(game, previous, self.ownership.lease_seconds)
+                self.outages.mark_down(game.id, game.clock, since)
+            history = game.replayed
+            self._attach_agents(game)
+            for seat, outbox in game.outboxes.items():
+                seen = [e for e in history if visible(e, seat)]
+                if seen:
+                    outbox.put(seen)
+            if game.state.over:  # crashed between the last action and marking the game finished
+                await self._finish(game)
+            else:
+                self._arm_deadline(game)
+            return game
 
     async def replay(self, game_id: str) -> LiveGame:
         """The game rebuilt from its action log, read only: nothing is taken over, armed or
         attached (any process may do this, whoever drives the game)."""
         return await recovery.read(self._run_db, self.scheduler, game_id, paused=True)
-
-    async def _load(self, game_id: str, paused: bool, input_down: bool = False) -> LiveGame:
-        game = await recovery.read(self._run_db, self.scheduler, game_id, paused)
-        if game.status not in ("lobby", "running"):  # ended between taking the lease and now
-            raise ServiceError(f"Game {game_id} is {game.status}; there is nothing to resume.")
-        self.games[game_id] = game
-        previous = self.ownership.previous_expiry.pop(game_id, None)
-        if game.state is None:
-            return game
-        if input_down and not game.state.over:
-            since = recovery.down_since(game, previous, self.ownership.lease_seconds)
-            self.outages.mark_down(game.id, game.clock, since)
-        history = game.replayed
-        self._attach_agents(game)
-        for seat, outbox in game.outboxes.items():
-            seen = [e for e in history if visible(e, seat)]
-            if seen:
-                outbox.put(seen)
-        if game.state.over:  # crashed between the last action and marking the game finished
-            await self._finish(game)
-        else:
-            self._arm_deadline(game)
-        return game
 
     async def unfinished_games(
         self, platforms: Sequence[str] | None = None, servers: Sequence[str] | None = None
