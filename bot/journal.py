@@ -6,7 +6,8 @@ transaction committed. An action's row (``actions``: the authoritative log a res
 replays) goes out with every event it caused (``events``) and the rows derived from them
 (``messages``, ``votes``, ``phases``, deaths and the outcome) in the same transaction, so
 nothing is shown before all of it is stored. Plain rows (`bot.store.rows`) are written with
-every other call's of a group commit, one statement a table.
+every other call's of a group commit, one statement a table. `run` is how the service runs
+such a transaction: on the database thread, group-committed, fenced with the leases it holds.
 """
 
 from __future__ import annotations

@@ -4,10 +4,10 @@ Flow is one way: an adapter calls the service; the service stamps the action (`b
 applies it to the pure engine, writes the action and everything it caused in one transaction
 (`bot.journal`), then hands the events to listeners (renderers) and to agent seats (only what
 each seat may see). Nothing is shown before it is committed; a write the database refuses
-changes nothing in memory either and reaches the caller as `StoreUnavailable`. A deadline tick
-that fails is retried with backoff until it is stored, and a failure that lasts is reported
-once (`bot.alerts`). One process drives a game at a time (`bot.ownership`), and a game is
-carried on after a restart by replaying its action log (`bot.recovery`).
+changes nothing in memory either and reaches the caller as `bot.errors.StoreUnavailable`. A
+deadline tick that fails is retried with backoff until it is stored, and a failure that lasts
+is reported once (`bot.alerts`). One process drives a game at a time (`bot.ownership`), and
+a game is carried on after a restart by replaying its action log (`bot.recovery`).
 """
 
 from __future__ import annotations
@@ -86,6 +86,10 @@ class _Outbox:
 
 
 class GameService:
+    """The port: the lobby (create, join, configure, leave, start), play (say, vote, night act,
+    end; each applied by `_act` under the game's lock), the deadlines (`_arm_deadline`, `_tick`)
+    and the delivery of what was committed to listeners and agent seats."""
+
     def __init__(
         self,
         engine: sa.Engine,
