@@ -8,8 +8,8 @@ from agent.base import Player
 from agent.baseline import BaselinePolicy
 from agent.driver import PolicyPlayer
 from bot.clock import GameClock
+from bot.live import AgentFactory, LiveGame, SeatInfo, SeatPortImpl
 from bot.llm_agents import LLM, LLMPlayerFactory
-from bot.service import AgentFactory, LiveGame, SeatInfo, SeatPortImpl
 from bot.timers import SchedulerTimers
 
 BASELINE = "baseline"

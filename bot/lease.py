@@ -7,9 +7,10 @@ twice, a unique key failing, a game stuck. A lock held in memory or in a file do
 across machines; a row in the database everybody already shares does, on SQLite and PostgreSQL
 alike.
 
-The ``game_leases`` row of a game says who holds it (``holder``: a random token per
-`GameService`, with the ``host`` and ``pid`` for people to read), until when (``expires_at``)
-and since which *epoch*. The rules:
+These are the rows and their rules; `bot.ownership` is the service's side (what it holds,
+the renewal, the fence on its transactions). The ``game_leases`` row of a game says who
+holds it (``holder``: a random token per `GameService`, with the ``host`` and ``pid`` for
+people to read), until when (``expires_at``) and since which *epoch*. The rules:
 
 - **Taking** a game (`acquire`): allowed when nobody holds it, when the lease has expired, or
   when the holder is a process on this machine that is gone (``kill -9``: no need to wait for
@@ -29,9 +30,9 @@ and since which *epoch*. The rules:
   leases at once, so the next process need not wait.
 
 Building on this (several processes on one PostgreSQL, rolling restarts): a process that wants
-a game calls ``GameService.resume``; `GameHeld` (a `bot.service.ServiceError`) says who holds
-it and until when, so a new process in a rolling restart retries after ``expires_at``, or as
-soon as the old one releases its games on SIGTERM. Clocks: expiry times are written by the
+a game calls ``GameService.resume``; `bot.ownership.GameHeld` (a `ServiceError`) says who
+holds it and until when, so a new process in a rolling restart retries after ``expires_at``,
+or as soon as the old one releases its games on SIGTERM. Clocks: expiry times are written by the
 holder's clock and read by the taker's, so machines sharing a database need clocks within a
 few seconds of each other (NTP); the fencing token, not the clock, is what keeps two writers
 apart.

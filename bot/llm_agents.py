@@ -53,7 +53,7 @@ from agent.memory.seatmind import MindSettings, SeatMind
 from agent.personas import Persona, persona_for
 from bot.clock import GameClock
 from bot.experience_store import ExperienceStore, register_memory_root
-from bot.service import LiveGame, SeatInfo, SeatPortImpl
+from bot.live import LiveGame, SeatInfo, SeatPortImpl
 from bot.settings import Settings
 from bot.table.personas import read_personas_file
 from bot.timers import SchedulerTimers

@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot import survey
-from bot.service import SeatInfo
+from bot.live import SeatInfo
 from bot.table.config import (
     MAX_AGENTS,
     SETTINGS_HELP,

@@ -50,7 +50,7 @@ from sqlmodel import Session, col, select
 
 from bot.consent import CONSENT_VERSION
 from bot.dataset.scrub import WITHDRAWN, redact_lines, remove_user_id
-from bot.service import LiveGame
+from bot.live import LiveGame
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import (

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from bot.service import SeatInfo
+from bot.live import SeatInfo
 from bot.store.db import session_scope
 from bot.store.models import SurveyResponse, utcnow
 

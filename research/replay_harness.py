@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Literal
 
 from bot.dataset.llmafia_model import LLMafiaGame
-from bot.service import AgentFactory, GameService, LiveGame, ServiceError
+from bot.live import AgentFactory, LiveGame
+from bot.service import GameService, ServiceError
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
 from bot.timers import make_scheduler

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from bot.discord.notify import Notifier
 from bot.discord.options import DiscordOptions
 from bot.discord.rooms import Room, Rooms
-from bot.service import LiveGame
+from bot.live import LiveGame
 from bot.timers import TimerHandle
 from games.events import (
     Event,

@@ -47,10 +47,12 @@ from bot.discord.shards import Handover
 from bot.discord.survey import Survey
 from bot.discord.views import DYNAMIC_ITEMS, Handlers
 from bot.errors import PlatformUnreachable
+from bot.live import LiveGame
 from bot.lobbies import IdleLobbies
 from bot.ops.logs import guard_library_loggers
+from bot.ownership import GameHeld
 from bot.reveal import Reveals
-from bot.service import GameHeld, GameService, LiveGame, ServiceError
+from bot.service import GameService, ServiceError
 from bot.settings import Settings, SettingsError, load_settings
 
 log = logging.getLogger(__name__)

@@ -36,8 +36,9 @@ from bot.discord.rooms import Room, Rooms
 from bot.discord.servers import Servers, defer, reply
 from bot.discord.views import consent_view
 from bot.errors import ServiceError
+from bot.live import LiveGame
 from bot.privacy import WithdrawalReport
-from bot.service import GameService, LiveGame
+from bot.service import GameService
 from bot.settings import Settings
 from bot.spotrate import server_chat_lines
 from bot.table.config import MAX_AGENTS, MIN_AGENTS

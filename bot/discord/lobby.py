@@ -25,7 +25,8 @@ from bot.discord.permissions import blocking, describe_missing
 from bot.discord.rooms import Room, Rooms
 from bot.discord.servers import defer
 from bot.discord.views import consent_view, lobby_view
-from bot.service import GameService, LiveGame, ServiceError
+from bot.live import LiveGame
+from bot.service import GameService, ServiceError
 from bot.settings import Settings
 from bot.table.config import config_summary
 from bot.table.lobby import may_manage, seat_agents, start_problem

@@ -51,7 +51,7 @@ from bot.discord.rooms import Room, Rooms, real_deadline
 from bot.discord.sanitize import relay_chunks
 from bot.discord.survey import comment_message, survey_message
 from bot.discord.views import night_action_view, night_vote_view, vote_view
-from bot.service import LiveGame
+from bot.live import LiveGame
 from games.events import (
     ChoicesOffered,
     Event,

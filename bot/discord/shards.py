@@ -138,7 +138,7 @@ class Handover:
             return False
         if at is not None:
             held = await self.links.lease_until(game_id)
-            if held is not None and held[0] != self.service.holder.token and held[1] > at:
+            if held is not None and held[0] != self.service.ownership.holder.token and held[1] > at:
                 return False  # (the watcher takes the game over once its driver lets go)
         return await self._take(row)
 
@@ -156,7 +156,7 @@ class Handover:
         if self.service.closing:
             return []
         taken = []
-        for row in await self.links.free_games(self.service.holder):
+        for row in await self.links.free_games(self.service.ownership.holder):
             if row.id in self.service.games or not self.shards.has(row.guild_id):
                 continue
             if await self._take(row):

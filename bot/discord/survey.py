@@ -20,7 +20,7 @@ from bot.discord.links import LinkStore
 from bot.discord.rooms import Rooms
 from bot.discord.sanitize import plain
 from bot.discord.views import MAX_OPTIONS, CommentButton, CommentModal, SurveySelect
-from bot.service import SeatInfo
+from bot.live import SeatInfo
 
 Reply = Callable[[discord.Interaction[Any], str], Awaitable[None]]
 

@@ -10,9 +10,10 @@ from rich.console import Console
 
 from agent.decisions import DecisionSummary
 from bot import invocation
+from bot.live import LiveGame
 from bot.local.render import ConsoleRenderer
 from bot.runtime import database_url, running_service
-from bot.service import GameService, LiveGame
+from bot.service import GameService
 from bot.settings import Settings
 from bot.store.db import make_engine, session_scope
 from bot.store.decisions import summary_for_game

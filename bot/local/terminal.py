@@ -23,6 +23,7 @@ from rich.markup import escape
 from bot import invocation, reveal, survey
 from bot.clock import utcnow
 from bot.errors import ServiceError
+from bot.live import LiveGame
 from bot.local.render import ConsoleRenderer
 from bot.local.simulate import (
     TERMINAL,
@@ -32,7 +33,7 @@ from bot.local.simulate import (
     pick_resume,
 )
 from bot.runtime import running_service
-from bot.service import GameService, LiveGame
+from bot.service import GameService
 from bot.settings import Settings
 from bot.table.help import RESUME, help_text, roles_in_play
 from bot.table.help import TERMINAL as TERMINAL_COMMANDS

@@ -26,9 +26,10 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.live import LiveGame
 from bot.lobbies import IdleLobbies
 from bot.reveal import Reveals
-from bot.service import GameService, LiveGame, ServiceError
+from bot.service import GameService, ServiceError
 from bot.settings import Settings
 from bot.slack.games import Games
 from bot.slack.lobby import PLATFORM, Lobby

@@ -33,7 +33,8 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.crypto import SecretBox, SecretKeyError, check_rows
-from bot.service import GameService, LiveGame
+from bot.live import LiveGame
+from bot.service import GameService
 from bot.settings import Settings
 from bot.slack import inbound
 from bot.slack.adapter import SlackAdapter

@@ -7,7 +7,8 @@ its events cost one lookup, not one per event.
 
 from __future__ import annotations
 
-from bot.service import GameService, LiveGame
+from bot.live import LiveGame
+from bot.service import GameService
 from bot.slack.store import Booth, LinkStore, SlackGame
 
 

@@ -17,7 +17,8 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from bot.consent import CONSENT_VERSION, ConsentRequired, record_consent
-from bot.service import GameService, LiveGame, ServiceError
+from bot.live import LiveGame
+from bot.service import GameService, ServiceError
 from bot.settings import Settings
 from bot.slack import blocks as B
 from bot.slack.games import Games

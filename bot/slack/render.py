@@ -23,7 +23,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.service import LiveGame
+from bot.live import LiveGame
 from bot.slack import blocks as B
 from bot.slack.outbox import Outbox
 from bot.slack.store import Booth, LinkStore, SlackGame

@@ -13,4 +13,7 @@ games an export takes: each is decided once, here, so the platforms cannot drift
 - `bot.table.booths`: the den's audience, the restart backlog's order and its refusal note
 - `bot.table.links`: the platform link store and the finished games of a server
 - `bot.table.text`: relayed-text safety (no mass mention) and character avatars
+- `bot.table.help`: the help text every platform shows, in its own markup
+- `bot.table.personas`: which persona the AI players get (chosen by key, never typed)
+- `bot.table.latency`: the relay latency of a line, timed alike on every platform
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.service import LiveGame
+from bot.live import LiveGame
 from games.names import display_list
 from games.state import PhaseKind
 

@@ -20,7 +20,8 @@ from sqlmodel import Session, select
 
 from bot import lease
 from bot.clock import utcnow
-from bot.service import GameHeld, GameMoved, GameService
+from bot.ownership import GameHeld, GameMoved
+from bot.service import GameService
 from bot.store import models as m
 from bot.store.db import session_scope
 from bot.timers import make_scheduler

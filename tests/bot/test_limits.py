@@ -19,8 +19,9 @@ from bot.limits import (
     LineLimited,
     LineLimiter,
 )
+from bot.live import SeatPortImpl
 from bot.lobbies import IdleLobbies
-from bot.service import GameService, SeatPortImpl
+from bot.service import GameService
 from bot.timers import make_scheduler
 from games.config import GameConfig
 from games.errors import RuleError

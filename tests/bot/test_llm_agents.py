@@ -33,13 +33,14 @@ from agent.llm.retry import RetryPolicy
 from agent.llm.wrappers import BudgetedClient, FallbackClient
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
 from bot.clock import GameClock
+from bot.live import LiveGame, SeatInfo, SeatPortImpl
 from bot.llm_agents import (
     LLMAgentConfig,
     LLMClients,
     build_llm_clients,
     llm_player_factory,
 )
-from bot.service import GameService, LiveGame, SeatInfo, SeatPortImpl
+from bot.service import GameService
 from bot.settings import Settings
 from bot.store import models as m
 from bot.store.decisions import DBDecisionLog, records_for_game, summary_for_game

@@ -14,8 +14,10 @@ from sqlalchemy.engine import Engine
 
 from bot.agents import make_agent_factory
 from bot.clock import utcnow
+from bot.live import LiveGame
+from bot.moments import grace
 from bot.outages import ReleaseWindow
-from bot.service import GameService, LiveGame, grace
+from bot.service import GameService
 from bot.timers import make_scheduler
 from games.config import GameConfig
 from games.events import Event, MessageAccepted, PhaseEnded, PhaseExtended, PhaseStarted

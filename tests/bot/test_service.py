@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
-from bot.service import GameService, LiveGame, SeatInfo, ServiceError, seating
+from bot.live import LiveGame, SeatInfo, seating
+from bot.service import GameService, ServiceError
 from bot.store import models as m
 from bot.timers import make_scheduler
 from games.config import GameConfig

@@ -12,7 +12,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.clock import GameClock, utcnow
-from bot.service import GameService, LiveGame, grace
+from bot.live import LiveGame
+from bot.moments import grace
+from bot.service import GameService
 from bot.store import models as m
 from bot.timers import make_scheduler
 from bot.transcript import transcript

@@ -8,7 +8,7 @@ from sqlmodel import Session, select
 
 from bot import survey
 from bot.dataset.llmafia_survey import METRICS
-from bot.service import SeatInfo
+from bot.live import SeatInfo
 from bot.store import models as m
 from bot.store.db import session_scope
 

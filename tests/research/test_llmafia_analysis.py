@@ -21,7 +21,8 @@ from bot.clock import GameClock
 from bot.consent import record_consent
 from bot.dataset.export import export_games
 from bot.dataset.stored import store_game_id
-from bot.service import GameService, LiveGame
+from bot.live import LiveGame
+from bot.service import GameService
 from bot.store import models as m
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade

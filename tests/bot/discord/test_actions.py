@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from bot.clock import GameClock
 from bot.discord.actions import CLOSED, ELIMINATED, NOT_A_PLAYER, NOT_RUNNING, OVER, click_seat
-from bot.service import LiveGame, SeatInfo
+from bot.live import LiveGame, SeatInfo
 from bot.timers import SchedulerTimers
 from games.config import GameConfig
 from games.engine import new_game

@@ -11,7 +11,7 @@ from bot.clock import GameClock
 from bot.discord.afk import AfkWatch
 from bot.discord.options import DiscordOptions
 from bot.discord.rooms import Room
-from bot.service import LiveGame
+from bot.live import LiveGame
 from games.config import GameConfig
 from games.engine import new_game
 from games.events import MessageAccepted, PhaseStarted, PlayerEliminated, VoteCast

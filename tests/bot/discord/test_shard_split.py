@@ -108,7 +108,7 @@ async def test_two_bots_on_one_shard_only_the_driver_answers_then_it_hands_over(
 
         assert await bots[standby].handover.sweep() == []  # held: nothing to take
         # the driver's poll does not read back the games it drives itself
-        assert await bots[driver].links.free_games(bots[driver].service.holder) == []
+        assert await bots[driver].links.free_games(bots[driver].service.ownership.holder) == []
         await (one, two)[driver].aclose()  # the driver stops: its game is released
         assert await bots[standby].handover.sweep() == [game_id]
         await table.say(table.humans[1], "after the handover")

@@ -24,7 +24,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.agents import make_agent_factory
-from bot.service import GameService, LiveGame, StoreUnavailable
+from bot.errors import StoreUnavailable
+from bot.live import LiveGame
+from bot.service import GameService
 from bot.store import models as m
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from agent.memory.embeddings import HashingEmbedder
+from bot.live import SeatInfo
 from bot.llm_agents import AgentLearning
-from bot.service import SeatInfo
 from bot.settings import load_settings
 from tests.bot.hostile.harness import read_only, run_process
 from tests.fakes.llm_servers import FakeOpenAIServer

@@ -13,9 +13,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from bot.clock import utcnow
+from bot.live import LiveGame
 from bot.local import terminal
 from bot.local.terminal import Keyboard, Typed, ask_survey, handle_line
-from bot.service import GameService, LiveGame
+from bot.service import GameService
 from bot.store import models as m
 from games.config import GameConfig
 

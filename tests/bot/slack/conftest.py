@@ -18,7 +18,8 @@ from sqlalchemy.engine import Engine
 
 from bot.agents import make_agent_factory
 from bot.consent import record_consent
-from bot.service import GameService, LiveGame, seating
+from bot.live import LiveGame, seating
+from bot.service import GameService
 from bot.slack.adapter import SlackAdapter
 from bot.slack.app import build_app
 from bot.store.db import make_engine

@@ -8,8 +8,8 @@ import re
 from sqlmodel import Session, select
 
 from bot.consent import CONSENT_VERSION
+from bot.live import seating
 from bot.platform_common import avatar_url
-from bot.service import seating
 from bot.store.models import Consent, SurveyResponse
 from games.config import GameConfig
 from games.engine import assign_roles

@@ -43,7 +43,7 @@ async def test_restart_relays_outage_lines_once_in_order(harness: SlackHarness) 
         stamps[text] = fake.workspace.post(fake.dm(u), user=u.id, text=text, source="user").ts
     calls_before = len(fake.calls("chat.postMessage"))
 
-    adapter = await harness.boot()  # restart: resume_all + booth catch-up
+    adapter = await harness.boot()  # restart: its Slack games resumed + booth catch-up
     game = harness.live(game_id)
     assert game.state is not None and game.state.phase.kind.value == "day"
     expected = [(name[u.id], text) for u, text in typed]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.live import SeatInfo
 from bot.platform_common import (
     WORD_JOINER,
     SettingsTextError,
@@ -16,7 +17,6 @@ from bot.platform_common import (
     parse_settings,
     survey_response,
 )
-from bot.service import SeatInfo
 from bot.slack.inbound import register
 from bot.slack.moments import ts_key as _ts
 from bot.slack.problems import BOT_EVENTS, REQUIRED_SCOPES, explain
