@@ -142,9 +142,7 @@ class Lanes(Generic[K, J]):
         if news is not None:
             news.set()
         if key not in self._tasks:
-            self._tasks[key] = asyncio.create_task(
-                self._run(key, queue), name=f"{self.name}:{key}"
-            )
+            self._tasks[key] = asyncio.create_task(self._run(key, queue), name=f"{self.name}:{key}")
         return True
 
     def pending(self, key: K | None = None) -> int:

@@ -20,11 +20,11 @@ from bot.consent import CONSENT_VERSION, ConsentRequired, record_consent
 from bot.service import GameService, LiveGame, ServiceError
 from bot.settings import Settings
 from bot.slack import blocks as B
+from bot.slack.delivery import error_fields, why
 from bot.slack.games import Games
-from bot.slack.outbox import Outbox
-from bot.slack.poster import error_fields, why
+from bot.slack.links import LinkStore, SlackGame
+from bot.slack.notify import Outbox
 from bot.slack.problems import explain, missing_scopes, scope_words
-from bot.slack.store import LinkStore, SlackGame
 from bot.slack.workspaces import TokenRefreshFailed, WorkspaceGone
 from bot.table.config import (
     SettingsTextError,
