@@ -34,7 +34,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from bot.limits import FairQueue
 
@@ -122,8 +122,6 @@ class Lanes(Generic[K, J]):
         #: set when something is queued for a key whose worker may be waiting for its pace
         self._news: dict[K, asyncio.Event] = {}
         self.closed = False
-        #: past the grace of `close`: nothing is tried again
-        self._cut = False
         self.sent = 0
         self.retried = 0
         self.failed = 0
@@ -199,7 +197,7 @@ class Lanes(Generic[K, J]):
                 raise
             except Exception as exc:
                 attempt += 1
-                delay = None if self._cut else self.policy.retry_in(job, exc, attempt)
+                delay = None if self.closed else self.policy.retry_in(job, exc, attempt)
                 if delay is not None:
                     self.retried += 1
                     await asyncio.sleep(delay)
@@ -237,15 +235,15 @@ class Lanes(Generic[K, J]):
             await asyncio.wait(tasks)
 
     async def close(self, grace: float | None = 0.0) -> None:
-        """Stop taking jobs; send what is queued for at most ``grace`` seconds (None: until
-        it is all out), then stop the workers. Unsent jobs go to ``on_drop``."""
-        self.closed = True
+        """Send what is queued (and what is queued meanwhile) for at most ``grace`` seconds
+        (None: until it is all out), then stop taking jobs and stop the workers. Unsent jobs
+        go to ``on_drop``."""
         if grace is None:
             await self.drain()
         elif grace > 0:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.drain(), grace)
-        self._cut = True
+        self.closed = True
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()
@@ -256,3 +254,26 @@ class Lanes(Generic[K, J]):
             while queue:
                 self._drop(queue.popleft())
         self._queues.clear()
+
+
+class Line:
+    """One destination's lane on its own: ordered, asynchronous delivery of items to one
+    subscriber, so a slow or re-entrant subscriber (an agent that speaks while being told
+    something) never reorders or blocks whoever puts. A failed delivery is logged and the
+    next item goes on; `close` hands over everything queued first."""
+
+    def __init__(self, deliver: Callable[[Any], Awaitable[object]], name: str) -> None:
+        self._lanes: Lanes[str, Any] = Lanes(deliver, on_error=_logged, name=f"outbox:{name}")
+
+    def put(self, item: Any) -> None:
+        self._lanes.put("", item)
+
+    async def drain(self) -> None:
+        await self._lanes.drain()
+
+    async def close(self) -> None:
+        await self._lanes.close(grace=None)
+
+
+async def _logged(item: object, exc: Exception) -> None:
+    log.error("event delivery failed", exc_info=exc)

@@ -47,6 +47,7 @@ from bot import lease
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
+from bot.lanes import Line as _Outbox
 from bot.limits import Cooldowns, LineLimited, LineLimiter
 from bot.outages import RELEASE_SECONDS, Outages, down_since_restart
 from bot.store import models as m
@@ -186,39 +187,6 @@ class SeatPortImpl:
 
 
 AgentFactory = Callable[["LiveGame", SeatInfo, SeatPortImpl, GameClock, SchedulerTimers], Player]
-
-
-class _Outbox:
-    """Ordered, asynchronous delivery to one subscriber, so a slow or re-entrant subscriber
-    (an agent that speaks while being told something) never reorders or blocks the game."""
-
-    def __init__(self, deliver: Callable[[Any], Awaitable[None]], name: str) -> None:
-        self._deliver = deliver
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._task = asyncio.create_task(self._run(), name=f"outbox:{name}")
-
-    def put(self, item: Any) -> None:
-        self._queue.put_nowait(item)
-
-    async def _run(self) -> None:
-        while True:
-            batch = await self._queue.get()
-            try:
-                if batch is None:
-                    return
-                await self._deliver(batch)
-            except Exception:
-                log.exception("event delivery failed")
-            finally:
-                self._queue.task_done()
-
-    async def drain(self) -> None:
-        await self._queue.join()
-
-    async def close(self) -> None:
-        self._queue.put_nowait(None)
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Ordered, never-dropping delivery to Discord, one queue per destination.
+"""Ordered, never-dropping delivery to Discord, one queue per destination: Discord's policy
+over `bot.lanes`.
 
 Everything the bot posts goes through an :class:`Outbox` under a *key* (the stage of a game,
 one booth, the graveyard...). Jobs under one key are sent strictly one after another, in the order
@@ -18,9 +19,11 @@ the den's lines, which are sent by different rules (a den line is dropped once t
 changed hands), so a note must never ride along inside a den job.
 
 Where players' lines share a queue with the Game-Manager's posts (the stage; a booth that
-carries den talk), the queue is a `bot.limits.FairQueue`: the Game-Manager's posts go before
-any player's line, and players' lines are taken one seat at a time in turn (``lane``: the
+carries den talk), the lane is fair (`bot.lanes`): the Game-Manager's posts go before any
+player's line, and players' lines are taken one seat at a time in turn (``lane``: the
 speaking seat), so a flooding seat's backlog delays another seat's line by one post at most.
+Players' lines under one key are spaced `bot.limits.STAGE_INTERVAL` apart (the webhook's
+rate limit); the Game-Manager's posts are not held by that spacing.
 
 A worker task exists only while its queue is non-empty, so thousands of idle booths cost no
 tasks at all.
@@ -29,7 +32,6 @@ tasks at all.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
@@ -40,7 +42,8 @@ import aiohttp
 import discord
 
 from bot.discord.sanitize import MAX_CONTENT
-from bot.limits import STAGE_INTERVAL, FairQueue
+from bot.lanes import Lanes, Pace, Policy
+from bot.limits import STAGE_INTERVAL
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +78,48 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, aiohttp.ClientError | OSError | asyncio.TimeoutError)
 
 
-class Outbox:
+class DiscordPolicy(Policy[Job]):
+    """Players' lines under one key are spaced ``lane_interval`` apart (the webhook's rate
+    limit; the Game-Manager's posts are not held by it); a transient failure is tried again
+    after a capped, jittered backoff, for as long as it takes."""
+
+    def __init__(self, lane_interval: float, base_backoff: float, max_backoff: float) -> None:
+        self.lane_interval = lane_interval
+        self.base_backoff = base_backoff
+        self.max_backoff = max_backoff
+        self._pace: Pace | None = None
+
+    def _spacing(self, job: Job) -> Pace | None:
+        if job.lane is None or self.lane_interval <= 0:
+            return None
+        if self._pace is None or self._pace.rate != 1.0 / self.lane_interval:
+            self._pace = Pace(1, 1.0 / self.lane_interval)
+        return self._pace
+
+    def wait(self, key: Hashable, job: Job, now: float) -> float:
+        pace = self._spacing(job)
+        return 0.0 if pace is None else pace.wait(key, now)
+
+    def spend(self, key: Hashable, job: Job, now: float) -> None:
+        pace = self._spacing(job)
+        if pace is not None:
+            pace.spend(key, now)
+
+    def retry_in(self, job: Job, exc: Exception, attempt: int) -> float | None:
+        if not is_transient(exc):
+            return None
+        delay = float(min(self.max_backoff, self.base_backoff * 2 ** min(attempt, 10)))
+        log.warning(
+            "retrying a %s post of game %s in %.1fs (%s)", job.place, job.game_id, delay, exc
+        )
+        return delay * (0.75 + random.random() / 2)
+
+
+class Outbox(Lanes[str, Job]):
+    """The adapter's `bot.lanes.Lanes`: a job goes out as ``job.send(job.text)``; a job
+    given up goes to ``on_fault``; ``job.on_done`` runs once it is out, given up or cut
+    off."""
+
     def __init__(
         self,
         on_fault: FaultHandler,
@@ -85,118 +129,68 @@ class Outbox:
         lane_interval: float = STAGE_INTERVAL,
     ) -> None:
         self._on_fault = on_fault
-        #: players' lines under one key are spaced this far apart (the webhook's rate limit)
-        self.lane_interval = lane_interval
-        self._lane_sent: dict[str, float] = {}
-        self._queues: dict[str, FairQueue[Job]] = {}
-        self._tasks: dict[str, asyncio.Task[None]] = {}
-        self.max_backoff = max_backoff
-        self.base_backoff = base_backoff
-        self.sent = 0
-        self.retried = 0
-        self.failed = 0
-        self._closed = False
+        self.rules = DiscordPolicy(lane_interval, base_backoff, max_backoff)
+        super().__init__(
+            self._send_job,
+            policy=self.rules,
+            on_error=self._given_up,
+            on_drop=_finished,
+            merge=_merge,
+            name="outbox",
+        )
 
-    def put(self, key: str, job: Job) -> None:
-        if self._closed:
-            return
-        queue = self._queues.get(key)
-        if queue is None:
-            queue = self._queues[key] = FairQueue()
-        queue.append(job, job.lane)
-        if key not in self._tasks:
-            self._tasks[key] = asyncio.create_task(self._run(key, queue), name=f"outbox:{key}")
+    # the policy's figures, settable here as before (tests shorten the backoff)
+    @property
+    def base_backoff(self) -> float:
+        return self.rules.base_backoff
 
-    def pending(self, key: str | None = None) -> int:
-        if key is not None:
-            return len(self._queues.get(key, ()))
-        return sum(len(q) for q in self._queues.values())
+    @base_backoff.setter
+    def base_backoff(self, value: float) -> None:
+        self.rules.base_backoff = value
 
-    async def _run(self, key: str, queue: FairQueue[Job]) -> None:
+    @property
+    def lane_interval(self) -> float:
+        return self.rules.lane_interval
+
+    @lane_interval.setter
+    def lane_interval(self, value: float) -> None:
+        self.rules.lane_interval = value
+
+    def put(self, key: str, job: Job, lane: Hashable | None = None) -> bool:
+        """Queue ``job`` behind everything else under ``key`` (a player's line in its seat's
+        turn: ``job.lane``)."""
+        return super().put(key, job, job.lane if lane is None else lane)
+
+    async def _send_job(self, job: Job) -> None:
+        await job.send(job.text)
+        _finished(job)
+
+    async def _given_up(self, job: Job, exc: Exception) -> None:
         try:
-            while queue:
-                job = queue.popleft()
-                if job.merge:
-                    while (
-                        (head := queue.peek_same()) is not None
-                        and head.merge
-                        and head.group == job.group
-                        and len(job.text) + 1 + len(head.text) <= MAX_CONTENT
-                    ):
-                        nxt = queue.pop_same()
-                        job.text = f"{job.text}\n{nxt.text}"
-                        job.on_done.extend(nxt.on_done)
-                if job.lane is not None and self.lane_interval > 0:
-                    last = self._lane_sent.get(key)
-                    wait = 0.0 if last is None else last + self.lane_interval - time.monotonic()
-                    if wait > 0:
-                        await asyncio.sleep(wait)
-                    self._lane_sent[key] = time.monotonic()
-                await self._deliver(job)
+            await self._on_fault(job, exc)
+        except Exception:
+            log.exception("fault handler failed")
         finally:
-            # No await between the loop's last check and here: nothing can have been queued.
-            self._tasks.pop(key, None)
-            if not queue and self._queues.get(key) is queue:
-                del self._queues[key]
-                self._lane_sent.pop(key, None)
+            _finished(job)
 
-    async def _deliver(self, job: Job) -> None:
-        attempt = 0
+
+def _merge(job: Job, head: Job) -> bool:
+    """Consecutive Game-Manager lines of one group merge while they fit in one message."""
+    if not (
+        job.merge
+        and head.merge
+        and head.group == job.group
+        and len(job.text) + 1 + len(head.text) <= MAX_CONTENT
+    ):
+        return False
+    job.text = f"{job.text}\n{head.text}"
+    job.on_done.extend(head.on_done)
+    return True
+
+
+def _finished(job: Job) -> None:
+    for callback in job.on_done:
         try:
-            while True:
-                try:
-                    await job.send(job.text)
-                    self.sent += 1
-                    return
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    if is_transient(exc) and not self._closed:
-                        attempt += 1
-                        self.retried += 1
-                        delay = min(self.max_backoff, self.base_backoff * 2 ** min(attempt, 10))
-                        log.warning(
-                            "retrying a %s post of game %s in %.1fs (%s)",
-                            job.place,
-                            job.game_id,
-                            delay,
-                            exc,
-                        )
-                        await asyncio.sleep(delay * (0.75 + random.random() / 2))
-                        continue
-                    self.failed += 1
-                    try:
-                        await self._on_fault(job, exc)
-                    except Exception:
-                        log.exception("fault handler failed")
-                    return
-        finally:
-            for callback in job.on_done:
-                try:
-                    callback()
-                except Exception:
-                    log.exception("outbox callback failed")
-
-    async def drain(self, key: str | None = None) -> None:
-        """Wait until the queue (one key, or all) is empty and its posts are out."""
-        while True:
-            tasks = (
-                [self._tasks[key]]
-                if key is not None and key in self._tasks
-                else list(self._tasks.values())
-                if key is None
-                else []
-            )
-            if not tasks:
-                return
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def close(self) -> None:
-        self._closed = True
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._queues.clear()
+            callback()
+        except Exception:
+            log.exception("outbox callback failed")
