@@ -34,6 +34,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from bot.limits import FairQueue
@@ -48,8 +49,9 @@ class Policy(Generic[J]):
     """Pacing and retries for one kind of destination. This base paces nothing and retries
     nothing (a failed job is given up at once)."""
 
-    def wait(self, key: Hashable, job: J, now: float) -> float:
-        """Seconds ``job`` must still wait before it may go to ``key`` (0: it may go now)."""
+    def wait(self, key: Hashable, job: J, now: float, behind: int) -> float:
+        """Seconds ``job`` must still wait before it may go to ``key`` (0: it may go now).
+        ``behind``: how many more lines of the same seat are queued after it (a backlog)."""
         return 0.0
 
     def spend(self, key: Hashable, job: J, now: float) -> None:
@@ -81,9 +83,12 @@ class Pace:
         tokens, at = self._buckets.get(key, (self.burst, now))
         return min(self.burst, tokens + (now - at) * self.rate)
 
-    def wait(self, key: Hashable, now: float) -> float:
+    def wait(self, key: Hashable, now: float, reserve: float = 0.0) -> float:
+        """Seconds until a post may go, keeping ``reserve`` posts of the burst back (for
+        whoever has no backlog)."""
+        need = min(self.burst, 1.0 + reserve)
         tokens = self._tokens(key, now)
-        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate
+        return 0.0 if tokens >= need else (need - tokens) / self.rate
 
     def spend(self, key: Hashable, now: float) -> None:
         self._buckets[key] = (self._tokens(key, now) - 1.0, now)
@@ -91,6 +96,12 @@ class Pace:
             # full buckets carry nothing: drop them so the map stays small
             for k in [k for k in self._buckets if self._tokens(k, now) >= self.burst]:
                 del self._buckets[k]
+
+
+@dataclass(slots=True)
+class _Entry(Generic[J]):
+    job: J
+    lane: Hashable | None
 
 
 class Lanes(Generic[K, J]):
@@ -117,7 +128,9 @@ class Lanes(Generic[K, J]):
         self._on_drop = on_drop
         self._merge = merge
         self.name = name
-        self._queues: dict[K, FairQueue[J]] = {}
+        self._queues: dict[K, FairQueue[_Entry[J]]] = {}
+        #: (key, seat) -> that seat's jobs queued under key
+        self._counts: dict[tuple[K, Hashable], int] = {}
         self._tasks: dict[K, asyncio.Task[None]] = {}
         #: set when something is queued for a key whose worker may be waiting for its pace
         self._news: dict[K, asyncio.Event] = {}
@@ -135,7 +148,9 @@ class Lanes(Generic[K, J]):
         queue = self._queues.get(key)
         if queue is None:
             queue = self._queues[key] = FairQueue()
-        queue.append(job, lane)
+        queue.append(_Entry(job, lane), lane)
+        if lane is not None:
+            self._counts[(key, lane)] = self._counts.get((key, lane), 0) + 1
         news = self._news.get(key)
         if news is not None:
             news.set()
@@ -153,26 +168,35 @@ class Lanes(Generic[K, J]):
     def busy(self) -> bool:
         return bool(self._tasks)
 
-    async def _paced(self, key: K, queue: FairQueue[J]) -> None:
+    def _take(self, key: K, entry: _Entry[J]) -> J:
+        if entry.lane is not None:
+            left = self._counts.pop((key, entry.lane), 1) - 1
+            if left > 0:
+                self._counts[(key, entry.lane)] = left
+        return entry.job
+
+    async def _paced(self, key: K, queue: FairQueue[_Entry[J]]) -> None:
         """Wait until the job at the head of ``key``'s queue may go out. The head is looked
         at again whenever something new is queued (it may be a post that goes first)."""
         while True:
-            wait = self.policy.wait(key, next(iter(queue)), time.monotonic())
+            head = next(iter(queue))
+            behind = self._counts.get((key, head.lane), 1) - 1 if head.lane is not None else 0
+            wait = self.policy.wait(key, head.job, time.monotonic(), behind)
             if wait <= 0:
                 return
             news = self._news[key] = asyncio.Event()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(news.wait(), wait)
 
-    async def _run(self, key: K, queue: FairQueue[J]) -> None:
+    async def _run(self, key: K, queue: FairQueue[_Entry[J]]) -> None:
         job: J | None = None
         try:
             while queue:
                 await self._paced(key, queue)
-                job = queue.popleft()
+                job = self._take(key, queue.popleft())
                 if self._merge is not None:
-                    while (head := queue.peek_same()) is not None and self._merge(job, head):
-                        queue.pop_same()
+                    while (head := queue.peek_same()) is not None and self._merge(job, head.job):
+                        self._take(key, queue.pop_same())
                 await self._deliver(key, job)
                 job = None
         except asyncio.CancelledError:
@@ -252,8 +276,9 @@ class Lanes(Generic[K, J]):
                 await task
         for queue in self._queues.values():
             while queue:
-                self._drop(queue.popleft())
+                self._drop(queue.popleft().job)
         self._queues.clear()
+        self._counts.clear()
 
 
 class Line:

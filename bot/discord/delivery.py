@@ -96,7 +96,7 @@ class DiscordPolicy(Policy[Job]):
             self._pace = Pace(1, 1.0 / self.lane_interval)
         return self._pace
 
-    def wait(self, key: Hashable, job: Job, now: float) -> float:
+    def wait(self, key: Hashable, job: Job, now: float, behind: int) -> float:
         pace = self._spacing(job)
         return 0.0 if pace is None else pace.wait(key, now)
 

@@ -156,11 +156,15 @@ class SlackPolicy(Policy[Job]):
         #: conversation -> until when Slack said to wait (monotonic)
         self._held: dict[Hashable, float] = {}
 
-    def wait(self, key: Hashable, job: Job, now: float) -> float:
+    def wait(self, key: Hashable, job: Job, now: float, behind: int) -> float:
         if job.method != "chat.postMessage" or self.pace is None:
             return 0.0
         held = self._held.get(key, 0.0) - now
-        return max(held, self.pace.wait(key, now))
+        # a seat with a backlog leaves one post of the burst to whoever has none: another
+        # seat's first line (or the Game-Manager's post) then goes out at once, not a pace
+        # later
+        reserve = 1.0 if job.lane is not None and behind > 0 else 0.0
+        return max(held, self.pace.wait(key, now, reserve))
 
     def spend(self, key: Hashable, job: Job, now: float) -> None:
         if job.method == "chat.postMessage" and self.pace is not None:
