@@ -97,9 +97,9 @@ class PhaseTimes:
 async def test_a_flooding_seat_on_a_rate_limited_slack(harness: SlackHarness) -> None:
     """Slack allows about one post a second per channel: one seat types 20 lines a second for
     18 s while the others talk (briskly, within what the channel carries) and the day ends
-    into the vote. Every other seat's line reaches the stage within 2 s (p99), the vote's announcement and menus are not held
-    behind the flood, Slack never has to refuse a post, the flood gets its notes, nothing of
-    the others is lost, and the agent still speaks."""
+    into the vote. Every other seat's line reaches the stage within 2 s (p99), the vote's
+    announcement and menus are not held behind the flood, Slack never has to refuse a post,
+    the flood gets its notes, nothing of the others is lost, and the agent still speaks."""
     fake = harness.fake
     fake.post_limit = SLACK_POSTS
     phases = PhaseTimes()
