@@ -33,7 +33,7 @@ from bot.settings import Settings
 from bot.slack.games import Games
 from bot.slack.links import LinkStore, SlackGame
 from bot.slack.lobby import PLATFORM, Lobby
-from bot.slack.notify import Outbox
+from bot.slack.notify import Notifier
 from bot.slack.relay import Relay
 from bot.slack.render import Renderer
 from bot.slack.text import to_slack
@@ -88,7 +88,7 @@ class SlackAdapter:
         self.withdrawals = Withdrawals(service.engine)
         self.idle_lobbies = IdleLobbies(service, lambda: list(self.games.by_id), self._close_idle)
         self.games = Games(service, self.store)
-        self.out = Outbox(self.workspaces, self.games, avatar_template=avatar_template)
+        self.out = Notifier(self.workspaces, self.games, avatar_template=avatar_template)
         self.lobby = Lobby(
             service,
             self.games,

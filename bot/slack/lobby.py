@@ -23,7 +23,7 @@ from bot.slack import blocks as B
 from bot.slack.delivery import error_fields, why
 from bot.slack.games import Games
 from bot.slack.links import LinkStore, SlackGame
-from bot.slack.notify import Outbox
+from bot.slack.notify import Notifier
 from bot.slack.problems import explain, missing_scopes, scope_words
 from bot.slack.workspaces import TokenRefreshFailed, WorkspaceGone
 from bot.table.config import (
@@ -49,7 +49,7 @@ class Lobby:
         self,
         service: GameService,
         games: Games,
-        out: Outbox,
+        out: Notifier,
         store: LinkStore,
         *,
         settings: Settings | None = None,

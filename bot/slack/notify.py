@@ -35,7 +35,7 @@ ADMIN_TTL = 300.0
 StageLost = Callable[[SlackGame, str], None]
 
 
-class Outbox:
+class Notifier:
     """Every call names its workspace (``team``): its bot token makes the call
     (`bot.slack.workspaces`)."""
 

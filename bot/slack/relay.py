@@ -23,7 +23,7 @@ from bot.slack.delivery import Failure, error_fields
 from bot.slack.games import Games
 from bot.slack.links import Booth, LinkStore, SlackGame
 from bot.slack.moments import line_id, ts_key, ts_moment
-from bot.slack.notify import Outbox
+from bot.slack.notify import Notifier
 from bot.slack.text import from_slack, to_slack
 from bot.slack.workspaces import WorkspaceGone
 from bot.table.booths import in_typed_order, late_note
@@ -54,7 +54,7 @@ class Relay:
         self,
         service: GameService,
         games: Games,
-        out: Outbox,
+        out: Notifier,
         store: LinkStore,
         spawn: Any,
         latency: RelayLatency | None = None,
