@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.limits import LINE_BURST
 from bot.service import LiveGame
+from bot.slack.delivery import SlackPolicy
 from games.events import Event, PhaseStarted
 from tests.bot.slack.conftest import SlackHarness
 from tests.fakes.slack.model import ApiCall
@@ -21,10 +22,6 @@ FLOOD_SECONDS = 15.0
 async def test_a_flooding_seat_on_slack(harness: SlackHarness) -> None:
     game_id = await harness.running_game(5, "day=3600 vote=3600 night=3600 night_vote=3600")
     fake = harness.fake
-    # this fake Slack takes any number of posts (no post limit): nothing to pace to. The test
-    # below models Slack's one post a second per channel, and the pacing to it.
-    assert harness.adapter is not None
-    harness.adapter.out.poster.policy.pace = None
     flooder, *others = harness.users
     names = {u.id: harness.character(game_id, u) for u in harness.users}
     sent: dict[str, float] = {}
@@ -102,6 +99,8 @@ async def test_a_flooding_seat_on_a_rate_limited_slack(harness: SlackHarness) ->
     the flood gets its notes, nothing of the others is lost, and the agent still speaks."""
     fake = harness.fake
     fake.post_limit = SLACK_POSTS
+    assert harness.adapter is not None
+    harness.adapter.out.poster.policy.pace = SlackPolicy().pace  # as in production
     phases = PhaseTimes()
     assert harness.service is not None
     harness.service.subscribe(phases)
