@@ -307,6 +307,8 @@ class Poster:
                     await self._fail(job, error, needed, recovered=True)
                     continue
                 raise
+            except TokenRefreshFailed:
+                raise  # not gone: the refresh failed just now (the policy tries again)
             except WorkspaceGone:
                 if job.team and self.on_gone is not None:
                     self.on_gone(job.team)  # uninstalled (maybe seen by another process)
