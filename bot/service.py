@@ -13,11 +13,10 @@ a game is carried on after a restart by replaying its action log (`bot.recovery`
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
@@ -33,6 +32,7 @@ from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.errors import db_reason
+from bot.lanes import Line as _Outbox
 from bot.limits import Cooldowns, LineLimited, LineLimiter
 from bot.live import AgentFactory, GameListener, LiveGame, SeatInfo, SeatPortImpl, target_seat
 from bot.moments import grace, note_applied, stamp
@@ -50,39 +50,6 @@ from games.state import GameState
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-class _Outbox:
-    """Ordered, asynchronous delivery to one subscriber, so a slow or re-entrant subscriber
-    (an agent that speaks while being told something) never reorders or blocks the game."""
-
-    def __init__(self, deliver: Callable[[Any], Awaitable[None]], name: str) -> None:
-        self._deliver = deliver
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._task = asyncio.create_task(self._run(), name=f"outbox:{name}")
-
-    def put(self, item: Any) -> None:
-        self._queue.put_nowait(item)
-
-    async def _run(self) -> None:
-        while True:
-            batch = await self._queue.get()
-            try:
-                if batch is None:
-                    return
-                await self._deliver(batch)
-            except Exception:
-                log.exception("event delivery failed")
-            finally:
-                self._queue.task_done()
-
-    async def drain(self) -> None:
-        await self._queue.join()
-
-    async def close(self) -> None:
-        self._queue.put_nowait(None)
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
 
 
 class GameService:

@@ -32,12 +32,12 @@ from discord import app_commands
 from bot.discord.actions import Actions
 from bot.discord.afk import AfkWatch
 from bot.discord.commands import MafiaCommands
+from bot.discord.delivery import Job, Outbox
 from bot.discord.faults import Faults
 from bot.discord.links import PLATFORM, GameRow, LinkStore
 from bot.discord.lobby import Lobby
 from bot.discord.notify import Notifier
 from bot.discord.options import DiscordOptions, load_options
-from bot.discord.outbox import Job, Outbox
 from bot.discord.player_commands import add_player_commands
 from bot.discord.relay import Relay, RelayMetrics
 from bot.discord.render import Renderer

@@ -14,9 +14,9 @@ import logging
 
 import discord
 
+from bot.discord.delivery import Job, Outbox
 from bot.discord.links import LinkStore
 from bot.discord.notify import Notifier
-from bot.discord.outbox import Job, Outbox
 from bot.discord.posts import seat_card
 from bot.discord.relay import Relay
 from bot.discord.rooms import Room, Rooms

@@ -17,7 +17,7 @@ from collections.abc import Set as AbstractSet
 
 import discord
 
-from bot.discord.outbox import Job, Outbox
+from bot.discord.delivery import Job, Outbox
 from bot.discord.rooms import Booth, Room, Rooms
 from bot.discord.sanitize import clean_manager
 

@@ -32,8 +32,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 import discord
 
 from bot import survey
+from bot.discord.delivery import Job
 from bot.discord.notify import DEN, MenuFor, Notifier
-from bot.discord.outbox import Job
 from bot.discord.posts import (
     STOPPED,
     Menu,

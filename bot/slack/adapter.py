@@ -4,10 +4,10 @@ Like every adapter it is two translations, each in its own module:
 - platform event -> service call: `bot.slack.inbound` (Bolt listeners) calls `lobby`
   (`bot.slack.lobby`), `relay` (`bot.slack.relay`: booth lines) and the service;
 - engine event -> platform post: `on_events` hands each event to `render`
-  (`bot.slack.render`), which posts through `out` (`bot.slack.outbox`).
+  (`bot.slack.render`), which posts through `out` (`bot.slack.notify`).
 
 What is not translation (lobby rules, settings words, status, booth rules, link stores) is the
-table's (`bot.table`). Where each game lives is in `platform_links` (`bot.slack.store`), so
+table's (`bot.table`). Where each game lives is in `platform_links` (`bot.slack.links`), so
 after a restart the service resumes its timers and the relay catches up on the booths.
 
 One adapter serves every workspace the app is in: each game's calls carry its ``team`` and
@@ -32,11 +32,11 @@ from bot.reveal import Reveals
 from bot.service import GameService, ServiceError
 from bot.settings import Settings
 from bot.slack.games import Games
+from bot.slack.links import LinkStore, SlackGame
 from bot.slack.lobby import PLATFORM, Lobby
-from bot.slack.outbox import Outbox
+from bot.slack.notify import Notifier
 from bot.slack.relay import Relay
 from bot.slack.render import Renderer
-from bot.slack.store import LinkStore, SlackGame
 from bot.slack.text import to_slack
 from bot.slack.workspaces import OneWorkspace, Workspaces
 from bot.table.latency import RelayLatency
@@ -89,7 +89,7 @@ class SlackAdapter:
         self.withdrawals = Withdrawals(service.engine)
         self.idle_lobbies = IdleLobbies(service, lambda: list(self.games.by_id), self._close_idle)
         self.games = Games(service, self.store)
-        self.out = Outbox(self.workspaces, self.games, avatar_template=avatar_template)
+        self.out = Notifier(self.workspaces, self.games, avatar_template=avatar_template)
         self.lobby = Lobby(
             service,
             self.games,

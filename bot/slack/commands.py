@@ -14,6 +14,7 @@ from bot.consent import consent_status
 from bot.privacy import WithdrawalReport
 from bot.service import ServiceError
 from bot.slack import blocks as B
+from bot.slack.delivery import error_fields
 from bot.slack.lobby import PLATFORM
 from bot.slack.player_commands import (
     help_command,
@@ -21,7 +22,6 @@ from bot.slack.player_commands import (
     replay_command,
     stats_command,
 )
-from bot.slack.poster import error_fields
 from bot.slack.problems import explain
 from bot.slack.text import to_slack
 from bot.slack.workspaces import WorkspaceGone

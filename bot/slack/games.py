@@ -1,6 +1,6 @@
 """Which Slack games this process knows, and where each one lives (`SlackGame`).
 
-A game is known when its ``stage`` link is in `platform_links` (`bot.slack.store`); one that
+A game is known when its ``stage`` link is in `platform_links` (`bot.slack.links`); one that
 is not is remembered as someone else's (a Discord or terminal game on a shared service), so
 its events cost one lookup, not one per event.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bot.live import LiveGame
 from bot.service import GameService
-from bot.slack.store import Booth, LinkStore, SlackGame
+from bot.slack.links import Booth, LinkStore, SlackGame
 
 
 class Games:

@@ -21,11 +21,11 @@ from bot.live import LiveGame
 from bot.service import GameService, ServiceError
 from bot.settings import Settings
 from bot.slack import blocks as B
+from bot.slack.delivery import error_fields, why
 from bot.slack.games import Games
-from bot.slack.outbox import Outbox
-from bot.slack.poster import error_fields, why
+from bot.slack.links import LinkStore, SlackGame
+from bot.slack.notify import Notifier
 from bot.slack.problems import explain, missing_scopes, scope_words
-from bot.slack.store import LinkStore, SlackGame
 from bot.slack.workspaces import TokenRefreshFailed, WorkspaceGone
 from bot.table.config import (
     SettingsTextError,
@@ -50,7 +50,7 @@ class Lobby:
         self,
         service: GameService,
         games: Games,
-        out: Outbox,
+        out: Notifier,
         store: LinkStore,
         *,
         settings: Settings | None = None,

@@ -16,8 +16,8 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot import reveal
 from bot.replay_page import ReplayError, page_bytes
+from bot.slack.delivery import error_fields
 from bot.slack.lobby import PLATFORM
-from bot.slack.poster import error_fields
 from bot.slack.problems import explain
 from bot.slack.workspaces import WorkspaceGone
 from bot.stats import leaderboard, leaderboard_text, server_stats, stats_text

@@ -19,11 +19,11 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from bot.service import GameService, ServiceError
+from bot.slack.delivery import Failure, error_fields
 from bot.slack.games import Games
+from bot.slack.links import Booth, LinkStore, SlackGame
 from bot.slack.moments import line_id, ts_key, ts_moment
-from bot.slack.outbox import Outbox
-from bot.slack.poster import Failure, error_fields
-from bot.slack.store import Booth, LinkStore, SlackGame
+from bot.slack.notify import Notifier
 from bot.slack.text import from_slack, to_slack
 from bot.slack.workspaces import WorkspaceGone
 from bot.table.booths import in_typed_order, late_note
@@ -54,7 +54,7 @@ class Relay:
         self,
         service: GameService,
         games: Games,
-        out: Outbox,
+        out: Notifier,
         store: LinkStore,
         spawn: Any,
         latency: RelayLatency | None = None,

@@ -25,8 +25,8 @@ from slack_sdk.errors import SlackApiError
 
 from bot.live import LiveGame
 from bot.slack import blocks as B
-from bot.slack.outbox import Outbox
-from bot.slack.store import Booth, LinkStore, SlackGame
+from bot.slack.links import Booth, LinkStore, SlackGame
+from bot.slack.notify import Notifier
 from bot.slack.text import to_slack
 from bot.slack.workspaces import WorkspaceGone
 from bot.table.booths import den_audience
@@ -57,7 +57,7 @@ BOOTH_HELP = (
 class Renderer:
     def __init__(
         self,
-        out: Outbox,
+        out: Notifier,
         store: LinkStore,
         refresh_lobby: Callable[..., None],
         latency: RelayLatency | None = None,

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 
 from bot import reveal, survey
-from bot.platform_common import seat_infos
 from bot.slack import blocks as B
+from bot.slack.delivery import why
 from bot.slack.lobby import PLATFORM
-from bot.slack.poster import why
 from bot.slack.text import to_slack
 from bot.slack.workspaces import WorkspaceGone
+from bot.table.seats import seat_infos
 
 if TYPE_CHECKING:
     from bot.slack.adapter import Ctx, SlackAdapter

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from bot.platform_common import defuse_mass_mentions
+from bot.table.text import defuse_mass_mentions
 
 _MARKUP = re.compile(r"<([^<>\n]*)>")
 

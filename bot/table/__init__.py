@@ -12,6 +12,7 @@ games an export takes: each is decided once, here, so the platforms cannot drift
 - `bot.table.status`: phase labels, time left, the status text
 - `bot.table.booths`: the den's audience, the restart backlog's order and its refusal note
 - `bot.table.links`: the platform link store and the finished games of a server
+- `bot.table.seats`: a game's seats read back from the store (a game no longer in memory)
 - `bot.table.text`: relayed-text safety (no mass mention) and character avatars
 - `bot.table.help`: the help text every platform shows, in its own markup
 - `bot.table.personas`: which persona the AI players get (chosen by key, never typed)

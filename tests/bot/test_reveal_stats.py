@@ -11,13 +11,13 @@ from sqlmodel import Session, delete, select
 
 from bot import reveal, survey
 from bot.consent import record_consent
-from bot.platform_common import seat_infos
 from bot.privacy import withdraw
 from bot.replay_page import ReplayError, load, render
 from bot.service import GameService
 from bot.stats import leaderboard, leaderboard_text, server_stats, stats_text
 from bot.store import models as m
 from bot.store.db import session_scope
+from bot.table.seats import seat_infos
 from tests.bot.test_privacy import (
     ALICE,
     BOB,

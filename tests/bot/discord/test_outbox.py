@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import discord
 
-from bot.discord.outbox import Job, Outbox
+from bot.discord.delivery import Job, Outbox
 
 
 def http_error(status: int, code: int = 0) -> discord.HTTPException:

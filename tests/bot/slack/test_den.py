@@ -6,7 +6,7 @@ and that the night vote works from a booth."""
 
 from __future__ import annotations
 
-from bot.platform_common import avatar_url
+from bot.table.text import avatar_url
 from tests.bot.slack.conftest import (
     LINE_KEYS,
     SlackHarness,

@@ -9,8 +9,8 @@ from sqlmodel import Session, select
 
 from bot.consent import CONSENT_VERSION
 from bot.live import seating
-from bot.platform_common import avatar_url
 from bot.store.models import Consent, SurveyResponse
+from bot.table.text import avatar_url
 from games.config import GameConfig
 from games.engine import assign_roles
 from tests.bot.slack.conftest import SlackHarness, seed_where

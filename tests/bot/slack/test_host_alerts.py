@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.slack.poster import MAX_TRANSIENT_RETRIES
+from bot.slack.delivery import MAX_TRANSIENT_RETRIES
 from bot.slack.render import Renderer
 from tests.bot.slack.conftest import SlackHarness
 

@@ -9,7 +9,7 @@ import contextlib
 
 from bot.settings import Settings
 from bot.slack.app import run_slack
-from bot.slack.poster import MAX_TRANSIENT_RETRIES
+from bot.slack.delivery import MAX_TRANSIENT_RETRIES
 from tests.bot.slack.conftest import SlackHarness
 from tests.fakes.slack import FakeSlack
 

@@ -10,7 +10,7 @@ from sqlalchemy.engine import Engine
 
 from bot.discord.links import LinkStore as DiscordLinks
 from bot.settings import Settings
-from bot.slack.store import LinkStore as SlackLinks
+from bot.slack.links import LinkStore as SlackLinks
 from bot.store.db import session_scope
 from bot.store.models import Game, Seat, Server
 from bot.table.booths import den_audience, in_typed_order, late_note

@@ -50,6 +50,8 @@ Driving API (all inbound helpers: first positional arg = target, optional):
     (response_url posts), open_views(user), home_view(user), socket_acks, deliveries.
 
     Faults: rate_limit(method, times=1, retry_after=1, after=0) (HTTP 429 + Retry-After),
+    post_limit = (burst, per_second) (Slack's chat.postMessage allowance per channel: over
+    it a 429 + Retry-After; rate_limited_posts() counts them),
     server_error(method, status=503, times=1, body=..., content_type="text/plain") (a 5xx
     page, nothing done), stall(method, seconds, times=1) (answers late: the client times out),
     fail(method, error, times=1, after=0, **extra), deny_scope(method, scope),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import secrets
 import time
 from collections import deque
@@ -128,6 +129,12 @@ class FakeSlack:
         self.responses: list[ResponseUrlPost] = []
         self.deliveries: list[tuple[Delivery, InboundResult]] = []
         self._faults: dict[str, deque[_Fault]] = {}
+        #: Slack's chat.postMessage allowance per channel, (burst, messages a second), or None
+        #: (no limit). Over it, a post is refused with HTTP 429, ``Retry-After: <whole
+        #: seconds until one more would be taken>`` and ``{"ok": false, "error":
+        #: "ratelimited"}``; nothing is posted. A refused post costs nothing.
+        self.post_limit: tuple[float, float] | None = None
+        self._post_buckets: dict[str, tuple[float, float]] = {}
         self._denied: dict[str, str] = {}
         self._tick = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -351,6 +358,24 @@ class FakeSlack:
     def clear_faults(self) -> None:
         self._faults.clear()
         self._denied.clear()
+
+    def rate_limited_posts(self) -> int:
+        """chat.postMessage calls refused with a 429 so far (the faults' and the limit's)."""
+        return sum(1 for c in self.api_calls if c.method == "chat.postMessage" and c.status == 429)
+
+    def _take_post(self, channel: str) -> float:
+        """Take one post from ``channel``'s bucket: 0 when allowed, else seconds until it
+        would be."""
+        assert self.post_limit is not None
+        burst, rate = self.post_limit
+        now = time.monotonic()
+        tokens, at = self._post_buckets.get(channel, (burst, now))
+        tokens = min(burst, tokens + (now - at) * rate)
+        if tokens < 1.0:
+            self._post_buckets[channel] = (tokens, now)
+            return (1.0 - tokens) / rate
+        self._post_buckets[channel] = (tokens - 1.0, now)
+        return 0.0
 
     def _next_fault(self, method: str, args: JSON) -> _Fault | None:
         queue = self._faults.get(method)
@@ -839,6 +864,19 @@ class FakeSlack:
                 set(),
                 headers,
             )
+        if method == "chat.postMessage" and self.post_limit is not None:
+            wait = self._take_post(str(args.get("channel") or ""))
+            if wait > 0:
+                return self._respond(
+                    method,
+                    args,
+                    token,
+                    request,
+                    429,
+                    {"ok": False, "error": "ratelimited"},
+                    set(),
+                    {"Retry-After": str(max(1, math.ceil(wait)))},
+                )
         if fault is not None and fault.kind in ("http", "stall"):
             if fault.delay:
                 await asyncio.sleep(fault.delay)

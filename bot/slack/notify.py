@@ -1,6 +1,6 @@
 """Everything the app says on Slack, and who it is there.
 
-Posts go through `bot.slack.poster.Poster` (per-conversation order survives rate limits and
+Posts go through `bot.slack.delivery.Poster` (per-conversation order survives rate limits and
 Slack's hiccups); a call Slack refuses for good becomes one plain sentence for the game's host
 (`bot.slack.problems`), told once per problem. A character's line carries only the
 character's name and picture (`say_as`), the same for a person and the agent.
@@ -17,14 +17,14 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.platform_common import AVATAR_URL_TEMPLATE, avatar_url
 from bot.slack import blocks as B
+from bot.slack.delivery import Failure, Poster, error_fields, why
 from bot.slack.games import Games
-from bot.slack.poster import Failure, Poster, error_fields, why
+from bot.slack.links import SlackGame
 from bot.slack.problems import GONE, explain, missing_scopes
-from bot.slack.store import SlackGame
 from bot.slack.text import escape, to_slack
 from bot.slack.workspaces import WorkspaceGone, Workspaces
+from bot.table.text import AVATAR_URL_TEMPLATE, avatar_url
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ ADMIN_TTL = 300.0
 StageLost = Callable[[SlackGame, str], None]
 
 
-class Outbox:
+class Notifier:
     """Every call names its workspace (``team``): its bot token makes the call
     (`bot.slack.workspaces`)."""
 
@@ -173,7 +173,7 @@ class Outbox:
     ) -> asyncio.Future[dict[str, Any]]:
         """A character's line: the name and picture are the only marks of who said it.
         ``speaker``: the seat (players' lines are queued fairly between seats, behind the
-        Game-Manager's posts: `bot.slack.poster`)."""
+        Game-Manager's posts: `bot.slack.delivery`)."""
         body = to_slack(text)
         plain = {
             "channel": channel,
