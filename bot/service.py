@@ -496,6 +496,11 @@ class GameService:
             if self.on_db_call is not None:
                 self.on_db_call(time.perf_counter() - asked)
 
+    async def write(self, fn: Callable[[Session], T]) -> T:
+        """``fn(session)`` through the service's one writer, queued with the games' own writes
+        (background jobs: `bot.withdrawals`). ``fn`` must touch nothing but the session."""
+        return await self._run_db(fn)
+
     def _fence(self, session: Session) -> None:
         """Inside a transaction about to flush ORM objects: fence the games they belong to."""
         touched = set()
