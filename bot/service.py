@@ -47,7 +47,7 @@ from bot import lease
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
-from bot.limits import Cooldowns, LineLimited, LineLimiter
+from bot.limits import CommandLimiter, Cooldowns, LineLimited, LineLimiter
 from bot.outages import RELEASE_SECONDS, Outages, down_since_restart
 from bot.store import models as m
 from bot.store import rows
@@ -460,6 +460,8 @@ class GameService:
         self.lines = LineLimiter()
         #: a host's pause between two lobbies (0 here; the runtime sets `bot.limits`' figure)
         self.lobby_cooldown = Cooldowns(0.0)
+        #: each person's commands, on every platform (none here; the runtime sets the figures)
+        self.commands = CommandLimiter(burst=0)
 
     # --- plumbing -----------------------------------------------------------------------------
 
