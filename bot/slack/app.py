@@ -32,7 +32,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.crypto import SecretBox, SecretKeyError, check_rows
+from bot.crypto import SecretBox, SecretKeyError, check_rows, key_file_box
 from bot.service import GameService, LiveGame
 from bot.settings import Settings
 from bot.slack import inbound
@@ -233,6 +233,8 @@ class SlackRunner:
         key = settings.secret_key
         try:
             box = SecretBox.from_setting(key.get_secret_value() if key else None)
+            if box is None:  # the key kept in the data folder (made at the first start)
+                box = key_file_box(settings.data_dir, service.engine)
             check_rows(service.engine, box)
         except SecretKeyError as err:
             raise SlackSetupError(str(err)) from None
