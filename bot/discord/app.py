@@ -449,6 +449,8 @@ class GameTree(app_commands.CommandTree["MafiaBot"]):
         except discord.HTTPException as exc:
             log.info("a command answered by another process: %s", exc)
             return False
+        if interaction.type is not discord.InteractionType.application_command:
+            return True  # (an autocomplete of an option being typed is no command)
         try:  # each person's commands are rate-limited (`bot.limits.CommandLimiter`)
             bot.service.commands.check(
                 PLATFORM, str(interaction.guild_id), str(interaction.user.id)
