@@ -197,7 +197,7 @@ async def test_without_a_key_setting_a_key_file_is_made_and_used(
         await again.close()
         assert path.read_text().strip() == key
         path.unlink()
-        with pytest.raises(SlackSetupError, match="data folder has no secret.key"):
+        with pytest.raises(SlackSetupError, match=r"data folder has no secret\.key"):
             SlackRunner(settings, service)
         assert not path.exists()  # (no new key is made over tokens it could not read)
     finally:
