@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import statistics
 import sys
 import tempfile
@@ -58,10 +57,11 @@ class Writes:
         self.service, self.game_id, self.targets, self.every = service, game_id, targets, every
         self.latencies: list[float] = []
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     async def _run(self) -> None:
         i = 0
-        while True:
+        while not self._stopping:
             start = time.perf_counter()
             await self.service.vote(self.game_id, 0, self.targets[i % 2])
             self.latencies.append(time.perf_counter() - start)
@@ -70,13 +70,15 @@ class Writes:
 
     def start(self) -> None:
         self.latencies = []
+        self._stopping = False
         self._task = asyncio.create_task(self._run())
 
     async def stop(self) -> list[float]:
+        """Stop after the vote under way (a vote cancelled half-way would leave the game's
+        state and its rows apart: the next vote's sequence number is taken already)."""
         assert self._task is not None
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        self._stopping = True
+        await self._task
         return self.latencies
 
 
