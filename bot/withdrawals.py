@@ -10,11 +10,13 @@ How the games' writes are kept free (SQLite has one writer; every write waits fo
   read-only snapshot (`bot.privacy.plan_seat` / `plan_game`; an ended game's rows no longer
   change), in a low-priority process of its own (no share of this process's interpreter lock),
   a batch of games ahead of the one being written.
-- The writes go through the bot's own writer (``write``: `bot.service.GameService.write`),
-  one game per call, queued with the games' own writes rather than racing them for SQLite's
-  lock: a game's write waits for at most one such call (a few milliseconds: set-wise DELETEs
-  and UPDATEs by id), never for SQLite's busy-wait back-off or a low-priority process holding
-  the lock. Between two calls the event loop turns (``pause``).
+- On SQLite the writes go through the bot's own writer (``write``:
+  `bot.service.GameService.write`), one game per call, queued with the games' own writes
+  rather than racing them for SQLite's one lock: a game's write waits for at most one such
+  call (a few milliseconds: set-wise DELETEs and UPDATEs by id), never for SQLite's busy-wait
+  back-off or a low-priority process holding the lock. On PostgreSQL, which locks rows, each
+  game is written in a transaction of its own beside the games' writes. Between two
+  transactions the event loop turns (``pause``).
 - Files (agents' memories) are removed before each game's transaction, not inside it.
 
 One person may start a withdrawal once every `bot.limits.WITHDRAW_COOLDOWN` seconds per server
@@ -76,8 +78,11 @@ class Withdrawals:
         processes: bool = True,
     ) -> None:
         self.engine = engine
-        #: the bot's writer; None: a transaction of its own on ``engine`` per step, in a thread
-        self.write = write
+        #: the bot's writer, on SQLite (one writer for the whole database: a transaction of
+        #: our own would race the games' for it); elsewhere (PostgreSQL locks rows: the ended
+        #: games' rows are not the running games'), or None: a transaction of its own on
+        #: ``engine`` per step, in a thread
+        self.write = write if engine.dialect.name == "sqlite" else None
         self._url = engine.url.render_as_string(hide_password=False)
         #: the planning runs in a process of its own (no share of this process's interpreter
         #: lock: the games' event loop and writer are never starved); False: in a thread here

@@ -120,8 +120,12 @@ async def test_a_background_withdrawal_writes_only_through_the_given_writer(
     engine: Engine,
 ) -> None:
     """Every write of a withdrawal started from a platform goes through the bot's writer
-    (queued with the games' writes), none through a connection of its own."""
+    (queued with the games' writes), none through a connection of its own: on SQLite, where
+    there is one writer for the whole database."""
     import threading
+
+    if engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL locks rows: a withdrawal writes beside the games")
 
     games = [(await play_table(service)).game_id for _ in range(2)]
     writer_calls = 0
