@@ -245,7 +245,6 @@ class SlackRunner:
             redirect_uri=settings.slack_redirect_uri or None,
             authorization_url=authorize_url(api_url),
             box=box,
-            write=service.write,
         )
         workspaces, authorize = installed_workspaces(
             store,

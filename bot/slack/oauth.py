@@ -23,11 +23,10 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime
 from logging import Logger
 from typing import Any, TypeVar
-from uuid import uuid4
 
 import sqlalchemy as sa
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -179,10 +178,6 @@ class StatesFull(RuntimeError):
     """`MAX_STATES` installs are in progress: no new state now."""
 
 
-#: runs ``fn(session)`` in a transaction of the bot's writer, returns once committed
-Write = Callable[[Callable[[Any], Any]], Awaitable[Any]]
-
-
 class InstallGate:
     """Who may start an install (``GET /slack/install``, which writes a state row and asks
     nobody who they are): `INSTALL_BURST` clicks per client address, then one a minute
@@ -201,19 +196,9 @@ class StateStore(AsyncOAuthStateStore):
     pass: slack-sdk's select-then-delete would let both through on PostgreSQL."""
 
     def __init__(
-        self,
-        engine: Engine,
-        expiration_seconds: int = STATE_SECONDS,
-        max_states: int = MAX_STATES,
-        *,
-        write: Write | None = None,
+        self, engine: Engine, expiration_seconds: int = STATE_SECONDS, max_states: int = MAX_STATES
     ) -> None:
         self.max_states = max_states
-        self.expiration_seconds = expiration_seconds
-        #: the bot's writer (`bot.service.GameService.write`), on SQLite: a state is written
-        #: queued with the games' writes, not racing them for SQLite's one lock; elsewhere
-        #: (PostgreSQL locks rows) or None: a transaction of its own
-        self.write = write if engine.dialect.name == "sqlite" else None
         self.sync = SQLAlchemyOAuthStateStore(
             expiration_seconds=expiration_seconds,
             engine=engine,
@@ -225,26 +210,7 @@ class StateStore(AsyncOAuthStateStore):
         return self.sync.logger
 
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
-        if self.write is None:
-            return await asyncio.to_thread(self._issue)
-        state: str | None = await self.write(self._issue_in)
-        if state is None:
-            raise StatesFull()
-        return state
-
-    def _issue_in(self, session: Any) -> str | None:
-        """`_issue` in the writer's transaction (None: `max_states` in progress already)."""
-        table = self.sync.oauth_states
-        now = datetime.now(UTC).replace(tzinfo=None)
-        conn = session.connection()
-        conn.execute(sa.delete(table).where(table.c.expire_at <= now))
-        live = conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
-        if live >= self.max_states:
-            return None
-        state = str(uuid4())
-        expire = now + timedelta(seconds=self.expiration_seconds)
-        conn.execute(table.insert(), {"state": state, "expire_at": expire})
-        return state
+        return await asyncio.to_thread(self._issue)
 
     def _issue(self) -> str:
         """A new state, after deleting the expired ones; `StatesFull` when `max_states`
@@ -279,7 +245,6 @@ def oauth_settings(
     redirect_uri: str | None = None,
     authorization_url: str | None = None,
     box: SecretBox | None = None,
-    write: Write | None = None,
 ) -> tuple[AsyncOAuthSettings, InstallStore]:
     """Bolt's install flow on our database. ``authorization_url``: Slack's consent page
     (tests point it elsewhere); ``redirect_uri``: the public URL of ``/slack/oauth_redirect``
@@ -296,7 +261,7 @@ def oauth_settings(
         authorization_url=authorization_url,
         installation_store=store,
         installation_store_bot_only=True,
-        state_store=StateStore(engine, write=write),
+        state_store=StateStore(engine),
         state_expiration_seconds=STATE_SECONDS,
         logger=logging.getLogger(__name__),
     )

@@ -141,29 +141,3 @@ async def test_an_idle_lobby_closes_by_itself(harness: SlackHarness) -> None:
         what="the lobby shown closed",
     )
 
-
-async def test_install_states_are_written_by_the_bots_one_writer(
-    world: World,  # noqa: F811
-) -> None:
-    """On SQLite (one writer for the whole database) a state row is written queued with the
-    games' writes on the bot's writer, not on a connection racing them for the lock."""
-    import threading
-
-    engine = world.service.engine
-    if engine.dialect.name != "sqlite":
-        pytest.skip("PostgreSQL locks rows: states are written beside the games")
-    committed_on: list[str] = []
-
-    def note(_conn: object) -> None:
-        committed_on.append(threading.current_thread().name)
-
-    sa.event.listen(engine, "commit", note)
-    try:
-        async with aiohttp.ClientSession() as browser:
-            for _ in range(3):
-                async with browser.get(f"{world.url}/slack/install", allow_redirects=False) as r:
-                    assert r.status == 302
-    finally:
-        sa.event.remove(engine, "commit", note)
-    assert _states(world) == 3
-    assert committed_on and set(committed_on) == {"mafiabot-db"}, committed_on
