@@ -140,4 +140,3 @@ async def test_an_idle_lobby_closes_by_itself(harness: SlackHarness) -> None:
         ),
         what="the lobby shown closed",
     )
-
