@@ -14,13 +14,13 @@ again and again: an action, its events and the game row, through the service's w
   and the game's write latency during it; the target is that no write waits more than 50 ms.
 
     uv run python bench/abuse.py [install|withdraw|all] [--games 1000] [--requests 10000]
+                                 [--db postgresql://...  (withdraw: an empty database)]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import statistics
 import sys
 import tempfile
@@ -57,10 +57,11 @@ class Writes:
         self.service, self.game_id, self.targets, self.every = service, game_id, targets, every
         self.latencies: list[float] = []
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     async def _run(self) -> None:
         i = 0
-        while True:
+        while not self._stopping:
             start = time.perf_counter()
             await self.service.vote(self.game_id, 0, self.targets[i % 2])
             self.latencies.append(time.perf_counter() - start)
@@ -69,13 +70,15 @@ class Writes:
 
     def start(self) -> None:
         self.latencies = []
+        self._stopping = False
         self._task = asyncio.create_task(self._run())
 
     async def stop(self) -> list[float]:
+        """Stop after the vote under way (a vote cancelled half-way would leave the game's
+        state and its rows apart: the next vote's sequence number is taken already)."""
         assert self._task is not None
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        self._stopping = True
+        await self._task
         return self.latencies
 
 
@@ -282,7 +285,7 @@ def seed_ended_games(engine: Any, server: str, user: str, games: int) -> None:
             conn.execute(sa.insert(m.LLMCall.__table__), rows["llm"])
 
 
-async def bench_withdraw(games: int, quiet: float) -> None:
+async def bench_withdraw(games: int, quiet: float, db: str | None = None) -> None:
     from bot.service import GameService
     from bot.store.db import make_engine
     from bot.store.migrate import upgrade
@@ -290,10 +293,11 @@ async def bench_withdraw(games: int, quiet: float) -> None:
     from bot.withdrawals import Withdrawals
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-abuse-"))
-    url = f"sqlite:///{tmp / 'mafiabot.db'}"
+    url = db or f"sqlite:///{tmp / 'mafiabot.db'}"
     upgrade(url)
     engine = make_engine(url)
     seed_ended_games(engine, "BIG", "UQUITTER", games)
+    print(f"withdraw: on {engine.dialect.name}")
     scheduler = make_scheduler()
     scheduler.start()
     service = GameService(engine, scheduler)
@@ -309,7 +313,22 @@ async def bench_withdraw(games: int, quiet: float) -> None:
         result.append(report)
         done.set()
 
-    jobs = Withdrawals(engine)
+    held: list[float] = []
+
+    async def write(fn: Any) -> Any:
+        """The service's writer, timing how long each withdrawal call holds it."""
+
+        def timed(session: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(session)
+            finally:
+                session.flush()
+                held.append(time.perf_counter() - t0)
+
+        return await service.write(timed)
+
+    jobs = Withdrawals(engine, write=write)
     writes.start()
     await asyncio.sleep(0)
     start = time.perf_counter()
@@ -329,6 +348,11 @@ async def bench_withdraw(games: int, quiet: float) -> None:
     verdict = "ok" if worst <= TARGET_WRITE_MS else "OVER"
     print(
         f"  longest game write during the withdrawal: {worst:.1f} ms (target <= 50 ms: {verdict})"
+    )
+    print(f"  the writer held by each withdrawal transaction (before its commit): {ms(held)}")
+    longest = sorted(range(len(held)), key=lambda i: -held[i])[:5]
+    print(
+        "  longest (call number: ms): " + ", ".join(f"{i}: {held[i] * 1000:.1f}" for i in longest)
     )
     over = sum(x > TARGET_WRITE_MS / 1000 for x in during)
     over_before = sum(x > TARGET_WRITE_MS / 1000 for x in before)
@@ -378,11 +402,14 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=10_000)
     parser.add_argument("--quiet", type=float, default=30.0, help="seconds measured before")
+    parser.add_argument(
+        "--db", help="withdraw: an empty database to use (e.g. PostgreSQL) instead of SQLite"
+    )
     args = parser.parse_args()
     if args.which in ("install", "all"):
         asyncio.run(bench_install(args.requests))
     if args.which in ("withdraw", "all"):
-        asyncio.run(bench_withdraw(args.games, args.quiet))
+        asyncio.run(bench_withdraw(args.games, args.quiet, args.db))
 
 
 if __name__ == "__main__":

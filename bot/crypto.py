@@ -9,15 +9,19 @@ and then removing the old key. An encrypted value is stored as ``fernet:<token>`
 written before encryption was turned on (plain text) is recognised, still read, and
 encrypted at the next start with a key.
 
-Without a key, tokens are stored as Slack sent them (with a warning at start); if encrypted
-tokens are stored and no key (or no right key) is set, the process refuses to start with one
-line saying so (`check_rows`).
+Without ``MAFIABOT_SECRET_KEY`` the key is kept in the data folder (`KEY_FILE`, made at the
+first start with a fresh key, readable by its owner only: `key_file_box`), so tokens are
+encrypted by default; only when that file cannot be made are tokens stored as Slack sent
+them (with a warning at start). If encrypted tokens are stored and no key (or no right key)
+is found, the process refuses to start with one line saying so (`check_rows`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import sqlalchemy as sa
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
@@ -111,9 +115,55 @@ def open_value(box: SecretBox | None, value: str | None) -> str | None:
 
 
 _MISSING = (
-    "Stored Slack tokens are encrypted but MAFIABOT_SECRET_KEY is not set: set it to the key "
-    "(or keys) they were encrypted with."
+    "Stored Slack tokens are encrypted but MAFIABOT_SECRET_KEY is not set and the data folder "
+    "has no secret.key: set MAFIABOT_SECRET_KEY to the key (or keys) they were encrypted "
+    "with, or put the key file back."
 )
+
+#: where the key is kept when MAFIABOT_SECRET_KEY is not set (in the data folder)
+KEY_FILE = "secret.key"
+
+
+def key_file_box(data_dir: Path, engine: sa.Engine) -> SecretBox | None:
+    """The key kept in ``data_dir`` / `KEY_FILE` (for a bot without MAFIABOT_SECRET_KEY).
+
+    Made at the first start, with a fresh key, readable by its owner only, when no encrypted
+    token is stored yet (with some stored, a new key could not read them: `check_rows` then
+    refuses to start, saying which key is missing). None when the file can't be made (a
+    read-only folder): tokens are then stored in plain text, with a warning. The key itself is
+    never logged."""
+    path = Path(data_dir) / KEY_FILE
+    if not path.exists():
+        with engine.connect() as conn:
+            if count_sealed(conn):
+                return None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass  # another process made it at the same moment: use theirs
+        except OSError as exc:
+            log.warning("could not make a secret key file in %s (%s)", path.parent, exc.strerror)
+            return None
+        else:
+            with os.fdopen(fd, "w") as out:
+                out.write(new_key() + "\n")
+            log.info(
+                "made a secret key for the stored Slack tokens: %s (keep it, and back it up "
+                "apart from the database; see docs/limits-and-secrets.md)",
+                path,
+            )
+    try:
+        text = path.read_text().strip()
+    except OSError as exc:
+        raise SecretKeyError(f"Can't read the secret key file {path} ({exc.strerror}).") from None
+    try:
+        return SecretBox([text])
+    except SecretKeyError:
+        raise SecretKeyError(
+            f"The secret key file {path} does not hold a Fernet key: put the right one back, "
+            "or set MAFIABOT_SECRET_KEY (see docs/limits-and-secrets.md)."
+        ) from None
 
 
 def count_sealed(conn: sa.Connection) -> int:
@@ -158,7 +208,7 @@ def check_rows(engine: sa.Engine, box: SecretBox | None) -> int:
         )
     if plain:
         log.warning(
-            "MAFIABOT_SECRET_KEY is not set: Slack tokens are stored unencrypted; set it to "
-            "encrypt them (see docs/limits-and-secrets.md)"
+            "MAFIABOT_SECRET_KEY is not set and no key file could be made: Slack tokens are "
+            "stored unencrypted; set it to encrypt them (see docs/limits-and-secrets.md)"
         )
     return 0

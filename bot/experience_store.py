@@ -11,7 +11,7 @@ Scope. ``MAFIABOT_EXPERIENCE_SCOPE=server`` (the default) keeps each server's po
 to itself: what the agent learnt from one community's games is not used in another's.
 ``global`` pools everything.
 
-Withdrawal. Importing this module registers two `bot.privacy.WITHDRAWAL_HOOKS`: every
+Withdrawal. Importing this module registers two withdrawal hooks (`bot.privacy`): every
 experience of the game goes (any agent's reflection there was formed from everything said at
 the table, the withdrawn person's lines included), and so does the agents' memory of that game
 on disk (it holds their lines verbatim). Strategy notes stay: they are rewritten from lessons
@@ -40,7 +40,7 @@ from sqlmodel import Session, col, select
 
 from agent.experience import Experience, GameDebrief, Rewrite, rank_similar
 from bot.consent import research_seats
-from bot.privacy import WITHDRAWAL_HOOKS
+from bot.privacy import WITHDRAWAL_FILE_HOOKS, WITHDRAWAL_HOOKS
 from bot.store.db import session_scope
 from bot.store.models import Experience as ExperienceRow
 from bot.store.models import Game, Seat, StrategyNote
@@ -264,8 +264,9 @@ def _memory_roots() -> list[Path]:
     return sorted(roots)
 
 
-def forget_game_memories(session: Session, game_id: str, seat_index: int) -> int:
-    """Withdrawal hook: the agents' memory folders of the game, under every known root."""
+def forget_game_memories(game_id: str, seat_index: int) -> int:
+    """Withdrawal file hook: the agents' memory folders of the game, under every known root
+    (run outside the withdrawal's transaction)."""
     removed = 0
     for root in _memory_roots():
         folder = root / game_id
@@ -275,9 +276,10 @@ def forget_game_memories(session: Session, game_id: str, seat_index: int) -> int
     return removed
 
 
-for _hook in (forget_game_experiences, forget_game_memories):
-    if _hook not in WITHDRAWAL_HOOKS:
-        WITHDRAWAL_HOOKS.append(_hook)
+if forget_game_experiences not in WITHDRAWAL_HOOKS:
+    WITHDRAWAL_HOOKS.append(forget_game_experiences)
+if forget_game_memories not in WITHDRAWAL_FILE_HOOKS:
+    WITHDRAWAL_FILE_HOOKS.append(forget_game_memories)
 
 
 # --- the pool as one game sees it -----------------------------------------------------------------

@@ -14,6 +14,13 @@ queues of every platform share one implementation (no adapter has a limit of its
   dropped quietly, so the notes do not become a flood of their own.
 - `Cooldowns`: a minimum pause per user between two uses of a costly command (opening a
   lobby, withdrawing consent, any slash command).
+- `CommandLimiter`: a token bucket per person and server on everything they ask of the bot
+  by command (Discord's slash commands and lobby buttons, Slack's ``/mafia`` and lobby
+  buttons: each costs writes and posts). A host opening a game, configuring it twice and
+  starting it uses 4 in a minute; `COMMAND_BURST` (5) lets that through at once, then
+  one every `COMMAND_EVERY` (3) seconds. A refused command changes nothing and gets one
+  private line saying when to try again (`CoolingDown`). Votes, night choices and survey
+  answers are game actions, not commands: they are not limited here.
 - `AddressLimiter`: a token bucket per client address, in a bounded table (the oldest
   addresses are forgotten first), for unauthenticated endpoints such as ``/slack/install``.
 - `STAGE_INTERVAL`: players' lines on one Discord stage are spaced this far apart. Discord
@@ -28,6 +35,8 @@ queues of every platform share one implementation (no adapter has a limit of its
 
 from __future__ import annotations
 
+import math
+import time
 from collections import OrderedDict, deque
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
@@ -46,8 +55,10 @@ STAGE_INTERVAL = 0.42
 NOTE_EVERY = 30.0
 #: seconds between two lobbies opened by one person
 LOBBY_COOLDOWN = 30.0
-#: seconds between two commands of one person (other than opening a lobby)
-COMMAND_COOLDOWN = 2.0
+#: commands (slash commands, lobby buttons) one person may use in a row on a server ...
+COMMAND_BURST = 5
+#: ... then one every this many seconds (20 a minute)
+COMMAND_EVERY = 3.0
 #: seconds between two consent withdrawals of one person
 WITHDRAW_COOLDOWN = 300.0
 #: an open lobby nobody joined, left or started for this long closes by itself
@@ -73,7 +84,8 @@ class CoolingDown(ServiceError):
     """A command used again too soon."""
 
     def __init__(self, what: str, wait: float) -> None:
-        super().__init__(f"Please wait {max(1, round(wait))} s before you {what} again.")
+        # (rounded up: trying again after the time said always works)
+        super().__init__(f"Please wait {max(1, math.ceil(wait))} s before you {what} again.")
         self.wait = wait
 
 
@@ -163,6 +175,40 @@ class Cooldowns:
 
     def clear(self, key: Hashable) -> None:
         self._last.pop(key, None)
+
+
+class CommandLimiter:
+    """One `TokenBucket` per (platform, server, person) on commands, at most ``size`` people
+    remembered (the least recently seen forgotten first). ``burst`` 0: no limit (the tests'
+    services; the bot's runtime sets the figures: `bot.runtime`)."""
+
+    def __init__(
+        self, burst: float = COMMAND_BURST, every: float = COMMAND_EVERY, size: int = 100_000
+    ) -> None:
+        self.burst = burst
+        self.every = every
+        self.size = size
+        self._buckets: OrderedDict[tuple[str, str, str], TokenBucket] = OrderedDict()
+        #: commands refused so far (metrics, tests)
+        self.refused = 0
+
+    def check(self, platform: str, server: str, user: str, now: float | None = None) -> None:
+        """Count a command of ``user`` at ``now`` (monotonic seconds; default: now), or raise
+        `CoolingDown` saying when they may use one again (nothing counted)."""
+        if self.burst <= 0:
+            return
+        now = time.monotonic() if now is None else now
+        key = (platform, server, user)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = TokenBucket(self.burst, 1.0 / self.every)
+        self._buckets.move_to_end(key)
+        while len(self._buckets) > self.size:
+            self._buckets.popitem(last=False)
+        wait = bucket.take(now)
+        if wait > 0:
+            self.refused += 1
+            raise CoolingDown("use a command", wait)
 
 
 class AddressLimiter:

@@ -9,7 +9,8 @@ What `withdraw` does, for each game on the server where the person had a seat:
 - Redacted: copies of their lines elsewhere (other players quoting them, the agent's prompts,
   outputs and decisions in ``llm_calls``) become "[withdrawn]", and so does their platform id
   wherever it was typed or mentioned. Whole rows of others are kept.
-- Registered hooks run (`WITHDRAWAL_HOOKS`: agent memories, the experience pool, ...).
+- Registered hooks run (`WITHDRAWAL_FILE_HOOKS`: agent memories; `WITHDRAWAL_HOOKS`: the
+  experience pool, ...).
 - Their seat keeps its character name, role and fate (other players' lines and votes refer to
   it) but loses its user id, is marked ``withdrawn`` (exports show it as withheld, the
   experience pool skips it) and gets ``scrubbed_at``. The character no longer leads back to
@@ -46,7 +47,7 @@ from typing import Any
 import sqlalchemy as sa
 from rich.console import Console
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session, SQLModel, col, select
 
 from bot.consent import CONSENT_VERSION
 from bot.dataset.scrub import WITHDRAWN, redact_lines, remove_user_id
@@ -72,12 +73,23 @@ from games.events import GameOver
 
 __all__ = [
     "ENDED",
+    "WITHDRAWAL_FILE_HOOKS",
     "WITHDRAWAL_HOOKS",
+    "FirstStep",
     "PendingWithdrawals",
+    "Plan",
+    "WithdrawalFileHook",
     "WithdrawalHook",
     "WithdrawalReport",
     "apply_pending_withdrawals",
+    "apply_plan",
+    "first_step",
+    "plan_game",
+    "plan_open_game",
+    "plan_seat",
+    "run_file_hooks",
     "run_withdraw",
+    "steps_left",
     "withdraw",
     "withdraw_gently",
     "withdrawal_steps",
@@ -88,7 +100,14 @@ WithdrawalHook = Callable[[Session, str, int], int]
 transaction, after the seat's own rows are gone and before the seat loses its user id."""
 
 WITHDRAWAL_HOOKS: list[WithdrawalHook] = []
-"""Modules that keep data derived from a seat (agent memories, experiences) append here."""
+"""Modules that keep rows derived from a seat (the experience pool) append here."""
+
+WithdrawalFileHook = Callable[[str, int], int]
+"""(game_id, seat_index) -> files or folders removed. Runs before the withdrawal's transaction
+(never inside it: a write lock is not held for disk work)."""
+
+WITHDRAWAL_FILE_HOOKS: list[WithdrawalFileHook] = []
+"""Modules that keep files derived from a seat (agent memories) append here."""
 
 ENDED = ("finished", "aborted")
 
@@ -160,103 +179,166 @@ def withdrawal_steps(engine: Engine, report: WithdrawalReport) -> Generator[bool
     each): first their consent, the games they host and the seats of open games; then one
     ended game at a time. Every step is idempotent, so an interrupted withdrawal is finished
     by running it again (or, for seats, by `apply_pending_withdrawals`)."""
-    platform, server, user_id = report.platform, report.server, report.user_id
-    ended_seats: list[tuple[str, int]] = []
-    ended_games: list[str] = []
-    open_games: list[str] = []
-    # reads first, then a few set-wise writes: the write lock is held for milliseconds
+    user_id = report.user_id
     with session_scope(engine) as session:
-        now = utcnow()
-        mine = (
-            col(Consent.platform) == platform,
-            col(Consent.server_external_id) == server,
-            col(Consent.user_id) == user_id,
+        first = first_step(session, report.platform, report.server, user_id)
+    steps_left(engine, first, report.platform, report.server, user_id)
+    first.into(report)
+    yield True
+    for game_id, seat_id in first.ended_seats:
+        _applied(engine, plan_seat(engine, user_id, game_id, seat_id), report.counts)
+        report.scrubbed.append(game_id)
+        yield True
+    for game_id in first.ended_games:
+        _applied(engine, plan_game(engine, user_id, game_id), report.counts)
+        yield True
+    for game_id in first.open_games:
+        _applied(engine, plan_open_game(engine, user_id, game_id), report.counts)
+        yield True
+
+
+@dataclass
+class FirstStep:
+    """What the first step of a withdrawal did, and the steps left (`withdrawal_steps`)."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    pending: list[str] = field(default_factory=list)
+    lobby: list[str] = field(default_factory=list)
+    #: (game id, seat id) of the person's seats in ended games
+    ended_seats: list[tuple[str, int]] = field(default_factory=list)
+    ended_games: list[str] = field(default_factory=list)
+    open_games: list[str] = field(default_factory=list)
+
+    def into(self, report: WithdrawalReport) -> None:
+        report.counts.update(self.counts)
+        report.pending.extend(self.pending)
+        report.lobby.extend(self.lobby)
+
+
+def first_step(session: Session, platform: str, server: str, user_id: str) -> FirstStep:
+    """Their consent answers, the games they host and their seats in open games, in
+    ``session``'s transaction: set-wise writes only (the write lock is held for milliseconds
+    whatever the server's size). Touches nothing but the session, so it may be run again (a
+    group commit retried). What is left to do is read afterwards: `steps_left`."""
+    out = FirstStep()
+    now = utcnow()
+    mine = (
+        col(Consent.platform) == platform,
+        col(Consent.server_external_id) == server,
+        col(Consent.user_id) == user_id,
+    )
+    stamped = session.execute(
+        sa.update(Consent)
+        .where(*mine, col(Consent.withdrawn_at).is_(None))
+        .values(withdrawn_at=now)
+    )
+    out.counts["consent_answers_withdrawn"] += int(getattr(stamped, "rowcount", 0) or 0)
+    if not session.exec(select(sa.func.count()).select_from(Consent).where(*mine)).one():
+        session.add(
+            Consent(
+                platform=platform,
+                server_external_id=server,
+                user_id=user_id,
+                version=CONSENT_VERSION,
+                agreed=False,
+                research=False,
+                t=now,
+                withdrawn_at=now,
+            )
         )
-        answered = session.exec(select(sa.func.count()).select_from(Consent).where(*mine)).one()
+        out.counts["consent_answers_withdrawn"] += 1
+    server_games = (
+        select(Game.id)
+        .join(Server, col(Server.id) == col(Game.server_id))
+        .where(Server.platform == platform, Server.external_id == server)
+    )
+    hosted = session.execute(
+        sa.update(Game)
+        .where(col(Game.id).in_(server_games.scalar_subquery()), col(Game.host_user_id) == user_id)
+        .values(host_user_id=None)
+    )
+    out.counts["games_hosted_cleared"] += int(getattr(hosted, "rowcount", 0) or 0)
+    # their seats in games not over yet (a game that ends meanwhile is cleaned at its end,
+    # `apply_pending_withdrawals`, or by the steps read after this one)
+    session.execute(
+        sa.update(Seat)
+        .where(
+            col(Seat.user_id) == user_id,
+            col(Seat.game_id).in_(
+                server_games.where(col(Game.status).not_in(ENDED)).scalar_subquery()
+            ),
+        )
+        .values(withdrawn=True)
+    )
+    session.flush()
+    return out
+
+
+def steps_left(engine: Engine, first: FirstStep, platform: str, server: str, user_id: str) -> None:
+    """Read (no write transaction) what is left after `first_step`: the person's seats in
+    ended games, the server's ended and open games; and the open games they sit in (``pending``,
+    ``lobby``)."""
+    with Session(engine) as session:
         srv = session.exec(
             select(Server).where(Server.platform == platform, Server.external_id == server)
         ).first()
-        games: dict[str, str] = {}
-        seats: list[tuple[int, str]] = []
-        if srv is not None:
-            games = {
-                gid: status
-                for gid, status in session.exec(
-                    select(Game.id, Game.status).where(Game.server_id == srv.id)
-                )
-            }
-            seats = [
-                (int(sid or 0), str(gid))
-                for sid, gid in session.exec(
-                    select(Seat.id, Seat.game_id).where(
-                        col(Seat.game_id).in_(list(games)), Seat.user_id == user_id
-                    )
-                )
-            ]
-        stamped = session.execute(
-            sa.update(Consent)
-            .where(*mine, col(Consent.withdrawn_at).is_(None))
-            .values(withdrawn_at=now)
-        )
-        report.counts["consent_answers_withdrawn"] += int(getattr(stamped, "rowcount", 0) or 0)
-        if not answered:
-            session.add(
-                Consent(
-                    platform=platform,
-                    server_external_id=server,
-                    user_id=user_id,
-                    version=CONSENT_VERSION,
-                    agreed=False,
-                    research=False,
-                    t=now,
-                    withdrawn_at=now,
+        if srv is None:
+            return
+        games = {
+            gid: status
+            for gid, status in session.exec(
+                select(Game.id, Game.status).where(Game.server_id == srv.id)
+            )
+        }
+        seats = [
+            (int(sid or 0), str(gid))
+            for sid, gid in session.exec(
+                select(Seat.id, Seat.game_id).where(
+                    col(Seat.game_id).in_(list(games)), Seat.user_id == user_id
                 )
             )
-            report.counts["consent_answers_withdrawn"] += 1
-        if srv is not None:
-            hosted = session.execute(
-                sa.update(Game)
-                .where(col(Game.server_id) == srv.id, col(Game.host_user_id) == user_id)
-                .values(host_user_id=None)
-            )
-            report.counts["games_hosted_cleared"] += int(getattr(hosted, "rowcount", 0) or 0)
-            open_seats = []
-            for seat_id, game_id in sorted(seats, key=lambda s: s[1]):
-                if games[game_id] in ENDED:
-                    ended_seats.append((game_id, seat_id))
-                else:
-                    open_seats.append(seat_id)
-                    report.pending.append(game_id)
-                    if games[game_id] == "lobby":
-                        report.lobby.append(game_id)
-            if open_seats:
-                session.execute(
-                    sa.update(Seat).where(col(Seat.id).in_(open_seats)).values(withdrawn=True)
-                )
-            open_games = [g for g in games if games[g] not in ENDED]
-            ended_games = [g for g in games if games[g] in ENDED]
-    yield True
-    for game_id, seat_id in ended_seats:
+        ]
+    for seat_id, game_id in sorted(seats, key=lambda s: s[1]):
+        if games[game_id] in ENDED:
+            first.ended_seats.append((game_id, seat_id))
+        else:
+            first.pending.append(game_id)
+            if games[game_id] == "lobby":
+                first.lobby.append(game_id)
+    first.open_games = [g for g in games if games[g] not in ENDED]
+    first.ended_games = [g for g in games if games[g] in ENDED]
 
-        def scrub(session: Session, game_id: str = game_id, seat_id: int = seat_id) -> None:
-            found = session.get(Seat, seat_id)
-            if found is not None:
-                _scrub_seat(session, game_id, found, user_id, report.counts)
 
-        _planned(engine, report.counts, scrub)
-        report.scrubbed.append(game_id)
-        yield True
-    for game_id in ended_games:
+def plan_seat(engine: Engine, user_id: str, game_id: str, seat_id: int) -> Plan:
+    """The cleaning of the person's seat in an ended game, worked out on a read-only snapshot."""
 
-        def remove(session: Session, game_id: str = game_id) -> None:
-            _remove_id(session, [game_id], user_id, report.counts, actions=True)
+    def scrub(session: Session) -> None:
+        found = session.get(Seat, seat_id)
+        if found is not None:
+            _scrub_seat(session, game_id, found, user_id, session.info[_COUNTS])
 
-        _planned(engine, report.counts, remove)
-        yield True
-    for game_id in open_games:  # (a running game's rows change: no plan made ahead here)
-        with session_scope(engine) as session:
-            _remove_id(session, [game_id], user_id, report.counts, actions=False)
-        yield True
+    return _plan(engine, scrub)
+
+
+def plan_game(engine: Engine, user_id: str, game_id: str) -> Plan:
+    """The person's platform id removed from an ended game's texts, worked out likewise."""
+
+    def remove(session: Session) -> None:
+        _remove_id(session, [game_id], user_id, session.info[_COUNTS], actions=True)
+
+    return _plan(engine, remove)
+
+
+def plan_open_game(engine: Engine, user_id: str, game_id: str) -> Plan:
+    """The person's platform id removed from a lobby's or running game's messages and events
+    (not its action log: the game replays it), worked out likewise. (A running game only
+    adds rows; the rows it adds after this was read are as they would be after a withdrawal
+    that ran a moment earlier.)"""
+
+    def remove(session: Session) -> None:
+        _remove_id(session, [game_id], user_id, session.info[_COUNTS], actions=False)
+
+    return _plan(engine, remove)
 
 
 def apply_pending_withdrawals(engine: Engine, game_id: str | None = None) -> list[WithdrawalReport]:
@@ -381,6 +463,8 @@ def _scrub_seat(
         # own change, as here
         session.info[_HOOKS] = (game_id, index)
     else:
+        for file_hook in WITHDRAWAL_FILE_HOOKS:
+            counts["hook_rows"] += int(file_hook(game_id, index))
         for hook in WITHDRAWAL_HOOKS:
             counts["hook_rows"] += int(hook(session, game_id, index))
     seat.user_id = None
@@ -406,6 +490,7 @@ def _delete(session: Session, model: Any, game_id: str, where: Any) -> int:
 # writer, the games' own writes wait for it) and then write it all in one short transaction.
 
 _PLAN, _HOOKS = "mafiabot.withdraw.plan", "mafiabot.withdraw.hooks"
+_COUNTS = "mafiabot.withdraw.counts"
 
 
 def _planning(session: Session) -> bool:
@@ -417,63 +502,116 @@ def _flush(session: Session) -> None:
         session.flush()
 
 
-def _planned(engine: Engine, counts: Counter[str], work: Callable[[Session], None]) -> None:
+@dataclass
+class Plan:
+    """What one withdrawal step writes, worked out on a read-only snapshot (`_plan`): plain
+    data (table names, ids, values), so a process of its own can work it out and the bot's one
+    writer apply it (`apply_plan`) in a transaction of a few milliseconds."""
+
+    #: table name -> ids of the rows to delete
+    gone: dict[str, list[Any]] = field(default_factory=dict)
+    #: (table name, columns) -> [{"_id": id, column: value, ...}]
+    updates: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = field(default_factory=dict)
+    #: (table name, primary key, values) of the seat itself, written after the hooks
+    seats: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+    #: (game id, seat index) the withdrawal hooks run for, if any
+    hooks: tuple[str, int] | None = None
+    #: what the plan removes and redacts (the report's counts)
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def writes(self) -> bool:
+        return bool(self.gone or self.updates or self.seats or self.hooks is not None)
+
+
+def _plan(engine: Engine, work: Callable[[Session], None]) -> Plan:
     """Run ``work`` on a session that writes nothing (its changes are only recorded: deleted
-    and changed rows, and the hooks to run), then apply those changes in one transaction."""
-    plan = Session(engine, expire_on_commit=False, autoflush=False)
-    plan.info[_PLAN] = True
-    deleted: list[tuple[sa.Table, dict[str, Any]]] = []
-    changed: list[tuple[sa.Table, dict[str, Any], dict[str, Any], bool]] = []
+    and changed rows, and the hooks to run) and return them as a `Plan`."""
+    plan = Plan()
+    session = Session(engine, expire_on_commit=False, autoflush=False)
+    session.info[_PLAN] = True
+    session.info[_COUNTS] = plan.counts
     try:
-        work(plan)
-        for obj in plan.deleted:
-            deleted.append(_row_key(obj))
-        for obj in plan.dirty:
+        work(session)
+        for obj in session.deleted:
+            table, key = _row_key(obj)
+            plan.gone.setdefault(table.name, []).append(_single_id(key))
+        for obj in session.dirty:
             state = sa.inspect(obj)
             values = {
                 attr.key: attr.value
                 for attr in state.attrs
                 if attr.history.has_changes() and attr.key in state.mapper.columns
             }
-            if values:
-                changed.append((*_row_key(obj), values, isinstance(obj, Seat)))
-        hooks = plan.info.get(_HOOKS)
+            if not values:
+                continue
+            table, key = _row_key(obj)
+            if isinstance(obj, Seat):
+                plan.seats.append((table.name, key, values))
+            else:
+                cols = tuple(sorted(values))
+                plan.updates.setdefault((table.name, cols), []).append(
+                    {"_id": _single_id(key), **values}
+                )
+        plan.hooks = session.info.get(_HOOKS)
     finally:
-        plan.rollback()
-        plan.close()
-    if not deleted and not changed and hooks is None:
-        return
-    # set-wise: one DELETE per table, one executemany UPDATE per table and set of columns
-    gone: dict[sa.Table, list[Any]] = {}
-    for table, key in deleted:
-        gone.setdefault(table, []).append(_single_id(key))
-    updates: dict[tuple[sa.Table, tuple[str, ...]], list[dict[str, Any]]] = {}
-    seat_updates: list[tuple[sa.Table, dict[str, Any], dict[str, Any]]] = []
-    for table, key, values, is_seat in changed:
-        if is_seat:
-            seat_updates.append((table, key, values))
-            continue
-        cols = tuple(sorted(values))
-        updates.setdefault((table, cols), []).append({"_id": _single_id(key), **values})
-    with engine.begin() as conn:
-        for table, ids in gone.items():
-            conn.execute(sa.delete(table).where(table.c.id.in_(ids)))
-        for (table, cols), params in updates.items():
-            stmt = (
-                sa.update(table)
-                .where(table.c.id == sa.bindparam("_id"))
-                .values({c: sa.bindparam(c) for c in cols})
-            )
-            conn.execute(stmt, params)
-        if hooks is not None:
+        session.rollback()
+        session.close()
+    return plan
+
+
+def run_file_hooks(plan: Plan) -> int:
+    """The plan's `WITHDRAWAL_FILE_HOOKS` (files on disk: no transaction is held meanwhile).
+    Run before the plan is applied, so a withdrawal stopped in between redoes them."""
+    if plan.hooks is None:
+        return 0
+    return sum(int(hook(*plan.hooks)) for hook in WITHDRAWAL_FILE_HOOKS)
+
+
+def apply_plan(where: Session | sa.Connection, plan: Plan) -> int:
+    """Write ``plan`` in the transaction of ``where``, set-wise: one DELETE per table, one
+    executemany UPDATE per table and set of columns, the hooks, the seat last. Returns the
+    rows the hooks changed. Touches nothing but the transaction, so it may be run again."""
+    tables = SQLModel.metadata.tables
+    conn = where.connection() if isinstance(where, Session) else where
+    hook_rows = 0
+    for name, ids in plan.gone.items():
+        table = tables[name]
+        conn.execute(sa.delete(table).where(table.c.id.in_(ids)))
+    for (name, cols), params in plan.updates.items():
+        table = tables[name]
+        stmt = (
+            sa.update(table)
+            .where(table.c.id == sa.bindparam("_id"))
+            .values({c: sa.bindparam(c) for c in cols})
+        )
+        conn.execute(stmt, params)
+    if plan.hooks is not None and WITHDRAWAL_HOOKS:
+        if isinstance(where, Session):
+            for hook in WITHDRAWAL_HOOKS:
+                hook_rows += int(hook(where, *plan.hooks))
+            where.flush()
+        else:
             with Session(bind=conn) as session:
                 for hook in WITHDRAWAL_HOOKS:
-                    counts["hook_rows"] += int(hook(session, *hooks))
+                    hook_rows += int(hook(session, *plan.hooks))
                 session.flush()
-        for table, key, values in seat_updates:  # the seat last (after the hooks)
-            conn.execute(
-                sa.update(table).where(*(table.c[k] == v for k, v in key.items())).values(**values)
-            )
+    for name, key, values in plan.seats:
+        table = tables[name]
+        conn.execute(
+            sa.update(table).where(*(table.c[k] == v for k, v in key.items())).values(**values)
+        )
+    return hook_rows
+
+
+def _applied(engine: Engine, plan: Plan, counts: Counter[str]) -> None:
+    """``plan`` applied in a transaction of its own on ``engine`` (the operator command, tests;
+    the bot applies plans through its writer: `bot.withdrawals`)."""
+    counts.update(plan.counts)
+    counts["hook_rows"] += run_file_hooks(plan)
+    if not plan.writes():
+        return
+    with engine.begin() as conn:
+        counts["hook_rows"] += apply_plan(conn, plan)
     if engine.dialect.name == "sqlite":
         # Copy what was just written from the write-ahead log into the database here, so the
         # games' own commits do not find a long log to checkpoint (SQLite checkpoints on the

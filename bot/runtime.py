@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from agent.decisions import DecisionLog
 from agent.memory import set_search_threads
 from bot.agents import make_agent_factory
-from bot.limits import LOBBY_COOLDOWN
+from bot.limits import COMMAND_BURST, LOBBY_COOLDOWN
 from bot.llm_agents import AgentLearning, llm_player_factory
 from bot.privacy import PendingWithdrawals, apply_pending_withdrawals
 from bot.service import GameService
@@ -64,6 +64,7 @@ async def running_service(
         outage_release_seconds=settings.outage_release_seconds,
     )
     service.lobby_cooldown.seconds = LOBBY_COOLDOWN  # (`bot.limits`; none in tests' services)
+    service.commands.burst = COMMAND_BURST
     if metrics is not None:
         metrics.watch_service(service)
     service.decision_log = decisions

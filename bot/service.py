@@ -33,7 +33,7 @@ from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.errors import db_reason
 from bot.lanes import Line as _Outbox
-from bot.limits import Cooldowns, LineLimited, LineLimiter
+from bot.limits import CommandLimiter, Cooldowns, LineLimited, LineLimiter
 from bot.live import AgentFactory, GameListener, LiveGame, SeatInfo, SeatPortImpl, target_seat
 from bot.moments import grace, note_applied, stamp
 from bot.outages import RELEASE_SECONDS, Outages
@@ -104,6 +104,8 @@ class GameService:
         self.lines = LineLimiter()
         #: a host's pause between two lobbies (0 here; the runtime sets `bot.limits`' figure)
         self.lobby_cooldown = Cooldowns(0.0)
+        #: each person's commands, on every platform (none here; the runtime sets the figures)
+        self.commands = CommandLimiter(burst=0)
 
     # --- plumbing -----------------------------------------------------------------------------
 
@@ -121,6 +123,11 @@ class GameService:
         except GameMoved as moved:
             self._moved(moved.game_id)
             raise
+
+    async def write(self, fn: Callable[[Session], T]) -> T:
+        """``fn(session)`` through the service's one writer, queued with the games' own writes
+        (background jobs: `bot.withdrawals`). ``fn`` must touch nothing but the session."""
+        return await self._run_db(fn)
 
     def add_alert_sink(self, sink: AlertSink) -> None:
         """Add where alerts go (each problem once, one line); they are also logged."""

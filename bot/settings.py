@@ -132,7 +132,8 @@ class Settings(BaseSettings):
     #: the public URL of /slack/oauth_redirect, when the app lists more than one redirect URL
     slack_redirect_uri: str = ""
     #: key(s) encrypting the Slack tokens stored by "Add to Slack" installs: one Fernet key,
-    #: or several separated by commas, newest first (rotation: docs/limits-and-secrets.md)
+    #: or several separated by commas, newest first (rotation: docs/limits-and-secrets.md);
+    #: unset: a key made at the first start and kept in the data folder (secret.key)
     secret_key: SecretStr | None = None
     #: Slack Web API base URL; empty means https://slack.com/api/ (set it for GovSlack,
     #: an Enterprise Grid proxy, or a test server)

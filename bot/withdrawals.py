@@ -1,8 +1,23 @@
 """Consent withdrawals requested from a platform (``/mafia consent withdraw``) run as background
 jobs: the command answers at once (the consent is withdrawn and the person taken out of open
 lobbies in one small transaction), the rest goes through the ended games one small
-transaction at a time (`bot.privacy.withdrawal_steps`), so a person with a thousand ended
-games never holds up a running game's writes, and the person is told when it is done.
+transaction at a time, so a person with a thousand ended games never holds up a running
+game's writes, and the person is told when it is done.
+
+How the games' writes are kept free (SQLite has one writer; every write waits for it):
+
+- Nothing is read inside a write transaction. Each ended game's cleaning is worked out on a
+  read-only snapshot (`bot.privacy.plan_seat` / `plan_game`; an ended game's rows no longer
+  change), in a low-priority process of its own (no share of this process's interpreter lock),
+  a batch of games ahead of the one being written.
+- On SQLite the writes go through the bot's own writer (``write``:
+  `bot.service.GameService.write`), one game per call, queued with the games' own writes
+  rather than racing them for SQLite's one lock: a game's write waits for at most one such
+  call (a few milliseconds: set-wise DELETEs and UPDATEs by id), never for SQLite's busy-wait
+  back-off or a low-priority process holding the lock. On PostgreSQL, which locks rows, each
+  game is written in a transaction of its own beside the games' writes. Between two
+  transactions the event loop turns (``pause``).
+- Files (agents' memories) are removed before each game's transaction, not inside it.
 
 One person may start a withdrawal once every `bot.limits.WITHDRAW_COOLDOWN` seconds per server
 (it costs a pass over every game of the server); a second request while theirs is still
@@ -17,18 +32,39 @@ import logging
 import multiprocessing
 import os
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+from typing import Any, TypeVar
 
 from sqlalchemy.engine import Engine
+from sqlmodel import Session
 
 from bot.errors import ServiceError
 from bot.limits import WITHDRAW_COOLDOWN, Cooldowns
-from bot.privacy import WithdrawalReport, withdraw, withdrawal_steps
+from bot.privacy import (
+    FirstStep,
+    Plan,
+    WithdrawalReport,
+    apply_plan,
+    first_step,
+    plan_game,
+    plan_open_game,
+    plan_seat,
+    run_file_hooks,
+    steps_left,
+)
+from bot.store.db import session_scope
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 Done = Callable[[WithdrawalReport], Awaitable[None]]
+#: runs ``fn(session)`` in a transaction of the bot's writer, returns once committed
+Write = Callable[[Callable[[Session], Any]], Awaitable[Any]]
+
+#: ended games worked out per call of the planning process
+BATCH = 25
 
 
 class Withdrawals:
@@ -36,21 +72,37 @@ class Withdrawals:
         self,
         engine: Engine,
         *,
+        write: Write | None = None,
         cooldown: float = WITHDRAW_COOLDOWN,
         pause: float = 0.0,
         processes: bool = True,
     ) -> None:
         self.engine = engine
+        #: the bot's writer, on SQLite (one writer for the whole database: a transaction of
+        #: our own would race the games' for it); elsewhere (PostgreSQL locks rows: the ended
+        #: games' rows are not the running games'), or None: a transaction of its own on
+        #: ``engine`` per step, in a thread
+        self.write = write if engine.dialect.name == "sqlite" else None
         self._url = engine.url.render_as_string(hide_password=False)
-        #: the cleaning of the ended games runs in a process of its own (no share of this
-        #: process's interpreter lock: the games' event loop and writer are never starved);
-        #: False: in a thread here (SQLite in memory)
+        #: the planning runs in a process of its own (no share of this process's interpreter
+        #: lock: the games' event loop and writer are never starved); False: in a thread here
+        #: (SQLite in memory)
         self.processes = processes and engine.url.database not in (None, "", ":memory:")
         self._executor: ProcessPoolExecutor | None = None
         self.cooldowns = Cooldowns(cooldown)
         #: seconds between two transactions of a withdrawal (0: a turn of the event loop)
         self.pause = pause
         self._running: dict[tuple[str, str, str], asyncio.Task[None]] = {}
+
+    async def _write(self, fn: Callable[[Session], T]) -> T:
+        if self.write is not None:
+            return await self.write(fn)  # type: ignore[no-any-return]
+
+        def alone() -> T:
+            with session_scope(self.engine) as session:
+                return fn(session)
+
+        return await asyncio.to_thread(alone)
 
     async def start(self, platform: str, server: str, user_id: str, done: Done) -> WithdrawalReport:
         """Withdraw ``user_id`` on ``server``: their consent, the games they host and their
@@ -65,39 +117,43 @@ class Withdrawals:
             )
         self.cooldowns.check(key, time.monotonic(), "withdraw your consent")
         report = WithdrawalReport(platform, server, user_id)
-        steps = withdrawal_steps(self.engine, report)
         try:
-            await asyncio.to_thread(next, steps, False)
+            first = await self._write(partial(first_step, platform=platform, server=server,
+                                              user_id=user_id))  # fmt: skip
         except Exception:
             self.cooldowns.clear(key)
             raise
+        try:
+            await asyncio.to_thread(steps_left, self.engine, first, platform, server, user_id)
+        except Exception:
+            self.cooldowns.clear(key)  # (the first step is done again at the next try)
+            raise
+        first.into(report)
         task = asyncio.create_task(
-            self._rest(key, steps, report, done), name=f"withdraw:{platform}:{server}"
+            self._rest(key, first, report, done), name=f"withdraw:{platform}:{server}"
         )
         self._running[key] = task
         task.add_done_callback(lambda _t: self._running.pop(key, None))
         return report
 
     async def _rest(
-        self,
-        key: tuple[str, str, str],
-        steps: Generator[bool, None, None],
-        report: WithdrawalReport,
-        done: Done,
+        self, key: tuple[str, str, str], first: FirstStep, report: WithdrawalReport, done: Done
     ) -> None:
+        user_id = key[2]
         try:
-            if self.processes:
-                steps.close()
-                elsewhere = await asyncio.get_running_loop().run_in_executor(
-                    self._pool(), _withdraw_in_process, self._url, *key
-                )
-                report.scrubbed = elsewhere.scrubbed
-                report.counts.update(elsewhere.counts)
-            else:
-                while True:
-                    if await asyncio.to_thread(next, steps, False) is False:
-                        break
-                    await asyncio.sleep(self.pause)
+            jobs: list[tuple[str | None, str, int | None]] = [
+                (game_id, game_id, seat_id) for game_id, seat_id in first.ended_seats
+            ]
+            jobs += [(None, game_id, None) for game_id in first.ended_games]
+            async for scrubbed, plan in self._plans(user_id, jobs):
+                await self._apply(plan, report)
+                if scrubbed is not None:
+                    report.scrubbed.append(scrubbed)
+                await asyncio.sleep(self.pause)
+            for game_id in first.open_games:  # (planned last: a running game's rows change)
+                plan = await asyncio.to_thread(plan_open_game, self.engine, user_id, game_id)
+                await self._apply(plan, report)
+                await asyncio.sleep(self.pause)
         except Exception:
             log.exception("a consent withdrawal on %s server %s failed", key[0], key[1])
             self.cooldowns.clear(key)  # they may try again at once
@@ -107,10 +163,43 @@ class Withdrawals:
         except Exception:
             log.exception("telling a person their withdrawal is done failed")
 
+    async def _plans(self, user_id: str, jobs: list[tuple[str | None, str, int | None]]) -> Any:
+        """(scrubbed game or None, plan) for each job, in order; the planning of the next batch
+        runs while this one is applied."""
+        batches = [jobs[i : i + BATCH] for i in range(0, len(jobs), BATCH)]
+        if not self.processes:
+            for batch in batches:
+                plans = await asyncio.to_thread(_plan_batch, self.engine, user_id, batch)
+                for (scrubbed, _g, _s), plan in zip(batch, plans, strict=True):
+                    yield scrubbed, plan
+            return
+        loop = asyncio.get_running_loop()
+        pool = self._pool()
+
+        def ask(batch: list[tuple[str | None, str, int | None]]) -> asyncio.Future[list[Plan]]:
+            return loop.run_in_executor(pool, _plan_in_process, self._url, user_id, batch)
+
+        ahead = ask(batches[0]) if batches else None
+        for i, batch in enumerate(batches):
+            assert ahead is not None
+            plans = await ahead
+            ahead = ask(batches[i + 1]) if i + 1 < len(batches) else None
+            for (scrubbed, _g, _s), plan in zip(batch, plans, strict=True):
+                yield scrubbed, plan
+
+    async def _apply(self, plan: Plan, report: WithdrawalReport) -> None:
+        report.counts.update(plan.counts)
+        if plan.hooks is not None:
+            report.counts["hook_rows"] += await asyncio.to_thread(run_file_hooks, plan)
+        if plan.writes():
+            report.counts["hook_rows"] += await self._write(partial(apply_plan, plan=plan))
+
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
             self._executor = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_lower_priority,
             )
         return self._executor
 
@@ -128,17 +217,32 @@ class Withdrawals:
             await asyncio.gather(*list(self._running.values()), return_exceptions=True)
 
 
-def _withdraw_in_process(url: str, platform: str, server: str, user_id: str) -> WithdrawalReport:
-    """The whole withdrawal again, in a worker process (it is idempotent: what the first step
-    did in the bot's process is found done), one small transaction per game."""
-    import bot.experience_store  # noqa: F401  (registers its withdrawal hooks)
-    from bot.store.db import make_engine
+def _plan_batch(
+    engine: Engine, user_id: str, batch: list[tuple[str | None, str, int | None]]
+) -> list[Plan]:
+    return [
+        plan_game(engine, user_id, game_id)
+        if seat_id is None
+        else plan_seat(engine, user_id, game_id, seat_id)
+        for _scrubbed, game_id, seat_id in batch
+    ]
 
+
+def _lower_priority() -> None:
     with contextlib.suppress(OSError, AttributeError):
         os.nice(10)  # the games' process comes first when the machine is busy
 
-    engine = make_engine(url)
-    try:
-        return withdraw(engine, platform, server, user_id)
-    finally:
-        engine.dispose()
+
+_ENGINES: dict[str, Engine] = {}
+
+
+def _plan_in_process(
+    url: str, user_id: str, batch: list[tuple[str | None, str, int | None]]
+) -> list[Plan]:
+    """`_plan_batch` in the planning process (reads only; its engine is kept between calls)."""
+    from bot.store.db import make_engine
+
+    engine = _ENGINES.get(url)
+    if engine is None:
+        engine = _ENGINES[url] = make_engine(url)
+    return _plan_batch(engine, user_id, batch)

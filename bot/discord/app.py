@@ -47,6 +47,7 @@ from bot.discord.shards import Handover
 from bot.discord.survey import Survey
 from bot.discord.views import DYNAMIC_ITEMS, Handlers
 from bot.errors import PlatformUnreachable
+from bot.limits import CoolingDown
 from bot.live import LiveGame
 from bot.lobbies import IdleLobbies
 from bot.ops.logs import guard_library_loggers
@@ -449,6 +450,15 @@ class GameTree(app_commands.CommandTree["MafiaBot"]):
             await defer(interaction)
         except discord.HTTPException as exc:
             log.info("a command answered by another process: %s", exc)
+            return False
+        if interaction.type is not discord.InteractionType.application_command:
+            return True  # (an autocomplete of an option being typed is no command)
+        try:  # each person's commands are rate-limited (`bot.limits.CommandLimiter`)
+            bot.service.commands.check(
+                PLATFORM, str(interaction.guild_id), str(interaction.user.id)
+            )
+        except CoolingDown as slow:
+            await reply(interaction, str(slow))
             return False
         return True
 

@@ -103,7 +103,7 @@ class MafiaCommands(
         self.options = options
         self.end_lobby = end_lobby
         #: consent withdrawals, run in the background (`bot.withdrawals`)
-        self.withdrawals = Withdrawals(service.engine)
+        self.withdrawals = Withdrawals(service.engine, write=service.write)
 
     async def moderator(self, interaction: discord.Interaction[Any]) -> bool:
         if await self.servers.is_moderator(interaction):

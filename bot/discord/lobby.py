@@ -25,6 +25,7 @@ from bot.discord.permissions import blocking, describe_missing
 from bot.discord.rooms import Room, Rooms
 from bot.discord.servers import defer
 from bot.discord.views import consent_view, lobby_view
+from bot.limits import CoolingDown
 from bot.live import LiveGame
 from bot.service import GameService, ServiceError
 from bot.settings import Settings
@@ -203,6 +204,13 @@ class Lobby:
     async def button(
         self, interaction: discord.Interaction[Any], game_id: str, action: str
     ) -> None:
+        try:  # each person's commands are rate-limited (`bot.limits.CommandLimiter`)
+            self.service.commands.check(
+                "discord", str(interaction.guild_id), str(interaction.user.id)
+            )
+        except CoolingDown as slow:
+            await self.reply(interaction, str(slow))
+            return
         found = await self.game(game_id)
         if found is None or found[0].status not in ("lobby", "running"):
             await self.reply(interaction, "This lobby is closed.")

@@ -86,7 +86,7 @@ class SlackAdapter:
         self.workspaces = OneWorkspace(client) if isinstance(client, AsyncWebClient) else client
         self.store = LinkStore(service.engine)
         #: consent withdrawals, run in the background (`bot.withdrawals`)
-        self.withdrawals = Withdrawals(service.engine)
+        self.withdrawals = Withdrawals(service.engine, write=service.write)
         self.idle_lobbies = IdleLobbies(service, lambda: list(self.games.by_id), self._close_idle)
         self.games = Games(service, self.store)
         self.out = Notifier(self.workspaces, self.games, avatar_template=avatar_template)

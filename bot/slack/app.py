@@ -32,7 +32,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.crypto import SecretBox, SecretKeyError, check_rows
+from bot.crypto import SecretBox, SecretKeyError, check_rows, key_file_box
 from bot.live import LiveGame
 from bot.service import GameService
 from bot.settings import Settings
@@ -234,6 +234,8 @@ class SlackRunner:
         key = settings.secret_key
         try:
             box = SecretBox.from_setting(key.get_secret_value() if key else None)
+            if box is None:  # the key kept in the data folder (made at the first start)
+                box = key_file_box(settings.data_dir, service.engine)
             check_rows(service.engine, box)
         except SecretKeyError as err:
             raise SlackSetupError(str(err)) from None

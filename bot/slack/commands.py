@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.consent import consent_status
+from bot.limits import CoolingDown
 from bot.privacy import WithdrawalReport
 from bot.service import ServiceError
 from bot.slack import blocks as B
@@ -49,6 +50,10 @@ async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
     rest = rest.strip()
     if sub in ("", "help"):
         return help_command(adapter, ctx)
+    try:  # each person's commands are rate-limited (`bot.limits.CommandLimiter`)
+        adapter.service.commands.check(PLATFORM, ctx.team, ctx.user)
+    except CoolingDown as slow:
+        return str(slow)
     if sub == "stats":
         return await stats_command(adapter, ctx, rest)
     if sub == "leaderboard":

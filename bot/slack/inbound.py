@@ -14,6 +14,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from bot.consent import CONSENT_VERSION, consent_status, consent_text
+from bot.limits import CoolingDown
 from bot.slack import blocks as B
 from bot.slack.actions import NIGHT_ACT, VOTE, Menu, choose
 from bot.slack.adapter import PLATFORM, Ctx, SlackAdapter
@@ -44,10 +45,21 @@ def register(app: AsyncApp, adapter: SlackAdapter, departures: Departures | None
             reply = "Something went wrong on my side; the host can try again."
         await _respond(respond, reply)
 
+    def slow_down(ctx: Ctx) -> str | None:
+        """Each person's commands are rate-limited (`bot.limits.CommandLimiter`)."""
+        try:
+            adapter.service.commands.check(PLATFORM, ctx.team, ctx.user)
+        except CoolingDown as slow:
+            return str(slow)
+        return None
+
     @app.action(B.JOIN)
     async def join(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
         await ack()
         ctx = _ctx(adapter, body)
+        if (refused := slow_down(ctx)) is not None:
+            await _respond(respond, refused)
+            return
         await _respond(
             respond, await adapter.lobby.join(ctx.user, str(action["value"]), ctx.trigger_id)
         )
@@ -56,11 +68,17 @@ def register(app: AsyncApp, adapter: SlackAdapter, departures: Departures | None
     async def leave(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
         await ack()
         ctx = _ctx(adapter, body)
+        if (refused := slow_down(ctx)) is not None:
+            await _respond(respond, refused)
+            return
         await _respond(respond, await adapter.lobby.leave(ctx.user, str(action["value"])))
 
     @app.action(B.START)
     async def start(ack: Any, body: dict[str, Any], action: dict[str, Any], respond: Any) -> None:
         await ack()
+        if (refused := slow_down(_ctx(adapter, body))) is not None:
+            await _respond(respond, refused)
+            return
         sg = await adapter.games.known(str(action["value"]))
         if sg is None or sg.done:
             await _respond(respond, "This game is closed.")

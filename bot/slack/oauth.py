@@ -24,9 +24,10 @@ import copy
 import logging
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from logging import Logger
 from typing import Any, TypeVar
+from uuid import uuid4
 
 import sqlalchemy as sa
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -199,6 +200,8 @@ class StateStore(AsyncOAuthStateStore):
         self, engine: Engine, expiration_seconds: int = STATE_SECONDS, max_states: int = MAX_STATES
     ) -> None:
         self.max_states = max_states
+        self.expiration_seconds = expiration_seconds
+        self._one_at_a_time = asyncio.Lock()
         self.sync = SQLAlchemyOAuthStateStore(
             expiration_seconds=expiration_seconds,
             engine=engine,
@@ -210,19 +213,27 @@ class StateStore(AsyncOAuthStateStore):
         return self.sync.logger
 
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
-        return await asyncio.to_thread(self._issue)
+        # one state written at a time: a burst of installs (many addresses at once) takes
+        # turns with the games' writes for SQLite's one lock instead of crowding them out
+        async with self._one_at_a_time:
+            return await asyncio.to_thread(self._issue)
 
     def _issue(self) -> str:
         """A new state, after deleting the expired ones; `StatesFull` when `max_states`
         installs are already in progress (the table never grows past it)."""
         table = self.sync.oauth_states
         now = datetime.now(UTC).replace(tzinfo=None)
-        with self.sync.engine.begin() as conn:
+        with self.sync.engine.begin() as conn:  # (one short transaction)
             conn.execute(sa.delete(table).where(table.c.expire_at <= now))
             live = conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one()
-        if live >= self.max_states:
+            full = live >= self.max_states
+            state = str(uuid4())
+            if not full:
+                expire = now + timedelta(seconds=self.expiration_seconds)
+                conn.execute(table.insert(), {"state": state, "expire_at": expire})
+        if full:
             raise StatesFull()
-        return self.sync.issue()
+        return state
 
     async def async_consume(self, state: str) -> bool:
         return await asyncio.to_thread(self._consume, state)

@@ -141,3 +141,20 @@ async def test_an_idle_lobby_closes_by_itself(service: GameService) -> None:
     assert closed and closed[0][0] == idle
     assert service.games[idle].status == "aborted"
     assert service.games[busy].status == "lobby"
+
+
+def test_commands_a_burst_then_one_every_few_seconds_per_person() -> None:
+    from bot.limits import COMMAND_BURST, COMMAND_EVERY, CommandLimiter
+
+    limiter = CommandLimiter()
+    for _ in range(COMMAND_BURST):
+        limiter.check("discord", "G", "alice", now=100.0)
+    with pytest.raises(CoolingDown, match=rf"Please wait {int(COMMAND_EVERY)} s before you use"):
+        limiter.check("discord", "G", "alice", now=100.0)
+    limiter.check("discord", "G", "bob", now=100.0)  # another person
+    limiter.check("discord", "OTHER", "alice", now=100.0)  # another server
+    with pytest.raises(CoolingDown, match="Please wait 1 s"):  # (rounded up, never 0)
+        limiter.check("discord", "G", "alice", now=100.0 + COMMAND_EVERY - 0.4)
+    limiter.check("discord", "G", "alice", now=100.0 + COMMAND_EVERY + 0.01)  # refilled
+    assert limiter.refused == 2
+    CommandLimiter(burst=0).check("discord", "G", "alice", now=0.0)  # (off)

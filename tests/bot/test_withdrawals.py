@@ -70,3 +70,87 @@ async def test_a_withdrawal_job_tells_when_done_and_has_a_cooldown(
     with pytest.raises(CoolingDown):
         await jobs.start("discord", SERVER, ALICE, done)
     assert len(told) == 1
+
+
+async def test_memory_files_are_removed_outside_any_write_transaction(
+    service: GameService,  # noqa: F811
+    engine: Engine,
+    tmp_path: object,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Disk work (an agent's memory folder) never runs while the withdrawal holds SQLite's
+    write lock: another connection can take the lock while the folder is removed."""
+    import sqlite3
+    from pathlib import Path
+
+    from bot import experience_store
+    from bot.store.db import sqlite_file
+
+    path = sqlite_file(engine.url)
+    if path is None:
+        pytest.skip("SQLite's one-writer lock is what is probed")
+    table = await play_table(service)
+    root = Path(str(tmp_path)) / "memory"
+    (root / table.game_id / "5").mkdir(parents=True)
+    monkeypatch.setattr(experience_store, "MEMORY_ROOTS", {root.resolve()})
+    locked: list[bool] = []
+    rmtree = experience_store.shutil.rmtree
+
+    def probing_rmtree(folder: object, **kwargs: object) -> None:
+        probe = sqlite3.connect(path, timeout=0)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.rollback()
+            locked.append(False)
+        except sqlite3.OperationalError:
+            locked.append(True)
+        finally:
+            probe.close()
+        rmtree(folder, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(experience_store.shutil, "rmtree", probing_rmtree)
+    report = await asyncio.to_thread(withdraw, engine, "discord", SERVER, ALICE)
+    assert report.scrubbed == [table.game_id]
+    assert not (root / table.game_id).exists()
+    assert locked == [False]
+
+
+async def test_a_background_withdrawal_writes_only_through_the_given_writer(
+    service: GameService,  # noqa: F811
+    engine: Engine,
+) -> None:
+    """Every write of a withdrawal started from a platform goes through the bot's writer
+    (queued with the games' writes), none through a connection of its own: on SQLite, where
+    there is one writer for the whole database."""
+    import threading
+
+    if engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL locks rows: a withdrawal writes beside the games")
+
+    games = [(await play_table(service)).game_id for _ in range(2)]
+    writer_calls = 0
+
+    async def write(fn: object) -> object:
+        nonlocal writer_calls
+        writer_calls += 1
+        return await service.write(fn)  # type: ignore[arg-type]
+
+    committed_on: list[str] = []
+
+    def note(_conn: object) -> None:
+        committed_on.append(threading.current_thread().name)
+
+    jobs = Withdrawals(engine, write=write, processes=False)
+    finished = asyncio.Event()
+
+    async def done(_report: WithdrawalReport) -> None:
+        finished.set()
+
+    sa.event.listen(engine, "commit", note)
+    try:
+        await jobs.start("discord", SERVER, ALICE, done)
+        await asyncio.wait_for(finished.wait(), 60)
+    finally:
+        sa.event.remove(engine, "commit", note)
+    assert writer_calls >= 1 + len(games)
+    assert committed_on and set(committed_on) == {"mafiabot-db"}, committed_on

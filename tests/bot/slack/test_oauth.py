@@ -27,6 +27,7 @@ from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.agents import make_agent_factory
+from bot.crypto import KEY_FILE, SecretBox, open_value, sealed
 from bot.dataset.export import export_games
 from bot.service import GameService
 from bot.settings import Settings
@@ -94,11 +95,19 @@ class World:
         assert status == 200, page
 
     def rows(self, table: sa.Table, team: str | None = None) -> list[Any]:
+        """The rows of ``table``, tokens as Slack issued them (stored encrypted under the key
+        the runner made in its data folder: `bot.crypto.key_file_box`)."""
         query = sa.select(table)
         if team is not None:
             query = query.where(table.c.team_id == team)
         with self.service.engine.connect() as conn:
-            return list(conn.execute(query).mappings())
+            found = [dict(r) for r in conn.execute(query).mappings()]
+        key = self.runner.settings.data_dir / KEY_FILE
+        box = SecretBox([key.read_text().strip()]) if key.exists() else None
+        return [
+            {k: open_value(box, v) if isinstance(v, str) and sealed(v) else v for k, v in r.items()}
+            for r in found
+        ]
 
     def status(self, game_id: str) -> tuple[str, str | None]:
         with self.service.engine.connect() as conn:

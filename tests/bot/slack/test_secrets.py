@@ -156,3 +156,50 @@ async def test_without_the_key_the_runner_refuses_to_start(
     finally:
         await service.close()
         engine.dispose()
+
+
+async def test_without_a_key_setting_a_key_file_is_made_and_used(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No MAFIABOT_SECRET_KEY: the first start makes a key in the data folder (owner-only,
+    never logged) and encrypts the stored tokens under it; the next start reads them with it;
+    without the file (tokens encrypted) the runner refuses to start with one line."""
+    import logging
+    import stat
+
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.delenv("MAFIABOT_SECRET_KEY", raising=False)
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    _insert_plain(engine)
+    scheduler = make_scheduler()
+    service = GameService(engine, scheduler)
+    data = tmp_path / "data"
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        data_dir=data,
+        slack_client_id=CLIENT_ID,
+        slack_client_secret=CLIENT_SECRET,
+        slack_signing_secret=SECRET,
+    )
+    try:
+        first = SlackRunner(settings, service)
+        await first.close()
+        path = data / "secret.key"
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        key = path.read_text().strip()
+        assert key not in caplog.text
+        box = SecretBox([key])
+        for bot, refresh in _tokens(engine):
+            assert bot is not None and bot.startswith(PREFIX)
+            assert box.open(bot) == BOT and box.open(refresh) == REFRESH
+        again = SlackRunner(settings, service)  # a restart: the same key, nothing changes
+        await again.close()
+        assert path.read_text().strip() == key
+        path.unlink()
+        with pytest.raises(SlackSetupError, match=r"data folder has no secret\.key"):
+            SlackRunner(settings, service)
+        assert not path.exists()  # (no new key is made over tokens it could not read)
+    finally:
+        await service.close()
+        engine.dispose()
