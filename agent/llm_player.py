@@ -30,8 +30,11 @@ rather than polled:
   people's timing, fed every event of the seat): the scheduler's send/wait from whether the
   shadow would speak now, a line from the shadow's lines, a vote from its scores; each is a
   decision record with ``fallback`` set. And in a day's discussion the seat is never silent
-  when the shadow would have spoken: if it has said nothing by the shadow's first line
-  (clamped to ``floor_at`` of the phase), it types the shadow's line.
+  when the shadow would have spoken: if it has said nothing by the shadow's next line
+  (clamped to ``floor_at`` of the phase, seen afresh after every event), it types the
+  shadow's line; on a day the shadow would say nothing, neither does the floor. The floor
+  waits (to its latest moment) for a line the model is writing, and a model line finished
+  after the floor spoke is dropped: one line in the seat's turn, never two.
 * **Slow models.** The seat measures its model's latency as it plays. Decisions come first
   (a vote or night action, then talking); background work (reflection, suspicion) waits
   until its expected length fits before the next critical call (a consultation may wait
@@ -88,7 +91,6 @@ from games.events import (
     PlayerEliminated,
     VoteCast,
 )
-from games.state import PhaseKind
 
 __all__ = ["LLMPlayer", "LLMPlayerSettings"]
 
@@ -132,6 +134,7 @@ class LLMPlayer(TalkingSeat):
             if event.seat == self.seat:
                 self._shadow_spoke(event)
             self._on_message(event)
+            self._arm_floor(event.t)  # the shadow's next line may have moved (or gone)
         elif isinstance(event, PlayerEliminated) and event.seat == self.seat:
             self._stand_down("out of the game")
         elif isinstance(event, VoteCast) and event.voter == self.seat:
@@ -236,8 +239,7 @@ class LLMPlayer(TalkingSeat):
         elif k.acts_tonight():
             self._new_decision("night_action", event)
         self._floor_pending = False
-        if k.phase is PhaseKind.DAY and k.room() is not None:
-            self._arm_floor(event)
+        self._arm_floor(event.t)
         if self.reflector is not None:
             self._reflect_for = event.seq
             self._kick()

@@ -140,6 +140,12 @@ class SeatCore:
         self._preempted = False
         self._bg_call: asyncio.Future[LLMResponse] | None = None
         self._floor_pending = False
+        #: the phase in which the seat's own line was last posted, and the floor's last line
+        self._spoke_in: int | None = None
+        self._floor_in: int | None = None
+        #: the model is writing a line (a generator call), or a line is in the seat port
+        self._writing = False
+        self._posting = False
         self._cut = False  # the last call was cut off at its phase's end
         self._seen: list[Event] = []  # what the fallback is shown if the seat degrades
         self._closed = False

@@ -12,8 +12,9 @@ from agent.baseline.speech import compose as baseline_compose
 from agent.guard import baseline_line, check_line
 from agent.llm_seat.core import Draft
 from agent.llm_seat.votes import VotingSeat
-from agent.prompting import ScheduleAnswer
-from games.events import MessageAccepted, PhaseStarted
+from agent.prompting import ScheduleAnswer, is_near_duplicate
+from games.events import MessageAccepted
+from games.state import PhaseKind
 
 __all__ = ["ShadowSeat"]
 
@@ -49,12 +50,16 @@ class ShadowSeat(VotingSeat):
         intent = self._shadow_plan(now)
         if intent is not None and intent.kind == "say" and intent.text:
             return intent.text, intent
+        return self._composed_line(now), None
+
+    def _composed_line(self, now: datetime) -> str | None:
+        """A line the shadow composes for now (not one it plans)."""
         try:
             composed = baseline_compose(self.shadow, now)
         except Exception:
             log.exception("seat %s: the shadow baseline failed to compose", self.seat)
             composed = None
-        return (composed[0], None) if composed is not None else (None, None)
+        return composed[0] if composed is not None else None
 
     def _shadow_spoke(self, event: MessageAccepted) -> None:
         """The seat's own line was said: it stands in for the shadow's next planned line."""
@@ -68,29 +73,91 @@ class ShadowSeat(VotingSeat):
         except Exception:
             log.exception("seat %s: the shadow baseline failed to take a line", self.seat)
 
-    def _arm_floor(self, event: PhaseStarted) -> None:
-        """Never a silent day: by the shadow's first line (clamped), say something."""
-        intent = self._shadow_plan(event.t)
+    def _floor_open(self) -> bool:
+        """The floor may still speak: a day's discussion, the seat alive and silent so far
+        (nothing said, nothing being typed or posted, no floor line yet)."""
+        k = self.knowledge
+        return (
+            not self._closed
+            and self._degraded is None
+            and not k.over
+            and k.me_alive
+            and k.phase is PhaseKind.DAY
+            and k.room() is not None
+            and k.phase_own == 0
+            and self._spoke_in != k.phase_seq
+            and self._floor_in != k.phase_seq
+        )
+
+    def _floor_window(self) -> tuple[datetime, datetime] | None:
+        """The earliest and latest floor moments of this phase (``floor_at``)."""
+        k = self.knowledge
+        if k.phase_start is None or k.deadline is None:
+            return None
+        seconds = (k.deadline - k.phase_start).total_seconds()
         lo, hi = self.settings.floor_at
-        start, seconds = event.t, event.seconds
-        latest = start + timedelta(seconds=hi * seconds)
-        if intent is None or intent.kind != "say":
-            self._arm("floor", latest, self._floor)  # silence all day is a tell: speak anyway
+        return (
+            k.phase_start + timedelta(seconds=lo * seconds),
+            k.phase_start + timedelta(seconds=hi * seconds),
+        )
+
+    def _shadow_line_due(self, now: datetime) -> tuple[Intent, datetime] | None:
+        """The shadow's next line and the floor's moment for it (the line's time, kept
+        within the floor window), or None when the shadow would say nothing."""
+        intent = self._shadow_plan(now)
+        window = self._floor_window()
+        if intent is None or intent.kind != "say" or window is None:
+            return None
+        earliest, latest = window
+        return intent, min(max(intent.at, earliest), latest)
+
+    def _arm_floor(self, now: datetime) -> None:
+        """Never a silent day when the baseline in the seat's place would speak: while the
+        seat has said nothing, the floor is armed for the shadow's next line (seen afresh
+        after every event), and disarmed while the shadow means to say nothing."""
+        if not self._floor_open():
+            self._cancel("floor")
             return
-        at = min(max(intent.at, start + timedelta(seconds=lo * seconds)), latest)
-        self._arm("floor", at, self._floor)
+        due = self._shadow_line_due(now)
+        if due is None:
+            self._cancel("floor")
+            return
+        at = max(due[1], now)
+        if self._due_at.get("floor") != at:
+            self._arm("floor", at, self._floor)
 
     async def _floor(self) -> None:
         k = self.knowledge
         self._floor_pending = False
-        if self._closed or self._degraded is not None or k.phase_own > 0 or not self._may_talk():
+        if not self._floor_open() or not self._may_talk():
             return
-        if self._draft is not None:
+        now = self.clock.now()
+        due = self._shadow_line_due(now)
+        if due is None:
+            return  # the shadow would say nothing: nor does the floor
+        intent, at = due
+        if at > now:
+            self._arm("floor", at, self._floor)  # its line moved later
+            return
+        if self._draft is not None or self._posting:
             self._floor_pending = True  # checked again once that line is posted or dropped
             return
-        # whatever model call is in flight, this line does not wait for it: a late answer
-        # finds the seat typing (or done) and is dropped or said after it
-        text, intent = self._baseline_line(self.clock.now())
+        window = self._floor_window()
+        latest = window[1] if window is not None else now
+        if self._writing and now < latest:
+            # the model chose to speak and is writing: its line, not one on top of it (checked
+            # again when it is done, and at the latest floor moment)
+            self._floor_pending = True
+            self._arm("floor", latest, self._floor)
+            return
+        # its planned line, or (when that repeats the seat's own) one composed for now
+        text: str | None = intent.text or None
+        line: Intent | None = intent
+        threshold = self.settings.duplicate_threshold
+        if text is None or is_near_duplicate(text, k.own_lines, threshold):
+            text, line = self._composed_line(now), None
+            if text is not None and is_near_duplicate(text, k.own_lines, threshold):
+                text = None
         if text is None:
             self._floor_pending = True  # tried again after the next line or quiet spell
             self._arm_quiet()
@@ -102,7 +169,8 @@ class ShadowSeat(VotingSeat):
             error="silent so far this day",
             text=text,
         )
-        self._type(Draft(text, k.phase_seq, len(k.messages), True, intent, floor=True))
+        self._floor_in = k.phase_seq
+        self._type(Draft(text, k.phase_seq, len(k.messages), True, line, floor=True))
 
     def _guard_fallback(self) -> str | None:
         """The baseline's line for this moment, in place of lines the guard refused twice."""

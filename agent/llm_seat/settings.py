@@ -79,8 +79,8 @@ class LLMPlayerSettings:
     #: ... or this many unusable answers in a row
     max_invalid_streak: int = 8
     #: never-mute floor: in a day's discussion a seat that has said nothing by the shadow
-    #: baseline's first line types the shadow's line; that moment is kept within these
-    #: fractions of the phase
+    #: baseline's next line types the shadow's line (never when the shadow would say nothing);
+    #: that moment is kept within these fractions of the phase
     floor_at: tuple[float, float] = (0.3, 0.7)
     #: how long a due consultation waits for background work (reflection) in the slot
     background_wait_s: float = 6.0

@@ -67,7 +67,18 @@ class TalkingSeat(ShadowSeat):
     async def _compose(self, phase: int, regenerated: bool) -> None:
         k = self.knowledge
         seen = len(k.messages)
-        text = await self._generate()
+        floor_before = self._floor_in
+        self._writing = True  # the never-mute floor waits for this line (to its latest moment)
+        try:
+            text = await self._generate()
+        finally:
+            self._writing = False
+        if self._floor_in == phase and floor_before != phase:
+            # the floor's line went out while this one was written: one line, not two
+            if text is not None:
+                self._discard(Draft(text, phase, seen, regenerated), "the floor spoke in its place")
+            self._arm_quiet()
+            return
         baseline: Intent | None = None
         if text is None and k.phase_seq == phase and self._may_talk():
             text, baseline = self._baseline_line(self.clock.now())
@@ -81,6 +92,8 @@ class TalkingSeat(ShadowSeat):
                 )
         if text is None:
             self._arm_quiet()
+            if self._floor_pending and k.phase_seq == phase:
+                await self._floor()
             return
         draft = Draft(text, phase, seen, regenerated, baseline)
         if k.phase_seq != phase or not self._may_talk():
@@ -179,11 +192,16 @@ class TalkingSeat(ShadowSeat):
                 self._regen = draft
         else:
             error: str | None = None
+            self._posting = True  # said, though its event may not be back yet
             try:
                 await self._port(lambda: self.port.say(draft.text))
             except Exception as err:
                 error = f"{type(err).__name__}: {err}"
                 self._note("say refused", error=error, text=draft.text)
+            finally:
+                self._posting = False
+            if error is None:
+                self._spoke_in = draft.phase_seq
             if draft.baseline is not None:
                 try:
                     self.shadow.done(draft.baseline, error)
