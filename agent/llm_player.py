@@ -180,7 +180,14 @@ class LLMPlayer(TalkingSeat):
         assert mind is not None
         try:
             if self.reflector is not None:
-                await self.reflector.debrief(self.knowledge, self.game_id)
+                owed = self._reflections_missed > 0 or mind.latest_reflection is None
+                await self.reflector.debrief(
+                    self.knowledge,
+                    self.game_id,
+                    owed=owed,
+                    persona=self.persona,
+                    now=self.clock.now,
+                )
         except Degrade as why:
             self._note(f"debrief cut short: {why}", kind="experience")
         except Exception:
@@ -214,7 +221,9 @@ class LLMPlayer(TalkingSeat):
             )
 
         started = time.monotonic()
-        await self.reflector.reflect(k, self.persona, self.clock.now, live)
+        wrote = await self.reflector.reflect(k, self.persona, self.clock.now, live)
+        if not wrote:
+            self._reflections_missed += 1  # cut off (preempted, phase over) or no note
         if not self._preempted:
             # its calls and its memory work (embeddings, the pool, saving), as it ran
             self.latency.add("background", time.monotonic() - started)
@@ -299,6 +308,8 @@ class LLMPlayer(TalkingSeat):
         if self._reflect_for is not None and self.reflector is not None:
             seq = self._reflect_for
             if seq != k.phase_seq or not self.reflector.due(k):
+                if seq != k.phase_seq:
+                    self._reflections_missed += 1  # the phase ended while it waited
                 self._reflect_for = None
             else:
                 why = self._background_blocked(calls=3)
@@ -308,6 +319,7 @@ class LLMPlayer(TalkingSeat):
                     return
                 if why == PAST_PHASE:
                     self._reflect_for = None
+                    self._reflections_missed += 1
                     self._note(f"reflection skipped: {why}", kind="reflection")
                 # else it waits behind the critical work, and is tried when the slot is free
         if self._regen is not None:

@@ -177,6 +177,8 @@ class SeatCore:
                 mind, self.prompts, self, self.settings.window, heuristic=heuristic
             )
         self._reflect_for: int | None = None
+        #: reflections skipped, cut off or outrun by their phase: owed at the game's end
+        self._reflections_missed = 0
         #: the end-of-game debrief (experience pool, strategy note), once the game is over
         self.debrief_task: asyncio.Task[None] | None = None
         self._learning_tasks = learning_tasks
