@@ -371,7 +371,8 @@ class Reflector:
     ) -> bool:
         """The phase's reflection, suspicion update and advice. ``live()`` says the work is
         still wanted (same phase, seat not closed); it is checked between calls. ``final``:
-        the game is over, so only the note (no suspicion update or advice for later prompts).
+        the game is over, so the note and the seat's read of the table, but no advice from the
+        pool (it only feeds later prompts).
         Returns whether a note was written."""
         mind = self.mind
         s = mind.settings
@@ -428,7 +429,7 @@ class Reflector:
             return False
         self.asker.log_call("reflection", req, resp, decision=f"note: {note}", valid=True)
         await mind.add_reflection(seq, k.phase_label(), note, now())
-        if live() and not final:
+        if live():
             await self.update_suspicion(k, persona)
         if live() and not final:
             await self.suggest(k, persona, note)
