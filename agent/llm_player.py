@@ -87,6 +87,7 @@ from games.events import (
     GameOver,
     MessageAccepted,
     NightActionRecorded,
+    PhaseExtended,
     PhaseStarted,
     PlayerEliminated,
     VoteCast,
@@ -130,6 +131,8 @@ class LLMPlayer(TalkingSeat):
             await self.close()
         elif isinstance(event, PhaseStarted):
             self._on_phase(event)
+        elif isinstance(event, PhaseExtended):
+            self._on_extended(event)
         elif isinstance(event, MessageAccepted):
             if event.seat == self.seat:
                 self._shadow_spoke(event)
@@ -252,6 +255,21 @@ class LLMPlayer(TalkingSeat):
         if self.reflector is not None:
             self._reflect_for = event.seq
             self._kick()
+
+    def _on_extended(self, event: PhaseExtended) -> None:
+        """The phase got time back: everything planned against its end uses the new one
+        (talk and the floor read the seat's knowledge; the vote's fallback is re-armed; the
+        calls in flight are cut off that much later)."""
+        k = self.knowledge
+        if event.seq != k.phase_seq or k.over:
+            return
+        self._decision_extended(event.deadline)
+        later = self.clock.seconds_to_real(event.seconds)
+        for cutoff in list(self._cutoffs):
+            when = cutoff.when()
+            if when is not None:
+                cutoff.reschedule(when + later)
+        self._arm_floor(event.t)
 
     def _on_message(self, event: MessageAccepted) -> None:
         k = self.knowledge

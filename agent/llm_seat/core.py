@@ -66,6 +66,9 @@ class Decision:
     model_done: bool = False
     cast: str | None = None
     by_fallback: bool = False
+    #: the phase's start, and the fraction of it at which the fallback is cast
+    start: datetime | None = None
+    fall: float = 0.8
 
 
 class _Observed:
@@ -177,6 +180,8 @@ class SeatCore:
                 mind, self.prompts, self, self.settings.window, heuristic=heuristic
             )
         self._reflect_for: int | None = None
+        #: the cut-offs of the calls in flight (at their phase's end)
+        self._cutoffs: set[asyncio.Timeout] = set()
         #: reflections skipped, cut off or outrun by their phase: owed at the game's end
         self._reflections_missed = 0
         #: the end-of-game debrief (experience pool, strategy note), once the game is over
@@ -343,8 +348,12 @@ class SeatCore:
         if background:
             self._bg_call = call
         try:
-            async with asyncio.timeout(left):
-                resp = await call
+            async with asyncio.timeout(left) as cutoff:
+                self._cutoffs.add(cutoff)  # moved later if the phase is extended
+                try:
+                    resp = await call
+                finally:
+                    self._cutoffs.discard(cutoff)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if background and self._preempted and (current is None or not current.cancelling()):

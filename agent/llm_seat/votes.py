@@ -3,7 +3,7 @@ one corrective retry, and the heuristic fallback cast by a hard timer before the
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from agent.llm.base import FINISH_REFUSAL, LLMRequest, LLMResponse
 from agent.llm_seat.core import Decision, SeatCore
@@ -22,13 +22,13 @@ class VotingSeat(SeatCore):
     def _new_decision(self, kind: TargetKind, event: PhaseStarted) -> None:
         s = self.settings
         seconds = event.seconds
-        margin = min(
-            max(min(s.deadline_margin_s, 0.1 * seconds), self._real_floor()), 0.3 * seconds
-        )
-        dec = Decision(kind, event.seq, event.deadline, timedelta(seconds=margin))
-        self._decision = dec
+        margin = self._decision_margin(seconds)
         fall = fallback_fraction(self.rng, s.fallback_at) if s.human_timing else s.fallback_at
-        hard = event.t + timedelta(seconds=min(fall * seconds, seconds - margin))
+        dec = Decision(
+            kind, event.seq, event.deadline, timedelta(seconds=margin), start=event.t, fall=fall
+        )
+        self._decision = dec
+        hard = self._hard_deadline(dec)
         lo, hi = s.vote_start if kind == "vote" else s.act_start
         wait = self.rng.uniform(lo, hi) * seconds
         if s.human_timing and kind == "vote":  # when people vote (agent.shape)
@@ -43,11 +43,40 @@ class VotingSeat(SeatCore):
             dec.ready = True
             self._kick()
 
+        self._arm("decide", start, ready)
+        self._arm_fallback(dec)
+
+    def _decision_margin(self, seconds: float) -> float:
+        """No vote later than this before the deadline of a phase of ``seconds``."""
+        s = self.settings
+        return min(max(min(s.deadline_margin_s, 0.1 * seconds), self._real_floor()), 0.3 * seconds)
+
+    def _hard_deadline(self, dec: Decision) -> datetime:
+        """When the fallback is cast if the model has not answered: ``fall`` of the phase."""
+        start = dec.start or self.clock.now()
+        seconds = (dec.deadline - start).total_seconds()
+        return start + timedelta(
+            seconds=min(dec.fall * seconds, seconds - dec.margin.total_seconds())
+        )
+
+    def _arm_fallback(self, dec: Decision) -> None:
         async def hard_deadline() -> None:
             await self._fallback(dec, "the model had not answered in time")
 
-        self._arm("decide", start, ready)
-        self._arm("deadline", hard, hard_deadline)
+        self._arm("deadline", self._hard_deadline(dec), hard_deadline)
+
+    def _decision_extended(self, deadline: datetime) -> None:
+        """The phase now ends at ``deadline``: the decision's margin, its fallback's time and
+        the latest moment a model answer may still be cast move with it."""
+        dec = self._decision
+        if dec is None or dec.phase_seq != self.knowledge.phase_seq:
+            return
+        dec.deadline = deadline
+        if dec.start is not None:
+            seconds = (deadline - dec.start).total_seconds()
+            dec.margin = timedelta(seconds=self._decision_margin(seconds))
+        if "deadline" in self._timers:  # not cast yet, nor settled
+            self._arm_fallback(dec)
 
     def _legal(self, kind: TargetKind) -> dict[int, str]:
         k = self.knowledge
