@@ -58,7 +58,13 @@ strategy note into the static part. Before the first prompt the mind is loaded f
 first job in the request slot). Once per phase, at its start, the seat reflects
 (:mod:`agent.reflection`: three calls in the same slot, after a vote that is already due and
 before talking). When the game ends it hands its experience to the pool, in a task of its own
-(``debrief_task``) that outlives the seat.
+(``debrief_task``) that outlives the seat; a seat whose reflections were skipped or cut off in
+play (they give way to decisions) first reflects on its last phase then, when no critical call
+is left to delay, so its experience is not lost.
+
+**A phase given time back** (``PhaseExtended``) ends later for the seat too: talk and the floor
+read the new deadline, the vote's fallback moves to the same fraction of the longer phase, and
+the calls in flight are cut off that much later.
 
 **Where it lives.** This module holds the events, the one request slot and memory; the rest is
 in :mod:`agent.llm_seat`, one layer a module: ``core`` (state, the model call, the decision log,
