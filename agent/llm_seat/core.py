@@ -146,7 +146,7 @@ class SeatCore:
         #: the phase in which the seat's own line was last posted, and the floor's last line
         self._spoke_in: int | None = None
         self._floor_in: int | None = None
-        #: the model is writing a line (a generator call), or a line is in the seat port
+        #: a talk call is in flight (the scheduler's or the generator's), a line in the port
         self._writing = False
         self._posting = False
         self._cut = False  # the last call was cut off at its phase's end

@@ -145,8 +145,8 @@ class ShadowSeat(VotingSeat):
         window = self._floor_window()
         latest = window[1] if window is not None else now
         if self._writing and now < latest:
-            # the model chose to speak and is writing: its line, not one on top of it (checked
-            # again when it is done, and at the latest floor moment)
+            # the model is deciding whether to speak, or writing: its turn, not a line on top
+            # of it; the floor comes back at its latest moment if the seat is still silent
             self._floor_pending = True
             self._arm("floor", latest, self._floor)
             return

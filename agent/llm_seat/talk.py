@@ -45,7 +45,12 @@ class TalkingSeat(ShadowSeat):
             strategy=strategy,
             talkativeness=self.talkativeness,
         )
-        resp = await self._call(self.scheduler, req, "scheduler")
+        floor_before = self._floor_in
+        self._writing = True  # the never-mute floor waits for the model's turn (to its latest)
+        try:
+            resp = await self._call(self.scheduler, req, "scheduler")
+        finally:
+            self._writing = False
         if resp is None:
             answer = self._baseline_schedule("the scheduler call failed")
         else:
@@ -59,6 +64,9 @@ class TalkingSeat(ShadowSeat):
             answer = parsed or self._baseline_schedule(
                 "the model refused" if refused else "the scheduler's answer was unusable"
             )
+        if answer == "send" and self._floor_in == phase and floor_before != phase:
+            self._note("send not acted on: the floor spoke in its place", kind="scheduler")
+            answer = "wait"  # one line in the seat's turn, not two
         if answer != "send" or k.phase_seq != phase or not self._may_talk():
             self._arm_quiet()
             return
@@ -92,8 +100,6 @@ class TalkingSeat(ShadowSeat):
                 )
         if text is None:
             self._arm_quiet()
-            if self._floor_pending and k.phase_seq == phase:
-                await self._floor()
             return
         draft = Draft(text, phase, seen, regenerated, baseline)
         if k.phase_seq != phase or not self._may_talk():

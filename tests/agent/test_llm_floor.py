@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from agent.baseline import BaselinePolicy, BaselineTiming
 from games.events import PhaseStarted
 from games.state import PhaseKind
@@ -50,16 +52,17 @@ async def test_the_floor_speaks_when_the_shadow_would() -> None:
     await player.close()
 
 
-async def test_the_floor_does_not_double_a_line_the_model_is_writing() -> None:
-    """The model chose to send and is still writing when the shadow's first line comes due:
-    the floor gives it until the latest floor moment (70% of the day) instead of typing the
-    baseline's line on top, so the day has the model's one line, not two."""
+@pytest.mark.parametrize("slow", ["generator", "scheduler"])
+async def test_the_floor_does_not_double_a_line_the_model_is_writing(slow: str) -> None:
+    """The model is still deciding to send, or writing, when the shadow's first line comes
+    due: the floor gives it until the latest floor moment (70% of the day) instead of typing
+    the baseline's line on top, so the day has the model's one line, not two."""
     llm = StubLLM(scheduler="<send>", generator="i think we should hear from drew first")
-    llm.hold("generator")
+    llm.hold(slow)
     table, player, log = make_table(llm)
     await table.advance(35)  # past the shadow's first line (>= 30% of the 60 s day)
-    assert llm.of("generator") and player.busy
-    llm.release("generator")
+    assert llm.of(slow) and player.busy
+    llm.release(slow)
     await table.until_phase(PhaseKind.VOTE)
     day = first_day(table.events)
     lines = [e.text for e in table.said(0) if e.phase_seq == day]
