@@ -336,7 +336,13 @@ class LLMPlayer(TalkingSeat):
                     self._reflections_missed += 1  # the phase ended while it waited
                 self._reflect_for = None
             else:
-                why = self._background_blocked(calls=3)
+                # a critical call already wanted (it came due while the slot was busy) goes
+                # first: no timer is left to preempt the reflection for it
+                why = (
+                    "it would delay a critical call"
+                    if self._critical_wanted()
+                    else self._background_blocked(calls=3)
+                )
                 if why is None:
                     self._reflect_for = None
                     self._start(self._reflect(seq), job="background")
