@@ -26,6 +26,7 @@ from games.events import (
     InspectionResult,
     MessageAccepted,
     NightActionRecorded,
+    PhaseExtended,
     PhaseStarted,
     PlayerEliminated,
     RoleAssigned,
@@ -157,6 +158,10 @@ class SeatKnowledge:
             self.current_votes = {}
             if self.chat_opened is None:
                 self.chat_opened = event.t
+        elif isinstance(event, PhaseExtended):
+            if event.seq == self.phase_seq:  # time given back: the phase ends later
+                self.deadline = event.deadline
+                self.phase_seconds += event.seconds
         elif isinstance(event, MessageAccepted):
             entry = ChatEntry(
                 event.t, event.place, event.name, event.text, event.seat, event.phase_seq

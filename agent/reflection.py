@@ -353,12 +353,27 @@ class Reflector:
             return False
         return self.mind.news >= self.mind.settings.min_news
 
+    def due_at_end(self, k: SeatKnowledge) -> bool:
+        """The game is over and the seat's last phase has no reflection though something
+        happened since the latest one (see :meth:`debrief`)."""
+        if not k.over or k.role is None or self.mind.reflection_for(k.phase_seq) is not None:
+            return False
+        return self.mind.news >= self.mind.settings.min_news
+
     async def reflect(
-        self, k: SeatKnowledge, persona: str, now: Callable[[], datetime], live: Callable[[], bool]
+        self,
+        k: SeatKnowledge,
+        persona: str,
+        now: Callable[[], datetime],
+        live: Callable[[], bool],
+        *,
+        final: bool = False,
     ) -> bool:
         """The phase's reflection, suspicion update and advice. ``live()`` says the work is
-        still wanted (same phase, seat not closed); it is checked between calls. Returns
-        whether a note was written."""
+        still wanted (same phase, seat not closed); it is checked between calls. ``final``:
+        the game is over, so the note and the seat's read of the table, but no advice from the
+        pool (it only feeds later prompts).
+        Returns whether a note was written."""
         mind = self.mind
         s = mind.settings
         seq = k.phase_seq
@@ -416,7 +431,7 @@ class Reflector:
         await mind.add_reflection(seq, k.phase_label(), note, now())
         if live():
             await self.update_suspicion(k, persona)
-        if live():
+        if live() and not final:
             await self.suggest(k, persona, note)
         await mind.save()
         return True
@@ -507,9 +522,21 @@ class Reflector:
 
     # --- after the game ------------------------------------------------------------------------
 
-    async def debrief(self, k: SeatKnowledge, game_id: str) -> GameDebrief | None:
+    async def debrief(
+        self,
+        k: SeatKnowledge,
+        game_id: str,
+        *,
+        owed: bool = False,
+        persona: str = "",
+        now: Callable[[], datetime] | None = None,
+    ) -> GameDebrief | None:
         """Give the pool this seat's experiences and rewrite its role's strategy note. Nothing
-        happens (and nothing is spent) when the game may not feed the pool."""
+        happens (and nothing is spent) when the game may not feed the pool.
+
+        ``owed``: reflections were skipped in play (background work gives way to decisions and
+        is not run past its phase); with no critical call left to delay, the seat reflects
+        on its last phase first, so its experience is not lost."""
         mind = self.mind
         pool = mind.pool
         if pool is None or k.winner is None or k.role is None or k.team is None:
@@ -519,6 +546,15 @@ class Reflector:
                 "experience: not kept (the game may not feed the pool)", kind="experience"
             )
             return None
+        if owed and now is not None and self.due_at_end(k):
+            try:
+                await self.reflect(k, persona, now, lambda: True, final=True)
+            except Exception as err:  # a spent budget, a failing model: debrief without it
+                self.asker.log_note(
+                    "reflection at the end: none",
+                    kind="reflection",
+                    error=f"{type(err).__name__}: {err}",
+                )
         steps = tuple(mind.steps())
         vectors = await mind.embed([step.reflection for step in steps]) if steps else None
         won = k.winner == k.team

@@ -176,10 +176,12 @@ async def test_advice_from_similar_experiences_reaches_the_prompts() -> None:
 
 
 async def play_to_a_town_win(
-    consent: bool,
+    consent: bool, *, slow_background: bool = False
 ) -> tuple[StubLLM, LLMPlayer, InMemoryDecisionLog, InMemoryExperiencePool]:
     llm = learning_llm()
     table, player, log, mind = table_with_mind(llm, settings=MindSettings(keep_after_game=True))
+    if slow_background:  # a whole reflection is known to take longer than any phase
+        player.latency.add("background", 500.0)
     pool = InMemoryExperiencePool(consent=consent)
     mind.pool = pool
     await run(table, player, 3)
@@ -226,6 +228,23 @@ async def test_a_finished_game_feeds_the_pool_and_rewrites_the_note() -> None:
     kinds = [r.decision for r in log.records if r.kind == "experience"]
     assert any(d and d.startswith("lessons:") for d in kinds)
     assert any(d and d.startswith("strategy note:") for d in kinds)
+
+
+async def test_a_seat_whose_reflections_were_all_skipped_reflects_when_the_game_ends() -> None:
+    """Every reflection in play would have run past its phase (skipped, not retried); at the
+    end of the game no critical call is left to delay, so the seat reflects then, and the
+    pool gets its experience (the old code debriefed with no reflection at all)."""
+    llm, player, log, pool = await play_to_a_town_win(consent=True, slow_background=True)
+    skipped = [r for r in log.records if (r.decision or "").startswith("reflection skipped")]
+    assert skipped, "the reflections in play were skipped"
+    (debrief,) = pool.debriefs
+    assert len(debrief.steps) == 1 and debrief.steps[0].reflection == NOTE
+    assert debrief.vectors is not None and debrief.vectors.shape[0] == 1
+    assert player.mind is not None and player.mind.latest_reflection is not None
+    # the note and the seat's read of the table, but no advice for prompts of a game that
+    # is over
+    assert len(llm.of("suspicion")) == 1 and llm.of("suggestion") == []
+    assert len(debrief.lessons) == 3
 
 
 async def test_a_game_that_may_not_feed_the_pool_costs_nothing() -> None:

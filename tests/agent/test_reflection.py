@@ -434,3 +434,38 @@ async def test_a_vote_coming_due_cancels_the_reflection_at_once() -> None:
     (vote,) = [r for r in log.records if r.kind == "vote" and r.called]
     assert (vote.t - opened).total_seconds() <= 3.5
     assert any(r.decision == "cancelled: a critical call came due" for r in log.records)
+
+
+async def test_a_consultation_due_while_the_slot_was_busy_goes_before_the_reflection() -> None:
+    """The vote phase opens while a scheduler call from the day still hangs, and its opening
+    consultation comes due meanwhile. When the slot frees, the vote and that consultation go
+    before the phase's reflection (background work waits behind critical calls): no timer is
+    left to preempt a reflection started ahead of them, so the old code kept the seat mute
+    behind it."""
+    llm = thinking_llm()
+    table, player, _, _ = table_with_mind(llm)
+    await run(table, player, 5)
+    llm.hold("scheduler")
+    llm.hold("reflect_questions")
+    table.say(4, "i'm the detective. checked blake, blake is mafia")
+    await table.advance(3)  # the consultation after that line: it hangs
+    asked = len(llm.of("scheduler"))
+    await table.until_phase(PhaseKind.VOTE)
+    await table.advance(5)  # the opening consultation and the vote came due meanwhile
+    assert player.busy and len(llm.of("scheduler")) == asked
+    before = len(llm.requests)
+    llm.release("scheduler")
+    for _ in range(200):
+        await table.advance(0.1)
+        kinds = [r.kind for r in llm.requests[before:]]
+        if "reflect_questions" in kinds and "scheduler" in kinds:
+            break
+        await asyncio.sleep(0.005)
+    kinds = [r.kind for r in llm.requests[before:]]
+    assert "scheduler" in kinds, kinds
+    assert kinds.index("vote") < kinds.index("scheduler")
+    assert "reflect_questions" not in kinds or kinds.index("scheduler") < kinds.index(
+        "reflect_questions"
+    )
+    llm.release("reflect_questions")
+    await player.close()

@@ -279,10 +279,6 @@ def requests_of(server: FakeAnthropicServer, kind: str) -> list[JSON]:
 
 
 @pytest.mark.slow
-# Known defect (issue 19): background work (reflection) is skipped when it would run past its
-# phase, and at 25x some seat may never reflect in the first game. Not strict, so it reports
-# XPASS/XFAIL; to be fixed in the agent's planning of background calls, not by loosening this.
-@pytest.mark.xfail(strict=False, reason="a skipped reflection at 25x (issue 19)")
 async def test_a_second_game_learns_from_the_first(
     engine: Engine, scheduler: Any, minilm: CachedEmbedder, tmp_path: Path
 ) -> None:

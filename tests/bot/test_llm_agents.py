@@ -457,11 +457,6 @@ async def test_each_seat_gets_its_own_budget(engine: Engine, scheduler: Any) -> 
 # --- whole games -------------------------------------------------------------------------------
 
 
-# Known defect (issue 19): the never-mute floor now adds the baseline's line on days the model
-# chose to wait, so at this speed the model's own lines are about half the table's, and the
-# majority check below fails some runs. Not strict, so it reports XPASS/XFAIL instead of
-# hiding; to be fixed with the floor, not by loosening the check.
-@pytest.mark.xfail(strict=False, reason="floor lines vs the model's majority (issue 19)")
 async def test_full_game_from_settings(
     fake: tuple[str, FakeLLMServer],
     engine: Engine,
