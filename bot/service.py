@@ -32,7 +32,7 @@ from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.errors import db_reason
-from bot.lanes import Line as _Outbox
+from bot.lanes import Line
 from bot.limits import CommandLimiter, Cooldowns, LineLimited, LineLimiter
 from bot.live import AgentFactory, GameListener, LiveGame, SeatInfo, SeatPortImpl, target_seat
 from bot.moments import grace, note_applied, stamp
@@ -139,7 +139,7 @@ class GameService:
         async def deliver(item: tuple[LiveGame, Sequence[Event]]) -> None:
             await listener.on_events(*item)
 
-        self._listeners.append(_Outbox(deliver, type(listener).__name__))
+        self._listeners.append(Line(deliver, type(listener).__name__))
 
     def _game(self, game_id: str) -> LiveGame:
         game = self.games.get(game_id)
@@ -628,7 +628,7 @@ class GameService:
                 for event in events:
                     await player.on_event(event)
 
-            game.outboxes[info.index] = _Outbox(deliver, f"{game.id}:{info.index}")
+            game.outboxes[info.index] = Line(deliver, f"{game.id}:{info.index}")
 
     async def replace_seat(
         self,
