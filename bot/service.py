@@ -672,9 +672,9 @@ class GameService:
         self.outages.forget(game.id)
         self.lines.forget(game.id)
         await self.drain(game.id)
-        for player in game.players.values():
+        for player in list(game.players.values()):
             await player.close()
-        for outbox in game.outboxes.values():
+        for outbox in list(game.outboxes.values()):
             await outbox.close()
         game.outboxes.clear()
         await self.ownership.let_go(game.id)
@@ -754,14 +754,15 @@ class GameService:
     async def close(self) -> None:
         """Stop everything; the games this service held are released for the next process."""
         await self.ownership.stop_keeping()
-        for game in self.games.values():
+        # (copies: a game may finish, or a seat be handed over, while one of these awaits)
+        for game in list(self.games.values()):
             if game.deadline_handle is not None:
                 game.deadline_handle.cancel()
-            for player in game.players.values():
+            for player in list(game.players.values()):
                 await player.close()
-            for outbox in game.outboxes.values():
+            for outbox in list(game.outboxes.values()):
                 await outbox.close()
-        for outbox in self._listeners:
+        for outbox in list(self._listeners):
             await outbox.close()
         self.alerts.cancel()
         await self.ownership.release_all()
