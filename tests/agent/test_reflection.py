@@ -449,6 +449,11 @@ async def test_a_consultation_due_while_the_slot_was_busy_goes_before_the_reflec
     llm.hold("reflect_questions")
     table.say(4, "i'm the detective. checked blake, blake is mafia")
     await table.advance(3)  # the consultation after that line: it hangs
+    for _ in range(200):  # (until its request is out: the seat's task needs the loop first)
+        if llm.in_flight:
+            break
+        await asyncio.sleep(0.005)
+    assert llm.in_flight == 1
     asked = len(llm.of("scheduler"))
     await table.until_phase(PhaseKind.VOTE)
     await table.advance(5)  # the opening consultation and the vote came due meanwhile
