@@ -27,8 +27,9 @@ from sqlmodel import Session, func, select
 from agent.base import Player
 from agent.decisions import DecisionRecord, InMemoryDecisionLog, summarize
 from agent.llm.anthropic_backend import AnthropicClient
-from agent.llm.base import LLMClient, StructuredMode
+from agent.llm.base import LLMClient, LLMRequest, StructuredMode
 from agent.llm.openai_backend import OpenAIClient
+from agent.llm.queue import QueuedClient
 from agent.llm.retry import RetryPolicy
 from agent.llm.wrappers import BudgetedClient, FallbackClient
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
@@ -52,6 +53,7 @@ from tests.fakes.llm_servers import (
     FakeLLMServer,
     FakeOpenAIServer,
     Fault,
+    SingleSlot,
     content_text,
     last_user_text,
 )
@@ -410,11 +412,59 @@ def test_structured_output_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(hosted, OpenAIClient)  # api.openai.com: json_schema, else text
     assert hosted.forms.forms == ("json_schema", "off")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1")
-    local = build_llm_clients(LLMAgentConfig(llm="openai:smollm2")).generator
+    queued = build_llm_clients(LLMAgentConfig(llm="openai:smollm2")).generator
+    assert isinstance(queued, QueuedClient)  # a local server: one request at a time
+    local = queued.inner
     assert isinstance(local, OpenAIClient)  # a local server may be llama-cpp-python
     assert local.forms.forms == ("json_schema", "json_object", "off")
     monkeypatch.setenv("MAFIABOT_LLM_STRUCTURED", "grammar")
     with pytest.raises(ValidationError, match="llm_structured"):
+        Settings(_env_file=None)  # type: ignore[call-arg]
+
+
+async def test_local_server_gets_one_request_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MAFIABOT_LLM_CONCURRENCY auto: every seat's requests to a local server (one at a time,
+    like the llama-cpp-python server) go through one queue, the vote first; "2" lets two in."""
+    single = SingleSlot(service_s=0.1)
+    async with FakeOpenAIServer(single, flavour="llama-cpp-python") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        clients = build_llm_clients(LLMAgentConfig(llm="openai:smollm2", llm_structured="off"))
+        try:
+
+            def ask(kind: str, text: str) -> Any:
+                return clients.generator.complete(
+                    LLMRequest(system="rules", messages=[("user", text)], kind=kind)
+                )
+
+            first = asyncio.create_task(ask("reflection", "bg-0"))
+            async with asyncio.timeout(10):
+                await single.started(1)
+            rest = [asyncio.create_task(ask("reflection", f"bg-{i}")) for i in (1, 2)]
+            await asyncio.sleep(0.02)
+            await asyncio.gather(first, *rest, ask("vote", "vote"))
+        finally:
+            await clients.aclose()
+        assert single.most_at_once == 1
+        assert single.order[:2] == ["bg-0", "vote"]
+        single.most_at_once = 0
+        clients = build_llm_clients(
+            LLMAgentConfig(llm="openai:smollm2", llm_structured="off", llm_concurrency="2")
+        )
+        try:
+            await asyncio.gather(
+                *(
+                    clients.generator.complete(
+                        LLMRequest(system="r", messages=[("user", f"v{i}")], kind="vote")
+                    )
+                    for i in range(4)
+                )
+            )
+        finally:
+            await clients.aclose()
+        assert single.most_at_once == 2
+    monkeypatch.setenv("MAFIABOT_LLM_CONCURRENCY", "lots")
+    with pytest.raises(ValidationError, match="llm_concurrency"):
         Settings(_env_file=None)  # type: ignore[call-arg]
 
 
