@@ -1,0 +1,223 @@
+"""Talking: consult the scheduler (send or wait), write the line (cleaned, guarded, not a
+repeat), type it at a person's pace, and post it unless the chat moved on meanwhile."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from agent.base import Intent
+from agent.guard import check_line
+from agent.llm.base import FINISH_REFUSAL
+from agent.llm_seat.core import Draft, log
+from agent.llm_seat.floor import ShadowSeat
+from agent.prompting import (
+    clean_line,
+    generator_request,
+    is_near_duplicate,
+    parse_schedule,
+    scheduler_request,
+)
+from agent.shape import earliest_post, fit_length, length_hint, target_chars
+from games.state import PhaseKind
+
+__all__ = ["TalkingSeat"]
+
+
+class TalkingSeat(ShadowSeat):
+    """The seat's talking: scheduler, generator, typing, stale drafts."""
+
+    async def _consult(self) -> None:
+        k = self.knowledge
+        now = self.clock.now()
+        self._last_consult = now
+        self._pending_since = None
+        phase = k.phase_seq
+        memory, strategy = await self._memory("scheduler")
+        req, mode = scheduler_request(
+            self.prompts,
+            k,
+            self.persona,
+            now,
+            self.settings.window,
+            max_tokens=self.settings.scheduler_max_tokens,
+            memory=memory,
+            strategy=strategy,
+            talkativeness=self.talkativeness,
+        )
+        resp = await self._call(self.scheduler, req, "scheduler")
+        if resp is None:
+            answer = self._baseline_schedule("the scheduler call failed")
+        else:
+            refused = resp.finish_reason == FINISH_REFUSAL
+            parsed = None if refused else parse_schedule(resp.text)
+            shown = parsed or ("refusal" if refused else "invalid")
+            self._record_call(
+                "scheduler", req, resp, decision=f"{shown} ({mode})", valid=bool(parsed)
+            )
+            self._note_answer(parsed is not None)
+            answer = parsed or self._baseline_schedule(
+                "the model refused" if refused else "the scheduler's answer was unusable"
+            )
+        if answer != "send" or k.phase_seq != phase or not self._may_talk():
+            self._arm_quiet()
+            return
+        await self._compose(phase, regenerated=False)
+
+    async def _compose(self, phase: int, regenerated: bool) -> None:
+        k = self.knowledge
+        seen = len(k.messages)
+        text = await self._generate()
+        baseline: Intent | None = None
+        if text is None and k.phase_seq == phase and self._may_talk():
+            text, baseline = self._baseline_line(self.clock.now())
+            if text is not None:
+                self._note(
+                    "baseline line",
+                    kind="generator",
+                    fallback=True,
+                    error="the model gave no usable line",
+                    text=text,
+                )
+        if text is None:
+            self._arm_quiet()
+            return
+        draft = Draft(text, phase, seen, regenerated, baseline)
+        if k.phase_seq != phase or not self._may_talk():
+            self._discard(draft, "the phase ended while writing")
+            return
+        if self._draft is not None:
+            self._discard(draft, "another line is being typed")
+            return
+        self._type(draft)
+
+    def _type(self, draft: Draft) -> None:
+        s = self.settings
+        typing = min(len(draft.text.split()) * s.seconds_per_word, s.max_typing_s)
+        when = self.clock.now() + timedelta(seconds=typing)
+        if s.human_timing:  # read and typed as a person would: never sooner (agent.shape)
+            earliest = earliest_post(self.knowledge, draft.seen, draft.text, self.rng)
+            when = max(self.clock.now(), earliest or when)
+        k = self.knowledge
+        if draft.floor and k.deadline is not None:
+            last = k.deadline - self._post_margin() - timedelta(seconds=self._game_s(1.0))
+            when = max(self.clock.now(), min(when, last))
+        self._draft = draft
+        self._arm("typing", when, self._finish_draft)
+
+    async def _generate(self) -> str | None:
+        """A cleaned, non-repeating line, or None (regenerated once, then dropped)."""
+        k = self.knowledge
+        s = self.settings
+        rejected: str | None = None
+        guarded = False
+        for _ in range(2):
+            target = target_chars(self.rng) if s.people_lengths else s.max_line_chars
+            memory, strategy = await self._memory("generator")
+            req = generator_request(
+                self.prompts,
+                k,
+                self.persona,
+                self.clock.now(),
+                s.window,
+                rejected=rejected,
+                max_tokens=s.generator_max_tokens,
+                temperature=s.generator_temperature,
+                memory=memory,
+                strategy=strategy,
+            )
+            if s.people_lengths:
+                role, said = req.messages[-1]
+                req = replace(
+                    req, messages=[*req.messages[:-1], (role, f"{said}\n{length_hint(target)}")]
+                )
+            resp = await self._call(self.generator, req, "generator")
+            if resp is None:
+                return None
+            if resp.finish_reason == FINISH_REFUSAL:
+                self._record_call("generator", req, resp, decision="refusal", valid=False)
+                self._note_answer(False)
+                continue
+            text = clean_line(
+                resp.text, own_name=k.name, names=k.players, max_chars=s.max_line_chars
+            )
+            text = fit_length(text, target, s.max_line_chars)
+            if not text:
+                self._record_call("generator", req, resp, decision="empty", valid=False)
+                self._note_answer(False)
+                continue
+            problem = check_line(text, k, raw=resp.text)
+            if problem is not None:  # it would mark the seat: write it again, once
+                self._record_call(
+                    "generator", req, resp, decision=f"guard: {problem}: {text}", valid=False
+                )
+                self._note_answer(False)
+                guarded = True
+                continue
+            if is_near_duplicate(text, k.own_lines, s.duplicate_threshold):
+                self._record_call("generator", req, resp, decision=f"repeat: {text}", valid=False)
+                self._note_answer(False)
+                rejected = text
+                continue
+            self._record_call("generator", req, resp, decision=text, valid=True)
+            self._note_answer(True)
+            return text
+        return self._guard_fallback() if guarded else None
+
+    async def _finish_draft(self) -> None:
+        draft, self._draft = self._draft, None
+        if draft is None or self._closed:
+            return
+        why = self._stale(draft)
+        if why is not None:
+            self._discard(draft, why)
+            if (
+                self.settings.discard_policy == "regenerate"
+                and not draft.regenerated
+                and draft.phase_seq == self.knowledge.phase_seq
+            ):
+                self._regen = draft
+        else:
+            error: str | None = None
+            try:
+                await self._port(lambda: self.port.say(draft.text))
+            except Exception as err:
+                error = f"{type(err).__name__}: {err}"
+                self._note("say refused", error=error, text=draft.text)
+            if draft.baseline is not None:
+                try:
+                    self.shadow.done(draft.baseline, error)
+                except Exception:
+                    log.exception("seat %s: the shadow baseline failed to take a line", self.seat)
+        if self._closed:
+            return
+        self._arm_quiet()
+        if self._floor_pending and draft.phase_seq == self.knowledge.phase_seq:
+            await self._floor()
+        self._kick()
+
+    def _stale(self, draft: Draft) -> str | None:
+        k = self.knowledge
+        if k.over or not k.me_alive:
+            return "the game moved on without this seat"
+        if k.phase_seq != draft.phase_seq or k.room() is None:
+            return "the phase ended while typing"
+        if k.deadline is not None and self.clock.now() >= k.deadline - self._post_margin():
+            return "the phase was ending"
+        if draft.floor:
+            return None  # the seat's only line today: late is better than silent
+        if k.phase is PhaseKind.VOTE and len(k.current_votes) >= len(k.alive):
+            return "everyone has voted: the phase is ending"
+        new = k.messages_by_others_since(draft.seen)
+        if len(new) >= self.settings.discard_after_messages:
+            return f"the chat moved on ({len(new)} new messages)"
+        if self.settings.discard_when_addressed and k.addressed_in(new):
+            return "someone addressed this player meanwhile"
+        return None
+
+    def _arm_quiet(self) -> None:
+        if self._closed or "consult" in self._timers or self.knowledge.room() is None:
+            return
+        s = self.settings
+        spell = s.quiet_s * self.rng.uniform(1 - s.quiet_jitter, 1 + s.quiet_jitter)
+        self._arm("quiet", self.clock.now() + timedelta(seconds=spell), self._due)
