@@ -214,6 +214,24 @@ class AgentLearning:
             settings=mind or MindSettings(),
         )
 
+    async def warm_up(self) -> None:
+        """Load the embedding model now, in a worker thread, before any game plays: loading
+        it holds Python's global lock for a good part of a second (the tokenizer is built in
+        one call that never releases it, the ONNX session partly), which stalls the event
+        loop and every game on it even from a worker thread. Done at a seat's first memory
+        write instead, that stall landed in the middle of a game. A model that cannot be
+        loaded is only logged here: the seats find out and play without memory, as before."""
+        embedder: object = self.embedder
+        while embedder is not None:
+            warm = getattr(embedder, "warm_up", None)
+            if callable(warm):
+                try:
+                    await asyncio.to_thread(warm)
+                except Exception as err:
+                    log.warning("The embedding model could not be loaded ahead: %s", err)
+                return
+            embedder = getattr(embedder, "inner", None)
+
     def mind(self, game: LiveGame, seat: SeatInfo) -> SeatMind:
         directory = None
         if self.memory_root is not None:

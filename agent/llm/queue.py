@@ -12,8 +12,8 @@ completion is not interrupted), so the server falls further behind with every ti
 - waiting requests go by priority, then first come: votes and night actions, then lines and
   when-to-talk answers, then background work (reflection, suspicion, lessons, summaries);
 - each attempt's timeout starts when the request is sent, not while it waits its turn, and is
-  derived from the service times measured so far (:meth:`ServiceTimes.timeout_for`), never
-  above the configured one;
+  derived from the service times measured so far (:meth:`ServiceTimes.timeout_for`): shorter
+  than the configured one on a fast server, longer on a server slower than it;
 - a background request that could not be sent and answered before its own deadline (its
   ``timeout_s``: the end of its phase) is skipped (:class:`LLMSkipped`), not sent;
 - a request given up on while in flight keeps its place for the rest of the time it was
@@ -87,6 +87,8 @@ class ServiceTimes:
     MIN_TIMEOUT_S = 2.0
     #: samples of a kind before its timeout is derived from them
     MIN_SAMPLES = 3
+    #: derived timeouts stay within this many times the configured one
+    MAX_FACTOR = 5.0
 
     def __init__(self, window: int = 20) -> None:
         self.window = max(1, window)
@@ -111,15 +113,26 @@ class ServiceTimes:
         xs = sorted(self._by_kind.get(kind, ()))
         return xs[min(len(xs) - 1, int(0.9 * len(xs)))] if xs else None
 
-    def timeout_for(self, kind: str, ceiling: float | None) -> float | None:
+    def slow_pooled(self) -> float | None:
+        xs = sorted(x for b in self._by_kind.values() for x in b)
+        return xs[min(len(xs) - 1, int(0.9 * len(xs)))] if xs else None
+
+    def timeout_for(self, kind: str, configured: float | None) -> float | None:
         """An attempt's timeout for ``kind``: ``TIMEOUT_FACTOR`` times its slow service time
-        once measured (``MIN_SAMPLES``), at least ``MIN_TIMEOUT_S``, at most ``ceiling``
-        (the configured timeout); None while unmeasured (the configured one applies)."""
-        slow = self.slow(kind)
-        if slow is None or self.samples(kind) < self.MIN_SAMPLES:
+        once it has ``MIN_SAMPLES`` (else the slow time of every kind, once they have), at
+        least ``MIN_TIMEOUT_S``, at most ``MAX_FACTOR`` times the configured timeout; None
+        while unmeasured (the configured one applies). Timed-out attempts count as samples
+        of the time they were given, so a server slower than the configured timeout gets
+        longer ones rather than never answering in time."""
+        if self.samples(kind) >= self.MIN_SAMPLES:
+            slow = self.slow(kind)
+        elif sum(len(b) for b in self._by_kind.values()) >= self.MIN_SAMPLES:
+            slow = self.slow_pooled()
+        else:
             return None
+        assert slow is not None
         derived = max(self.MIN_TIMEOUT_S, self.TIMEOUT_FACTOR * slow)
-        return min(derived, ceiling) if ceiling is not None else derived
+        return min(derived, self.MAX_FACTOR * configured) if configured is not None else derived
 
 
 @dataclasses.dataclass(order=True)
@@ -212,6 +225,7 @@ class QueuedClient:
             raise
         except LLMTimeout:
             hold = self._left_of(ticket)  # the server may still be computing it
+            self.times.add(req.kind, self._clock() - started)  # at least this long
             raise
         except LLMError as err:
             if err.status_code is not None:  # an answer (an error one): the server is free

@@ -17,6 +17,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,6 +36,7 @@ from agent.llm.wrappers import BudgetedClient, FallbackClient
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
 from bot.clock import GameClock
 from bot.llm_agents import (
+    AgentLearning,
     LLMAgentConfig,
     LLMClients,
     build_llm_clients,
@@ -773,3 +775,61 @@ async def test_db_log_batches_off_the_loop_and_drops_only_bad_rows(engine: Engin
     db.close()
     db.record(_rec("g1", 99))  # a straggler after close is still written, not lost
     assert len(records_for_game(engine, "g1")) == 41
+
+
+class _WarmEmbedder:
+    """An embedder that records where its model was loaded."""
+
+    dim = 4
+    name = "warm-test"
+
+    def __init__(self, fail: bool = False) -> None:
+        self.loaded_in: list[int] = []
+        self.fail = fail
+
+    def warm_up(self) -> None:
+        import threading
+
+        self.loaded_in.append(threading.get_ident())
+        if self.fail:
+            raise RuntimeError("no model file")
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        raise AssertionError("not embedded in this test")
+
+
+async def test_embedding_model_is_loaded_before_any_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service loads the agents' embedding model when it starts, in a worker thread (its
+    loading holds the interpreter lock, so at a seat's first memory write it stalled every
+    game on the loop); a model that cannot load is logged, and the service starts anyway."""
+    import threading
+
+    from agent.memory.cache import CachedEmbedder
+    from bot.runtime import running_service
+
+    loop_thread = threading.get_ident()
+    inner = _WarmEmbedder()
+    await AgentLearning(embedder=CachedEmbedder(inner)).warm_up()
+    assert len(inner.loaded_in) == 1 and inner.loaded_in[0] != loop_thread
+    broken = _WarmEmbedder(fail=True)
+    await AgentLearning(embedder=broken).warm_up()  # logged, not raised
+    assert len(broken.loaded_in) == 1
+
+    warmed: list[AgentLearning] = []
+
+    async def record(self: AgentLearning) -> None:
+        warmed.append(self)
+
+    monkeypatch.setattr(AgentLearning, "warm_up", record)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    settings = Settings(
+        llm="openai:gpt-4o-mini",
+        data_dir=tmp_path,
+        database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
+        _env_file=None,  # type: ignore[call-arg]
+    )
+    async with running_service(settings, agent_kind="llm") as service:
+        assert warmed, "the model was not loaded ahead of the games"
+        assert service.llm_factory is not None

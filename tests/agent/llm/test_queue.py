@@ -141,9 +141,8 @@ async def test_attempt_timeout_comes_from_measured_service_times() -> None:
     assert [r.timeout_s for r in seen[:3]] == [None, None, None]
     assert seen[3].timeout_s == ServiceTimes.MIN_TIMEOUT_S
     assert all(r.retry_timeouts is False for r in seen)
-    # a background call's deadline shrinks by the time it waited in the queue
-    await queued.complete(req("vote", "v", timeout_s=None))
-    assert seen[-1].timeout_s is None  # votes: not measured yet
+    await queued.complete(req("vote", "v"))
+    assert seen[-1].timeout_s == ServiceTimes.MIN_TIMEOUT_S  # no vote yet: every kind's times
 
 
 async def test_a_timed_out_attempt_holds_the_place() -> None:
@@ -151,8 +150,9 @@ async def test_a_timed_out_attempt_holds_the_place() -> None:
     for _ in range(3):
         times.add("vote", 1.0)
     assert times.timeout_for("vote", 20.0) == 3.0
-    assert times.timeout_for("vote", 2.5) == 2.5
-    assert times.timeout_for("scheduler", 20.0) is None
+    assert times.timeout_for("vote", 0.5) == 2.5  # at most 5x the configured one
+    assert times.timeout_for("scheduler", 20.0) == 3.0  # from every kind's times
+    assert ServiceTimes().timeout_for("vote", 20.0) is None
 
     class Hung:
         name = "hung"
@@ -162,13 +162,43 @@ async def test_a_timed_out_attempt_holds_the_place() -> None:
             Hung.calls += 1
             raise LLMTimeout("no answer")
 
-    queued = QueuedClient(Hung(), 1)
+    queued = QueuedClient(Hung(), 1, timeout=20.0)
     queued.times.add("vote", 0.3)
     with pytest.raises(LLMTimeout):
         await queued.complete(req("vote", "a"))
     assert queued.in_flight == 1  # the server is taken to be still at it ...
     await asyncio.sleep(0.4)
     assert queued.in_flight == 0  # ... for the time it was expected to take
+
+
+async def test_a_server_slower_than_the_timeout_gets_longer_timeouts() -> None:
+    """Every answer takes longer than the configured timeout: the timed-out attempts count
+    as "at least that long", and later attempts are given three times as long, so answers
+    come back instead of every call timing out forever."""
+    sent: list[float | None] = []
+
+    class Slow:
+        name = "slow"
+
+        async def complete(self, r: LLMRequest) -> LLMResponse:
+            sent.append(r.timeout_s)
+            limit = r.timeout_s if r.timeout_s is not None else 0.05
+            if limit < 0.1:
+                await asyncio.sleep(limit)
+                raise LLMTimeout("no answer")
+            await asyncio.sleep(0.1)
+            return LLMResponse("ok", "m", 1, 1, 0, 0.1, "stop", 1, 0.0)
+
+    queued = QueuedClient(Slow(), 1, timeout=0.05)
+    queued.times.MIN_TIMEOUT_S = 0.01
+    for i in range(3):
+        with pytest.raises(LLMTimeout):
+            await queued.complete(req("scheduler", f"s-{i}"))
+        await asyncio.sleep(0.1)  # the held place is given back
+    resp = await queued.complete(req("scheduler", "answered"))
+    assert resp.text == "ok"
+    assert sent[:3] == [None, None, None]
+    assert sent[3] is not None and sent[3] >= 0.14
 
 
 def test_concurrency_setting() -> None:
