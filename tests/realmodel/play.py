@@ -29,6 +29,7 @@ from rich.console import Console
 from sqlmodel import Session, col, select
 
 from agent.decisions import DecisionRecord
+from agent.memory.embeddings import default_minilm
 from bot.settings import Settings
 from bot.store import models as m
 from bot.store.db import make_engine
@@ -338,6 +339,10 @@ async def simulate(
     config.validate(players)
     out = io.StringIO()
     console = Console(file=out, width=160, color_system=None)
+    # the service loads the agents' embedding model when it starts, before any game (see
+    # bot.llm_agents.AgentLearning.warm_up); done here first, once per process, so the lag
+    # figure is the games' and not the start-up's
+    await asyncio.to_thread(default_minilm().warm_up)
     started = time.monotonic()
     async with LoopLag() as lag:
         if llm_seats is None:
