@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import re
 import statistics
 import time
@@ -54,6 +55,13 @@ class LoopLag:
             self.samples.append(max(0.0, loop.time() - start - self.interval))
 
     async def __aenter__(self) -> LoopLag:
+        # REALMODEL_SLOW_CALLBACKS_MS: asyncio debug mode, logging (logger "asyncio") every
+        # callback that held the loop longer than that, to find what a lag spike was
+        slow_ms = float(os.environ.get("REALMODEL_SLOW_CALLBACKS_MS") or 0)
+        if slow_ms > 0:
+            loop = asyncio.get_running_loop()
+            loop.set_debug(True)
+            loop.slow_callback_duration = slow_ms / 1000
         self._task = asyncio.create_task(self._run(), name="loop-lag")
         return self
 

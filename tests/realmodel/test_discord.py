@@ -69,8 +69,8 @@ async def test_an_llm_seat_among_people_speaks_every_day(
     # loaded when a service starts, before its games (AgentLearning.warm_up): not measured
     await asyncio.to_thread(default_minilm().warm_up)
     async with (
+        running_service(settings, url, "llm") as service,  # its start-up is not a game's
         LoopLag() as lag,
-        running_service(settings, url, "llm") as service,
     ):
         bot = MafiaBot(
             service,
