@@ -19,7 +19,7 @@ Exit status 1 when one is missed. Needs the realmodel dependency group:
 
     uv sync --group realmodel
     uv run --group realmodel python bench/realmodel.py [--modes auto,off] [--seed 7]
-        [--players 5] [--llm-seats 5] [--threads N] [--timeout S]
+        [--players 5] [--llm-seats 5] [--threads N] [--timeout S] [--slow-callbacks MS]
 
 A game takes 5-10 minutes of wall time. The model is a fixture that proves the plumbing; it
 is not a player anyone should face.
@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
+import re
 import sys
 import tempfile
 from collections import Counter
@@ -113,6 +115,38 @@ def report(mode: str, played: Played) -> list[str]:
     return missed
 
 
+class SlowCallbacks(logging.Handler):
+    """asyncio debug mode's "Executing <...> took N seconds" warnings, tallied by where the
+    callback (a task's coroutine, a handle's function) was when it ran long."""
+
+    PATTERN = re.compile(r"Executing <(?P<what>.*?)> took (?P<s>[0-9.]+) seconds")
+    CORO = re.compile(r"coro=<(?P<coro>[^ >]+)(?: running at (?P<at>[^ >]+))?")
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen: list[tuple[str, float]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        m = self.PATTERN.search(record.getMessage())
+        if m is None:
+            return
+        what = m["what"]
+        coro = self.CORO.search(what)
+        if coro is not None:
+            where = coro["at"] or coro["coro"]
+        else:
+            where = what.split(" created at ")[0][:120]
+        self.seen.append((where, float(m["s"])))
+
+    def print(self) -> None:
+        by: dict[str, list[float]] = {}
+        for where, s in self.seen:
+            by.setdefault(where, []).append(s)
+        print(f"callbacks that held the loop past the threshold: {len(self.seen)}")
+        for where, xs in sorted(by.items(), key=lambda kv: -max(kv[1]))[:12]:
+            print(f"  {len(xs):4d}x max {max(xs) * 1000:5.0f} ms  {where}")
+
+
 async def run(args: argparse.Namespace) -> int:
     lacking = missing()
     if lacking:
@@ -129,8 +163,17 @@ async def run(args: argparse.Namespace) -> int:
         os.environ.update(server.env())
         if args.timeout is not None:
             os.environ["MAFIABOT_LLM_TIMEOUT"] = str(args.timeout)
+        slow = None
+        if args.slow_callbacks:
+            loop = asyncio.get_running_loop()
+            loop.set_debug(True)
+            loop.slow_callback_duration = args.slow_callbacks / 1000
+            slow = SlowCallbacks()
+            logging.getLogger("asyncio").addHandler(slow)
         for mode in args.modes.split(","):
             os.environ[STRUCTURED_ENV] = mode
+            if slow is not None:
+                slow.seen.clear()
             with tempfile.TemporaryDirectory(prefix=f"realmodel-{mode}-") as tmp:
                 played = await simulate(
                     Path(tmp),
@@ -140,6 +183,8 @@ async def run(args: argparse.Namespace) -> int:
                     llm_seats=args.llm_seats,
                 )
             missed += report(mode, played)
+            if slow is not None:
+                slow.print()
     print()
     for line in missed:
         print("MISSED:", line)
@@ -155,6 +200,13 @@ def main() -> None:
     p.add_argument("--llm-seats", type=int, default=None, help="default: every seat")
     p.add_argument("--threads", type=int, default=None, help="the server's generation threads")
     p.add_argument("--timeout", type=float, default=None, help="MAFIABOT_LLM_TIMEOUT (default 20)")
+    p.add_argument(
+        "--slow-callbacks",
+        type=float,
+        default=0,
+        metavar="MS",
+        help="asyncio debug mode: list the callbacks that held the loop longer (slows it)",
+    )
     sys.exit(asyncio.run(run(p.parse_args())))
 
 

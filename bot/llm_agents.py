@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
 import uuid
 import weakref
@@ -45,6 +46,7 @@ from agent.llm import (
     aclose_client,
     build_client,
 )
+from agent.llm.queue import QueuedClient, concurrency_for, parse_concurrency
 from agent.llm.structured import mode_for, parse_modes
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
 from agent.memory.cache import CachedEmbedder
@@ -107,6 +109,9 @@ class LLMAgentConfig:
     llm_token_budget: int = 200_000
     #: structured output (``MAFIABOT_LLM_STRUCTURED``): a mode, then ``SPEC=MODE`` overrides
     llm_structured: str = "auto"
+    #: requests in flight per model server (``MAFIABOT_LLM_CONCURRENCY``): "auto" or a
+    #: number, then ``SPEC=N`` overrides
+    llm_concurrency: str = "auto"
     player: LLMPlayerSettings = field(default_factory=LLMPlayerSettings)
     #: the operator's own personas (``MAFIABOT_PERSONAS_FILE``), chosen by key like the rest
     personas: tuple[Persona, ...] = ()
@@ -123,6 +128,7 @@ class LLMAgentConfig:
             llm_max_attempts=settings.llm_max_attempts,
             llm_token_budget=settings.llm_token_budget,
             llm_structured=settings.llm_structured,
+            llm_concurrency=settings.llm_concurrency,
             player=player or LLMPlayerSettings(),
             personas=read_personas_file(settings.personas_file),
         )
@@ -147,14 +153,19 @@ def build_llm_clients(config: LLMAgentConfig) -> LLMClients:
         raise ValueError("no LLM configured (MAFIABOT_LLM is empty)")
 
     modes = parse_modes(config.llm_structured)
+    limits = parse_concurrency(config.llm_concurrency)
 
     def one(spec: str) -> LLMClient:
-        return build_client(
+        client = build_client(
             spec,
             timeout=config.llm_timeout,
             max_attempts=config.llm_max_attempts,
             structured=mode_for(modes, spec),
         )
+        # one queue per server: every seat and game on it waits its turn in one order
+        base_url = os.environ.get("OPENAI_BASE_URL") if spec.startswith("openai:") else None
+        limit = concurrency_for(limits, spec, base_url)
+        return QueuedClient(client, limit, timeout=config.llm_timeout) if limit else client
 
     backup = one(config.llm_backup) if config.llm_backup else None
     generator = one(config.llm)
@@ -202,6 +213,24 @@ class AgentLearning:
             store=None if engine is None else ExperienceStore(engine, settings.experience_scope),
             settings=mind or MindSettings(),
         )
+
+    async def warm_up(self) -> None:
+        """Load the embedding model now, in a worker thread, before any game plays: loading
+        it holds Python's global lock for a good part of a second (the tokenizer is built in
+        one call that never releases it, the ONNX session partly), which stalls the event
+        loop and every game on it even from a worker thread. Done at a seat's first memory
+        write instead, that stall landed in the middle of a game. A model that cannot be
+        loaded is only logged here: the seats find out and play without memory, as before."""
+        embedder: object = self.embedder
+        while embedder is not None:
+            warm = getattr(embedder, "warm_up", None)
+            if callable(warm):
+                try:
+                    await asyncio.to_thread(warm)
+                except Exception as err:
+                    log.warning("The embedding model could not be loaded ahead: %s", err)
+                return
+            embedder = getattr(embedder, "inner", None)
 
     def mind(self, game: LiveGame, seat: SeatInfo) -> SeatMind:
         directory = None

@@ -51,6 +51,7 @@ async def running_service(
     if settings.llm:
         set_search_threads(1)  # one faiss thread: no stalls on small machines
         learning = AgentLearning.from_settings(settings, engine)
+        await learning.warm_up()  # not in a game's first minute (see AgentLearning.warm_up)
         recorded: DecisionLog = decisions
         if metrics is not None:
             from bot.ops.metrics import MeteredDecisionLog

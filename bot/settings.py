@@ -82,6 +82,12 @@ class Settings(BaseSettings):
     #: or "off" (plain text); one mode, then optional per-model overrides, e.g.
     #: "auto,openai:smollm2=json_object"
     llm_structured: str = "auto"
+    #: LLM requests in flight at once per model server: "auto" (no limit on the providers'
+    #: hosted APIs, 1 on any other base URL: a local server that answers one request at a
+    #: time), or a number (0: no limit), then optional per-model overrides, e.g.
+    #: "auto,openai:llama3.1:8b=4" for `llama-server --parallel 4` or vLLM. Waiting requests
+    #: go votes and night actions first, then talk, then background work
+    llm_concurrency: str = "auto"
     #: what the LLM agent learns from (experience pool, strategy notes): each server's own
     #: games ("server") or every server's ("global")
     experience_scope: Literal["server", "global"] = "server"
@@ -182,6 +188,14 @@ class Settings(BaseSettings):
         from agent.llm.structured import parse_modes
 
         parse_modes(value)
+        return value.strip() or "auto"
+
+    @field_validator("llm_concurrency")
+    @classmethod
+    def _concurrency(cls, value: str) -> str:
+        from agent.llm.queue import parse_concurrency
+
+        parse_concurrency(value)
         return value.strip() or "auto"
 
     @field_validator("slack_redirect_uri")

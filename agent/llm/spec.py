@@ -48,6 +48,27 @@ def parse_spec(spec: str) -> ModelSpec:
     )
 
 
+#: what the SDKs import lazily on their first request (their resource classes, the HTTP
+#: transport's async backend): 0.3 s, and over 1.5 s on a loaded machine, of imports on the
+#: event loop in the middle of a game
+LAZY_MODULES: dict[Provider, tuple[str, ...]] = {
+    "openai": ("openai.resources.chat.completions", "anyio._backends._asyncio", "jiter"),
+    "anthropic": ("anthropic.resources.messages", "anyio._backends._asyncio", "jiter"),
+}
+
+
+def preload(provider: Provider) -> None:
+    """Import what ``provider``'s SDK would import on its first request, now (when clients are
+    built, at start-up) rather than on the event loop during a game."""
+    import importlib
+
+    for name in LAZY_MODULES[provider]:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # another SDK version: it imports what it needs when it needs it
+            continue
+
+
 def build_client(
     spec: str | ModelSpec,
     *,
@@ -62,6 +83,7 @@ def build_client(
     schema are asked for (see `agent.llm.structured`).  SDK imports are deferred so that
     code which never talks to a provider does not pay for importing both SDKs."""
     parsed = spec if isinstance(spec, ModelSpec) else parse_spec(spec)
+    preload(parsed.provider)
     if parsed.provider == "anthropic":
         from agent.llm.anthropic_backend import AnthropicClient
 

@@ -17,6 +17,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,14 +28,16 @@ from sqlmodel import Session, func, select
 from agent.base import Player
 from agent.decisions import DecisionRecord, InMemoryDecisionLog, summarize
 from agent.llm.anthropic_backend import AnthropicClient
-from agent.llm.base import LLMClient, StructuredMode
+from agent.llm.base import LLMClient, LLMRequest, StructuredMode
 from agent.llm.openai_backend import OpenAIClient
+from agent.llm.queue import QueuedClient
 from agent.llm.retry import RetryPolicy
 from agent.llm.wrappers import BudgetedClient, FallbackClient
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
 from bot.clock import GameClock
 from bot.live import LiveGame, SeatInfo, SeatPortImpl
 from bot.llm_agents import (
+    AgentLearning,
     LLMAgentConfig,
     LLMClients,
     build_llm_clients,
@@ -53,6 +56,7 @@ from tests.fakes.llm_servers import (
     FakeLLMServer,
     FakeOpenAIServer,
     Fault,
+    SingleSlot,
     content_text,
     last_user_text,
 )
@@ -411,11 +415,59 @@ def test_structured_output_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(hosted, OpenAIClient)  # api.openai.com: json_schema, else text
     assert hosted.forms.forms == ("json_schema", "off")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8089/v1")
-    local = build_llm_clients(LLMAgentConfig(llm="openai:smollm2")).generator
+    queued = build_llm_clients(LLMAgentConfig(llm="openai:smollm2")).generator
+    assert isinstance(queued, QueuedClient)  # a local server: one request at a time
+    local = queued.inner
     assert isinstance(local, OpenAIClient)  # a local server may be llama-cpp-python
     assert local.forms.forms == ("json_schema", "json_object", "off")
     monkeypatch.setenv("MAFIABOT_LLM_STRUCTURED", "grammar")
     with pytest.raises(ValidationError, match="llm_structured"):
+        Settings(_env_file=None)  # type: ignore[call-arg]
+
+
+async def test_local_server_gets_one_request_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MAFIABOT_LLM_CONCURRENCY auto: every seat's requests to a local server (one at a time,
+    like the llama-cpp-python server) go through one queue, the vote first; "2" lets two in."""
+    single = SingleSlot(service_s=0.1)
+    async with FakeOpenAIServer(single, flavour="llama-cpp-python") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        clients = build_llm_clients(LLMAgentConfig(llm="openai:smollm2", llm_structured="off"))
+        try:
+
+            def ask(kind: str, text: str) -> Any:
+                return clients.generator.complete(
+                    LLMRequest(system="rules", messages=[("user", text)], kind=kind)
+                )
+
+            first = asyncio.create_task(ask("reflection", "bg-0"))
+            async with asyncio.timeout(10):
+                await single.started(1)
+            rest = [asyncio.create_task(ask("reflection", f"bg-{i}")) for i in (1, 2)]
+            await asyncio.sleep(0.02)
+            await asyncio.gather(first, *rest, ask("vote", "vote"))
+        finally:
+            await clients.aclose()
+        assert single.most_at_once == 1
+        assert single.order[:2] == ["bg-0", "vote"]
+        single.most_at_once = 0
+        clients = build_llm_clients(
+            LLMAgentConfig(llm="openai:smollm2", llm_structured="off", llm_concurrency="2")
+        )
+        try:
+            await asyncio.gather(
+                *(
+                    clients.generator.complete(
+                        LLMRequest(system="r", messages=[("user", f"v{i}")], kind="vote")
+                    )
+                    for i in range(4)
+                )
+            )
+        finally:
+            await clients.aclose()
+        assert single.most_at_once == 2
+    monkeypatch.setenv("MAFIABOT_LLM_CONCURRENCY", "lots")
+    with pytest.raises(ValidationError, match="llm_concurrency"):
         Settings(_env_file=None)  # type: ignore[call-arg]
 
 
@@ -723,3 +775,61 @@ async def test_db_log_batches_off_the_loop_and_drops_only_bad_rows(engine: Engin
     db.close()
     db.record(_rec("g1", 99))  # a straggler after close is still written, not lost
     assert len(records_for_game(engine, "g1")) == 41
+
+
+class _WarmEmbedder:
+    """An embedder that records where its model was loaded."""
+
+    dim = 4
+    name = "warm-test"
+
+    def __init__(self, fail: bool = False) -> None:
+        self.loaded_in: list[int] = []
+        self.fail = fail
+
+    def warm_up(self) -> None:
+        import threading
+
+        self.loaded_in.append(threading.get_ident())
+        if self.fail:
+            raise RuntimeError("no model file")
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        raise AssertionError("not embedded in this test")
+
+
+async def test_embedding_model_is_loaded_before_any_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service loads the agents' embedding model when it starts, in a worker thread (its
+    loading holds the interpreter lock, so at a seat's first memory write it stalled every
+    game on the loop); a model that cannot load is logged, and the service starts anyway."""
+    import threading
+
+    from agent.memory.cache import CachedEmbedder
+    from bot.runtime import running_service
+
+    loop_thread = threading.get_ident()
+    inner = _WarmEmbedder()
+    await AgentLearning(embedder=CachedEmbedder(inner)).warm_up()
+    assert len(inner.loaded_in) == 1 and inner.loaded_in[0] != loop_thread
+    broken = _WarmEmbedder(fail=True)
+    await AgentLearning(embedder=broken).warm_up()  # logged, not raised
+    assert len(broken.loaded_in) == 1
+
+    warmed: list[AgentLearning] = []
+
+    async def record(self: AgentLearning) -> None:
+        warmed.append(self)
+
+    monkeypatch.setattr(AgentLearning, "warm_up", record)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    settings = Settings(
+        llm="openai:gpt-4o-mini",
+        data_dir=tmp_path,
+        database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
+        _env_file=None,  # type: ignore[call-arg]
+    )
+    async with running_service(settings, agent_kind="llm") as service:
+        assert warmed, "the model was not loaded ahead of the games"
+        assert service.llm_factory is not None

@@ -716,3 +716,45 @@ class FakeOpenAIServer(FakeLLMServer):
     ) -> web.Response:
         body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
         return self.json_response(body, status=status, headers=headers)
+
+
+class SingleSlot:
+    """A responder that models a slow one-at-a-time server (the ``llama-cpp-python`` server,
+    one ``llama-server`` slot): requests are computed one after another, each for
+    ``service_s``, in the order they reach the lock; a request whose client gave up is still
+    computed to the end (a non-streamed completion is not interrupted). ``order`` lists the
+    last user message of each request as its computation began; ``most_at_once`` is the most
+    requests the server held at once (computing or waiting inside it)."""
+
+    def __init__(self, service_s: float, answer: str = DEFAULT_TEXT) -> None:
+        self.service_s = service_s
+        self.answer = answer
+        self.order: list[str] = []
+        self.finished: list[str] = []
+        self.held = 0
+        self.most_at_once = 0
+        self._lock = asyncio.Lock()
+        self._began = asyncio.Event()
+
+    async def started(self, n: int) -> None:
+        """Wait until the server began computing ``n`` requests."""
+        while len(self.order) < n:
+            self._began.clear()
+            await self._began.wait()
+
+    async def __call__(self, payload: JSON) -> str:
+        work = asyncio.ensure_future(self._compute(last_user_text(payload)))
+        return await asyncio.shield(work)
+
+    async def _compute(self, text: str) -> str:
+        self.held += 1
+        self.most_at_once = max(self.most_at_once, self.held)
+        try:
+            async with self._lock:
+                self.order.append(text)
+                self._began.set()
+                await asyncio.sleep(self.service_s)
+                self.finished.append(text)
+                return self.answer
+        finally:
+            self.held -= 1

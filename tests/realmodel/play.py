@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import re
 import statistics
 import time
@@ -29,6 +30,7 @@ from rich.console import Console
 from sqlmodel import Session, col, select
 
 from agent.decisions import DecisionRecord
+from agent.memory.embeddings import default_minilm
 from bot.settings import Settings
 from bot.store import models as m
 from bot.store.db import make_engine
@@ -53,6 +55,13 @@ class LoopLag:
             self.samples.append(max(0.0, loop.time() - start - self.interval))
 
     async def __aenter__(self) -> LoopLag:
+        # REALMODEL_SLOW_CALLBACKS_MS: asyncio debug mode, logging (logger "asyncio") every
+        # callback that held the loop longer than that, to find what a lag spike was
+        slow_ms = float(os.environ.get("REALMODEL_SLOW_CALLBACKS_MS") or 0)
+        if slow_ms > 0:
+            loop = asyncio.get_running_loop()
+            loop.set_debug(True)
+            loop.slow_callback_duration = slow_ms / 1000
         self._task = asyncio.create_task(self._run(), name="loop-lag")
         return self
 
@@ -338,6 +347,10 @@ async def simulate(
     config.validate(players)
     out = io.StringIO()
     console = Console(file=out, width=160, color_system=None)
+    # the service loads the agents' embedding model when it starts, before any game (see
+    # bot.llm_agents.AgentLearning.warm_up); done here first, once per process, so the lag
+    # figure is the games' and not the start-up's
+    await asyncio.to_thread(default_minilm().warm_up)
     started = time.monotonic()
     async with LoopLag() as lag:
         if llm_seats is None:

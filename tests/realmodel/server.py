@@ -105,6 +105,13 @@ class LlamaServer:
             "127.0.0.1",
             "--n_ctx",
             str(N_CTX),
+            # keep evaluated prompts (the seats' static system parts) in RAM: one slot serves
+            # every seat in turn, and re-reading each seat's prompt from the start is most of
+            # a request's time on a small CPU
+            "--cache",
+            "true",
+            "--cache_size",
+            str(1 << 30),
         ]
         if threads is not None:
             cmd += ["--n_threads", str(threads)]

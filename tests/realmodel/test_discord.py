@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.memory.embeddings import default_minilm
 from bot.discord.app import MafiaBot
 from bot.runtime import running_service
 from bot.settings import Settings
@@ -65,9 +66,11 @@ async def test_an_llm_seat_among_people_speaks_every_day(
     upgrade(url)
     settings = Settings(_env_file=None, database_url=url, data_dir=tmp_path / "data")  # type: ignore[call-arg]
     assert settings.llm == "openai:smollm2"
+    # loaded when a service starts, before its games (AgentLearning.warm_up): not measured
+    await asyncio.to_thread(default_minilm().warm_up)
     async with (
+        running_service(settings, url, "llm") as service,  # its start-up is not a game's
         LoopLag() as lag,
-        running_service(settings, url, "llm") as service,
     ):
         bot = MafiaBot(
             service,

@@ -74,3 +74,25 @@ async def test_built_clients_reach_their_base_url(
             await aclose_client(client)
         assert resp.text == "OK"
         assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_building_a_client_imports_what_its_first_request_would(provider: str) -> None:
+    """The SDKs import their resource classes and the async transport on their first request:
+    on the event loop, mid-game (0.3-1.6 s measured). Building the client (at start-up) does
+    it instead. A fresh interpreter, since this process imported them long ago."""
+    import subprocess
+    import sys
+
+    from agent.llm.spec import LAZY_MODULES
+
+    code = (
+        "import sys\n"
+        "from agent.llm.spec import build_client\n"
+        f"build_client('{provider}:m', api_key='k', base_url='http://127.0.0.1:9/v1')\n"
+        f"print(all(m in sys.modules for m in {LAZY_MODULES[provider]!r}))\n"  # type: ignore[index]
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "True", out.stderr
