@@ -18,6 +18,7 @@ from agent.llm.base import (
     LLMResponse,
     aclose_client,
 )
+from agent.llm.queue import LLMSkipped
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,8 @@ class FallbackClient:
         started = time.monotonic()
         try:
             return await self.primary.complete(req)
-        except LLMBudgetExceeded:
-            raise
+        except (LLMBudgetExceeded, LLMSkipped):
+            raise  # (spent, or skipped by the request queue: not the backup's to answer)
         except LLMError as primary_err:
             self.fallbacks += 1
             log.warning(

@@ -16,6 +16,7 @@ from agent.llm.base import (
     aclose_client,
 )
 from agent.llm.openai_backend import OpenAIClient
+from agent.llm.queue import LLMSkipped
 from agent.llm.wrappers import BudgetedClient, FallbackClient, TokenBudget
 from tests.agent.llm.conftest import FAST
 from tests.fakes.llm_servers import FakeAnthropicServer, FakeOpenAIServer, Fault
@@ -100,6 +101,18 @@ async def test_budget_exhaustion_is_not_rerouted() -> None:
         await client.complete(REQ)
 
     assert backup.calls == 0
+
+
+async def test_a_skipped_background_request_is_not_sent_to_the_backup() -> None:
+    """The request queue skipped it (it could not come back in time without delaying the game's
+    own calls): the backup model must not be asked instead (the skip would be undone)."""
+    backup = Stub("b")
+    client = FallbackClient(Stub("p", LLMSkipped("no time left in the phase")), backup)
+
+    with pytest.raises(LLMSkipped):
+        await client.complete(REQ)
+
+    assert backup.calls == 0 and client.fallbacks == 0
 
 
 async def test_fallback_between_real_backends(
