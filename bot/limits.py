@@ -177,6 +177,11 @@ class Cooldowns:
         self._last.pop(key, None)
 
 
+#: commands no limit holds back: a person's consent (reading the notice, withdrawing: the
+#: withdrawal has its own cooldown, `bot.withdrawals`) and help, which costs nothing
+UNLIMITED_COMMANDS = frozenset({"consent", "help"})
+
+
 class CommandLimiter:
     """One `TokenBucket` per (platform, server, person) on commands, at most ``size`` people
     remembered (the least recently seen forgotten first). ``burst`` 0: no limit (the tests'
@@ -192,10 +197,20 @@ class CommandLimiter:
         #: commands refused so far (metrics, tests)
         self.refused = 0
 
-    def check(self, platform: str, server: str, user: str, now: float | None = None) -> None:
+    def check(
+        self,
+        platform: str,
+        server: str,
+        user: str,
+        now: float | None = None,
+        *,
+        command: str = "",
+    ) -> None:
         """Count a command of ``user`` at ``now`` (monotonic seconds; default: now), or raise
-        `CoolingDown` saying when they may use one again (nothing counted)."""
-        if self.burst <= 0:
+        `CoolingDown` saying when they may use one again (nothing counted). ``command``: the
+        subcommand's name (``"consent"`` for ``/mafia consent withdraw``); those in
+        `UNLIMITED_COMMANDS` are neither counted nor refused."""
+        if self.burst <= 0 or command.lower() in UNLIMITED_COMMANDS:
             return
         now = time.monotonic() if now is None else now
         key = (platform, server, user)

@@ -455,12 +455,23 @@ class GameTree(app_commands.CommandTree["MafiaBot"]):
             return True  # (an autocomplete of an option being typed is no command)
         try:  # each person's commands are rate-limited (`bot.limits.CommandLimiter`)
             bot.service.commands.check(
-                PLATFORM, str(interaction.guild_id), str(interaction.user.id)
+                PLATFORM,
+                str(interaction.guild_id),
+                str(interaction.user.id),
+                command=subcommand(interaction),
             )
         except CoolingDown as slow:
             await reply(interaction, str(slow))
             return False
         return True
+
+
+def subcommand(interaction: discord.Interaction[MafiaBot]) -> str:
+    """The first word after ``mafia`` of the slash command used (``consent`` for
+    ``/mafia consent``), or its own name outside the group."""
+    command = interaction.command
+    words = command.qualified_name.split() if command is not None else []
+    return words[1] if len(words) > 1 and words[0] == "mafia" else (words[0] if words else "")
 
 
 def check_token(settings: Settings) -> str:

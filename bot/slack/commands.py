@@ -51,7 +51,7 @@ async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
     if sub in ("", "help"):
         return help_command(adapter, ctx)
     try:  # each person's commands are rate-limited (`bot.limits.CommandLimiter`)
-        adapter.service.commands.check(PLATFORM, ctx.team, ctx.user)
+        adapter.service.commands.check(PLATFORM, ctx.team, ctx.user, command=sub)
     except CoolingDown as slow:
         return str(slow)
     if sub == "stats":

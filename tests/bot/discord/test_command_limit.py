@@ -40,6 +40,9 @@ async def test_a_flood_of_slash_commands_is_refused_quietly(
         # nothing was opened, nothing posted in the channel
         assert not bot.service.games
         assert fake_discord.messages_in(table.town) == before
+        # their consent is never held back, nor help
+        for never in ("mafia consent", "mafia help"):
+            assert "Please wait" not in await table.answer(await table.slash(never, flooder))
         # someone else is not held up
         assert "is open" in await table.answer(await table.slash("mafia new", other))
         assert bot.service.commands.refused == 1

@@ -34,6 +34,9 @@ async def test_a_flood_of_commands_is_refused_quietly(harness: SlackHarness) -> 
     # nothing was opened, nothing posted in the channel
     assert not harness.service.games
     assert len(harness.fake.messages_in(harness.channel)) == before
+    # their consent is never held back (nor help)
+    assert "Please wait" not in await harness.slash(flooder, "consent")
+    assert "Please wait" not in await harness.slash(flooder, "help")
     # someone else is not held up
     assert "is open" in await harness.slash(other, "new")
     assert harness.service.commands.refused == 1
