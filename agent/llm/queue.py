@@ -146,7 +146,7 @@ class _Waiter:
 class QueuedClient:
     """``inner`` with at most ``limit`` requests in flight, ordered by priority (see the
     module docstring). ``timeout`` is the configured per-attempt timeout: derived timeouts
-    never exceed it. ``limit`` 0 passes every request straight through (still measured)."""
+    stay within `ServiceTimes.MAX_FACTOR` times it. ``limit`` 0 passes every request straight through (still measured)."""
 
     def __init__(
         self,
