@@ -146,7 +146,8 @@ class _Waiter:
 class QueuedClient:
     """``inner`` with at most ``limit`` requests in flight, ordered by priority (see the
     module docstring). ``timeout`` is the configured per-attempt timeout: derived timeouts
-    stay within `ServiceTimes.MAX_FACTOR` times it. ``limit`` 0 passes every request straight through (still measured)."""
+    stay within `ServiceTimes.MAX_FACTOR` times it. ``limit`` 0 passes every request straight
+    through (still measured)."""
 
     def __init__(
         self,
@@ -213,6 +214,18 @@ class QueuedClient:
                 )
         ticket = await self._acquire(priority, req.kind)
         waited = self._clock() - arrived
+        if priority == BACKGROUND and req.timeout_s is not None and self.limit > 0:
+            # overtaken while it waited (the game's calls go first): its answer must still
+            # be able to come back before its deadline, or it is not sent at all
+            typical = self.times.typical(req.kind) or 0.0
+            if waited + typical > req.timeout_s:
+                self._release(ticket, 0.0)
+                self.skipped += 1
+                raise LLMSkipped(
+                    f"{self.name} [{req.kind}]: skipped after waiting {waited:.1f} s, its "
+                    f"answer would come after its deadline ({req.timeout_s:.1f} s)",
+                    attempts=0,
+                )
         req = self._shaped(req, waited)
         started = self._clock()
         expected = self.times.slow(req.kind) or self.times.typical(req.kind) or 0.0

@@ -103,6 +103,30 @@ async def test_background_call_that_cannot_come_back_in_time_is_skipped(
     assert single.order[-1] == "in time"
 
 
+async def test_background_call_overtaken_while_it_waited_is_skipped_not_sent(
+    slot: tuple[SingleSlot, FakeOpenAIServer, OpenAIClient],
+) -> None:
+    """A suspicion call with time for its answer when it arrived; votes asked after it go
+    first, and by its turn its deadline is too close for an answer: it is skipped then too,
+    not sent with a sliver of a timeout (the server would go on computing it, holding the
+    next phase's votes back)."""
+    single, _server, client = slot
+    queued = QueuedClient(client, 1, timeout=5.0)
+    for i in range(3):
+        await queued.complete(req("suspicion", f"warm-{i}"))
+    first = asyncio.create_task(queued.complete(req("vote", "v-0")))
+    await started(single, 4)
+    late = asyncio.create_task(queued.complete(req("suspicion", "late", timeout_s=0.5)))
+    await asyncio.sleep(0.01)
+    assert queued.waiting == 1  # (it was let into the queue: time enough then)
+    votes = [asyncio.create_task(queued.complete(req("vote", f"v-{i}"))) for i in (1, 2, 3)]
+    with pytest.raises(LLMSkipped):
+        await late
+    await asyncio.gather(first, *votes)
+    assert "late" not in single.order
+    assert single.order[-3:] == ["v-1", "v-2", "v-3"]
+
+
 async def test_a_request_given_up_on_keeps_the_server_until_it_would_have_finished(
     slot: tuple[SingleSlot, FakeOpenAIServer, OpenAIClient],
 ) -> None:
