@@ -46,7 +46,7 @@ from agent.llm import (
     aclose_client,
     build_client,
 )
-from agent.llm.queue import QueuedClient, concurrency_for, parse_concurrency
+from agent.llm.queue import QueuedClient, Slots, concurrency_for, parse_concurrency
 from agent.llm.structured import mode_for, parse_modes
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
 from agent.memory.cache import CachedEmbedder
@@ -154,6 +154,8 @@ def build_llm_clients(config: LLMAgentConfig) -> LLMClients:
 
     modes = parse_modes(config.llm_structured)
     limits = parse_concurrency(config.llm_concurrency)
+    #: one queue per server, whichever models it serves (the generator's, the scheduler's)
+    servers: dict[tuple[str, str], Slots] = {}
 
     def one(spec: str) -> LLMClient:
         client = build_client(
@@ -165,7 +167,12 @@ def build_llm_clients(config: LLMAgentConfig) -> LLMClients:
         # one queue per server: every seat and game on it waits its turn in one order
         base_url = os.environ.get("OPENAI_BASE_URL") if spec.startswith("openai:") else None
         limit = concurrency_for(limits, spec, base_url)
-        return QueuedClient(client, limit, timeout=config.llm_timeout) if limit else client
+        if not limit:
+            return client
+        provider = spec.partition(":")[0].strip()
+        url = os.environ.get(f"{provider.upper()}_BASE_URL", "")
+        slots = servers.setdefault((provider, url), Slots())
+        return QueuedClient(client, limit, timeout=config.llm_timeout, slots=slots)
 
     backup = one(config.llm_backup) if config.llm_backup else None
     generator = one(config.llm)

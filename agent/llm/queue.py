@@ -48,6 +48,7 @@ __all__ = [
     "LLMSkipped",
     "QueuedClient",
     "ServiceTimes",
+    "Slots",
     "concurrency_for",
     "parse_concurrency",
     "priority_of",
@@ -143,6 +144,20 @@ class _Waiter:
     kind: str = dataclasses.field(compare=False, default="")
 
 
+class Slots:
+    """The places of one model server: requests in flight, their expected ends, and who waits
+    for a place. Clients of different models served by the same server share one."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        #: expected end (clock) of each request in flight, or still computed after its
+        #: client gave up on it
+        self.busy_until: dict[int, float] = {}
+        self.waiting: list[_Waiter] = []
+        self.seq = itertools.count()
+        self.max_seen = 0
+
+
 class QueuedClient:
     """``inner`` with at most ``limit`` requests in flight, ordered by priority (see the
     module docstring). ``timeout`` is the configured per-attempt timeout: derived timeouts
@@ -156,6 +171,7 @@ class QueuedClient:
         *,
         timeout: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        slots: Slots | None = None,
     ) -> None:
         if limit < 0:
             raise ValueError(f"the in-flight limit must be 0 (none) or more, got {limit}")
@@ -165,24 +181,24 @@ class QueuedClient:
         self.name = inner.name
         self.times = ServiceTimes()
         self._clock = clock
-        self._in_flight = 0
-        #: expected end (clock) of each request in flight, or still computed after its
-        #: client gave up on it
-        self._busy_until: dict[int, float] = {}
-        self._waiting: list[_Waiter] = []
-        self._seq = itertools.count()
+        #: the server's places: shared by every client of models on the same server
+        self.slots = slots if slots is not None else Slots()
+        self._s = self.slots
         self.skipped = 0
-        self.max_in_flight_seen = 0
 
     # --- introspection ------------------------------------------------------------------------
 
     @property
+    def max_in_flight_seen(self) -> int:
+        return self._s.max_seen
+
+    @property
     def in_flight(self) -> int:
-        return self._in_flight
+        return self._s.in_flight
 
     @property
     def waiting(self) -> int:
-        return sum(1 for w in self._waiting if not w.future.done())
+        return sum(1 for w in self._s.waiting if not w.future.done())
 
     def expected_wait(self, priority: int) -> float:
         """Seconds a request of ``priority`` would wait for its turn now, by the measured
@@ -191,11 +207,11 @@ class QueuedClient:
         if self.limit <= 0:
             return 0.0
         now = self._clock()
-        ahead = [w for w in self._waiting if not w.future.done() and w.priority <= priority]
+        ahead = [w for w in self._s.waiting if not w.future.done() and w.priority <= priority]
         queued = sum(self.times.typical(w.kind) or 0.0 for w in ahead)
-        if self._in_flight < self.limit and not ahead:
+        if self._s.in_flight < self.limit and not ahead:
             return 0.0
-        rest = min((max(0.0, end - now) for end in self._busy_until.values()), default=0.0)
+        rest = min((max(0.0, end - now) for end in self._s.busy_until.values()), default=0.0)
         return rest + queued / self.limit
 
     # --- the LLMClient protocol ---------------------------------------------------------------
@@ -229,7 +245,7 @@ class QueuedClient:
         req = self._shaped(req, waited)
         started = self._clock()
         expected = self.times.slow(req.kind) or self.times.typical(req.kind) or 0.0
-        self._busy_until[ticket] = started + HOLD_FACTOR * expected
+        self._s.busy_until[ticket] = started + HOLD_FACTOR * expected
         hold = 0.0
         try:
             resp = await self.inner.complete(req)
@@ -273,39 +289,39 @@ class QueuedClient:
         return dataclasses.replace(req, **changes) if changes else req  # type: ignore[arg-type]
 
     async def _acquire(self, priority: int, kind: str) -> int:
-        ticket = next(self._seq)
-        if self.limit <= 0 or (self._in_flight < self.limit and not self._live_waiters()):
+        ticket = next(self._s.seq)
+        if self.limit <= 0 or (self._s.in_flight < self.limit and not self._live_waiters()):
             self._take()
             return ticket
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiting, _Waiter(priority, ticket, future, kind))
+        heapq.heappush(self._s.waiting, _Waiter(priority, ticket, future, kind))
         try:
             await future
         except asyncio.CancelledError:
             if future.done() and not future.cancelled():
                 # handed the place just as it was cancelled: pass it on
-                self._in_flight -= 1
+                self._s.in_flight -= 1
                 self._wake()
             raise
         return ticket
 
     def _live_waiters(self) -> bool:
-        while self._waiting and self._waiting[0].future.done():
-            heapq.heappop(self._waiting)
-        return bool(self._waiting)
+        while self._s.waiting and self._s.waiting[0].future.done():
+            heapq.heappop(self._s.waiting)
+        return bool(self._s.waiting)
 
     def _take(self) -> None:
-        self._in_flight += 1
-        self.max_in_flight_seen = max(self.max_in_flight_seen, self._in_flight)
+        self._s.in_flight += 1
+        self._s.max_seen = max(self._s.max_seen, self._s.in_flight)
 
     def _left_of(self, ticket: int) -> float:
-        end = self._busy_until.get(ticket)
+        end = self._s.busy_until.get(ticket)
         return max(0.0, end - self._clock()) if end is not None else 0.0
 
     def _release(self, ticket: int, hold: float) -> None:
         if self.limit <= 0:
-            self._in_flight -= 1
-            self._busy_until.pop(ticket, None)
+            self._s.in_flight -= 1
+            self._s.busy_until.pop(ticket, None)
             return
         if hold > 0:
             log.info(
@@ -315,13 +331,13 @@ class QueuedClient:
             )
             asyncio.get_running_loop().call_later(hold, self._release, ticket, 0.0)
             return
-        self._busy_until.pop(ticket, None)
-        self._in_flight -= 1
+        self._s.busy_until.pop(ticket, None)
+        self._s.in_flight -= 1
         self._wake()
 
     def _wake(self) -> None:
-        while self._in_flight < self.limit and self._live_waiters():
-            waiter = heapq.heappop(self._waiting)
+        while self._s.in_flight < self.limit and self._live_waiters():
+            waiter = heapq.heappop(self._s.waiting)
             self._take()
             waiter.future.set_result(None)
 

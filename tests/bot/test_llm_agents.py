@@ -466,6 +466,40 @@ async def test_local_server_gets_one_request_at_a_time(monkeypatch: pytest.Monke
         finally:
             await clients.aclose()
         assert single.most_at_once == 2
+
+
+async def test_two_models_on_one_local_server_share_its_queue(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The scheduler's model and the generator's on the same local server (two models in one
+    Ollama, say): still one request at a time there, the vote first."""
+    single = SingleSlot(service_s=0.1)
+    async with FakeOpenAIServer(single, flavour="llama-cpp-python") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        clients = build_llm_clients(
+            LLMAgentConfig(llm="openai:smollm2", scheduler_llm="openai:tiny", llm_structured="off")
+        )
+        assert clients.scheduler is not clients.generator
+        try:
+
+            def ask(client: Any, kind: str, text: str) -> Any:
+                return client.complete(
+                    LLMRequest(system="rules", messages=[("user", text)], kind=kind)
+                )
+
+            first = asyncio.create_task(ask(clients.generator, "reflection", "bg-0"))
+            async with asyncio.timeout(10):
+                await single.started(1)
+            talk = [
+                asyncio.create_task(ask(clients.scheduler, "scheduler", f"s-{i}")) for i in (1, 2)
+            ]
+            await asyncio.sleep(0.02)
+            await asyncio.gather(first, *talk, ask(clients.generator, "vote", "vote"))
+        finally:
+            await clients.aclose()
+        assert single.most_at_once == 1
+        assert single.order[:2] == ["bg-0", "vote"]
     monkeypatch.setenv("MAFIABOT_LLM_CONCURRENCY", "lots")
     with pytest.raises(ValidationError, match="llm_concurrency"):
         Settings(_env_file=None)  # type: ignore[call-arg]
