@@ -254,12 +254,13 @@ class QueuedClient:
             raise
         except LLMTimeout:
             hold = self._left_of(ticket)  # the server may still be computing it
-            self.times.add(req.kind, self._clock() - started)  # at least this long
+            # at least this long, and no shorter than it usually takes: an attempt cut short
+            # (a sliver of time left before its deadline) says nothing of the server's speed
+            took = self._clock() - started
+            self.times.add(req.kind, max(took, self.times.typical(req.kind) or 0.0))
             raise
-        except LLMError as err:
-            if err.status_code is not None:  # an answer (an error one): the server is free
-                self.times.add(req.kind, self._clock() - started)
-            raise
+        except LLMError:
+            raise  # (an error answer is no measure of how long an answer takes)
         else:
             self.times.add(req.kind, self._clock() - started)
             return resp

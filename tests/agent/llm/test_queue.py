@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent.llm.base import LLMRequest, LLMResponse, LLMTimeout
+from agent.llm.base import LLMError, LLMRequest, LLMResponse, LLMTimeout
 from agent.llm.openai_backend import OpenAIClient
 from agent.llm.queue import (
     LLMSkipped,
@@ -223,6 +223,30 @@ async def test_a_server_slower_than_the_timeout_gets_longer_timeouts() -> None:
     assert resp.text == "ok"
     assert sent[:3] == [None, None, None]
     assert sent[3] is not None and sent[3] >= 0.14
+
+
+async def test_cut_short_attempts_and_error_answers_do_not_shrink_the_measured_times() -> None:
+    """An attempt that timed out after a sliver of time, and a quick error answer (HTTP 400),
+    are no measure of the server's speed: the typical time stays what the answers showed."""
+
+    class Failing:
+        name = "failing"
+        error: LLMError = LLMTimeout("no answer")
+
+        async def complete(self, r: LLMRequest) -> LLMResponse:
+            raise Failing.error
+
+    queued = QueuedClient(Failing(), 0, timeout=20.0)  # (measured without a limit too)
+    for _ in range(3):
+        queued.times.add("vote", 1.0)
+    for error in (LLMTimeout("no answer"), LLMError("bad request", status_code=400)):
+        Failing.error = error
+        for _ in range(5):
+            with pytest.raises(LLMError):
+                await queued.complete(req("vote", "v", timeout_s=0.05))
+            await asyncio.sleep(0)
+    assert queued.times.typical("vote") == 1.0
+    assert queued.times.slow("vote") == 1.0
 
 
 def test_concurrency_setting() -> None:
