@@ -18,6 +18,7 @@ is found, the process refuses to start with one line saying so (`check_rows`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Sequence
@@ -138,16 +139,11 @@ def key_file_box(data_dir: Path, engine: sa.Engine) -> SecretBox | None:
             if count_sealed(conn):
                 return None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass  # another process made it at the same moment: use theirs
+            made = _make_key_file(path)
         except OSError as exc:
             log.warning("could not make a secret key file in %s (%s)", path.parent, exc.strerror)
             return None
-        else:
-            with os.fdopen(fd, "w") as out:
-                out.write(new_key() + "\n")
+        if made:
             log.info(
                 "made a secret key for the stored Slack tokens: %s (keep it, and back it up "
                 "apart from the database; see docs/limits-and-secrets.md)",
@@ -164,6 +160,28 @@ def key_file_box(data_dir: Path, engine: sa.Engine) -> SecretBox | None:
             f"The secret key file {path} does not hold a Fernet key: put the right one back, "
             "or set MAFIABOT_SECRET_KEY (see docs/limits-and-secrets.md)."
         ) from None
+
+
+def _make_key_file(path: Path) -> bool:
+    """Write a fresh key to ``path`` whole or not at all: written and synced under a temporary
+    name beside it, then linked into place (which fails if the file is there). False when
+    another process made it first (theirs is used)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(new_key() + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False  # another process made it at the same moment: use theirs
+        return True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
 
 
 def count_sealed(conn: sa.Connection) -> int:

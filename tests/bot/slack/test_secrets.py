@@ -203,3 +203,34 @@ async def test_without_a_key_setting_a_key_file_is_made_and_used(
     finally:
         await service.close()
         engine.dispose()
+
+
+def test_a_start_that_dies_while_making_the_key_file_leaves_no_broken_one(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key file appears whole or not at all: a start that dies while writing it leaves
+    nothing a later start would refuse ("does not hold a Fernet key"), and the next start makes
+    a key as the first would have."""
+    from bot import crypto
+
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    data = tmp_path / "data"
+    real = crypto.new_key
+
+    def dies() -> str:
+        raise KeyboardInterrupt  # (the process stopped half-way)
+
+    try:
+        monkeypatch.setattr(crypto, "new_key", dies)
+        with pytest.raises(KeyboardInterrupt):
+            crypto.key_file_box(data, engine)
+        assert not (data / crypto.KEY_FILE).exists()
+        monkeypatch.setattr(crypto, "new_key", real)
+        box = crypto.key_file_box(data, engine)
+        assert box is not None
+        key = (data / crypto.KEY_FILE).read_text().strip()
+        assert SecretBox([key]).open(box.seal("x")) == "x"
+        assert [p.name for p in data.iterdir()] == [crypto.KEY_FILE]  # (no leftovers)
+    finally:
+        engine.dispose()
