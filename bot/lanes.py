@@ -90,6 +90,10 @@ class Pace:
         tokens = self._tokens(key, now)
         return 0.0 if tokens >= need else (need - tokens) / self.rate
 
+    def forget(self, key: Hashable) -> None:
+        """``key`` starts full again (its lane went idle)."""
+        self._buckets.pop(key, None)
+
     def spend(self, key: Hashable, now: float) -> None:
         self._buckets[key] = (self._tokens(key, now) - 1.0, now)
         if len(self._buckets) > 4096:

@@ -100,6 +100,12 @@ class DiscordPolicy(Policy[Job]):
         pace = self._spacing(job)
         return 0.0 if pace is None else pace.wait(key, now)
 
+    def forget(self, key: Hashable) -> None:
+        # spacing holds within a backlog: a line reaching an idle stage goes at once (as the
+        # outbox before the lanes did; the flood tests model the webhook's 429)
+        if self._pace is not None:
+            self._pace.forget(key)
+
     def spend(self, key: Hashable, job: Job, now: float) -> None:
         pace = self._spacing(job)
         if pace is not None:

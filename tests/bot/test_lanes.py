@@ -166,3 +166,21 @@ def test_a_pace_needs_a_burst_and_a_rate() -> None:
     assert pace.wait("k", 0.0) == pytest.approx(1.0)
     assert pace.wait("k", 0.5) == pytest.approx(0.5)
     assert pace.wait("k", 0.5, reserve=1.0) == pytest.approx(1.5)
+
+
+async def test_a_line_reaching_an_idle_discord_stage_goes_at_once() -> None:
+    """Players' lines are spaced `STAGE_INTERVAL` apart within a backlog only: once the stage's
+    lane went idle, the next line goes out at once (the relay bench's p99 was 544 ms when the
+    spacing outlived the backlog, 7 ms with the outbox before the lanes and now)."""
+    from bot.discord.delivery import DiscordPolicy, Job
+    from bot.limits import STAGE_INTERVAL
+
+    async def send(_text: str) -> None:
+        return None
+
+    policy = DiscordPolicy(STAGE_INTERVAL, 0.1, 1.0)
+    line = Job(send=send, text="hi", lane=3)
+    policy.spend("stage", line, 100.0)
+    assert policy.wait("stage", line, 100.1, 0) > 0  # (a backlog: spaced)
+    policy.forget("stage")  # the lane went idle
+    assert policy.wait("stage", line, 100.1, 0) == 0.0
