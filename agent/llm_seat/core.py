@@ -451,25 +451,8 @@ class SeatCore:
         started: float,
         err: LLMError,
     ) -> None:
-        self._emit(
-            DecisionRecord(
-                game_id=self.game_id,
-                seat=self.seat,
-                kind=kind,
-                prompt=render_request(req),
-                output=None,
-                decision=None,
-                fallback=False,
-                valid=False,
-                error=f"{type(err).__name__}: {err.message}",
-                latency_s=time.monotonic() - started,
-                input_tokens=0,
-                output_tokens=0,
-                cost_usd=0.0,
-                t=t,
-                model=client.name,
-            )
-        )
+        error = f"{type(err).__name__}: {err.message}"
+        self._emit_unanswered(client, kind, req, t, started, decision=None, error=error)
 
     def _record_cancelled(
         self,
@@ -488,6 +471,20 @@ class SeatCore:
                 if self._preempted and not self._closed
                 else "the seat was closed"
             )
+        self._emit_unanswered(client, kind, req, t, started, decision=f"cancelled: {why}")
+
+    def _emit_unanswered(
+        self,
+        client: LLMClient,
+        kind: DecisionKind,
+        req: LLMRequest,
+        t: datetime,
+        started: float,
+        *,
+        decision: str | None,
+        error: str | None = None,
+    ) -> None:
+        """The record of a call sent and never answered (failed, or cut short)."""
         self._emit(
             DecisionRecord(
                 game_id=self.game_id,
@@ -495,10 +492,10 @@ class SeatCore:
                 kind=kind,
                 prompt=render_request(req),
                 output=None,
-                decision=f"cancelled: {why}",
+                decision=decision,
                 fallback=False,
                 valid=False,
-                error=None,
+                error=error,
                 latency_s=time.monotonic() - started,
                 input_tokens=0,
                 output_tokens=0,
