@@ -8,6 +8,7 @@ callers never import a vendor SDK to decide whether to degrade to the offline ba
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -104,6 +105,20 @@ class LLMResponse:
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+
+@dataclass
+class CallProgress:
+    """How far one call got, filled in by the clients it passes through (a queue on our side
+    says when it holds the request back), for whoever records the call."""
+
+    #: waiting its turn on our side: not sent to the server (yet)
+    held: bool = False
+
+
+#: the progress of the call being made: set by its caller before it starts the call's task
+#: (the task copies the context), left None when nobody asks
+CALL_PROGRESS: ContextVar[CallProgress | None] = ContextVar("call_progress", default=None)
 
 
 class LLMError(Exception):

@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping
 from urllib.parse import urlparse
 
 from agent.llm.base import (
+    CALL_PROGRESS,
     LLMClient,
     LLMError,
     LLMRequest,
@@ -219,6 +220,9 @@ class QueuedClient:
     async def complete(self, req: LLMRequest) -> LLMResponse:
         priority = priority_of(req.kind)
         arrived = self._clock()
+        progress = CALL_PROGRESS.get()
+        if progress is not None:
+            progress.held = True  # until it leaves the queue (cut short before: never sent)
         if priority == BACKGROUND and req.timeout_s is not None and self.limit > 0:
             expected = self.expected_wait(priority) + (self.times.typical(req.kind) or 0.0)
             if expected > req.timeout_s:
@@ -244,6 +248,8 @@ class QueuedClient:
                 )
         req = self._shaped(req, waited)
         started = self._clock()
+        if progress is not None:
+            progress.held = False
         expected = self.times.slow(req.kind) or self.times.typical(req.kind) or 0.0
         self._s.busy_until[ticket] = started + HOLD_FACTOR * expected
         hold = 0.0

@@ -24,7 +24,15 @@ from agent.baseline import BaselinePolicy, SeatRecord
 from agent.decisions import DecisionKind, DecisionLog, DecisionRecord
 from agent.driver import PolicyPlayer
 from agent.knowledge import SeatKnowledge
-from agent.llm.base import LLMBudgetExceeded, LLMClient, LLMError, LLMRequest, LLMResponse
+from agent.llm.base import (
+    CALL_PROGRESS,
+    CallProgress,
+    LLMBudgetExceeded,
+    LLMClient,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+)
 from agent.llm_seat.planning import CRITICAL_KINDS, Latencies
 from agent.llm_seat.settings import QUIET_BASELINE, LLMPlayerSettings
 from agent.memory.seatmind import SeatMind
@@ -344,7 +352,12 @@ class SeatCore:
                 req = dataclasses.replace(req, max_attempts=1, timeout_s=left)
         self._cut = False
         background = self._job == "background" and asyncio.current_task() is self._task
-        call = asyncio.ensure_future(client.complete(req))
+        progress = CallProgress()
+        token = CALL_PROGRESS.set(progress)  # the call's task copies it
+        try:
+            call = asyncio.ensure_future(client.complete(req))
+        finally:
+            CALL_PROGRESS.reset(token)
         if background:
             self._bg_call = call
         try:
@@ -357,21 +370,23 @@ class SeatCore:
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if background and self._preempted and (current is None or not current.cancelling()):
-                self._record_cancelled(client, kind, req, t, started)  # this call only
+                self._record_cancelled(
+                    client, kind, req, t, started, progress=progress
+                )  # this call only
                 return None
-            self._record_cancelled(client, kind, req, t, started)
+            self._record_cancelled(client, kind, req, t, started, progress=progress)
             raise
         except LLMBudgetExceeded as err:
-            self._record_failure(client, kind, req, t, started, err)
+            self._record_failure(client, kind, req, t, started, err, progress)
             raise Degrade("the token budget is spent") from err
         except TimeoutError:
             # not the model's failure: its answer would come too late to be of use
             self._cut = True
-            self._record_cancelled(client, kind, req, t, started, "the phase ended")
+            self._record_cancelled(client, kind, req, t, started, "the phase ended", progress)
             self.latency.add(kind, time.monotonic() - started)
             return None
         except LLMError as err:
-            self._record_failure(client, kind, req, t, started, err)
+            self._record_failure(client, kind, req, t, started, err, progress)
             self.latency.add(kind, time.monotonic() - started)
             if critical:
                 self._failures += 1
@@ -450,9 +465,12 @@ class SeatCore:
         t: datetime,
         started: float,
         err: LLMError,
+        progress: CallProgress | None = None,
     ) -> None:
         error = f"{type(err).__name__}: {err.message}"
-        self._emit_unanswered(client, kind, req, t, started, decision=None, error=error)
+        self._emit_unanswered(
+            client, kind, req, t, started, decision=None, error=error, progress=progress
+        )
 
     def _record_cancelled(
         self,
@@ -462,6 +480,7 @@ class SeatCore:
         t: datetime,
         started: float,
         why: str | None = None,
+        progress: CallProgress | None = None,
     ) -> None:
         """A call cut short (the seat closed, its phase ended, a critical call came due):
         sent (and maybe billed), never answered."""
@@ -471,7 +490,9 @@ class SeatCore:
                 if self._preempted and not self._closed
                 else "the seat was closed"
             )
-        self._emit_unanswered(client, kind, req, t, started, decision=f"cancelled: {why}")
+        self._emit_unanswered(
+            client, kind, req, t, started, decision=f"cancelled: {why}", progress=progress
+        )
 
     def _emit_unanswered(
         self,
@@ -483,8 +504,14 @@ class SeatCore:
         *,
         decision: str | None,
         error: str | None = None,
+        progress: CallProgress | None = None,
     ) -> None:
-        """The record of a call sent and never answered (failed, or cut short)."""
+        """The record of a call sent and never answered (failed, or cut short). A call held
+        back on our side (queued, skipped) never reached the model: a note, not a call."""
+        if progress is not None and progress.held:
+            why = decision if decision is not None else "failed"
+            self._note(f"not sent ({why})", kind=kind, error=error)
+            return
         self._emit(
             DecisionRecord(
                 game_id=self.game_id,

@@ -709,6 +709,43 @@ async def test_close_cancels_pending_work() -> None:
     assert all(j.cancelled or j.ran for j in table.timers.jobs if "LLMPlayer" in repr(j.callback))
 
 
+async def test_a_call_cut_short_in_our_queue_is_no_model_call() -> None:
+    """A seat closed while its call waits its turn in the server queue: the request never
+    reached the model, so it is logged as a note, not as a call (the service's call count is
+    the requests a server saw). A call cut short in flight still counts as a call."""
+    from agent.llm.queue import QueuedClient, Slots
+
+    llm = StubLLM(scheduler="<send>", generator="something to say here", other="x")
+    slots = Slots()
+    queued = QueuedClient(llm, 1, slots=slots)
+    llm.hold("other")  # someone else's request holds the server's one place
+    other = asyncio.ensure_future(queued.complete(LLMRequest("s", [("user", "u")], kind="other")))
+    await asyncio.sleep(0)
+    table, player, log = make_table(llm)
+    player.scheduler = QueuedClient(llm, 1, slots=slots)  # same server: waits behind it
+    await table.advance(1.5)
+    assert queued.waiting == 1  # the seat's scheduler call, not sent
+    await player.close()
+    await table.settle()  # the seat's task takes its cancellation
+    ours = log.for_seat(0)
+    assert [r.kind for r in ours if r.called] == []
+    assert any(r.decision and r.decision.startswith("not sent") for r in ours), ours
+    assert [r.kind for r in llm.requests] == ["other"]
+    llm.release("other")
+    await other
+
+    # the same seat's call cut short while the model computes it: a call (sent, maybe billed)
+    llm2 = StubLLM(scheduler="<send>", generator="something to say here")
+    llm2.hold("scheduler")
+    table2, player2, log2 = make_table(llm2)
+    player2.scheduler = QueuedClient(llm2, 1, slots=Slots())
+    await table2.advance(1.5)
+    assert llm2.in_flight == 1
+    await player2.close()
+    await table2.settle()
+    assert [r.kind for r in log2.for_seat(0) if r.called] == ["scheduler"]
+
+
 # --- what a seat can know ----------------------------------------------------------------------
 
 
