@@ -9,8 +9,7 @@ agents and re-arms the deadline) or only shows it (`GameService.replay`).
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -23,15 +22,13 @@ from bot.errors import ServiceError
 from bot.live import LiveGame, SeatInfo
 from bot.moments import latest_moment, note_applied
 from bot.outages import down_since_restart
-from bot.ownership import GameHeld, RunDb
+from bot.ownership import RunDb
 from bot.store import models as m
 from bot.timers import SchedulerTimers
 from games.actions import action_from_dict
 from games.config import GameConfig
 from games.engine import apply, new_game
 from games.events import Event
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -136,20 +133,3 @@ def unfinished(
     if servers is not None:
         stmt = stmt.where(col(m.Server.external_id).in_(list(servers)))
     return list(session.exec(stmt.order_by(col(m.Game.created_at).desc())).all())
-
-
-async def resume_each(
-    game_ids: Sequence[str], resume: Callable[[str], Awaitable[LiveGame]]
-) -> list[str]:
-    """Resume each game in turn; those another process runs, or that fail, are logged and
-    skipped. Returns the ids resumed."""
-    resumed = []
-    for game_id in game_ids:
-        try:
-            await resume(game_id)
-            resumed.append(game_id)
-        except GameHeld as held:  # another process runs it: not ours to resume
-            log.info("%s", held)
-        except Exception:
-            log.exception("could not resume game %s", game_id)
-    return resumed

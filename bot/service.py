@@ -741,12 +741,6 @@ class GameService:
         the external ids ``servers``, when given)."""
         return await self._run_db(lambda s: recovery.unfinished(s, platforms, servers))
 
-    async def resume_all(self, platforms: Sequence[str] | None = None) -> list[str]:
-        """Resume every running game (on ``platforms`` only, e.g. ["discord"], when given:
-        a chat adapter must not wake a terminal game its player paused). A game another
-        process runs, or that fails to load, is logged and skipped."""
-        return await recovery.resume_each(await self.unfinished_games(platforms), self.resume)
-
     async def history(self, game_id: str) -> list[dict[str, Any]]:
         """Every stored event of a game, as dicts, in order (for transcripts and exports)."""
         return await self._run_db(lambda session: journal.history(session, game_id))

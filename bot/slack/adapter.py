@@ -141,7 +141,7 @@ class SlackAdapter:
                 continue
             self.games.add(sg)
             try:
-                # Only Slack games: resume_all() would also wake up, say, a terminal game
+                # Only Slack games: resuming every game would also wake up, say, a terminal game
                 # its player paused to resume later. (Idempotent: a shared service that has
                 # already resumed a game just returns it.)
                 # input down until the booths are read back (`Relay.catch_up`): the agents
