@@ -42,6 +42,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import sqlalchemy as sa
@@ -78,6 +79,7 @@ __all__ = [
     "FirstStep",
     "PendingWithdrawals",
     "Plan",
+    "StalePlan",
     "WithdrawalFileHook",
     "WithdrawalHook",
     "WithdrawalReport",
@@ -186,14 +188,14 @@ def withdrawal_steps(engine: Engine, report: WithdrawalReport) -> Generator[bool
     first.into(report)
     yield True
     for game_id, seat_id in first.ended_seats:
-        _applied(engine, plan_seat(engine, user_id, game_id, seat_id), report.counts)
+        _applied(engine, partial(plan_seat, engine, user_id, game_id, seat_id), report.counts)
         report.scrubbed.append(game_id)
         yield True
     for game_id in first.ended_games:
-        _applied(engine, plan_game(engine, user_id, game_id), report.counts)
+        _applied(engine, partial(plan_game, engine, user_id, game_id), report.counts)
         yield True
     for game_id in first.open_games:
-        _applied(engine, plan_open_game(engine, user_id, game_id), report.counts)
+        _applied(engine, partial(plan_open_game, engine, user_id, game_id), report.counts)
         yield True
 
 
@@ -518,6 +520,9 @@ class Plan:
     hooks: tuple[str, int] | None = None
     #: what the plan removes and redacts (the report's counts)
     counts: Counter[str] = field(default_factory=Counter)
+    #: (table name, row id) -> the columns it changes, as the snapshot had them: the plan is
+    #: written only over those very values (`apply_plan`)
+    before: dict[tuple[str, Any], dict[str, Any]] = field(default_factory=dict)
 
     def writes(self) -> bool:
         return bool(self.gone or self.updates or self.seats or self.hooks is not None)
@@ -545,6 +550,13 @@ def _plan(engine: Engine, work: Callable[[Session], None]) -> Plan:
             if not values:
                 continue
             table, key = _row_key(obj)
+            old = {
+                attr.key: attr.history.deleted[0]
+                for attr in state.attrs
+                if attr.key in values and attr.history.deleted
+            }
+            if old and list(key) == ["id"]:
+                plan.before[(table.name, key["id"])] = old
             if isinstance(obj, Seat):
                 plan.seats.append((table.name, key, values))
             else:
@@ -567,12 +579,21 @@ def run_file_hooks(plan: Plan) -> int:
     return sum(int(hook(*plan.hooks)) for hook in WITHDRAWAL_FILE_HOOKS)
 
 
+class StalePlan(Exception):
+    """A row a plan rewrites changed after the plan was worked out (another withdrawal wrote
+    it meanwhile): written over, that withdrawal's redaction would be undone. Nothing of the
+    plan was written; work it out again."""
+
+
 def apply_plan(where: Session | sa.Connection, plan: Plan) -> int:
     """Write ``plan`` in the transaction of ``where``, set-wise: one DELETE per table, one
     executemany UPDATE per table and set of columns, the hooks, the seat last. Returns the
-    rows the hooks changed. Touches nothing but the transaction, so it may be run again."""
+    rows the hooks changed. Touches nothing but the transaction, so it may be run again.
+    Raises `StalePlan` (before writing anything) when a row it rewrites is no longer as the
+    plan read it."""
     tables = SQLModel.metadata.tables
     conn = where.connection() if isinstance(where, Session) else where
+    _check_fresh(conn, plan)
     hook_rows = 0
     for name, ids in plan.gone.items():
         table = tables[name]
@@ -603,15 +624,54 @@ def apply_plan(where: Session | sa.Connection, plan: Plan) -> int:
     return hook_rows
 
 
-def _applied(engine: Engine, plan: Plan, counts: Counter[str]) -> None:
-    """``plan`` applied in a transaction of its own on ``engine`` (the operator command, tests;
-    the bot applies plans through its writer: `bot.withdrawals`)."""
-    counts.update(plan.counts)
-    counts["hook_rows"] += run_file_hooks(plan)
-    if not plan.writes():
-        return
-    with engine.begin() as conn:
-        counts["hook_rows"] += apply_plan(conn, plan)
+def _check_fresh(conn: sa.Connection, plan: Plan) -> None:
+    """Raise `StalePlan` when a row ``plan`` rewrites has changed since it was planned. The
+    rows are locked before they are read, so nobody can change them between this check and
+    the plan's writes: PostgreSQL locks them for the read; SQLite (whose driver begins the
+    transaction only at a write) takes its write lock with a write that changes nothing."""
+    tables = SQLModel.metadata.tables
+    by_table: dict[str, dict[Any, dict[str, Any]]] = {}
+    for (name, row_id), old in plan.before.items():
+        by_table.setdefault(name, {})[row_id] = old
+    for name, rows in by_table.items():
+        table = tables[name]
+        cols = sorted({c for old in rows.values() for c in old})
+        ids = list(rows)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            query = sa.select(table.c.id, *(table.c[c] for c in cols)).where(table.c.id.in_(chunk))
+            if conn.dialect.name == "postgresql":
+                query = query.with_for_update()
+            else:
+                conn.execute(sa.update(table).where(table.c.id.in_(chunk)).values(id=table.c.id))
+            for found in conn.execute(query).mappings():
+                old = rows[found["id"]]
+                if any(found[c] != v for c, v in old.items()):
+                    raise StalePlan(f"{name} row {found['id']} changed after it was planned")
+
+
+#: times a step is worked out again when its rows changed meanwhile (another withdrawal)
+REPLANS = 5
+
+
+def _applied(engine: Engine, make: Callable[[], Plan], counts: Counter[str]) -> None:
+    """The plan ``make`` works out, applied in a transaction of its own on ``engine`` (the
+    operator command, tests; the bot applies plans through its writer: `bot.withdrawals`);
+    worked out again if another withdrawal changed its rows meanwhile."""
+    for attempt in range(REPLANS + 1):
+        plan = make()
+        hook_rows = run_file_hooks(plan)
+        if plan.writes():
+            try:
+                with engine.begin() as conn:
+                    hook_rows += apply_plan(conn, plan)
+            except StalePlan:
+                if attempt == REPLANS:
+                    raise
+                continue
+        counts.update(plan.counts)
+        counts["hook_rows"] += hook_rows
+        break
     if engine.dialect.name == "sqlite":
         # Copy what was just written from the write-ahead log into the database here, so the
         # games' own commits do not find a long log to checkpoint (SQLite checkpoints on the

@@ -43,8 +43,10 @@ from sqlmodel import Session
 from bot.errors import ServiceError
 from bot.limits import WITHDRAW_COOLDOWN, Cooldowns
 from bot.privacy import (
+    REPLANS,
     FirstStep,
     Plan,
+    StalePlan,
     WithdrawalReport,
     apply_plan,
     first_step,
@@ -145,14 +147,19 @@ class Withdrawals:
                 (game_id, game_id, seat_id) for game_id, seat_id in first.ended_seats
             ]
             jobs += [(None, game_id, None) for game_id in first.ended_games]
-            async for scrubbed, plan in self._plans(user_id, jobs):
-                await self._apply(plan, report)
+            async for (scrubbed, game_id, seat_id), plan in self._plans(user_id, jobs):
+                redo = (
+                    partial(plan_game, self.engine, user_id, game_id)
+                    if seat_id is None
+                    else partial(plan_seat, self.engine, user_id, game_id, seat_id)
+                )
+                await self._apply(plan, report, redo)
                 if scrubbed is not None:
                     report.scrubbed.append(scrubbed)
                 await asyncio.sleep(self.pause)
             for game_id in first.open_games:  # (planned last: a running game's rows change)
-                plan = await asyncio.to_thread(plan_open_game, self.engine, user_id, game_id)
-                await self._apply(plan, report)
+                redo = partial(plan_open_game, self.engine, user_id, game_id)
+                await self._apply(await asyncio.to_thread(redo), report, redo)
                 await asyncio.sleep(self.pause)
         except Exception:
             log.exception("a consent withdrawal on %s server %s failed", key[0], key[1])
@@ -164,14 +171,14 @@ class Withdrawals:
             log.exception("telling a person their withdrawal is done failed")
 
     async def _plans(self, user_id: str, jobs: list[tuple[str | None, str, int | None]]) -> Any:
-        """(scrubbed game or None, plan) for each job, in order; the planning of the next batch
-        runs while this one is applied."""
+        """(job, plan) for each job, in order; the planning of the next batch runs while this
+        one is applied."""
         batches = [jobs[i : i + BATCH] for i in range(0, len(jobs), BATCH)]
         if not self.processes:
             for batch in batches:
                 plans = await asyncio.to_thread(_plan_batch, self.engine, user_id, batch)
-                for (scrubbed, _g, _s), plan in zip(batch, plans, strict=True):
-                    yield scrubbed, plan
+                for job, plan in zip(batch, plans, strict=True):
+                    yield job, plan
             return
         loop = asyncio.get_running_loop()
         pool = self._pool()
@@ -184,15 +191,27 @@ class Withdrawals:
             assert ahead is not None
             plans = await ahead
             ahead = ask(batches[i + 1]) if i + 1 < len(batches) else None
-            for (scrubbed, _g, _s), plan in zip(batch, plans, strict=True):
-                yield scrubbed, plan
+            for job, plan in zip(batch, plans, strict=True):
+                yield job, plan
 
-    async def _apply(self, plan: Plan, report: WithdrawalReport) -> None:
-        report.counts.update(plan.counts)
-        if plan.hooks is not None:
-            report.counts["hook_rows"] += await asyncio.to_thread(run_file_hooks, plan)
-        if plan.writes():
-            report.counts["hook_rows"] += await self._write(partial(apply_plan, plan=plan))
+    async def _apply(self, plan: Plan, report: WithdrawalReport, redo: Callable[[], Plan]) -> None:
+        """Write ``plan``; if another withdrawal changed its rows since it was worked out
+        (`StalePlan`: nothing written), work it out again with ``redo`` and write that."""
+        for attempt in range(REPLANS + 1):
+            hook_rows = 0
+            if plan.hooks is not None:
+                hook_rows += await asyncio.to_thread(run_file_hooks, plan)
+            if plan.writes():
+                try:
+                    hook_rows += await self._write(partial(apply_plan, plan=plan))
+                except StalePlan:
+                    if attempt == REPLANS:
+                        raise
+                    plan = await asyncio.to_thread(redo)
+                    continue
+            report.counts.update(plan.counts)
+            report.counts["hook_rows"] += hook_rows
+            return
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:

@@ -154,3 +154,94 @@ async def test_a_background_withdrawal_writes_only_through_the_given_writer(
         sa.event.remove(engine, "commit", note)
     assert writer_calls >= 1 + len(games)
     assert committed_on and set(committed_on) == {"mafiabot-db"}, committed_on
+
+
+async def test_two_withdrawals_at_once_keep_each_others_redactions(
+    service: GameService,  # noqa: F811
+    engine: Engine,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Alice and Bob withdraw at the same moment; a line of Dave's names them both. Each
+    withdrawal works out its rewrite of that line on a snapshot before either writes: the one
+    written second must not put back the id the first removed (it is worked out again)."""
+    import threading
+
+    from bot import privacy
+    from tests.bot.test_privacy import BOB, dump
+
+    table = await play_table(service)
+    planned = privacy.plan_game
+    both_read = threading.Barrier(2, timeout=30)
+    waited: set[str] = set()
+
+    def plan_then_wait(engine_: Engine, user_id: str, game_id: str) -> privacy.Plan:
+        plan = planned(engine_, user_id, game_id)
+        if game_id == table.game_id and user_id not in waited:
+            waited.add(user_id)
+            both_read.wait()  # both have read the game before either writes
+        return plan
+
+    monkeypatch.setattr(privacy, "plan_game", plan_then_wait)
+    alice, bob = await asyncio.gather(
+        asyncio.to_thread(withdraw, engine, "discord", SERVER, ALICE),
+        asyncio.to_thread(withdraw, engine, "discord", SERVER, BOB),
+    )
+    assert alice.scrubbed == [table.game_id] and bob.scrubbed == [table.game_id]
+    tables = dump(engine)
+    tables.pop("consents")
+    for name, text in tables.items():
+        for uid in (ALICE, BOB):
+            assert uid not in text, f"{uid} left in table {name}"
+    with Session(engine) as s:
+        dave = s.exec(
+            select(m.Message.text).where(
+                m.Message.game_id == table.game_id,
+                m.Message.seat_index == table.seat_of["U0SECRETDAVE"],
+            )
+        ).all()
+    assert dave == ["[withdrawn] and [withdrawn] look shifty to me"]
+
+
+async def test_two_withdrawal_jobs_at_once_keep_each_others_redactions(
+    service: GameService,  # noqa: F811
+    engine: Engine,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same race through the bot's background jobs and its writer: the plan written
+    second was read before the first was written, so it is worked out again."""
+    import threading
+
+    from bot import withdrawals
+    from tests.bot.test_privacy import BOB, dump
+
+    await play_table(service)
+    batch = withdrawals._plan_batch
+    both_read = threading.Barrier(2, timeout=30)
+    calls = 0
+
+    def plan_then_wait(*args: object) -> list[withdrawals.Plan]:
+        nonlocal calls
+        plans = batch(*args)  # type: ignore[arg-type]
+        calls += 1
+        if calls <= 2:
+            both_read.wait()
+        return plans
+
+    monkeypatch.setattr(withdrawals, "_plan_batch", plan_then_wait)
+    jobs = Withdrawals(engine, write=service.write, processes=False)
+    finished: list[WithdrawalReport] = []
+    both = asyncio.Event()
+
+    async def done(report: WithdrawalReport) -> None:
+        finished.append(report)
+        if len(finished) == 2:
+            both.set()
+
+    await jobs.start("discord", SERVER, ALICE, done)
+    await jobs.start("discord", SERVER, BOB, done)
+    await asyncio.wait_for(both.wait(), 30)
+    tables = dump(engine)
+    tables.pop("consents")
+    for name, text in tables.items():
+        for uid in (ALICE, BOB):
+            assert uid not in text, f"{uid} left in table {name}"
