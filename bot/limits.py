@@ -12,6 +12,13 @@ queues of every platform share one implementation (no adapter has a limit of its
   gets 10 through and then one line every two seconds. A refused line gets a note to its
   writer (`LineLimited`), at most one every `NOTE_EVERY` seconds per seat; the others are
   dropped quietly, so the notes do not become a flood of their own.
+- `ChangeLimiter`: a token bucket per seat on changes of a vote already cast. Each vote is
+  announced where it was cast (the stage, or the den at night) by the Game-Manager, whose
+  posts go before everyone's lines: a player flipping their vote twenty times a second would
+  otherwise hold every other line back. People rarely change a vote more than twice (in the
+  LLMafia games each person cast one); `CHANGE_BURST` (4) changes go through at once, then
+  one every `CHANGE_EVERY` (5) seconds. A first vote is never limited. A refused change
+  leaves the vote as it was and its voter is told when to try again (`ChangeLimited`).
 - `Cooldowns`: a minimum pause per user between two uses of a costly command (opening a
   lobby, withdrawing consent, any slash command).
 - `CommandLimiter`: a token bucket per person and server on everything they ask of the bot
@@ -51,6 +58,10 @@ LINE_BURST = 10
 LINE_RATE = 0.5
 #: seconds between two players' lines posted through one Discord webhook (5 per 2 s allowed)
 STAGE_INTERVAL = 0.42
+#: changes of a vote one seat may make at once ...
+CHANGE_BURST = 4
+#: ... then one every this many seconds
+CHANGE_EVERY = 5.0
 #: at most one "slow down" note per seat in this many seconds
 NOTE_EVERY = 30.0
 #: seconds between two lobbies opened by one person
@@ -76,6 +87,18 @@ class LineLimited(ServiceError, RuleError):
             f"You are writing faster than the game can pass on, so that line was not posted "
             f"(nor will the next ones be, for about {max(1, round(wait))} s). "
             "Slow down a little and write again."
+        )
+        self.wait = wait
+
+
+class ChangeLimited(ServiceError, RuleError):
+    """A vote changed again too soon: the vote stays as it was (a `RuleError` too, as
+    `LineLimited`)."""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__(
+            "You are changing your vote faster than the game can announce it, so it stays as "
+            f"it was. Try again in {max(1, math.ceil(wait))} s."
         )
         self.wait = wait
 
@@ -153,6 +176,34 @@ class LineLimiter:
         for key in [k for k in self._buckets if k[0] == game_id]:
             del self._buckets[key]
             self._noted.pop(key, None)
+
+
+class ChangeLimiter:
+    """One `TokenBucket` per (game, seat) on vote changes; see the module docstring."""
+
+    def __init__(self, burst: float = CHANGE_BURST, every: float = CHANGE_EVERY) -> None:
+        self.burst = burst
+        self.rate = 1.0 / every if every > 0 else math.inf
+        self._buckets: dict[tuple[str, int], TokenBucket] = {}
+        #: changes refused so far (metrics, tests)
+        self.refused = 0
+
+    def check(self, game_id: str, seat: int, now: float) -> float:
+        """0.0: the change may go; else the seconds until one may."""
+        if self.burst <= 0:
+            return 0.0
+        key = (game_id, seat)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = TokenBucket(self.burst, self.rate)
+        wait = bucket.take(now)
+        if wait > 0:
+            self.refused += 1
+        return wait
+
+    def forget(self, game_id: str) -> None:
+        for key in [k for k in self._buckets if k[0] == game_id]:
+            del self._buckets[key]
 
 
 class Cooldowns:

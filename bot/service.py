@@ -33,7 +33,14 @@ from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.errors import db_reason
 from bot.lanes import Line
-from bot.limits import CommandLimiter, Cooldowns, LineLimited, LineLimiter
+from bot.limits import (
+    ChangeLimited,
+    ChangeLimiter,
+    CommandLimiter,
+    Cooldowns,
+    LineLimited,
+    LineLimiter,
+)
 from bot.live import AgentFactory, GameListener, LiveGame, SeatInfo, SeatPortImpl, target_seat
 from bot.moments import grace, note_applied, stamp
 from bot.outages import RELEASE_SECONDS, Outages
@@ -102,6 +109,8 @@ class GameService:
         self.closing = False
         #: every seat's lines, human or agent, pass this rate limit (`bot.limits`)
         self.lines = LineLimiter()
+        #: and every seat's changes of a vote already cast
+        self.vote_changes = ChangeLimiter()
         #: a host's pause between two lobbies (0 here; the runtime sets `bot.limits`' figure)
         self.lobby_cooldown = Cooldowns(0.0)
         #: each person's commands, on every platform (none here; the runtime sets the figures)
@@ -345,6 +354,12 @@ class GameService:
         game, state = self._running(game_id)
         # (outside a vote the engine refuses anyway; a bad name still lists the living)
         index = None if target is None else target_seat(state, seat, target, state.vote_targets)
+        changed = seat in state.votes and state.votes[seat] != index
+        if changed and (platform_id is None or platform_id not in game.client_ids):
+            # (game time, as lines: a sped-up simulation is not throttled)
+            wait = self.vote_changes.check(game_id, seat, game.clock.now().timestamp())
+            if wait > 0:
+                raise ChangeLimited(game.clock.seconds_to_real(wait))
         return await self._act(
             game, lambda t: A.Vote(seat, index, t), platform_id, at=at, source=(seat, "click")
         )
@@ -671,6 +686,7 @@ class GameService:
         game.status = "finished" if game.state and game.state.winner else "aborted"
         self.outages.forget(game.id)
         self.lines.forget(game.id)
+        self.vote_changes.forget(game.id)
         await self.drain(game.id)
         for player in list(game.players.values()):
             await player.close()

@@ -11,9 +11,12 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from bot.limits import (
+    CHANGE_BURST,
     LINE_BURST,
     LINE_RATE,
     AddressLimiter,
+    ChangeLimited,
+    ChangeLimiter,
     CoolingDown,
     FairQueue,
     LineLimited,
@@ -103,6 +106,58 @@ async def test_the_service_limits_every_seat_human_or_agent(service: GameService
     texts = [e.get("text") for e in await service.history(game_id)]
     assert "line 0" in texts and "agent line 0" in texts
     assert "one too many" not in texts and "agent line too many" not in texts
+
+
+async def test_a_seat_flipping_its_vote_is_limited_its_first_vote_never(
+    service: GameService,
+) -> None:
+    """Each vote is a Game-Manager announcement, and those go before everyone's lines: a
+    seat flipping its vote as fast as it can click is limited (a burst, then one change
+    every few seconds); the vote stays as it was, its voter is told when to try again; a
+    first vote, the same vote again and every other seat are not touched."""
+    from games.state import PhaseKind
+    from tests.bot.waiting import until_phase
+
+    quick_day = GameConfig(
+        day_seconds=0.01, vote_seconds=3600, night_seconds=3600, night_vote_seconds=3600
+    )
+    game_id = await service.create_game(quick_day, seed=3)
+    for i in range(5):
+        await service.join(game_id, f"U{i}")
+    await service.join(game_id, None, is_agent=True)
+    await service.start(game_id)
+    game = service.games[game_id]
+    state = await until_phase(game, PhaseKind.VOTE, tries=400)
+    flipper, other = [s.index for s in game.seats if not s.is_agent][:2]
+    a, b = [s.name for s in state.seats if s.index not in (flipper, other)][:2]
+    assert await service.vote(game_id, flipper, a)  # the first vote: free
+    targets = [b, a] * CHANGE_BURST
+    for target in targets[:CHANGE_BURST]:
+        assert await service.vote(game_id, flipper, target)
+    last = targets[CHANGE_BURST - 1]
+    with pytest.raises(ChangeLimited) as refused:
+        await service.vote(game_id, flipper, a if last == b else b)
+    assert "stays as it was" in str(refused.value) and refused.value.wait > 0
+    assert await service.vote(game_id, flipper, last) is True  # the same vote: no change
+    assert game.state is not None and game.state.votes[flipper] == next(
+        s.index for s in game.state.seats if s.name == last
+    )
+    assert await service.vote(game_id, other, a)  # another seat votes as it likes
+    casts = [e for e in await service.history(game_id) if e["kind"] == "vote_cast"]
+    assert len([e for e in casts if e.get("voter") == flipper]) == 1 + CHANGE_BURST
+    # the bucket refills (here quickly): changes go through again
+    service.vote_changes = ChangeLimiter(burst=1, every=0.01)
+    assert await service.vote(game_id, flipper, a if last == b else b)
+
+
+def test_vote_changes_a_burst_then_one_every_few_seconds() -> None:
+    limiter = ChangeLimiter(burst=4, every=5.0)
+    assert [limiter.check("g", 1, 0.0) for _ in range(4)] == [0.0] * 4
+    assert limiter.check("g", 1, 0.0) == pytest.approx(5.0)
+    assert limiter.check("g", 2, 0.0) == 0.0  # per seat
+    assert limiter.check("g", 1, 5.0) == 0.0
+    limiter.forget("g")
+    assert limiter.check("g", 1, 5.0) == 0.0
 
 
 async def test_a_host_opens_one_lobby_per_cooldown(service: GameService) -> None:
