@@ -2,10 +2,12 @@
 
 Templates live in :mod:`agent.prompts` (one file per prompt, ``$name`` fields, a
 ``--- user ---`` line between the static system part and the per-call message). Every request
-puts the static part first: the shared preamble (rules, identity, role, persona, the table)
-plus the prompt's own task text, which stay byte-identical for a whole game, so provider
-prompt caching keeps working; the clock, the chat window and the status come after, in the
-user message.
+puts the static part first: the preamble (the rules and the table, the same for every seat of
+a game, then the seat's identity, persona and role) plus the prompt's own task text, which stay
+byte-identical for a whole game, so provider prompt caching keeps working; the clock, the chat
+window and the status come after, in the user message. The part every seat shares comes first
+so that a local server answering the seats one after another (llama.cpp reuses the longest
+prefix a request shares with the one before) reads it once, not once per request.
 
 Answers are parsed strictly but tolerantly: the scheduler must say ``<send>`` or ``<wait>``
 (any case, whitespace or quotes around it), anything else is invalid; a vote names exactly one
