@@ -41,8 +41,10 @@ rather than polled:
   ``background_wait_s``, a decision not at all), is skipped when it would run past its phase's
   end, is sent once (no retries, a deadline at the phase's end), and is cancelled when a
   decision comes due meanwhile, or a consultation has waited ``background_wait_s`` for it. A
-  vote is asked early enough for two answers to come back before the fallback; the scheduler
-  is never consulted more often than its answers come back.
+  vote is asked early enough for two answers to come back before the fallback, and a model
+  too slow for that is asked near the end of the day's discussion, its answer cast when
+  people vote (`agent.llm_seat.votes`); the scheduler is never consulted more often than its
+  answers come back.
 * **Degradation.** When the token budget is spent, after ``max_failures`` failed calls in a
   row, or ``max_invalid_streak`` unusable answers in a row, the seat hands over to the
   baseline policy (with quieter timing) for the rest of the game, and logs that it did.
@@ -98,6 +100,7 @@ from games.events import (
     PlayerEliminated,
     VoteCast,
 )
+from games.state import PhaseKind
 
 __all__ = ["LLMPlayer", "LLMPlayerSettings"]
 
@@ -247,11 +250,15 @@ class LLMPlayer(TalkingSeat):
         self._consult_wanted = False
         self._pending_since = None
         self._decision = None
+        self._prevote_due = None
+        if event.phase == PhaseKind.VOTE.value:
+            self._vote_seconds = event.seconds
         k = self.knowledge
         if k.over or not k.me_alive:
             return
         if k.room() is not None:
             self._arm("consult", event.t + self._seconds(self.settings.open_delay_s), self._due)
+        self._plan_prevote(event)
         if k.votes_now():
             self._new_decision("vote", event)
         elif k.acts_tonight():
@@ -329,6 +336,10 @@ class LLMPlayer(TalkingSeat):
         if dec is not None and dec.ready and not dec.model_done and dec.phase_seq == k.phase_seq:
             self._start(self._decide(dec))
             return
+        if self._prevote_due is not None:
+            number, self._prevote_due = self._prevote_due, None
+            self._start(self._ask_prevote(number))
+            return
         if self._reflect_for is not None and self.reflector is not None:
             seq = self._reflect_for
             if seq != k.phase_seq or not self.reflector.due(k):
@@ -378,7 +389,7 @@ class LLMPlayer(TalkingSeat):
 
     def _critical_wanted(self) -> bool:
         """A decision or a consultation is waiting for the slot."""
-        if self._decision_due():
+        if self._decision_due() or self._prevote_due is not None:
             return True
         if self._regen is not None:
             return True

@@ -415,6 +415,18 @@ def _question(k: SeatKnowledge, kind: TargetKind) -> str:
             "Mafia, pick tonight's victim: a bystander to kill. Go with your partners so the "
             "vote is not split."
         )
+    if kind == "vote" and k.phase is PhaseKind.DAY:
+        # (a slow model is asked before voting opens: agent.llm_seat.votes)
+        if k.is_mafia:
+            return (
+                "Voting opens when the discussion ends: who will you vote out? You are mafia: "
+                "pick a bystander, ideally one the others already suspect, never a fellow mafia "
+                "member."
+            )
+        return (
+            "Voting opens when the discussion ends: who will you vote out? Pick the player you "
+            "most suspect of being mafia, going by the chat so far."
+        )
     if kind == "vote":
         if k.is_mafia:
             return (

@@ -174,6 +174,11 @@ class SeatCore:
         self._draft: Draft | None = None
         self._regen: Draft | None = None
         self._decision: Decision | None = None
+        #: a slow model's vote asked before voting opened: (the day's number, the name), and
+        #: whether that question is due; the length of the last vote phase
+        self._prevote: tuple[int, str] | None = None
+        self._prevote_due: int | None = None
+        self._vote_seconds: float | None = None
         self._failures = 0
         self._invalid_streak = 0
         self.mind = mind
@@ -329,12 +334,18 @@ class SeatCore:
     # --- calls, logging, degradation --------------------------------------------------------------
 
     async def _call(
-        self, client: LLMClient, req: LLMRequest, kind: DecisionKind
+        self,
+        client: LLMClient,
+        req: LLMRequest,
+        kind: DecisionKind,
+        *,
+        until: datetime | None = None,
     ) -> LLMResponse | None:
         """One model call; failures are logged and counted, None returned.
 
-        A call made in a phase is cut off at the phase's end (its answer would be of no use);
-        background calls are also sent once. Only critical calls count towards degrading:
+        A call made in a phase is cut off at the phase's end (its answer would be of no use),
+        or at ``until`` when given (a vote asked before voting opens); background calls are
+        also sent once. Only critical calls count towards degrading:
         skipped background work is no sign the seat cannot play."""
         t = self.clock.now()
         started = time.monotonic()
@@ -342,10 +353,11 @@ class SeatCore:
         k = self.knowledge
         left: float | None = None
         per_game_second = self.clock.seconds_to_real(1.0)
-        if k.deadline is not None and not k.over and per_game_second > 0:
-            end = k.deadline
+        if (until is not None or k.deadline is not None) and not k.over and per_game_second > 0:
+            end = until if until is not None else k.deadline
+            assert end is not None
             dec = self._decision
-            if kind in ("vote", "night_action") and dec is not None:
+            if until is None and kind in ("vote", "night_action") and dec is not None:
                 end -= dec.margin  # a later answer could not be cast any more
             left = max(per_game_second * (end - t).total_seconds(), 0.05)
             if not critical:

@@ -68,6 +68,10 @@ class LLMPlayerSettings:
     act_start: tuple[float, float] = (0.05, 0.3)
     #: the heuristic decides at this fraction of the phase if the model has not
     fallback_at: float = 0.8
+    #: a model too slow to answer inside the vote (`agent.llm_seat.votes`: three of its slow
+    #: answers would not fit before the fallback) is asked for its vote this fraction of the
+    #: day before voting opens, and the seat casts that answer when people vote
+    prevote_at: float = 0.3
     #: no vote later than this before the deadline (capped at 10% of short phases)
     deadline_margin_s: float = 2.0
     #: real seconds that margins never go below (still capped at 30% of the phase): an
@@ -94,6 +98,8 @@ class LLMPlayerSettings:
     def __post_init__(self) -> None:
         if self.seconds_per_word < 0 or self.max_typing_s < 0:
             raise ValueError("typing times must be non-negative")
+        if not 0.0 <= self.prevote_at < 1.0:
+            raise ValueError("prevote_at must be a fraction of the day in [0, 1) (0: never)")
         if not 0.0 < self.fallback_at < 1.0:
             raise ValueError("fallback_at must be a fraction of the phase in (0, 1)")
         if self.min_consult_gap_s <= 0 or self.quiet_s <= 0:

@@ -1,5 +1,11 @@
 """Votes and night actions: when to ask the model, its answer read against the legal names,
-one corrective retry, and the heuristic fallback cast by a hard timer before the deadline."""
+one corrective retry, and the heuristic fallback cast by a hard timer before the deadline.
+
+A model too slow to answer inside the vote (three of its slow answers, as measured so far in
+the game, would not fit before the fallback: on a one-request-at-a-time server every seat's
+vote queues behind the others) is asked for its vote near the end of the day's discussion
+instead (``prevote_at`` of the day before voting opens), as a person makes up their mind while
+the talk winds down; the seat casts that answer when people vote, without asking again."""
 
 from __future__ import annotations
 
@@ -35,7 +41,7 @@ class VotingSeat(SeatCore):
             wait = vote_delay(self.rng, seconds)
         start = min(event.t + timedelta(seconds=wait), hard)
         slow = self.latency.slow(*CRITICAL_KINDS)
-        if slow is not None:
+        if slow is not None and self._planned_name(kind, event.number) is None:
             # early enough for an answer and its one corrective retry before the fallback
             start = max(min(start, hard - timedelta(seconds=2 * self._game_s(slow))), event.t)
 
@@ -82,11 +88,94 @@ class VotingSeat(SeatCore):
         k = self.knowledge
         return k.vote_targets() if kind == "vote" else k.night_targets_now()
 
+    # --- a slow model's vote, asked before voting opens ----------------------------------------
+
+    def _plan_prevote(self, event: PhaseStarted) -> None:
+        """A day's discussion began: ``prevote_at`` of it before its end, a seat whose model is
+        too slow to answer inside the vote asks for its vote (`_ask_prevote`)."""
+        at = self.settings.prevote_at
+        if at <= 0 or event.phase != PhaseKind.DAY.value:
+            return
+        number, seconds = event.number, event.seconds
+        when = max(event.deadline - timedelta(seconds=at * seconds), event.t)
+
+        async def due() -> None:
+            if self._too_slow_to_vote(seconds):
+                self._prevote_due = number
+                self._kick()
+
+        self._arm("prevote", when, due)
+
+    def _too_slow_to_vote(self, day_seconds: float) -> bool:
+        """Three slow answers (the vote, its corrective retry, and the other seats' votes
+        queued ahead of it) would not come back before the vote's fallback."""
+        slow = self.latency.slow(*CRITICAL_KINDS)
+        if slow is None:
+            return False
+        vote_s = self._vote_seconds if self._vote_seconds is not None else day_seconds / 3
+        return 3 * self._game_s(slow) > self.settings.fallback_at * vote_s
+
+    async def _ask_prevote(self, number: int) -> None:
+        """Ask for the coming vote now, with the living others as the names; a valid answer
+        is kept for the vote (`_planned_name`), anything else leaves the vote to be asked
+        when it opens. The call may run into the vote, up to its fallback."""
+        k = self.knowledge
+        if (
+            k.phase is not PhaseKind.DAY
+            or k.phase_number != number
+            or not k.me_alive
+            or k.over
+            or k.deadline is None
+        ):
+            return
+        legal = {i: k.players[i] for i in sorted(k.alive) if i != self.seat}
+        if not legal:
+            return
+        memory, strategy = await self._memory("vote")
+        req = target_request(
+            self.prompts,
+            k,
+            self.persona,
+            self.clock.now(),
+            self.settings.window,
+            "vote",
+            list(legal.values()),
+            max_tokens=self.settings.target_max_tokens,
+            memory=memory,
+            strategy=strategy,
+        )
+        vote_s = self._vote_seconds if self._vote_seconds is not None else k.phase_seconds / 3
+        until = k.deadline + timedelta(seconds=self.settings.fallback_at * vote_s)
+        resp = await self._call(self.generator, req, "vote", until=until)
+        if resp is None or self._closed:
+            return
+        choice, _ = self._read_target("vote", req, resp, legal)
+        if choice is not None:
+            self._prevote = (number, choice)
+
+    def _planned_name(self, kind: TargetKind, number: int) -> str | None:
+        """The name a slow model gave for day ``number``'s vote before it opened, if any."""
+        planned = self._prevote
+        if kind != "vote" or planned is None or planned[0] != number:
+            return None
+        if self.knowledge.phase is PhaseKind.NIGHT_VOTE:
+            return None
+        return planned[1]
+
     async def _decide(self, dec: Decision) -> None:
         k = self.knowledge
         legal = self._legal(dec.kind)
         if not legal or dec.phase_seq != k.phase_seq:
             dec.model_done = True
+            return
+        planned = self._planned_name(dec.kind, k.phase_number)
+        if planned is not None and planned in legal.values():
+            dec.model_done = True  # the model's answer, given before voting opened
+            if self._closed or (dec.cast is not None and dec.cast.casefold() == planned.casefold()):
+                return
+            if self.clock.now() >= dec.deadline - dec.margin:
+                return
+            await self._cast(dec, planned, fallback=False)
             return
         options = list(legal.values())
         s = self.settings

@@ -613,6 +613,38 @@ async def test_a_slow_model_still_votes_before_the_deadline() -> None:
     assert len(model) == 1 and model[0].valid and not model[0].fallback
 
 
+async def test_a_model_too_slow_for_the_vote_is_asked_before_it_opens() -> None:
+    """On a model whose answers take longer than the vote leaves (measured in play), the seat
+    asks for its vote near the end of the day's discussion and casts that answer when the
+    vote opens, as the model's (not a fallback), without asking again."""
+    llm = StubLLM(vote=lambda req: options_of(req)[-1], scheduler="<wait>")
+    table, player, log = make_table(llm)
+    player.latency.slow = lambda *kinds: 30.0  # type: ignore[method-assign]
+    await table.until_phase(PhaseKind.DAY)
+    await table.advance(45)  # day 60 s: asked at 70% of it
+    early = llm.of("vote")
+    assert len(early) == 1 and table.state.phase.kind is PhaseKind.DAY
+    assert "Voting opens when the discussion ends" in user_text(early[0])
+    assert "Ari" not in options_of(early[0])  # (seat 0 never votes for itself)
+    await table.until_phase(PhaseKind.VOTE)
+    await table.advance(5)
+    (vote,) = table.votes_by(0)
+    assert vote.target_name == options_of(early[0])[-1]
+    assert len(llm.of("vote")) == 1  # not asked again
+    (rec,) = [r for r in log.records if r.kind == "vote"]
+    assert rec.called and rec.valid and not rec.fallback
+
+
+async def test_a_fast_model_is_asked_for_its_vote_when_the_vote_opens() -> None:
+    llm = StubLLM(vote=lambda req: options_of(req)[-1], scheduler="<wait>")
+    table, _, _ = make_table(llm)
+    await table.until_phase(PhaseKind.VOTE)
+    assert llm.of("vote") == []  # nothing asked during the day
+    await table.advance(5)
+    assert len(llm.of("vote")) == 1 and "Voting is open" in user_text(llm.of("vote")[0])
+    assert len(table.votes_by(0)) == 1
+
+
 async def test_a_model_answer_after_the_margin_is_only_logged() -> None:
     llm = StubLLM()
     llm.hold("vote")
@@ -883,9 +915,9 @@ async def test_a_slow_model_is_asked_for_the_vote_at_once(
 ) -> None:
     """The vote is asked at 10% of the phase (3 s) unless an answer and its corrective retry,
     at the measured latency, would not both be back by the fallback (24 s): then earlier, at
-    the phase's opening at the latest."""
+    the phase's opening at the latest. (Not asked before the vote opens: `prevote_at` 0.)"""
     llm = StubLLM(vote=lambda req: options_of(req)[0])
-    table, player, log = make_table(llm)
+    table, player, log = make_table(llm, settings=dataclasses.replace(QUICK, prevote_at=0.0))
     await table.advance(30)
     if latency is not None:
         for _ in range(3):
