@@ -46,7 +46,8 @@ rather than polled:
   people vote (`agent.llm_seat.votes`); the scheduler is never consulted more often than its
   answers come back.
 * **Degradation.** When the token budget is spent, after ``max_failures`` failed calls in a
-  row, or ``max_invalid_streak`` unusable answers in a row, the seat hands over to the
+  row (a timed-out call counts half: a slow server is not a broken one), or
+  ``max_invalid_streak`` unusable answers in a row, the seat hands over to the
   baseline policy (with quieter timing) for the rest of the game, and logs that it did.
 
 Everything the model is told comes from :class:`~agent.knowledge.SeatKnowledge`, filled only

@@ -32,6 +32,7 @@ from agent.llm.base import (
     LLMError,
     LLMRequest,
     LLMResponse,
+    LLMTimeout,
 )
 from agent.llm_seat.planning import CRITICAL_KINDS, Latencies
 from agent.llm_seat.settings import QUIET_BASELINE, LLMPlayerSettings
@@ -179,7 +180,9 @@ class SeatCore:
         self._prevote: tuple[int, str] | None = None
         self._prevote_due: int | None = None
         self._vote_seconds: float | None = None
-        self._failures = 0
+        #: failed critical calls in a row (a time-out weighs half: `_call`), and their number
+        self._failures = 0.0
+        self._failed_calls = 0
         self._invalid_streak = 0
         self.mind = mind
         self.reflector: Reflector | None = None
@@ -401,13 +404,17 @@ class SeatCore:
             self._record_failure(client, kind, req, t, started, err, progress)
             self.latency.add(kind, time.monotonic() - started)
             if critical:
-                self._failures += 1
+                # a time-out is a slow server more often than a broken one (a one-at-a-time
+                # server under load answers late for a while): it weighs half a failure
+                self._failures += 0.5 if isinstance(err, LLMTimeout) else 1.0
+                self._failed_calls += 1
                 if self._failures >= self.settings.max_failures:
-                    raise Degrade(f"{self._failures} failed LLM calls in a row") from err
+                    raise Degrade(f"{self._failed_calls} failed LLM calls in a row") from err
             return None
         self.latency.add(kind, time.monotonic() - started)
         if critical:
-            self._failures = 0
+            self._failures = 0.0
+            self._failed_calls = 0
         return resp
 
     def _note_answer(self, valid: bool) -> None:

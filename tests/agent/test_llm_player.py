@@ -730,6 +730,30 @@ async def test_repeated_failures_degrade() -> None:
     assert summarize(log.records).errors == 3
 
 
+async def test_time_outs_weigh_half_towards_handing_over() -> None:
+    """A slow server's time-outs are not a broken model: the seat hands over after twice as
+    many of them in a row (and an answer in between starts the count again)."""
+    from agent.llm.base import LLMTimeout
+
+    def late(_req: LLMRequest) -> LLMTimeout:
+        return LLMTimeout("no answer within 20 s")
+
+    llm = StubLLM(scheduler=late, vote=late)
+    table, player, log = make_table(llm)
+    for _ in range(120):
+        if len(llm.requests) >= 3:
+            break
+        await table.advance(1)
+    assert not player.degraded and len(llm.requests) == 3  # (3 in a row used to be enough)
+    for _ in range(600):
+        if len(llm.requests) >= 6 or player.degraded:
+            break
+        await table.advance(1)
+    assert player.degraded
+    assert len(llm.requests) == 6
+    assert any("6 failed LLM calls in a row" in (r.decision or "") for r in log.records)
+
+
 async def test_close_cancels_pending_work() -> None:
     llm = StubLLM(scheduler="<send>", generator="something to say here")
     table, player, _ = make_table(llm)
