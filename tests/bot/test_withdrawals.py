@@ -153,7 +153,9 @@ async def test_a_background_withdrawal_writes_only_through_the_given_writer(
     finally:
         sa.event.remove(engine, "commit", note)
     assert writer_calls >= 1 + len(games)
-    assert committed_on and set(committed_on) == {"mafiabot-db"}, committed_on
+    # (the writer's WAL checkpointer commits on a connection of its own too: it copies the
+    # log into the database and writes no row)
+    assert committed_on and set(committed_on) - {"mafiabot-wal"} == {"mafiabot-db"}, committed_on
 
 
 async def test_two_withdrawals_at_once_keep_each_others_redactions(
