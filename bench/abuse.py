@@ -84,6 +84,7 @@ class Writes:
 
 async def running_vote(service: Any, server: str) -> tuple[str, list[str]]:
     from bot.consent import record_consent
+    from bot.limits import ChangeLimiter
     from games.config import GameConfig
     from games.state import PhaseKind
     from tests.bot.waiting import until_phase
@@ -99,6 +100,8 @@ async def running_vote(service: Any, server: str) -> tuple[str, list[str]]:
         await service.join(game_id, uid)
     await service.join(game_id, None, is_agent=True)
     await service.start(game_id)
+    # the probe changes its vote a hundred times a second: no limit on vote changes here
+    service.vote_changes = ChangeLimiter(burst=0)
     state = await until_phase(service.games[game_id], PhaseKind.VOTE, tries=400)
     names = [s.name for s in state.seats if s.index != 0][:2]
     return game_id, names

@@ -628,22 +628,26 @@ def _check_fresh(conn: sa.Connection, plan: Plan) -> None:
     """Raise `StalePlan` when a row ``plan`` rewrites has changed since it was planned. The
     rows are locked before they are read, so nobody can change them between this check and
     the plan's writes: PostgreSQL locks them for the read; SQLite (whose driver begins the
-    transaction only at a write) takes its write lock with a write that changes nothing."""
+    transaction only at a write) takes its write lock first, with a write that matches no row."""
     tables = SQLModel.metadata.tables
     by_table: dict[str, dict[Any, dict[str, Any]]] = {}
     for (name, row_id), old in plan.before.items():
         by_table.setdefault(name, {})[row_id] = old
+    postgres = conn.dialect.name == "postgresql"
+    if by_table and not postgres:
+        # a write that matches no row: SQLite's write lock, and the latest snapshot, at no cost
+        table = tables[next(iter(by_table))]
+        conn.execute(sa.update(table).where(sa.false()).values(id=table.c.id))
     for name, rows in by_table.items():
         table = tables[name]
         cols = sorted({c for old in rows.values() for c in old})
         ids = list(rows)
         for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            query = sa.select(table.c.id, *(table.c[c] for c in cols)).where(table.c.id.in_(chunk))
-            if conn.dialect.name == "postgresql":
+            query = sa.select(table.c.id, *(table.c[c] for c in cols)).where(
+                table.c.id.in_(ids[i : i + 500])
+            )
+            if postgres:
                 query = query.with_for_update()
-            else:
-                conn.execute(sa.update(table).where(table.c.id.in_(chunk)).values(id=table.c.id))
             for found in conn.execute(query).mappings():
                 old = rows[found["id"]]
                 if any(found[c] != v for c, v in old.items()):
