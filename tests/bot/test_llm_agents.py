@@ -98,6 +98,10 @@ PLAYER = LLMPlayerSettings(
     min_consult_gap_s=3.0,
     quiet_s=8.0,
     open_delay_s=(0.5, 2.0),
+    # the vote asked inside the vote phase (these games run at 30x: a few milliseconds of real
+    # latency already read as a model too slow for the vote; the vote asked before it opens
+    # is tested in tests/agent/test_llm_player.py)
+    prevote_at=0.0,
 )
 FAST = RetryPolicy(
     max_attempts=2, timeout_s=0.5, base_delay_s=0.01, max_delay_s=0.02, max_retry_after_s=0.2
