@@ -53,6 +53,7 @@ from sqlmodel import Session, SQLModel, col, select
 from bot.consent import CONSENT_VERSION
 from bot.dataset.scrub import WITHDRAWN, redact_lines, remove_user_id
 from bot.live import LiveGame
+from bot.plan_check import REPLANS, StalePlan, check_fresh
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import (
@@ -579,12 +580,6 @@ def run_file_hooks(plan: Plan) -> int:
     return sum(int(hook(*plan.hooks)) for hook in WITHDRAWAL_FILE_HOOKS)
 
 
-class StalePlan(Exception):
-    """A row a plan rewrites changed after the plan was worked out (another withdrawal wrote
-    it meanwhile): written over, that withdrawal's redaction would be undone. Nothing of the
-    plan was written; work it out again."""
-
-
 def apply_plan(where: Session | sa.Connection, plan: Plan) -> int:
     """Write ``plan`` in the transaction of ``where``, set-wise: one DELETE per table, one
     executemany UPDATE per table and set of columns, the hooks, the seat last. Returns the
@@ -593,7 +588,7 @@ def apply_plan(where: Session | sa.Connection, plan: Plan) -> int:
     plan read it."""
     tables = SQLModel.metadata.tables
     conn = where.connection() if isinstance(where, Session) else where
-    _check_fresh(conn, plan)
+    check_fresh(conn, plan.before)
     hook_rows = 0
     for name, ids in plan.gone.items():
         table = tables[name]
@@ -622,40 +617,6 @@ def apply_plan(where: Session | sa.Connection, plan: Plan) -> int:
             sa.update(table).where(*(table.c[k] == v for k, v in key.items())).values(**values)
         )
     return hook_rows
-
-
-def _check_fresh(conn: sa.Connection, plan: Plan) -> None:
-    """Raise `StalePlan` when a row ``plan`` rewrites has changed since it was planned. The
-    rows are locked before they are read, so nobody can change them between this check and
-    the plan's writes: PostgreSQL locks them for the read; SQLite (whose driver begins the
-    transaction only at a write) takes its write lock first, with a write that matches no row."""
-    tables = SQLModel.metadata.tables
-    by_table: dict[str, dict[Any, dict[str, Any]]] = {}
-    for (name, row_id), old in plan.before.items():
-        by_table.setdefault(name, {})[row_id] = old
-    postgres = conn.dialect.name == "postgresql"
-    if by_table and not postgres:
-        # a write that matches no row: SQLite's write lock, and the latest snapshot, at no cost
-        table = tables[next(iter(by_table))]
-        conn.execute(sa.update(table).where(sa.false()).values(id=table.c.id))
-    for name, rows in by_table.items():
-        table = tables[name]
-        cols = sorted({c for old in rows.values() for c in old})
-        ids = list(rows)
-        for i in range(0, len(ids), 500):
-            query = sa.select(table.c.id, *(table.c[c] for c in cols)).where(
-                table.c.id.in_(ids[i : i + 500])
-            )
-            if postgres:
-                query = query.with_for_update()
-            for found in conn.execute(query).mappings():
-                old = rows[found["id"]]
-                if any(found[c] != v for c, v in old.items()):
-                    raise StalePlan(f"{name} row {found['id']} changed after it was planned")
-
-
-#: times a step is worked out again when its rows changed meanwhile (another withdrawal)
-REPLANS = 5
 
 
 def _applied(engine: Engine, make: Callable[[], Plan], counts: Counter[str]) -> None:

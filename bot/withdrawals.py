@@ -42,11 +42,10 @@ from sqlmodel import Session
 
 from bot.errors import ServiceError
 from bot.limits import WITHDRAW_COOLDOWN, Cooldowns
+from bot.plan_check import REPLANS, StalePlan
 from bot.privacy import (
-    REPLANS,
     FirstStep,
     Plan,
-    StalePlan,
     WithdrawalReport,
     apply_plan,
     first_step,

@@ -1,0 +1,53 @@
+"""A withdrawal's plan is written only over the very rows it was worked out from
+(`bot.privacy.apply_plan`): two withdrawals at once (a line naming both people) would
+otherwise each write back the id the other had removed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import SQLModel
+
+__all__ = ["REPLANS", "StalePlan", "check_fresh"]
+
+
+class StalePlan(Exception):
+    """A row a plan rewrites changed after the plan was worked out (another withdrawal wrote
+    it meanwhile): written over, that withdrawal's redaction would be undone. Nothing of the
+    plan was written; work it out again."""
+
+
+def check_fresh(conn: sa.Connection, before: dict[tuple[str, Any], dict[str, Any]]) -> None:
+    """Raise `StalePlan` when a row a plan rewrites has changed since the plan was worked out
+    (``before``: (table, row id) -> the values it was worked out from). The rows are locked
+    before they are read, so nobody can change them between this check and the plan's
+    writes: PostgreSQL locks them for the read; SQLite (whose driver begins the transaction
+    only at a write) takes its write lock first, with a write that matches no row."""
+    tables = SQLModel.metadata.tables
+    by_table: dict[str, dict[Any, dict[str, Any]]] = {}
+    for (name, row_id), old in before.items():
+        by_table.setdefault(name, {})[row_id] = old
+    postgres = conn.dialect.name == "postgresql"
+    if by_table and not postgres:
+        # a write that matches no row: SQLite's write lock, and the latest snapshot, at no cost
+        table = tables[next(iter(by_table))]
+        conn.execute(sa.update(table).where(sa.false()).values(id=table.c.id))
+    for name, rows in by_table.items():
+        table = tables[name]
+        cols = sorted({c for old in rows.values() for c in old})
+        ids = list(rows)
+        for i in range(0, len(ids), 500):
+            query = sa.select(table.c.id, *(table.c[c] for c in cols)).where(
+                table.c.id.in_(ids[i : i + 500])
+            )
+            if postgres:
+                query = query.with_for_update()
+            for found in conn.execute(query).mappings():
+                old = rows[found["id"]]
+                if any(found[c] != v for c, v in old.items()):
+                    raise StalePlan(f"{name} row {found['id']} changed after it was planned")
+
+
+#: times a step is worked out again when its rows changed meanwhile (another withdrawal)
+REPLANS = 5
