@@ -32,9 +32,10 @@ from agent.llm.base import (
     StructuredMode,
     approx_tokens,
     normalise_finish_reason,
+    note_tracking,
 )
 from agent.llm.pricing import estimate_cost
-from agent.llm.retry import RetryPolicy, sdk_errors
+from agent.llm.retry import RetryPolicy, sdk_errors, sending_hooks
 from agent.llm.structured import FormPicker, policy_for, schema_json, step_down
 
 log = logging.getLogger(__name__)
@@ -56,16 +57,21 @@ def _make_sdk_client(
     raise `LLMConfigError` instead, unless a custom base URL is set (a local proxy may not
     check keys), where a placeholder key keeps the SDK happy.
     """
+    http = anthropic.DefaultAsyncHttpxClient(event_hooks=sending_hooks())
     try:
         sdk = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
+            api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0, http_client=http
         )
     except anthropic.AnthropicError as exc:
         raise LLMConfigError(f"anthropic: cannot load credentials: {exc}") from exc
     if sdk.api_key is None and sdk.auth_token is None and sdk.credentials is None:
         if base_url or os.environ.get("ANTHROPIC_BASE_URL"):
             return anthropic.AsyncAnthropic(
-                api_key=PLACEHOLDER_API_KEY, base_url=base_url, timeout=timeout_s, max_retries=0
+                api_key=PLACEHOLDER_API_KEY,
+                base_url=base_url,
+                timeout=timeout_s,
+                max_retries=0,
+                http_client=http,
             )
         raise LLMConfigError("anthropic: no credentials; set ANTHROPIC_API_KEY (or pass api_key)")
     return sdk
@@ -95,6 +101,8 @@ class AnthropicClient:
         self.model = model
         self.name = f"anthropic:{model}"
         self.policy = policy or RetryPolicy(max_attempts=max_attempts, timeout_s=timeout)
+        #: whether our SDK client says when a request goes out (one passed in may not)
+        self._tracks_sending = sdk_client is None
         if sdk_client is None:
             sdk_client = _make_sdk_client(api_key, base_url, self.policy.timeout_s)
         self._sdk = sdk_client
@@ -106,6 +114,8 @@ class AnthropicClient:
         )
 
     async def complete(self, req: LLMRequest) -> LLMResponse:
+        if self._tracks_sending:
+            note_tracking()
         started = time.monotonic()
         message, attempts, form = await step_down(
             req,

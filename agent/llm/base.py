@@ -112,13 +112,40 @@ class CallProgress:
     """How far one call got, filled in by the clients it passes through (a queue on our side
     says when it holds the request back), for whoever records the call."""
 
+    #: the call's task ran (a call cut short before it ever ran went nowhere)
+    started: bool = False
     #: waiting its turn on our side: not sent to the server (yet)
     held: bool = False
+    #: a request of the call was handed to the network: None when the client does not say
+    #: (counted as sent), False until then with one that does (`note_tracking`, `note_sent`)
+    sent: bool | None = None
+
+    @property
+    def reached_server(self) -> bool:
+        """Whether the call may have reached the model (and may be billed): it ran, was not
+        held back on our side, and its client did not say it never sent it."""
+        return self.started and not self.held and self.sent is not False
 
 
 #: the progress of the call being made: set by its caller before it starts the call's task
 #: (the task copies the context), left None when nobody asks
 CALL_PROGRESS: ContextVar[CallProgress | None] = ContextVar("call_progress", default=None)
+
+
+def note_tracking() -> None:
+    """Called by a client that knows when its requests go out, at the top of a call: the call
+    followed (if any) has sent nothing yet, until `note_sent`."""
+    progress = CALL_PROGRESS.get()
+    if progress is not None and progress.sent is None:
+        progress.sent = False
+
+
+def note_sent() -> None:
+    """A request of the call followed (if any) is handed to the network (an HTTP client's
+    request hook): it may reach the model from now on."""
+    progress = CALL_PROGRESS.get()
+    if progress is not None:
+        progress.sent = True
 
 
 class LLMError(Exception):

@@ -34,9 +34,10 @@ from agent.llm.base import (
     StructuredMode,
     approx_tokens,
     normalise_finish_reason,
+    note_tracking,
 )
 from agent.llm.pricing import estimate_cost
-from agent.llm.retry import RetryPolicy, sdk_errors
+from agent.llm.retry import RetryPolicy, sdk_errors, sending_hooks
 from agent.llm.structured import FormPicker, is_form_refused, policy_for, schema_json, step_down
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ class OpenAIClient:
         self.model = model
         self.name = f"openai:{model}"
         self.policy = policy or RetryPolicy(max_attempts=max_attempts, timeout_s=timeout)
+        own_client = sdk_client is None
         if sdk_client is None:
             effective_base = base_url or os.environ.get("OPENAI_BASE_URL")
             if api_key is None and not os.environ.get("OPENAI_API_KEY") and effective_base:
@@ -96,6 +98,7 @@ class OpenAIClient:
                     base_url=base_url,
                     timeout=self.policy.timeout_s,
                     max_retries=0,
+                    http_client=openai.DefaultAsyncHttpxClient(event_hooks=sending_hooks()),
                 )
             except openai.OpenAIError as exc:
                 raise LLMConfigError(
@@ -103,6 +106,8 @@ class OpenAIClient:
                     f"local server ({exc})"
                 ) from exc
         self._sdk = sdk_client
+        #: whether our SDK client says when a request goes out (one passed in may not)
+        self._tracks_sending = own_client
         if max_tokens_param is None:
             is_openai = self._sdk.base_url.host == _OPENAI_HOST
             max_tokens_param = "max_completion_tokens" if is_openai else "max_tokens"
@@ -112,6 +117,8 @@ class OpenAIClient:
         self.forms = FormPicker(structured, auto, self.name)
 
     async def complete(self, req: LLMRequest) -> LLMResponse:
+        if self._tracks_sending:
+            note_tracking()
         started = time.monotonic()
         completion, attempts, form = await step_down(
             req,

@@ -18,14 +18,16 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from agent.llm.base import (
+    CALL_PROGRESS,
     LLMBadResponse,
     LLMError,
     LLMRateLimited,
     LLMTimeout,
     LLMUnavailable,
+    note_sent,
 )
 
 log = logging.getLogger(__name__)
@@ -182,6 +184,31 @@ def error_for_status(status: int, headers: Mapping[str, str] | None, message: st
 
 
 _MAX_ERROR_TEXT = 300
+
+
+async def _follow_request(request: Any) -> None:
+    """An ``httpx`` request hook: the request's transport reports when the request has been
+    written out whole (``httpcore``'s trace), and that is when the followed call may have
+    reached the model. A refused connection, or a call cut short before or while writing,
+    never did."""
+    if CALL_PROGRESS.get() is None:
+        return
+    earlier = request.extensions.get("trace")
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        if event.endswith(".send_request_body.complete"):
+            note_sent()
+        if earlier is not None:
+            await earlier(event, info)
+
+    request.extensions["trace"] = trace
+
+
+def sending_hooks() -> dict[str, list[Callable[..., Awaitable[None]]]]:
+    """The ``event_hooks`` of an SDK's HTTP client (``httpx``) that tell the call being
+    followed (`agent.llm.base.CALL_PROGRESS`) when its request has gone out: a call cut short
+    before that never reached the model, and is not counted as a call."""
+    return {"request": [_follow_request], "response": []}
 
 
 @contextlib.contextmanager

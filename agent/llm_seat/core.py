@@ -368,9 +368,14 @@ class SeatCore:
         self._cut = False
         background = self._job == "background" and asyncio.current_task() is self._task
         progress = CallProgress()
+
+        async def complete() -> LLMResponse:
+            progress.started = True
+            return await client.complete(req)
+
         token = CALL_PROGRESS.set(progress)  # the call's task copies it
         try:
-            call = asyncio.ensure_future(client.complete(req))
+            call = asyncio.ensure_future(complete())
         finally:
             CALL_PROGRESS.reset(token)
         if background:
@@ -525,9 +530,10 @@ class SeatCore:
         error: str | None = None,
         progress: CallProgress | None = None,
     ) -> None:
-        """The record of a call sent and never answered (failed, or cut short). A call held
-        back on our side (queued, skipped) never reached the model: a note, not a call."""
-        if progress is not None and progress.held:
+        """The record of a call sent and never answered (failed, or cut short). A call that
+        never reached the model (cut short before it ran or before its request went out, held
+        back on our side: queued, skipped) is a note, not a call."""
+        if progress is not None and not progress.reached_server:
             why = decision if decision is not None else "failed"
             self._note(f"not sent ({why})", kind=kind, error=error)
             return

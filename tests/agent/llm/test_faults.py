@@ -9,6 +9,8 @@ import time
 import pytest
 
 from agent.llm.base import (
+    CALL_PROGRESS,
+    CallProgress,
     LLMBadResponse,
     LLMError,
     LLMRateLimited,
@@ -225,3 +227,47 @@ async def test_connection_refused_is_unavailable(backend: Backend) -> None:
         await backend.client.complete(REQ)
 
     assert info.value.attempts == FAST.max_attempts
+
+
+# --- whether a call reached the model (`agent.llm.base.CallProgress`) ----------------------
+
+
+async def followed(backend: Backend, progress: CallProgress) -> LLMError | None:
+    """One call of ``backend.client`` followed by ``progress``; its error, if any."""
+    token = CALL_PROGRESS.set(progress)
+    try:
+        await backend.client.complete(REQ)
+    except LLMError as err:
+        return err
+    finally:
+        CALL_PROGRESS.reset(token)
+    return None
+
+
+async def test_a_call_says_when_its_request_went_out(backend: Backend) -> None:
+    """The metrics count a call only if it may have reached the model: the SDK's HTTP client
+    tells the followed call once its request is written out (a failed one included)."""
+    answered = CallProgress(started=True)
+    assert await followed(backend, answered) is None
+    assert answered.sent is True and answered.reached_server
+
+    backend.server.inject(Fault.http_error(401, "authentication_error"))
+    refused = CallProgress(started=True)
+    assert isinstance(await followed(backend, refused), LLMError)
+    assert refused.sent is True and refused.reached_server
+    assert len(backend.server.requests) == 2
+
+
+async def test_a_refused_connection_never_reached_the_model(backend: Backend) -> None:
+    """Before: any failed call was counted as a model call, so the service counted more calls
+    than the server ever saw (CI: 9 calls counted, 8 requests received)."""
+    await backend.server.close()
+    progress = CallProgress(started=True)
+    assert isinstance(await followed(backend, progress), LLMUnavailable)
+    assert progress.sent is False and not progress.reached_server
+
+
+def test_a_call_that_never_ran_never_reached_the_model() -> None:
+    assert not CallProgress().reached_server  # its task was cut short before it ran
+    assert not CallProgress(started=True, held=True).reached_server  # waiting in our queue
+    assert CallProgress(started=True).reached_server  # a client that does not say: counted
