@@ -25,11 +25,14 @@ class SeatPort(Protocol):
 
     async def say(self, text: str) -> None: ...
 
-    async def vote(self, target: str | None) -> None:
-        """Vote for a player by name; None abstains."""
+    async def vote(self, target: str | None, *, made: datetime | None = None) -> None:
+        """Vote for a player by name; None abstains. ``made``: the game time the seat chose
+        it, when it acts later than that (a timer due before the deadline that ran after it,
+        the process stalled): counted as made then while the phase is still open, as a
+        person's click still on its way is."""
         ...
 
-    async def night_act(self, target: str) -> None: ...
+    async def night_act(self, target: str, *, made: datetime | None = None) -> None: ...
 
 
 class Clock(Protocol):

@@ -47,6 +47,10 @@ class GameClock:
             return self._start
         return self._start + (wall - self._wall0) * self.speed
 
+    def to_wall(self, game_t: datetime) -> datetime:
+        """The wall-clock moment of game time ``game_t`` (the inverse of `from_wall`)."""
+        return self._wall0 + (game_t - self._start) / self.speed
+
     def seconds_to_real(self, game_seconds: float) -> float:
         return game_seconds / self.speed
 

@@ -221,18 +221,26 @@ class SeatActions(Protocol):
 
     async def say(self, game_id: str, seat: int, text: str) -> bool: ...
 
-    async def vote(self, game_id: str, seat: int, target: str | None) -> bool: ...
+    async def vote(
+        self, game_id: str, seat: int, target: str | None, *, at: datetime | None = None
+    ) -> bool: ...
 
-    async def night_act(self, game_id: str, seat: int, target: str) -> bool: ...
+    async def night_act(
+        self, game_id: str, seat: int, target: str, *, at: datetime | None = None
+    ) -> bool: ...
 
 
 class SeatPortImpl:
     """The :class:`agent.base.SeatPort` of one seat: exactly what a human's adapter calls."""
 
-    def __init__(self, service: SeatActions, game_id: str, seat: int) -> None:
+    def __init__(
+        self, service: SeatActions, game_id: str, seat: int, clock: GameClock | None = None
+    ) -> None:
         self._service = service
         self._game_id = game_id
         self._seat = seat
+        #: the game's clock: a ``made`` moment (game time) is passed on as a wall-clock one
+        self._clock = clock
 
     @property
     def seat(self) -> int:
@@ -242,13 +250,18 @@ class SeatPortImpl:
         await self._service.agent_gate(self._game_id)
         await self._service.say(self._game_id, self._seat, text)
 
-    async def vote(self, target: str | None) -> None:
+    async def vote(self, target: str | None, *, made: datetime | None = None) -> None:
         await self._service.agent_gate(self._game_id)
-        await self._service.vote(self._game_id, self._seat, target)
+        await self._service.vote(self._game_id, self._seat, target, at=self._wall(made))
 
-    async def night_act(self, target: str) -> None:
+    async def night_act(self, target: str, *, made: datetime | None = None) -> None:
         await self._service.agent_gate(self._game_id)
-        await self._service.night_act(self._game_id, self._seat, target)
+        await self._service.night_act(self._game_id, self._seat, target, at=self._wall(made))
+
+    def _wall(self, made: datetime | None) -> datetime | None:
+        if made is None or self._clock is None:
+            return None
+        return self._clock.to_wall(made)
 
 
 AgentFactory = Callable[[LiveGame, SeatInfo, SeatPortImpl, GameClock, SchedulerTimers], Player]

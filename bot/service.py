@@ -635,7 +635,7 @@ class GameService:
         for info in game.seats:
             if not info.is_agent or info.index in game.players:
                 continue
-            port = SeatPortImpl(self, game.id, info.index)
+            port = SeatPortImpl(self, game.id, info.index, game.clock)
             player = self.agent_factory(game, info, port, game.clock, game.timers)
             game.players[info.index] = player
 

@@ -238,26 +238,32 @@ class VotingSeat(SeatCore):
         return parsed.name, parsed.problem or ""
 
     async def _fallback(self, dec: Decision, why: str) -> None:
-        """Cast the heuristic choice, unless something was cast already."""
+        """Cast the heuristic choice, unless something was cast already. Its timer is due
+        before the deadline; when it runs after it (the process stalled: a loaded machine, a
+        long collection), the phase this seat still sees is open until its end is applied,
+        and the choice counts as made when it was due, as a person's click on its way does."""
         k = self.knowledge
         if self._closed or dec.cast is not None or dec.phase_seq != k.phase_seq:
-            return
-        if self.clock.now() >= dec.deadline:
             return
         legal = self._legal(dec.kind)
         if not legal:
             return
+        made = None
+        if self.clock.now() >= dec.deadline - dec.margin:
+            made = min(self._hard_deadline(dec), dec.deadline - dec.margin)
         name = self._heuristic_target(dec.kind, legal)
         self._note(name, kind=dec.kind, fallback=True, error=why)
-        await self._cast(dec, name, fallback=True)
+        await self._cast(dec, name, fallback=True, made=made)
 
-    async def _cast(self, dec: Decision, name: str, fallback: bool) -> None:
+    async def _cast(
+        self, dec: Decision, name: str, fallback: bool, made: datetime | None = None
+    ) -> None:
         previous, dec.cast, dec.by_fallback = dec.cast, name, fallback
         try:
             if dec.kind == "vote":
-                await self._port(lambda: self.port.vote(name))
+                await self._port(lambda: self.port.vote(name, made=made))
             else:
-                await self._port(lambda: self.port.night_act(name))
+                await self._port(lambda: self.port.night_act(name, made=made))
         except Exception as err:
             dec.cast = previous
             self._note(

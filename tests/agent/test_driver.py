@@ -100,10 +100,10 @@ class FakePort:
     async def say(self, text: str) -> None:
         await self._act("say", text)
 
-    async def vote(self, target: str | None) -> None:
+    async def vote(self, target: str | None, *, made: datetime | None = None) -> None:
         await self._act("vote", target)
 
-    async def night_act(self, target: str) -> None:
+    async def night_act(self, target: str, *, made: datetime | None = None) -> None:
         await self._act("night_act", target)
 
 
@@ -252,13 +252,13 @@ class EnginePort:
     async def say(self, text: str) -> None:
         await self.table.act(Say(self._seat, text, self.table.clock.now()))
 
-    async def vote(self, target: str | None) -> None:
+    async def vote(self, target: str | None, *, made: datetime | None = None) -> None:
         seat = None if target is None else resolve_name(target, self.table.names)
-        await self.table.act(Vote(self._seat, seat, self.table.clock.now()))
+        await self.table.act(Vote(self._seat, seat, made or self.table.clock.now()))
 
-    async def night_act(self, target: str) -> None:
+    async def night_act(self, target: str, *, made: datetime | None = None) -> None:
         seat = resolve_name(target, self.table.names)
-        await self.table.act(NightAct(self._seat, seat, self.table.clock.now()))
+        await self.table.act(NightAct(self._seat, seat, made or self.table.clock.now()))
 
 
 class Table:

@@ -159,13 +159,13 @@ class TablePort:
     async def say(self, text: str) -> None:
         self.table.act(Say(self._seat, text, self.table.clock.now()))
 
-    async def vote(self, target: str | None) -> None:
+    async def vote(self, target: str | None, *, made: datetime | None = None) -> None:
         index = None if target is None else resolve_name(target, self.table.names)
-        self.table.act(Vote(self._seat, index, self.table.clock.now()))
+        self.table.act(Vote(self._seat, index, made or self.table.clock.now()))
 
-    async def night_act(self, target: str) -> None:
+    async def night_act(self, target: str, *, made: datetime | None = None) -> None:
         index = resolve_name(target, self.table.names)
-        self.table.act(NightAct(self._seat, index, self.table.clock.now()))
+        self.table.act(NightAct(self._seat, index, made or self.table.clock.now()))
 
 
 @dataclass
@@ -611,6 +611,30 @@ async def test_a_slow_model_still_votes_before_the_deadline() -> None:
     assert [v.target_name for v in votes] == [fallback.target_name, other] and votes[1].changed
     model = [r for r in log.records if r.kind == "vote" and r.called]
     assert len(model) == 1 and model[0].valid and not model[0].fallback
+
+
+async def test_a_fallback_whose_timer_runs_after_the_deadline_still_votes() -> None:
+    """The process stalls across the vote's deadline (a loaded machine, a long collection):
+    the fallback's timer and the phase's end come due together, the fallback first. Its
+    vote counts as made when it was due, before the deadline (old: dropped as too late, and
+    in a game of agents nobody voted that day: a CI failure)."""
+    llm = StubLLM()
+    llm.hold("vote")
+    table, _, log = make_table(llm)
+    await table.until_phase(PhaseKind.VOTE)
+    start = table.state.phase.started_at
+    deadline = table.state.phase.deadline
+    assert deadline is not None
+    await table.advance(30 * 0.8 - 0.5)
+    assert table.votes_by(0) == []
+    table.clock.t = deadline + timedelta(seconds=2)  # the stall: nothing ran meanwhile
+    await table.advance(0)
+    (fallback,) = table.votes_by(0)
+    assert (fallback.t - start).total_seconds() == pytest.approx(24, abs=0.01)
+    assert table.state.phase.kind is not PhaseKind.VOTE  # then the vote ended, on time
+    assert any(r.fallback and r.kind == "vote" for r in log.records)
+    llm.release("vote")
+    await table.advance(1)
 
 
 async def test_a_model_too_slow_for_the_vote_is_asked_before_it_opens() -> None:

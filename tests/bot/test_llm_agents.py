@@ -236,11 +236,11 @@ class CountingPort:
     async def say(self, text: str) -> None:
         await self._do(self.inner.say(text))
 
-    async def vote(self, target: str | None) -> None:
-        await self._do(self.inner.vote(target))
+    async def vote(self, target: str | None, *, made: datetime | None = None) -> None:
+        await self._do(self.inner.vote(target, made=made))
 
-    async def night_act(self, target: str) -> None:
-        await self._do(self.inner.night_act(target))
+    async def night_act(self, target: str, *, made: datetime | None = None) -> None:
+        await self._do(self.inner.night_act(target, made=made))
 
 
 @dataclass

@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.clock import GameClock, utcnow
-from bot.live import LiveGame
+from bot.live import LiveGame, SeatPortImpl
 from bot.moments import grace
 from bot.service import GameService
 from bot.store import models as m
@@ -183,6 +183,27 @@ async def test_a_vote_made_before_the_deadline_counts_when_it_arrives_in_the_gra
     with Session(engine) as s:
         (vote,) = s.exec(select(m.Vote).where(m.Vote.game_id == game.id)).all()
     assert vote.t < deadline
+
+
+async def test_an_agents_late_action_counts_as_made_when_it_was_due(
+    service: GameService, engine: Engine
+) -> None:
+    """A seat's port passes the game-time moment an agent chose its vote (its timer, due
+    before the deadline, ran after it) on as the platform's moment of a click: counted then."""
+    game = await started(service)
+    await close_phase(service, game)
+    assert game.state is not None and game.state.phase.deadline is not None
+    deadline = game.state.phase.deadline
+    await to_deadline(service, game, past=0.5)
+    port = SeatPortImpl(service, game.id, 4, game.clock)
+    due = deadline - timedelta(seconds=0.2)
+    await port.vote(game.seats[0].name, made=due)
+    assert game.state.votes == {4: 0}
+    with Session(engine) as s:
+        (vote,) = s.exec(select(m.Vote).where(m.Vote.game_id == game.id)).all()
+    assert abs((vote.t.replace(tzinfo=deadline.tzinfo) - due).total_seconds()) < 0.001
+    with pytest.raises(RuleError, match="Too late"):  # without it: made when it arrived
+        await port.vote(game.seats[1].name)
 
 
 async def test_the_deadline_closes_a_grace_after_it_stamped_at_the_deadline(
