@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import SQLModel
 
-__all__ = ["REPLANS", "StalePlan", "check_fresh"]
+__all__ = ["REPLANS", "StalePlan", "check_fresh", "lock_conflict"]
 
 
 class StalePlan(Exception):
@@ -22,8 +22,10 @@ def check_fresh(conn: sa.Connection, before: dict[tuple[str, Any], dict[str, Any
     """Raise `StalePlan` when a row a plan rewrites has changed since the plan was worked out
     (``before``: (table, row id) -> the values it was worked out from). The rows are locked
     before they are read, so nobody can change them between this check and the plan's
-    writes: PostgreSQL locks them for the read; SQLite (whose driver begins the transaction
-    only at a write) takes its write lock first, with a write that matches no row."""
+    writes: PostgreSQL locks them for the read, table by table in name order and each
+    table's rows in id order (two withdrawals at once lock their shared rows in the same order:
+    no deadlock between them); SQLite (whose driver begins the transaction only at a write)
+    takes its write lock first, with a write that matches no row."""
     tables = SQLModel.metadata.tables
     by_table: dict[str, dict[Any, dict[str, Any]]] = {}
     for (name, row_id), old in before.items():
@@ -33,13 +35,15 @@ def check_fresh(conn: sa.Connection, before: dict[tuple[str, Any], dict[str, Any
         # a write that matches no row: SQLite's write lock, and the latest snapshot, at no cost
         table = tables[next(iter(by_table))]
         conn.execute(sa.update(table).where(sa.false()).values(id=table.c.id))
-    for name, rows in by_table.items():
+    for name, rows in sorted(by_table.items()):
         table = tables[name]
         cols = sorted({c for old in rows.values() for c in old})
-        ids = list(rows)
+        ids = sorted(rows)
         for i in range(0, len(ids), 500):
-            query = sa.select(table.c.id, *(table.c[c] for c in cols)).where(
-                table.c.id.in_(ids[i : i + 500])
+            query = (
+                sa.select(table.c.id, *(table.c[c] for c in cols))
+                .where(table.c.id.in_(ids[i : i + 500]))
+                .order_by(table.c.id)
             )
             if postgres:
                 query = query.with_for_update()
@@ -47,6 +51,18 @@ def check_fresh(conn: sa.Connection, before: dict[tuple[str, Any], dict[str, Any
                 old = rows[found["id"]]
                 if any(found[c] != v for c, v in old.items()):
                     raise StalePlan(f"{name} row {found['id']} changed after it was planned")
+
+
+#: PostgreSQL's deadlock and serialization failures: the transaction was rolled back whole
+#: for another one's sake, and may simply be tried again
+_CONFLICTS = frozenset({"40P01", "40001"})
+
+
+def lock_conflict(err: BaseException) -> bool:
+    """Whether ``err`` is the database rolling the transaction back for a concurrent one
+    (another withdrawal's rows locked in another order): nothing was written, try again."""
+    orig = getattr(err, "orig", None)
+    return isinstance(err, sa.exc.DBAPIError) and getattr(orig, "sqlstate", None) in _CONFLICTS
 
 
 #: times a step is worked out again when its rows changed meanwhile (another withdrawal)

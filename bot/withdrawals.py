@@ -42,7 +42,7 @@ from sqlmodel import Session
 
 from bot.errors import ServiceError
 from bot.limits import WITHDRAW_COOLDOWN, Cooldowns
-from bot.plan_check import REPLANS, StalePlan
+from bot.plan_check import REPLANS, StalePlan, lock_conflict
 from bot.privacy import (
     FirstStep,
     Plan,
@@ -203,7 +203,9 @@ class Withdrawals:
             if plan.writes():
                 try:
                     hook_rows += await self._write(partial(apply_plan, plan=plan))
-                except StalePlan:
+                except Exception as err:
+                    if not isinstance(err, StalePlan) and not lock_conflict(err):
+                        raise
                     if attempt == REPLANS:
                         raise
                     plan = await asyncio.to_thread(redo)

@@ -247,3 +247,23 @@ async def test_two_withdrawal_jobs_at_once_keep_each_others_redactions(
     for name, text in tables.items():
         for uid in (ALICE, BOB):
             assert uid not in text, f"{uid} left in table {name}"
+
+
+def test_only_the_databases_rollbacks_for_another_transaction_are_tried_again() -> None:
+    """A deadlock or serialization failure (PostgreSQL rolled the whole transaction back for a
+    concurrent one) is worked out again like a stale plan; any other error is not."""
+    import sqlalchemy as sa
+
+    from bot.plan_check import lock_conflict
+
+    class Orig(Exception):
+        def __init__(self, sqlstate: str | None) -> None:
+            super().__init__(sqlstate)
+            self.sqlstate = sqlstate
+
+    def failed(sqlstate: str | None) -> sa.exc.DBAPIError:
+        return sa.exc.OperationalError("UPDATE ...", {}, Orig(sqlstate))
+
+    assert lock_conflict(failed("40P01")) and lock_conflict(failed("40001"))
+    assert not lock_conflict(failed("23505")) and not lock_conflict(failed(None))
+    assert not lock_conflict(ValueError("40P01"))
