@@ -57,6 +57,11 @@ DECISION_KINDS: tuple[DecisionKind, ...] = (
 )
 
 
+#: the start of the decision of a note for a call that failed before its request reached the
+#: model (the server refused the connection, ...): no call, but a failure all the same
+UNREACHED = "did not reach the model"
+
+
 @dataclass(frozen=True)
 class DecisionRecord:
     """One model call or one decision taken without the model.
@@ -87,6 +92,13 @@ class DecisionRecord:
     def called(self) -> bool:
         """A request was sent to a model (answered or not)."""
         return bool(self.prompt)
+
+    @property
+    def unreached(self) -> bool:
+        """A call that failed before its request reached the model (not a call, as `called`
+        says, but a failure: its server is down or unreachable)."""
+        decision = self.decision or ""
+        return not self.called and self.error is not None and decision.startswith(UNREACHED)
 
     @property
     def answered(self) -> bool:

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 
 from agent.base import Clock, Intent, Policy, SeatPort, TimerHandle, Timers
 from agent.baseline import BaselinePolicy, SeatRecord
-from agent.decisions import DecisionKind, DecisionLog, DecisionRecord
+from agent.decisions import UNREACHED, DecisionKind, DecisionLog, DecisionRecord
 from agent.driver import PolicyPlayer
 from agent.knowledge import SeatKnowledge
 from agent.llm.base import (
@@ -534,8 +534,11 @@ class SeatCore:
         never reached the model (cut short before it ran or before its request went out, held
         back on our side: queued, skipped) is a note, not a call."""
         if progress is not None and not progress.reached_server:
-            why = decision if decision is not None else "failed"
-            self._note(f"not sent ({why})", kind=kind, error=error)
+            if error is not None and progress.started and not progress.held:
+                self._note(UNREACHED, kind=kind, error=error)  # the model's server is down
+            else:
+                why = decision if decision is not None else "failed"
+                self._note(f"not sent ({why})", kind=kind, error=error)
             return
         self._emit(
             DecisionRecord(

@@ -58,6 +58,8 @@ class _Call:
     output_tokens: int
     cost_usd: float
     error: str | None
+    #: False: it failed before its request reached the model (only its error is counted)
+    called: bool = True
 
 
 class Metrics:
@@ -148,13 +150,20 @@ class Metrics:
     def llm_record(self, rec: DecisionRecord) -> None:
         """Count a model call: at once when its game is over (or it has none), else held
         until the game ends (`game_over`), so no series moves with an agent's line."""
-        if not rec.called:
+        if not rec.called and not rec.unreached:
             return  # a decision taken without the model (a fallback, a discarded draft)
         error = None
         if rec.error:
             match = _ERROR_NAME.match(rec.error)
             error = match[1] if match else "other"
-        call = _Call(rec.kind, rec.input_tokens, rec.output_tokens, max(0.0, rec.cost_usd), error)
+        call = _Call(
+            rec.kind,
+            rec.input_tokens,
+            rec.output_tokens,
+            max(0.0, rec.cost_usd),
+            error,
+            called=rec.called,
+        )
         if rec.game_id and rec.game_id not in self._ended:
             self._held.setdefault(rec.game_id, []).append(call)
             if len(self._held) > MAX_HELD_GAMES:  # games that moved away: count the oldest
@@ -171,10 +180,11 @@ class Metrics:
 
     def _count(self, calls: Sequence[_Call]) -> None:
         for c in calls:
-            self.llm_calls.labels(c.kind).inc()
-            self.llm_tokens.labels(c.kind, "input").inc(c.input_tokens)
-            self.llm_tokens.labels(c.kind, "output").inc(c.output_tokens)
-            self.llm_cost.labels(c.kind).inc(c.cost_usd)
+            if c.called:
+                self.llm_calls.labels(c.kind).inc()
+                self.llm_tokens.labels(c.kind, "input").inc(c.input_tokens)
+                self.llm_tokens.labels(c.kind, "output").inc(c.output_tokens)
+                self.llm_cost.labels(c.kind).inc(c.cost_usd)
             if c.error is not None:
                 self.llm_errors.labels(c.kind, c.error).inc()
 

@@ -789,6 +789,29 @@ async def test_close_cancels_pending_work() -> None:
     assert all(j.cancelled or j.ran for j in table.timers.jobs if "LLMPlayer" in repr(j.callback))
 
 
+async def test_a_call_whose_server_refused_the_connection_is_a_failure_not_a_call() -> None:
+    """The model's server is down: each call fails before its request goes out (the SDK
+    clients say so, `agent.llm.base.note_tracking`). Logged as a failure that never reached
+    the model (counted as an error, not as a call), and the seat still plays."""
+    from agent.decisions import UNREACHED
+    from agent.llm.base import note_tracking
+
+    def refused(_req: LLMRequest) -> LLMUnavailable:
+        note_tracking()  # a client that says when its request goes out: never, here
+        return LLMUnavailable("Connection refused")
+
+    llm = StubLLM(scheduler=refused, generator="x")
+    table, player, log = make_table(llm)
+    await table.advance(20)
+    assert llm.of("scheduler")
+    ours = log.for_seat(0)
+    assert not [r for r in ours if r.called and r.kind == "scheduler"]
+    unreached = [r for r in ours if r.unreached]
+    assert unreached and all(r.decision == UNREACHED for r in unreached)
+    assert all((r.error or "").startswith("LLMUnavailable") for r in unreached)
+    await player.close()
+
+
 async def test_a_call_cut_short_in_our_queue_is_no_model_call() -> None:
     """A seat closed while its call waits its turn in the server queue: the request never
     reached the model, so it is logged as a note, not as a call (the service's call count is

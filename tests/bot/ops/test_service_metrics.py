@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
-from agent.decisions import DecisionRecord, InMemoryDecisionLog
+from agent.decisions import UNREACHED, DecisionRecord, InMemoryDecisionLog
 from bot.ops.health import Health, database_check
 from bot.ops.http import OpsServer
 from bot.ops.metrics import MeteredDecisionLog, Metrics, watch_slack_rate_limits
@@ -116,6 +117,25 @@ def record(
         input_tokens=tokens, output_tokens=tokens // 2, cost_usd=cost,
         t=datetime(2026, 1, 1, tzinfo=UTC),
     )  # fmt: skip
+
+
+def test_a_call_that_never_reached_the_model_counts_as_an_error_not_a_call() -> None:
+    """The model's server refused the connection: no request, no call, no tokens; but an
+    error an operator sees. One cut short before it went out is neither."""
+    meter = Metrics()
+    meter.game_over("g")
+    down = record("scheduler", prompt="", error="LLMUnavailable: Connection refused")
+    meter.llm_record(dataclasses.replace(down, decision=UNREACHED))
+    cut = record("generator", prompt="")
+    meter.llm_record(dataclasses.replace(cut, decision="not sent (cancelled: seat closed)"))
+    assert (
+        meter.registry.get_sample_value("mafiabot_llm_calls_total", {"kind": "scheduler"}) is None
+    )
+    errors = {"kind": "scheduler", "error": "LLMUnavailable"}
+    assert meter.registry.get_sample_value("mafiabot_llm_errors_total", errors) == 1
+    assert (
+        meter.registry.get_sample_value("mafiabot_llm_calls_total", {"kind": "generator"}) is None
+    )
 
 
 async def test_llm_calls_tokens_cost_and_errors_are_counted_by_kind() -> None:
