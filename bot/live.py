@@ -233,9 +233,7 @@ class SeatActions(Protocol):
 class SeatPortImpl:
     """The :class:`agent.base.SeatPort` of one seat: exactly what a human's adapter calls."""
 
-    def __init__(
-        self, service: SeatActions, game_id: str, seat: int, clock: GameClock | None = None
-    ) -> None:
+    def __init__(self, service: SeatActions, game_id: str, seat: int, clock: GameClock) -> None:
         self._service = service
         self._game_id = game_id
         self._seat = seat
@@ -259,9 +257,7 @@ class SeatPortImpl:
         await self._service.night_act(self._game_id, self._seat, target, at=self._wall(made))
 
     def _wall(self, made: datetime | None) -> datetime | None:
-        if made is None or self._clock is None:
-            return None
-        return self._clock.to_wall(made)
+        return None if made is None else self._clock.to_wall(made)
 
 
 AgentFactory = Callable[[LiveGame, SeatInfo, SeatPortImpl, GameClock, SchedulerTimers], Player]

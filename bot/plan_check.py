@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import SQLModel
 
-__all__ = ["REPLANS", "StalePlan", "check_fresh", "lock_conflict"]
+__all__ = ["REPLANS", "StalePlan", "check_fresh", "lock_conflict", "replannable"]
 
 
 class StalePlan(Exception):
@@ -63,6 +63,13 @@ def lock_conflict(err: BaseException) -> bool:
     (another withdrawal's rows locked in another order): nothing was written, try again."""
     orig = getattr(err, "orig", None)
     return isinstance(err, sa.exc.DBAPIError) and getattr(orig, "sqlstate", None) in _CONFLICTS
+
+
+def replannable(err: BaseException) -> bool:
+    """Whether a plan's write that raised ``err`` wrote nothing and is worth working out
+    again: its rows changed meanwhile (`StalePlan`), or the database rolled it back for a
+    concurrent withdrawal (`lock_conflict`)."""
+    return isinstance(err, StalePlan) or lock_conflict(err)
 
 
 #: times a step is worked out again when its rows changed meanwhile (another withdrawal)

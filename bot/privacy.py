@@ -53,7 +53,7 @@ from sqlmodel import Session, SQLModel, col, select
 from bot.consent import CONSENT_VERSION
 from bot.dataset.scrub import WITHDRAWN, redact_lines, remove_user_id
 from bot.live import LiveGame
-from bot.plan_check import REPLANS, StalePlan, check_fresh, lock_conflict
+from bot.plan_check import REPLANS, StalePlan, check_fresh, replannable
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import (
@@ -631,7 +631,7 @@ def _applied(engine: Engine, make: Callable[[], Plan], counts: Counter[str]) -> 
                 with engine.begin() as conn:
                     hook_rows += apply_plan(conn, plan)
             except Exception as err:
-                if not isinstance(err, StalePlan) and not lock_conflict(err):
+                if not replannable(err):
                     raise
                 if attempt == REPLANS:
                     raise

@@ -42,7 +42,7 @@ from sqlmodel import Session
 
 from bot.errors import ServiceError
 from bot.limits import WITHDRAW_COOLDOWN, Cooldowns
-from bot.plan_check import REPLANS, StalePlan, lock_conflict
+from bot.plan_check import REPLANS, replannable
 from bot.privacy import (
     FirstStep,
     Plan,
@@ -204,7 +204,7 @@ class Withdrawals:
                 try:
                     hook_rows += await self._write(partial(apply_plan, plan=plan))
                 except Exception as err:
-                    if not isinstance(err, StalePlan) and not lock_conflict(err):
+                    if not replannable(err):
                         raise
                     if attempt == REPLANS:
                         raise

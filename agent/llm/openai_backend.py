@@ -87,7 +87,8 @@ class OpenAIClient:
         self.model = model
         self.name = f"openai:{model}"
         self.policy = policy or RetryPolicy(max_attempts=max_attempts, timeout_s=timeout)
-        own_client = sdk_client is None
+        #: whether our SDK client says when a request goes out (one passed in may not)
+        self._tracks_sending = sdk_client is None
         if sdk_client is None:
             effective_base = base_url or os.environ.get("OPENAI_BASE_URL")
             if api_key is None and not os.environ.get("OPENAI_API_KEY") and effective_base:
@@ -106,8 +107,6 @@ class OpenAIClient:
                     f"local server ({exc})"
                 ) from exc
         self._sdk = sdk_client
-        #: whether our SDK client says when a request goes out (one passed in may not)
-        self._tracks_sending = own_client
         if max_tokens_param is None:
             is_openai = self._sdk.base_url.host == _OPENAI_HOST
             max_tokens_param = "max_completion_tokens" if is_openai else "max_tokens"

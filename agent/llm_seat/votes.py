@@ -248,9 +248,9 @@ class VotingSeat(SeatCore):
         legal = self._legal(dec.kind)
         if not legal:
             return
-        made = None
-        if self.clock.now() >= dec.deadline - dec.margin:
-            made = min(self._hard_deadline(dec), dec.deadline - dec.margin)
+        # (the fallback's due moment is never later than the decision's margin allows)
+        late = self.clock.now() >= dec.deadline - dec.margin
+        made = self._hard_deadline(dec) if late else None
         name = self._heuristic_target(dec.kind, legal)
         self._note(name, kind=dec.kind, fallback=True, error=why)
         await self._cast(dec, name, fallback=True, made=made)

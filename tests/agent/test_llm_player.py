@@ -586,7 +586,11 @@ async def test_an_unusable_vote_gets_one_corrective_retry_then_the_fallback() ->
     assert table.refused == []
 
 
-async def test_a_slow_model_still_votes_before_the_deadline() -> None:
+async def just_before_the_fallback() -> tuple[
+    StubLLM, Table, InMemoryDecisionLog, datetime, datetime
+]:
+    """Seat 0's model holds its vote; half a second before the fallback (24 s into the 30 s
+    vote), nothing cast yet. The stub, the table, the log, the vote's start and deadline."""
     llm = StubLLM()
     llm.hold("vote")
     table, _, log = make_table(llm)
@@ -596,6 +600,11 @@ async def test_a_slow_model_still_votes_before_the_deadline() -> None:
     assert deadline is not None
     await table.advance(30 * 0.8 - 0.5)
     assert table.votes_by(0) == []
+    return llm, table, log, start, deadline
+
+
+async def test_a_slow_model_still_votes_before_the_deadline() -> None:
+    llm, table, log, start, deadline = await just_before_the_fallback()
     await table.advance(1)
     (fallback,) = table.votes_by(0)
     assert (fallback.t - start).total_seconds() == pytest.approx(24, abs=0.01)
@@ -618,15 +627,7 @@ async def test_a_fallback_whose_timer_runs_after_the_deadline_still_votes() -> N
     the fallback's timer and the phase's end come due together, the fallback first. Its
     vote counts as made when it was due, before the deadline (old: dropped as too late, and
     in a game of agents nobody voted that day: a CI failure)."""
-    llm = StubLLM()
-    llm.hold("vote")
-    table, _, log = make_table(llm)
-    await table.until_phase(PhaseKind.VOTE)
-    start = table.state.phase.started_at
-    deadline = table.state.phase.deadline
-    assert deadline is not None
-    await table.advance(30 * 0.8 - 0.5)
-    assert table.votes_by(0) == []
+    llm, table, log, start, deadline = await just_before_the_fallback()
     table.clock.t = deadline + timedelta(seconds=2)  # the stall: nothing ran meanwhile
     await table.advance(0)
     (fallback,) = table.votes_by(0)

@@ -98,7 +98,7 @@ async def test_the_service_limits_every_seat_human_or_agent(service: GameService
     with pytest.raises(LineLimited):
         await service.say(game_id, human, "one too many")
     assert await service.say(game_id, human, "and another") is False  # quietly
-    port = SeatPortImpl(service, game_id, agent)
+    port = SeatPortImpl(service, game_id, agent, game.clock)
     for i in range(LINE_BURST):
         await port.say(f"agent line {i}")
     with pytest.raises(RuleError):  # the agent's driver reads it as the game's refusal
