@@ -441,7 +441,19 @@ class LLMPlayer(TalkingSeat):
         #: what runs in the slot: a "background" job may be preempted
         self._job = job
         self._preempted = False
-        self._task = asyncio.create_task(self._run(work), name=f"llm-seat-{self.seat}")
+        task = asyncio.create_task(self._run(work), name=f"llm-seat-{self.seat}")
+        self._task = task
+        task.add_done_callback(lambda done: self._ended(done, work))
+
+    def _ended(self, task: asyncio.Task[None], work: Coroutine[Any, Any, None]) -> None:
+        """The slot's task is done. Cancelled before its first step (the seat closed in the
+        same moment it started), `_run` never began: its work was never awaited (closed here,
+        no "never awaited" warning at collection) and its cleanup never ran (the slot is
+        freed here, so `idle` returns)."""
+        work.close()  # a finished coroutine: nothing happens
+        if self._task is task:
+            self._task = None
+            self._task_in_port = False
 
     async def _run(self, work: Coroutine[Any, Any, None]) -> None:
         try:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import itertools
 import re
+import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -788,6 +790,25 @@ async def test_close_cancels_pending_work() -> None:
     await table.advance(30)
     assert table.said(0) == []
     assert all(j.cancelled or j.ran for j in table.timers.jobs if "LLMPlayer" in repr(j.callback))
+
+
+async def test_work_cancelled_before_it_began_is_closed_and_frees_the_slot() -> None:
+    """The seat closes in the same moment its next piece of work starts (the game ended as a
+    consultation came due): the task is cancelled before its first step. Its consultation is
+    closed, not left to warn "never awaited" when collected (a CI failure: the warning fired
+    inside a frame without builtins), and the slot is free, so `idle` returns."""
+    llm = StubLLM(scheduler="<wait>")
+    table, player, _ = make_table(llm)
+    await table.advance(1)  # the opening consultation
+    await asyncio.wait_for(player.idle(), 5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        player._start(player._consult())  # what `_kick` does when a consultation is due
+        await player.close()
+        await asyncio.wait_for(player.idle(), 5)
+        assert not player.busy
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]
 
 
 async def test_a_call_whose_server_refused_the_connection_is_a_failure_not_a_call() -> None:

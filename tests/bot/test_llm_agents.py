@@ -726,15 +726,16 @@ async def test_unusable_answers_fall_back(
     fallbacks = [r for r in log.records if r.fallback and r.kind in ("vote", "night_action")]
     assert fallbacks and all(not r.called for r in fallbacks)
     for fb in fallbacks:
-        # after the question and its corrective retry, both unusable; or, the retry still
-        # pending, when the hard deadline came
+        # after the question and its corrective retry, both unusable; or, the question or its
+        # retry still unanswered (on a loaded machine: still queued), when the hard deadline came
         asked = [
             r
             for r in log.records
             if r.seat == fb.seat and r.kind == fb.kind and r.called and r.t <= fb.t
         ]
-        assert asked and not any(r.valid for r in asked)
-        assert len(asked) >= 2 or fb.error == "the model had not answered in time"
+        assert not any(r.valid for r in asked)
+        if fb.error != "the model had not answered in time":
+            assert fb.error == "the model gave no valid name" and len(asked) >= 2
     summary = summarize(log.records)
     # (lines are written when the baseline's send stands in for the scheduler: those are valid)
     assert not any(summary.valid_by_kind.get(k) for k in ("scheduler", "vote", "night_action"))
