@@ -9,6 +9,7 @@ same policy plays the same way here and in :func:`agent.fastsim.simulate_fast`.
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from functools import partial
 
 from agent.base import Clock, Intent, Policy, SeatPort, TimerHandle, Timers
@@ -76,9 +77,11 @@ class PolicyPlayer:
         now = self.clock.now()
         when = intent.at if intent.at > now else now  # a time in the past fires promptly
         self._armed = intent
-        self._handle = self.timers.call_at(when, partial(self._fire, self._generation, intent))
+        self._handle = self.timers.call_at(
+            when, partial(self._fire, self._generation, intent, when)
+        )
 
-    async def _fire(self, generation: int, intent: Intent) -> None:
+    async def _fire(self, generation: int, intent: Intent, due: datetime) -> None:
         if self._closed or self._busy or generation != self._generation:
             return  # cancelled or superseded after the timer library had already started it
         self._generation += 1
@@ -87,7 +90,7 @@ class PolicyPlayer:
         self._busy = True
         error: str | None = None
         try:
-            await self._carry_out(intent)
+            await self._carry_out(intent, due)
         except RuleError as err:  # the port reached the game, which refused: it works again
             error = str(err)
             self._port_works()
@@ -122,10 +125,14 @@ class PolicyPlayer:
             exc_info=err,
         )
 
-    async def _carry_out(self, intent: Intent) -> None:
+    async def _carry_out(self, intent: Intent, due: datetime) -> None:
+        """Act through the port. A vote or night action whose timer ran late (the process
+        stalled: a loaded machine, a long collection) counts as made when it was due, as a
+        person's click on its way does: a stall across the deadline never loses it."""
+        made = due if self.clock.now() > due else None
         if intent.kind == "say":
             await self.port.say(intent.text or "")
         elif intent.kind == "vote":
-            await self.port.vote(intent.target)
+            await self.port.vote(intent.target, made=made)
         else:
-            await self.port.night_act(intent.target or "")
+            await self.port.night_act(intent.target or "", made=made)

@@ -87,6 +87,8 @@ class FakePort:
     #: the port itself fails (the database is down), not the rules
     fail_with: Exception | None = None
     gate: asyncio.Event | None = None
+    #: the ``made`` moment each vote or night action was passed
+    made: list[datetime | None] = field(default_factory=list)
 
     async def _act(self, kind: str, arg: str | None) -> None:
         self.calls.append((self.clock.now(), kind, arg))
@@ -101,9 +103,11 @@ class FakePort:
         await self._act("say", text)
 
     async def vote(self, target: str | None, *, made: datetime | None = None) -> None:
+        self.made.append(made)
         await self._act("vote", target)
 
     async def night_act(self, target: str, *, made: datetime | None = None) -> None:
+        self.made.append(made)
         await self._act("night_act", target)
 
 
@@ -183,6 +187,22 @@ async def test_a_time_in_the_past_fires_promptly() -> None:
     assert timers.pending()[0].when == at(10)
     await timers.run_until(at(10))
     assert port.calls == [(at(10), "say", "late")]
+
+
+async def test_a_vote_whose_timer_ran_late_counts_as_made_when_it_was_due() -> None:
+    """The process stalled across the vote's moment (a loaded machine, a long collection):
+    the timer runs late, and the vote says when it was due, so the service counts it as made
+    then, as a person's click on its way (a stall across the deadline never loses it). On
+    time, no moment is passed: the service stamps it when it arrives."""
+    player, _, port, timers = rig(
+        [Intent(at(30), "vote", target="Bob"), Intent(at(50), "night_act", target="Cy")]
+    )
+    await player.on_event(phase_event())
+    timers.clock.t = at(34)  # the loop was stalled: the timer due at 30 s runs now
+    await timers.run_until(at(40))
+    await timers.run_until(at(60))  # the night action's timer runs on time
+    assert [(t, kind) for t, kind, _ in port.calls] == [(at(34), "vote"), (at(50), "night_act")]
+    assert port.made == [at(30), None]
 
 
 async def test_refusals_reach_the_policy_with_the_rule_text() -> None:
