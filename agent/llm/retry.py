@@ -187,16 +187,18 @@ _MAX_ERROR_TEXT = 300
 
 
 async def _follow_request(request: Any) -> None:
-    """An ``httpx`` request hook: the request's transport reports when the request has been
-    written out whole (``httpcore``'s trace), and that is when the followed call may have
-    reached the model. A refused connection, or a call cut short before or while writing,
-    never did."""
+    """An ``httpx`` request hook: the request's transport reports (``httpcore``'s trace) when
+    it starts writing the request's body, and from there the whole body is handed to the
+    socket with no pause in which the call could be cut short: that is when the followed call
+    may have reached the model. A refused connection, or a call cut short before (while
+    connecting, writing the headers), never did. (Its "complete" comes a turn of the event
+    loop after the write: a call cancelled in that turn had reached the server all the same.)"""
     if CALL_PROGRESS.get() is None:
         return
     earlier = request.extensions.get("trace")
 
     async def trace(event: str, info: dict[str, Any]) -> None:
-        if event.endswith(".send_request_body.complete"):
+        if event.endswith(".send_request_body.started"):
             note_sent()
         if earlier is not None:
             await earlier(event, info)

@@ -271,3 +271,36 @@ def test_a_call_that_never_ran_never_reached_the_model() -> None:
     assert not CallProgress().reached_server  # its task was cut short before it ran
     assert not CallProgress(started=True, held=True).reached_server  # waiting in our queue
     assert CallProgress(started=True).reached_server  # a client that does not say: counted
+
+
+async def test_a_call_cut_short_at_any_moment_is_counted_exactly_when_the_server_got_it(
+    backend: Backend,
+) -> None:
+    """The seat's call is cancelled (its game ended) after ``k`` turns of the event loop, for
+    every ``k`` from before the request is built to after the answer: the call says it reached
+    the model exactly when the server received it. Before: a cancel in the one turn between
+    the body being written and its trace's "complete" said "never sent" although the server
+    had the request (CI: 21 scheduler requests received, 20 counted)."""
+    backend.server.responder = lambda _req: "I suspect Bob."
+    seen: list[tuple[int, bool, bool]] = []
+    for k in range(60):
+        before = len(backend.server.requests)
+        progress = CallProgress()
+
+        async def run(progress: CallProgress = progress) -> None:
+            progress.started = True  # as the seat's call task does
+            await followed(backend, progress)
+
+        call = asyncio.create_task(run())
+        for _ in range(k):
+            await asyncio.sleep(0)
+        call.cancel()
+        await asyncio.gather(call, return_exceptions=True)
+        # a call that is answered: by then the server has read whatever the cut one wrote
+        assert await followed(backend, CallProgress(started=True)) is None
+        got = len(backend.server.requests) - before - 1
+        seen.append((k, progress.reached_server, got == 1))
+        if call.done() and not call.cancelled():
+            break  # answered before the cancel: every later k is the same
+    assert [s for s in seen if s[1] != s[2]] == []
+    assert {s[2] for s in seen} == {False, True}  # the sweep crossed the request going out
