@@ -325,7 +325,13 @@ async def play(
     finally:
         await service.close()
     raced = [r for p in ports for r in p.raced]
-    assert len(raced) <= 3, raced  # rare, and only ever a line or vote crossing a phase end
+    # A vote that reached the game after its phase's end was applied is refused "Too late",
+    # as a person's is: at this clock a vote phase lasts 0.13-0.17 s of real time, and each
+    # stall of a loaded machine across a deadline makes some (13 in one run beside two busy
+    # loops). Anything else crossing a phase end (a line into the night, a target eliminated
+    # meanwhile) stays rare.
+    other = [r for r in raced if not r.endswith("Too late: time is up for this phase.")]
+    assert len(other) <= 3, raced
     return Played(service, game_id, recorder.events, history, refused, raced, players)
 
 
