@@ -180,9 +180,8 @@ async def stop_discord_input(bot: Any) -> None:
     for shard in list(getattr(bot, "shards", {}).values()):
         await shard.disconnect()
     relay = getattr(bot, "relay", None)
-    tasks = [q.task for q in getattr(relay, "queues", {}).values() if q.task is not None]
-    if tasks:
-        await asyncio.gather(*tasks, return_exceptions=True)
+    if relay is not None:
+        await relay.idle()
 
 
 def _start_watchdog(seconds: float) -> None:
