@@ -11,7 +11,7 @@ crash recovery:
 2. ``on_ready`` (connected): read every booth back from its watermark and relay what players
    typed while the bot was down, in order, once.
 
-Only Discord games are resumed here (`GameService.unfinished_games` on Discord): a Slack
+Only Discord games are resumed here (those the link store lists, `LinkStore.games`): a Slack
 adapter may be running the others from the same database; and only those of servers in this
 process's shards that no other process drives (`bot.discord.shards`: several processes,
 rolling restarts). The others are taken over when their driver lets go.
