@@ -1,4 +1,4 @@
-"""What docs/architecture.md, the README and the packages' docstrings name exists: every
+"""What docs/architecture.md, the README and the modules' docstrings name exists: every
 module path, every dotted name (`bot.lanes.Lanes`) and every `Class.member` they mention. A
 renamed or removed part fails here until the prose follows it."""
 
@@ -14,7 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("bot", "agent", "games", "research")
-_TICKED = re.compile(r"`([^`\n]+)`")
+#: a name in single backticks (double backticks quote a literal: a column, a command)
+_TICKED = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _DOTTED = re.compile(r"(?:bot|agent|games|research)(?:\.\w+)+")
 _MEMBER = re.compile(r"([A-Z]\w*)\.(\w+)")
 _PATH = re.compile(r"(?:bot|agent|games|research|bench|tools|tests|docs|migrations)/[\w./-]*")
@@ -24,9 +25,10 @@ def _texts() -> list[tuple[str, str]]:
     found = [(name, (ROOT / name).read_text(encoding="utf-8")) for name in ("README.md",)]
     found.append(("docs/architecture.md", (ROOT / "docs/architecture.md").read_text("utf-8")))
     for package in PACKAGES:
-        for init in sorted((ROOT / package).rglob("__init__.py")):
-            doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
-            found.append((str(init.relative_to(ROOT)), doc or ""))
+        for module in sorted((ROOT / package).rglob("*.py")):
+            doc = ast.get_docstring(ast.parse(module.read_text(encoding="utf-8")))
+            if doc:
+                found.append((str(module.relative_to(ROOT)), doc))
     return found
 
 
