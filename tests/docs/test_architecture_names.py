@@ -1,4 +1,4 @@
-"""What docs/architecture.md, the README and the modules' docstrings name exists: every
+"""What the README, docs/ and the modules' docstrings name exists: every
 module path, every dotted name (`bot.lanes.Lanes`) and every `Class.member` they mention. A
 renamed or removed part fails here until the prose follows it."""
 
@@ -22,8 +22,8 @@ _PATH = re.compile(r"(?:bot|agent|games|research|bench|tools|tests|docs|migratio
 
 
 def _texts() -> list[tuple[str, str]]:
-    found = [(name, (ROOT / name).read_text(encoding="utf-8")) for name in ("README.md",)]
-    found.append(("docs/architecture.md", (ROOT / "docs/architecture.md").read_text("utf-8")))
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    found = [(str(page.relative_to(ROOT)), page.read_text(encoding="utf-8")) for page in pages]
     for package in PACKAGES:
         for module in sorted((ROOT / package).rglob("*.py")):
             doc = ast.get_docstring(ast.parse(module.read_text(encoding="utf-8")))
