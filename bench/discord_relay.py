@@ -281,7 +281,7 @@ async def parent(args: argparse.Namespace) -> int:
     fake = FakeDiscord(heartbeat_interval=30.0)
     await fake.start()
     stamped = Stamped()
-    fake.webhook_executions = stamped  # type: ignore[assignment]
+    fake.webhook_executions = stamped
     rng = random.Random(1)
     humans_per_game = args.players - 1
     per_guild = -(-args.games // args.guilds)
