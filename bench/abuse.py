@@ -110,6 +110,7 @@ async def running_vote(service: Any, server: str) -> tuple[str, list[str]]:
 async def bench_install(requests: int) -> None:
     import sqlalchemy as sa
     from aiohttp import web
+    from pydantic import SecretStr
 
     from bot.service import GameService
     from bot.settings import Settings
@@ -131,8 +132,8 @@ async def bench_install(requests: int) -> None:
         _env_file=None,
         data_dir=tmp,
         slack_client_id="1.2",
-        slack_client_secret="bench-secret",
-        slack_signing_secret="bench-signing",
+        slack_client_secret=SecretStr("bench-secret"),
+        slack_signing_secret=SecretStr("bench-signing"),
         slack_redirect_uri="http://127.0.0.1/slack/oauth_redirect",
         slack_api_url="http://127.0.0.1:9/api/",
     )
@@ -177,14 +178,16 @@ def seed_ended_games(engine: Any, server: str, user: str, games: int) -> None:
     from datetime import UTC, datetime
 
     import sqlalchemy as sa
+    from sqlmodel import col
 
     from bot.store import models as m
 
     now = datetime.now(UTC)
+    servers = m.Server.__table__  # type: ignore[attr-defined]
     with engine.begin() as conn:
-        conn.execute(sa.insert(m.Server.__table__).values(platform="discord", external_id=server))
+        conn.execute(sa.insert(servers).values(platform="discord", external_id=server))
         server_id = conn.execute(
-            sa.select(m.Server.id).where(m.Server.external_id == server)
+            sa.select(col(m.Server.id)).where(col(m.Server.external_id) == server)
         ).scalar_one()
     batch = 100
     for first in range(0, games, batch):
@@ -279,13 +282,13 @@ def seed_ended_games(engine: Any, server: str, user: str, games: int) -> None:
                 )
             )
         with engine.begin() as conn:
-            conn.execute(sa.insert(m.Game.__table__), rows["games"])
-            conn.execute(sa.insert(m.Seat.__table__), rows["seats"])
-            conn.execute(sa.insert(m.Message.__table__), rows["messages"])
-            conn.execute(sa.insert(m.Event.__table__), rows["events"])
-            conn.execute(sa.insert(m.Action.__table__), rows["actions"])
-            conn.execute(sa.insert(m.Vote.__table__), rows["votes"])
-            conn.execute(sa.insert(m.LLMCall.__table__), rows["llm"])
+            conn.execute(sa.insert(m.Game.__table__), rows["games"])  # type: ignore[attr-defined]
+            conn.execute(sa.insert(m.Seat.__table__), rows["seats"])  # type: ignore[attr-defined]
+            conn.execute(sa.insert(m.Message.__table__), rows["messages"])  # type: ignore[attr-defined]
+            conn.execute(sa.insert(m.Event.__table__), rows["events"])  # type: ignore[attr-defined]
+            conn.execute(sa.insert(m.Action.__table__), rows["actions"])  # type: ignore[attr-defined]
+            conn.execute(sa.insert(m.Vote.__table__), rows["votes"])  # type: ignore[attr-defined]
+            conn.execute(sa.insert(m.LLMCall.__table__), rows["llm"])  # type: ignore[attr-defined]
 
 
 async def bench_withdraw(games: int, quiet: float, db: str | None = None) -> None:

@@ -12,7 +12,7 @@ their booth every ``--interval`` seconds on average (random; the default 20 s is
 minute, the rate of the busiest LLMafia games, whose median is about 1.3). Printed:
 
 - relay latency end to end: the fake dispatches the booth message -> the fake receives the
-  stage webhook request carrying it (gateway, bot, service, DB commit, renderer, outbox, HTTP);
+  stage webhook request carrying it (gateway, bot, service, DB commit, renderer, delivery, HTTP);
 - relay latency inside the bot: ``on_message`` -> just before the webhook request is sent;
 - the bot's event-loop lag (a 50 ms sleeper's overshoot), p50/p99/max;
 - lines relayed, lost (never arrived) and duplicated;
@@ -202,7 +202,7 @@ async def child(config: dict[str, Any]) -> None:
             db_times.clear()
             sampler = asyncio.create_task(sample())
             cpu0, wall0 = time.process_time(), time.perf_counter()
-            sent0 = bot.outbox.sent
+            sent0 = bot.delivery.sent
             commits0, calls0 = service._db.commits, service._db.calls
             writer_cpu[0] = 0.0
             gc_pauses.clear()
@@ -236,9 +236,9 @@ async def child(config: dict[str, Any]) -> None:
                 "full_gc": [unreachable, full_ms, len(gc.get_objects())],
                 "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "wall": time.perf_counter() - wall0,
-                "sent": bot.outbox.sent - sent0,
-                "retried": bot.outbox.retried,
-                "failed": bot.outbox.failed,
+                "sent": bot.delivery.sent - sent0,
+                "retried": bot.delivery.retried,
+                "failed": bot.delivery.failed,
                 "games": len(bot.rooms.rooms),
                 "commits": service._db.commits - commits0,
                 "db_calls": service._db.calls - calls0,
@@ -281,7 +281,7 @@ async def parent(args: argparse.Namespace) -> int:
     fake = FakeDiscord(heartbeat_interval=30.0)
     await fake.start()
     stamped = Stamped()
-    fake.webhook_executions = stamped  # type: ignore[assignment]
+    fake.webhook_executions = stamped
     rng = random.Random(1)
     humans_per_game = args.players - 1
     per_guild = -(-args.games // args.guilds)

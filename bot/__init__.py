@@ -17,4 +17,17 @@ platform shares: settings words, lobby rules, status, booths, links), `bot.disco
 `bot.slack` and `bot.local` (thin adapters), `bot.ops` (serving, health, metrics), the command
 line (`bot.cli`, `bot.runtime`), and the consented dataset a moderator exports (`bot.dataset`).
 The offline research tools live outside the bot, in the top-level `research` package.
+
+The rest, by what it serves:
+
+- time and delivery: `bot.clock` (game time), `bot.timers` (deadlines on the scheduler),
+  `bot.lanes` (ordered delivery, one lane per destination)
+- agents: `bot.agents` (which agent plays a seat), `bot.llm_agents` (LLM seats from settings),
+  `bot.experience_store` (the LLM agent's experience in the database)
+- after a game: `bot.survey`, `bot.reveal`, `bot.stats`, `bot.spotrate`, `bot.transcript`,
+  `bot.replay_page`
+- people's data: `bot.privacy`, `bot.plan_check` and `bot.withdrawals` (withdrawal),
+  `bot.crypto` (secrets at rest)
+- lobbies and the process: `bot.lobbies` (idle lobbies close), `bot.settings`,
+  `bot.config_reference`, `bot.heap`, `bot.invocation`
 """

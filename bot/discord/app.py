@@ -11,7 +11,7 @@ crash recovery:
 2. ``on_ready`` (connected): read every booth back from its watermark and relay what players
    typed while the bot was down, in order, once.
 
-Only Discord games are resumed here (`GameService.unfinished_games` on Discord): a Slack
+Only Discord games are resumed here (those the link store lists, `LinkStore.games`): a Slack
 adapter may be running the others from the same database; and only those of servers in this
 process's shards that no other process drives (`bot.discord.shards`: several processes,
 rolling restarts). The others are taken over when their driver lets go.
@@ -32,7 +32,7 @@ from discord import app_commands
 from bot.discord.actions import Actions
 from bot.discord.afk import AfkWatch
 from bot.discord.commands import MafiaCommands
-from bot.discord.delivery import Job, Outbox
+from bot.discord.delivery import Delivery, Job
 from bot.discord.faults import Faults
 from bot.discord.links import PLATFORM, GameRow, LinkStore
 from bot.discord.lobby import Lobby
@@ -115,8 +115,8 @@ class MafiaBot(discord.AutoShardedClient):
         self.links = LinkStore(self.engine)
         self.servers = Servers(self.links)
         self.rooms = Rooms(self, self.links, self.options)
-        self.outbox = Outbox(self._on_fault)
-        self.notify = Notifier(self.outbox, self.rooms)
+        self.delivery = Delivery(self._on_fault)
+        self.notify = Notifier(self.delivery, self.rooms)
         self.relay = Relay(self, self.rooms, service, self.links, self.notify, metrics)
         self.rooms.on_booth.append(self.relay.booth_opened)
         self.renderer = Renderer(
@@ -142,7 +142,9 @@ class MafiaBot(discord.AutoShardedClient):
             agent_kind=self.agent_kind,
             seat_menus=self.renderer.seat_menus,
         )
-        self.faults = Faults(service, self.rooms, self.links, self.outbox, self.notify, self.relay)
+        self.faults = Faults(
+            service, self.rooms, self.links, self.delivery, self.notify, self.relay
+        )
         self.lobby = Lobby(
             service,
             self.rooms,
@@ -418,8 +420,8 @@ class MafiaBot(discord.AutoShardedClient):
         await self.idle_lobbies.stop()
         await self.handover.close()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.outbox.drain(), 10)
-        await self.outbox.close()
+            await asyncio.wait_for(self.delivery.drain(), 10)
+        await self.delivery.close()
         for task in list(self._background):
             task.cancel()
         await super().close()

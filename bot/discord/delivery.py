@@ -1,7 +1,7 @@
 """Ordered, never-dropping delivery to Discord, one queue per destination: Discord's policy
 over `bot.lanes`.
 
-Everything the bot posts goes through an :class:`Outbox` under a *key* (the stage of a game,
+Everything the bot posts goes through an :class:`Delivery` under a *key* (the stage of a game,
 one booth, the graveyard...). Jobs under one key are sent strictly one after another, in the order
 they were queued; different keys run concurrently, so a slow or rate-limited booth never holds
 up the stage of another game.
@@ -102,7 +102,7 @@ class DiscordPolicy(Policy[Job]):
 
     def forget(self, key: Hashable) -> None:
         # spacing holds within a backlog: a line reaching an idle stage goes at once (as the
-        # outbox before the lanes did; the flood tests model the webhook's 429)
+        # queue before the lanes did; the flood tests model the webhook's 429)
         if self._pace is not None:
             self._pace.forget(key)
 
@@ -121,7 +121,7 @@ class DiscordPolicy(Policy[Job]):
         return delay * (0.75 + random.random() / 2)
 
 
-class Outbox(Lanes[str, Job]):
+class Delivery(Lanes[str, Job]):
     """The adapter's `bot.lanes.Lanes`: a job goes out as ``job.send(job.text)``; a job
     given up goes to ``on_fault``; ``job.on_done`` runs once it is out, given up or cut
     off."""
@@ -142,7 +142,7 @@ class Outbox(Lanes[str, Job]):
             on_error=self._given_up,
             on_drop=_finished,
             merge=_merge,
-            name="outbox",
+            name="delivery",
         )
 
     # the policy's figures, settable here as before (tests shorten the backoff)
@@ -199,4 +199,4 @@ def _finished(job: Job) -> None:
         try:
             callback()
         except Exception:
-            log.exception("outbox callback failed")
+            log.exception("delivery callback failed")

@@ -1,10 +1,10 @@
 """What the bot does when Discord removes something under a running game.
 
-A post that fails for good comes here from the outbox (`Faults.on_fault`): a deleted booth or
-graveyard thread is forgotten so the next post opens a new one (the post is queued again, into
-it); a missing permission is reported to the game's moderators once; a deleted game channel
-ends the game, with the reason stored. Gateway deletions (`thread_gone`, `channel_gone`) take
-the same paths.
+A post that fails for good comes here from the delivery queue (`Faults.on_fault`): a deleted
+booth or graveyard thread is forgotten so the next post opens a new one (the post is queued
+again, into it); a missing permission is reported to the game's moderators once; a deleted
+game channel ends the game, with the reason stored. Gateway deletions (`thread_gone`,
+`channel_gone`) take the same paths.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import logging
 
 import discord
 
-from bot.discord.delivery import Job, Outbox
+from bot.discord.delivery import Delivery, Job
 from bot.discord.links import LinkStore
 from bot.discord.notify import Notifier
 from bot.discord.posts import seat_card
@@ -31,14 +31,14 @@ class Faults:
         service: GameService,
         rooms: Rooms,
         links: LinkStore,
-        outbox: Outbox,
+        delivery: Delivery,
         notifier: Notifier,
         relay: Relay,
     ) -> None:
         self.service = service
         self.rooms = rooms
         self.links = links
-        self.outbox = outbox
+        self.delivery = delivery
         self.notify = notifier
         self.relay = relay
 
@@ -54,7 +54,7 @@ class Faults:
             thread_id = self._thread_of(room, job.place, job.seat)
             await self.thread_gone(room, job.place, job.seat, thread_id)
             if not room.ended:
-                self.outbox.put(room.key(job.place, job.seat), job)  # try again, in a new one
+                self.delivery.put(room.key(job.place, job.seat), job)  # try again, in a new one
             return
         if isinstance(exc, discord.Forbidden):
             await self.rooms.report(

@@ -3,7 +3,7 @@
 Every part of the adapter that tells players something (the renderer, the relay's refusals,
 the AFK watch, seat changes, a booth opened again after a deletion) queues it here, so a
 booth's notes and its den posts keep one order, one cleaning (`clean_manager`) and one fault
-path (the outbox's). Nothing here waits on Discord: each call only queues a job.
+path (the delivery queue's). Nothing here waits on Discord: each call only queues a job.
 
 The den has no thread of its own (its member list would tell a human mafia whether a partner
 is a person): a den post goes to the booth of each reader (`Room.den_readers`), and is dropped
@@ -17,19 +17,19 @@ from collections.abc import Set as AbstractSet
 
 import discord
 
-from bot.discord.delivery import Job, Outbox
+from bot.discord.delivery import Delivery, Job
 from bot.discord.rooms import Booth, Room, Rooms
 from bot.discord.sanitize import clean_manager
 
-#: outbox group of den posts in a booth (they never merge with the booth's own notes)
+#: delivery group of den posts in a booth (they never merge with the booth's own notes)
 DEN = "den"
 #: a fresh menu for one reader's booth (a view can be sent once), or None
 MenuFor = Callable[[int], discord.ui.View | None]
 
 
 class Notifier:
-    def __init__(self, outbox: Outbox, rooms: Rooms) -> None:
-        self.outbox = outbox
+    def __init__(self, delivery: Delivery, rooms: Rooms) -> None:
+        self.delivery = delivery
         self.rooms = rooms
 
     def put(self, room: Room, place: str, job: Job, seat: int | None = None) -> None:
@@ -37,7 +37,7 @@ class Notifier:
         job.game_id = room.game_id
         job.place = place
         job.seat = seat
-        self.outbox.put(room.key(place, seat), job)
+        self.delivery.put(room.key(place, seat), job)
 
     def stage(self, room: Room, line: str | None, view: discord.ui.View | None = None) -> None:
         """A Game-Manager announcement on the stage (a menu under it: never merged)."""

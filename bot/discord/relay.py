@@ -1,7 +1,7 @@
 """Booth -> service: what a human types in their booth becomes the seat's line.
 
-Each booth has a queue handled by one worker at a time, so a person's lines reach the service
-in the order they typed them. A line goes to `GameService.say` with the moment Discord took
+Each booth has its lane of `bot.lanes` (one worker at a time), so a person's lines reach the
+service in the order they typed them. A line goes to `GameService.say` with the moment Discord took
 it (its snowflake time) and its id (``platform_id="discord:msg:<message id>"``): the engine
 judges the line against the phase of that moment (a den line typed an instant before the night
 ended stays in the den), and the service applies each id once, which makes any re-delivery
@@ -38,6 +38,7 @@ import discord
 from bot.discord.rooms import Booth, Room, Rooms
 from bot.discord.sanitize import plain
 from bot.errors import ServiceError
+from bot.lanes import Lanes
 from bot.service import GameService
 from bot.table.booths import in_typed_order
 from games.errors import RuleError
@@ -169,24 +170,15 @@ class BoothQueue:
         self.thread_id = booth.thread_id
         self.user_id = booth.user_id
         self.seen = booth.seen
-        self.lines: deque[Line] = deque()
         self.buffer: list[Line] | None = None  # not None while catching up
-        self.task: asyncio.Task[None] | None = None
 
     def push(self, line: Line) -> None:
+        """Hand ``line`` over after the booth's earlier lines (its lane of `Relay.inbound`),
+        or keep it in the buffer while the booth catches up."""
         if self.buffer is not None:
             self.buffer.append(line)
             return
-        self.lines.append(line)
-        if self.task is None:
-            self.task = asyncio.create_task(self._run(), name=f"booth:{self.thread_id}")
-
-    async def _run(self) -> None:
-        try:
-            while self.lines:
-                await self.relay_now(self.lines.popleft())
-        finally:
-            self.task = None
+        self.relay.inbound.put(self.thread_id, (self, line))
 
     async def relay_now(self, line: Line) -> None:
         """Hand one line over, unless a line at least as new was handled (each line once)."""
@@ -240,8 +232,8 @@ class BoothQueue:
         return sorted(merged.values(), key=lambda x: x.id)
 
     async def idle(self) -> None:
-        while self.task is not None:
-            await asyncio.shield(self.task)
+        """Return once the lines pushed so far are handed over."""
+        await self.relay.inbound.drain(self.thread_id)
 
 
 class Relay:
@@ -261,6 +253,8 @@ class Relay:
         self.notify = notifier
         self.metrics = metrics
         self.queues: dict[int, BoothQueue] = {}
+        #: each booth's lines, one after another in the order they came (a lane per thread)
+        self.inbound: Lanes[int, tuple[BoothQueue, Line]] = Lanes(_hand_over, name="booth")
 
     def booth_opened(self, room: Room, booth: Booth) -> None:
         old = [
@@ -271,6 +265,10 @@ class Relay:
         for tid in old:
             del self.queues[tid]
         self.queues[booth.thread_id] = BoothQueue(self, room.game_id, booth)
+
+    async def idle(self) -> None:
+        """Return once every line pushed so far (and meanwhile) is handed over."""
+        await self.inbound.drain()
 
     def forget(self, game_id: str) -> None:
         for tid in [t for t, q in self.queues.items() if q.game_id == game_id]:
@@ -390,3 +388,8 @@ class Relay:
                 metrics.sending(call.game_id, call.seat, call.text)  # not relayed: forget it
             self.notify.booth(room, queue.seat, away_note(line, refusal(room, queue.seat, exc)))
             await self.links.update_data(queue.game_id, "booth", queue.seat, {"seen": str(line.id)})
+
+
+async def _hand_over(item: tuple[BoothQueue, Line]) -> None:
+    queue, line = item
+    await queue.relay_now(line)

@@ -21,7 +21,8 @@ Where things go, as in the LLMafia games:
 What goes where is decided by the pure functions of `bot.discord.posts`; this class only
 turns their `Post` specs into components and hands them to the `Notifier`. `on_events` is
 called in order, for every game, from one task of the service, so it must not wait on Discord:
-it only queues jobs on the per-place outbox, which keeps their order.
+it only queues jobs on the per-place delivery queue (`bot.discord.delivery`), which keeps
+their order.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ the game's moderators.
 
 There is no shared mafia thread (*den*): its member list would show which partners are
 people, so a human mafia whose partner is the agent would find the agent. The den is relayed
-into the booth of each human mafia instead (see `Renderer.den_line` and `Renderer.speech`).
+into the booth of each human mafia instead (see `Renderer.speech` and `Notifier.den`).
 A den thread stored by an older version is archived when its game is recovered
 (`Rooms.retire_den`).
 

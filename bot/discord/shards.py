@@ -16,9 +16,9 @@ handler runs). The other process's games are taken over as soon as nobody holds 
 - on an event for the game (a click, a slash command in its channel) that came after its
   driver let go: `claim` takes the lease there and then (an event that came while the other
   process still drove the game was that process's to answer, even if it stopped since);
-- otherwise within `WATCH_SECONDS`: `Handover.watch` polls for open games of our shards that
-  nobody holds (the old process released its leases on SIGTERM, or it was killed: its leases
-  expire, at once when it ran on this machine).
+- otherwise within `WATCH_SECONDS`: once `Handover.start` ran, `Handover.sweep` looks for
+  open games of our shards that nobody holds (the old process released its leases on SIGTERM,
+  or it was killed: its leases expire, at once when it ran on this machine).
 
 Taking a game over is what a restart does for it: the room is rebuilt from the database, the
 service replays the log and arms the phase deadline (only the holder ever arms it), and the

@@ -12,7 +12,7 @@ Every figure is gathered at a seam that exists anyway, so no game code knows abo
   a game's figures are added when the game ends (not call by call, which would rise just
   before each agent line and tell a scraper which lines are the agent's);
 - platform rate-limit waits: discord.py's own rate-limit log line; the Slack SDK's 429
-  retry handler and the Slack poster's own waits after it (Retry-After);
+  retry handler and Slack's delivery queue's own waits after it (Retry-After);
 - event-loop lag: a sampler task (how late a short sleep wakes up).
 
 One `Metrics` owns its own registry, so tests can run several side by side.
@@ -144,7 +144,7 @@ class Metrics:
         self.rate_limit_seconds.labels(platform).inc(max(0.0, seconds))
 
     def rate_limited_on(self, platform: str) -> Callable[[float], None]:
-        """`rate_limited` for one platform: a hook for a poster's own waits."""
+        """`rate_limited` for one platform: a hook for a delivery queue's own waits."""
         return lambda seconds: self.rate_limited(platform, seconds)
 
     def llm_record(self, rec: DecisionRecord) -> None:

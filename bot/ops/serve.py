@@ -61,12 +61,13 @@ class Ops:
 
     def watch_slack(self, runner: Any) -> None:
         """Health (Socket Mode connected, or the HTTP listener up), rate-limit waits (the
-        SDK's and the poster's own), the relay's latency, and input stopped first on a stop."""
+        SDK's and the delivery queue's own), the relay's latency, and input stopped first on a
+        stop."""
         self.health.add("slack", runner.connected)
         self.input_stoppers.append(runner.stop_input)
         slack_meter = self.metrics.rate_limited_on("slack")
         watch_slack_rate_limits(runner.client, self.metrics)
-        runner.adapter.out.poster.on_rate_limit = slack_meter
+        runner.adapter.out.delivery.on_rate_limit = slack_meter
         runner.adapter.latency.observe = self.metrics.relay.labels("slack").observe
 
 
@@ -180,9 +181,8 @@ async def stop_discord_input(bot: Any) -> None:
     for shard in list(getattr(bot, "shards", {}).values()):
         await shard.disconnect()
     relay = getattr(bot, "relay", None)
-    tasks = [q.task for q in getattr(relay, "queues", {}).values() if q.task is not None]
-    if tasks:
-        await asyncio.gather(*tasks, return_exceptions=True)
+    if relay is not None:
+        await relay.idle()
 
 
 def _start_watchdog(seconds: float) -> None:

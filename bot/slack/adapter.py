@@ -104,7 +104,7 @@ class SlackAdapter:
         self.render = Renderer(self.out, self.store, self.lobby.refresh, self.latency)
         self.relay = Relay(service, self.games, self.out, self.store, self._spawn, self.latency)
         self.out.on_stage_lost = lambda sg, why: self._spawn(self.lobby.stage_lost(sg, why))
-        self.out.poster.on_gone = lambda team: self._spawn(self.leave_workspace(team, GONE))
+        self.out.delivery.on_gone = lambda team: self._spawn(self.leave_workspace(team, GONE))
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
         #: who the AI was, on the stage once the survey closes (`bot.reveal`)
@@ -185,7 +185,7 @@ class SlackAdapter:
         self.withdrawals.close()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=5)
-        await self.out.poster.close()
+        await self.out.delivery.close()
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
@@ -196,7 +196,7 @@ class SlackAdapter:
     async def drain(self) -> None:
         """Everything the service has dispatched so far is posted (tests, shutdown)."""
         await self.service.drain()
-        await self.out.poster.drain()
+        await self.out.delivery.drain()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)

@@ -65,7 +65,7 @@ def make_client(
     like: AsyncWebClient | None = None,
 ) -> AsyncWebClient:
     """The Web API client, with the SDK's 429 (Retry-After) and connection retries; what the
-    SDK gives up on, the poster's own queue retries without reordering. ``like``: share that
+    SDK gives up on, the delivery queue retries without reordering. ``like``: share that
     client's retry handlers (a workspace's client: the same rate-limit metering)."""
     handlers = (
         like.retry_handlers

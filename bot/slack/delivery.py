@@ -199,7 +199,7 @@ class SlackPolicy(Policy[Job]):
         return float(min(MAX_BACKOFF, self.backoff * 2 ** (attempt - 1)))
 
 
-class Poster:
+class Delivery:
     def __init__(
         self,
         workspaces: Workspaces,
@@ -261,7 +261,7 @@ class Poster:
         `WorkspaceGone` (the app was removed there: nothing to report to). Nobody has to
         await it."""
         if self.lanes.closed:
-            raise RuntimeError("the Slack poster is closed")
+            raise RuntimeError("Slack's delivery is closed")
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_consume)
         job = Job(method, kwargs, future, what, game_id, report, plain, team, speaker)

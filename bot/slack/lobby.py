@@ -166,7 +166,7 @@ class Lobby:
     def refresh(self, sg: SlackGame, *, note: str | None = None) -> None:
         if sg.lobby_ts is None:
             return
-        self.out.poster.submit(
+        self.out.delivery.submit(
             sg.channel,
             "chat.update",
             team=sg.team,

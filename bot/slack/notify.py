@@ -1,6 +1,6 @@
 """Everything the app says on Slack, and who it is there.
 
-Posts go through `bot.slack.delivery.Poster` (per-conversation order survives rate limits and
+Posts go through `bot.slack.delivery.Delivery` (per-conversation order survives rate limits and
 Slack's hiccups); a call Slack refuses for good becomes one plain sentence for the game's host
 (`bot.slack.problems`), told once per problem. A character's line carries only the
 character's name and picture (`say_as`), the same for a person and the agent.
@@ -18,7 +18,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack import blocks as B
-from bot.slack.delivery import Failure, Poster, error_fields, why
+from bot.slack.delivery import Delivery, Failure, error_fields, why
 from bot.slack.games import Games
 from bot.slack.links import SlackGame
 from bot.slack.problems import GONE, explain, missing_scopes
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 #: seconds a workspace-admin answer from users.info is trusted
 ADMIN_TTL = 300.0
 
-#: told (not awaited: it runs beside the poster's worker) that a game's stage is gone
+#: told (not awaited: it runs beside the delivery queue's worker) that a game's stage is gone
 StageLost = Callable[[SlackGame, str], None]
 
 
@@ -49,7 +49,7 @@ class Notifier:
         self.workspaces = workspaces
         self.games = games
         self.avatar_template = avatar_template
-        self.poster = Poster(workspaces, self.on_failure)
+        self.delivery = Delivery(workspaces, self.on_failure)
         #: set by the adapter: what to do when a game's channel is gone
         self.on_stage_lost: StageLost | None = None
         #: the workspace of the token in .env (None when installed through OAuth)
@@ -85,7 +85,7 @@ class Notifier:
         if header:
             scopes = self.scopes[team] = {s.strip() for s in header.split(",") if s.strip()}
             if "chat:write.customize" in scopes:
-                self.poster.plain.discard(team)  # re-granted: names and pictures again
+                self.delivery.plain.discard(team)  # re-granted: names and pictures again
             missing = missing_scopes(scopes)
             if missing:
                 log.warning("Slack app is missing scopes: %s", ", ".join(missing))
@@ -151,7 +151,7 @@ class Notifier:
         }
         if blocks is not None:
             kwargs["blocks"] = blocks
-        return self.poster.submit(
+        return self.delivery.submit(
             channel,
             "chat.postMessage",
             team=team,
@@ -181,7 +181,7 @@ class Notifier:
             "unfurl_links": False,
             "unfurl_media": False,
         }
-        return self.poster.submit(
+        return self.delivery.submit(
             channel,
             "chat.postMessage",
             team=sg.team,
@@ -213,7 +213,7 @@ class Notifier:
         )
 
     def ephemeral(self, team: str | None, channel: str, user: str, text: str) -> None:
-        self.poster.submit(
+        self.delivery.submit(
             channel,
             "chat.postEphemeral",
             team=team,

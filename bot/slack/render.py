@@ -259,7 +259,7 @@ class Renderer:
         for kind, channel, ts in sg.menus:
             if kind == "vote" or night:
                 text = "This vote is closed." if kind == "vote" else "The night is over."
-                self.out.poster.submit(
+                self.out.delivery.submit(
                     channel,
                     "chat.update",
                     team=sg.team,
@@ -302,7 +302,7 @@ class Renderer:
                 game_id=sg.id,
                 report=False,
             )
-            self.out.poster.submit(
+            self.out.delivery.submit(
                 sg.den,
                 "conversations.archive",
                 team=sg.team,

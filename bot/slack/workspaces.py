@@ -44,7 +44,7 @@ class WorkspaceGone(Exception):
 
 class TokenRefreshFailed(WorkspaceGone):
     """Slack did not refresh the workspace's expiring token just now: nothing can be sent there
-    for the moment (the poster tries again later; a direct call gives up)."""
+    for the moment (the delivery queue tries again later; a direct call gives up)."""
 
     def __init__(self, team: str | None, error: str) -> None:
         super().__init__(team)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Console
 from sqlmodel import Session, col, select
@@ -227,7 +227,8 @@ def analyse(
     phase_seq = 0
     for e in events:
         kind = e["kind"]
-        t = datetime.fromisoformat(e["t"]) if isinstance(e.get("t"), str) else e.get("t")
+        raw_t = e.get("t")
+        t = datetime.fromisoformat(raw_t) if isinstance(raw_t, str) else cast(datetime, raw_t)
         if kind == "phase_started":
             phase_seq = e["seq"]
             phase_of[phase_seq] = (e["phase"], e["number"])

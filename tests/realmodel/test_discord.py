@@ -86,7 +86,7 @@ async def test_an_llm_seat_among_people_speaks_every_day(
                     roles="detective+doctor", day_minutes=1.5, vote_minutes=0.5, night_minutes=0.5
                 )
                 await People(table, service, game_id).play_out()
-                await bot.outbox.drain()
+                await bot.delivery.drain()
         finally:
             if not bot.is_closed():
                 await bot.close()

@@ -138,7 +138,7 @@ async def test_a_lone_human_mafia_cannot_tell_that_the_partner_is_the_agent(
         room = bot.rooms.get(game_id)
         assert room is not None
         assert row.place == "den" and row.seat_index == room.seat_of(me.id)
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         assert posts_of(fake, "yes, the quiet one") == []
 
         # The night vote, from the booth.
@@ -191,7 +191,7 @@ async def test_two_human_mafia_hear_each_other_in_their_booths_and_a_substitute_
         assert await bot.service.say(game_id, agent_seat, "agent: then the doctor")
         agent_in_a = await posted_in(fake, "agent: then the doctor", booth_a)
         await posted_in(fake, "agent: then the doctor", booth_b)
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         assert [e.thread_id for e in posts_of(fake, "a: the doctor worries me")] == [booth_b.id]
         assert [e.thread_id for e in posts_of(fake, "b: agreed")] == [booth_a.id]
         assert sorted(e.thread_id or 0 for e in posts_of(fake, "agent: then the doctor")) == sorted(
@@ -232,7 +232,7 @@ async def test_two_human_mafia_hear_each_other_in_their_booths_and_a_substitute_
         assert from_s.username == table.names[b.id]
         assert await bot.service.say(game_id, agent_seat, "agent: good")
         await posted_in(fake, "agent: good", booth_s)
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         for text in ("a: welcome back", "agent: good"):
             assert booth_b.id not in {e.thread_id for e in posts_of(fake, text)}
         assert b.id not in booth_b.member_ids and booth_b.archived

@@ -53,7 +53,7 @@ async def test_a_deleted_webhook_is_made_again_and_nothing_is_lost(
         second = await table.wait_post("second line")
         assert second.webhook_id != first.webhook_id
         assert second.username == first.username
-        await bot.outbox.drain()
+        await bot.delivery.drain()
     with Session(make_engine(url)) as session:
         links = session.exec(select(PlatformLink).where(PlatformLink.game_id == game_id)).all()
         assert {int(x.external_id) for x in links if x.kind == "webhook"} == {second.webhook_id}
@@ -65,7 +65,7 @@ async def test_rate_limits_delay_posts_but_never_drop_or_reorder_them(
 ) -> None:
     table = Table.build(fake_discord)
     async with bot_stack(fake_discord, db_url_in(tmp_path)) as bot:
-        bot.outbox.base_backoff = 0.02
+        bot.delivery.base_backoff = 0.02
         await table.play(day_minutes=30.0)
         rule = fake_discord.rate_limit(
             "POST /webhooks/{webhook_id}/{webhook_token}", times=12, retry_after=0.01
@@ -77,7 +77,7 @@ async def test_rate_limits_delay_posts_but_never_drop_or_reorder_them(
         await fake_discord.wait_until(
             lambda: all(any(e.content == t for e in table.stage_posts()) for t in lines), 10.0
         )
-        assert rule.hits == 12 and bot.outbox.retried >= 1  # more than discord.py's 5 tries
+        assert rule.hits == 12 and bot.delivery.retried >= 1  # more than discord.py's 5 tries
         mine = [e.content for e in table.stage_posts() if e.content in lines]
         assert mine == lines
 
@@ -142,7 +142,7 @@ async def test_a_missing_permission_at_run_time_is_reported_not_crashed_on(
             lambda: any("refused a post in the booth" in d for d in table_dms(table, fake_discord)),
             5.0,
         )
-        assert bot.outbox.failed == 1
+        assert bot.delivery.failed == 1
         await table.say(carol, "a line")
         await table.wait_post("a line")  # the game goes on
 
@@ -172,5 +172,5 @@ async def test_a_lasting_database_failure_at_a_deadline_reaches_the_host_once(
         assert game_id in note and "keep retrying" in note
         faults.lift()
         await table.wait_stage(lambda m: "Voting is open" in m["content"])
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         assert len(told()) == 1

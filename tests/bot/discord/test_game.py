@@ -117,7 +117,7 @@ async def test_a_full_game_from_lobby_to_survey(fake_discord: FakeDiscord, tmp_p
         assert (await opened.response()).type == 9 and opened.modal is not None
         sent = await fake.submit_modal(opened, {"comments": "it typed too fast"})
         assert "comment is saved" in ((await sent.response()).content or "")
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         await fake.wait_until(lambda: table.town.overwrites == original_overwrites)
 
     with Session(_engine(tmp_path)) as session:

@@ -37,7 +37,7 @@ async def test_config_status_end_and_export(fake_discord: FakeDiscord, tmp_path:
         ended = await table.answer(await table.slash("mafia end", table.mod, reason="time's up"))
         assert ended == f"Game {game_id} is stopped."
         await table.wait_stage(lambda m: "The game was stopped (time's up)" in m["content"])
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         await fake_discord.wait_until(lambda: table.town.overwrites == {})
         threads = [c for c in fake_discord.channels.values() if c.is_thread]
         assert threads and all(c.archived for c in threads)

@@ -123,7 +123,7 @@ async def test_night_in_the_den_and_the_booths(fake_discord: FakeDiscord, tmp_pa
         await fake.wait_for_message(  # the den's vote line, in the booth
             mafia_booth, lambda m: f"{name[mafia.id]} voted for {name[victim.id]}" in m["content"]
         )
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         assert not any(
             "only the mafia can talk" in m["content"] for m in fake.messages_in(mafia_booth)
         )

@@ -97,7 +97,7 @@ async def test_sigkill_mid_day_the_agents_speak_inside_the_released_backlog(
         await asyncio.wait_for(bot.caught_up.wait(), 60)
         assert bot.recovered == [game_id]
         await table.wait_stage(lambda m: "Voting is open" in m["content"], within=60)
-        await bot.outbox.drain()
+        await bot.delivery.drain()
 
     posts = character_posts(table, names)
     texts = [m["content"] for m in posts]
@@ -167,6 +167,6 @@ async def test_a_gateway_gap_pauses_the_agents_and_gives_the_day_its_time_back(
         back = await table.wait_stage(lambda m: "gets" in m["content"] and "back" in m["content"])
         assert "stood still" in back["content"]
         await table.wait_stage(lambda m: "Voting is open" in m["content"], within=30)
-        await bot.outbox.drain()
+        await bot.delivery.drain()
     posts = [m["content"] for m in character_posts(table, names)]
     assert [t for t in posts if t in typed] == typed

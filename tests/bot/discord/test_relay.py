@@ -79,3 +79,39 @@ def test_refusals_and_notes_about_lines_read_back_after_a_restart() -> None:
     assert away_note(back, "no") == (
         "While the Game-Manager was away you wrote “hello”; it could not be relayed: no"
     )
+
+
+async def test_each_booth_hands_its_lines_over_in_order_on_its_own_lane() -> None:
+    """A booth's lines reach the service one after another, in the order they came, while
+    another booth's go on beside them (the relay's lanes, `bot.lanes`); ``idle`` returns once
+    everything pushed is handed over (a graceful stop waits on it)."""
+    import asyncio
+    from typing import Any, cast
+
+    from bot.discord.relay import BoothQueue, Relay
+    from bot.discord.rooms import Booth
+
+    handed: list[tuple[int, int]] = []
+    release = asyncio.Event()
+
+    class Slow(Relay):
+        async def handle(self, queue: BoothQueue, line: Line) -> None:
+            if queue.seat == 0 and line.id == 1:
+                await release.wait()  # booth 0's first line is slow to go
+            handed.append((queue.seat, line.id))
+
+    nothing = cast(Any, None)
+    relay = Slow(nothing, nothing, nothing, nothing, nothing)
+    a = BoothQueue(relay, "g1", Booth(0, 100, 10))
+    b = BoothQueue(relay, "g1", Booth(1, 101, 11))
+    for n in (1, 2, 3):
+        a.push(Line(n, 100, f"a{n}"))
+        b.push(Line(n, 101, f"b{n}"))
+    await b.idle()
+    assert handed == [(1, 1), (1, 2), (1, 3)]  # booth 1 did not wait for booth 0
+    stopped = asyncio.create_task(relay.idle())
+    await asyncio.sleep(0)
+    assert not stopped.done()
+    release.set()
+    await asyncio.wait_for(stopped, 5)
+    assert [line for seat, line in handed if seat == 0] == [1, 2, 3]

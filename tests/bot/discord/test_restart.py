@@ -100,7 +100,7 @@ async def test_sigkill_mid_day_lines_typed_meanwhile_are_relayed_once_in_order(
             await table.wait_post(text)
         await table.say(bob, "after the restart")
         await table.wait_post("after the restart")
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         await asyncio.sleep(0.3)  # nothing else trickles in
         back = await table.wait_stage(lambda m: "back after a restart" in m["content"])
         assert "Day 1" in back["content"]
@@ -214,7 +214,7 @@ async def test_sigkill_mid_night_the_den_goes_on_between_the_booths(
         await fake.wait_for_message(
             booth_b, lambda m: f"{table.names[a.id]} voted for {victim}" in m["content"]
         )
-        await bot.outbox.drain()
+        await bot.delivery.drain()
 
     where = {
         text: [e.thread_id for e in fake.webhook_executions if e.content == text]

@@ -50,7 +50,7 @@ async def test_the_reveal_comes_when_the_window_closes(
     async with bot_stack(fake, db_url_in(tmp_path), speed=30.0, reveal_after=2.0) as bot:
         game_id = await table.play(day_minutes=3.0, vote_minutes=1.0, night_minutes=1.0)
         agent, _ = await vote_out_the_mafia(fake, table, game_id)
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         assert REVEAL not in everything_the_players_saw(fake, table)
         await table.wait_stage(
             lambda m: m["content"] == f"{REVEAL} {agent}. 0 of 5 of you named them.", within=10
@@ -62,7 +62,7 @@ async def test_the_reveal_comes_when_the_window_closes(
         ids = {cid.split(":")[-1]: cid for cid in custom_ids(survey)}
         for key, value in (("ai0", agent), ("sim", "4"), ("time", "3"), ("rel", "5")):
             await (await fake.select(survey, ids[key], [value], user=table.humans[1])).response()
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         assert everything_the_players_saw(fake, table).count(REVEAL) == 1
 
 
@@ -112,7 +112,7 @@ async def test_help_reveal_stats_leaderboard_replay(
                 said = (await inter.response()).content or ""
             assert "announced in the game channel" in said and agent not in said
             if n < len(table.humans) - 1:
-                await bot.outbox.drain()
+                await bot.delivery.drain()
                 assert REVEAL not in everything_the_players_saw(fake, table)
                 stats = await answered(await table.slash("mafia stats", person))
                 assert "No games counted" in stats["content"]  # not before the reveal
@@ -122,7 +122,7 @@ async def test_help_reveal_stats_leaderboard_replay(
         expected = f"{REVEAL} {agent}. {spotted} of 5 of you named them."
         shown = await table.wait_stage(lambda m: m["content"] == expected)
         assert shown["author"]["id"] == str(fake.bot.id) or shown.get("webhook_id")
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         assert everything_the_players_saw(fake, table).count(REVEAL) == 1  # once
 
         # stats and the leaderboard: people only, the agent never

@@ -113,7 +113,7 @@ async def test_two_bots_on_one_shard_only_the_driver_answers_then_it_hands_over(
         assert await bots[standby].handover.sweep() == [game_id]
         await table.say(table.humans[1], "after the handover")
         await table.wait_post("after the handover")
-        await bots[standby].outbox.drain()
+        await bots[standby].delivery.drain()
 
     for inter in fake.interactions.values():  # each command and click answered once
         answers = [r for r in fake.requests if r.path.startswith(f"/interactions/{inter.id}/")]
@@ -148,8 +148,8 @@ async def test_a_bot_that_lost_its_game_forgets_it_and_never_answers_for_it_agai
 
         await table.say(table.humans[0], "only the new driver relays this")
         await table.wait_post("only the new driver relays this")
-        await other.outbox.drain()
-        await stalled.outbox.drain()
+        await other.delivery.drain()
+        await stalled.delivery.drain()
 
     said = [e.content for e in table.stage_posts() if e.username in table.names.values()]
     assert said == ["only the new driver relays this"]
@@ -189,7 +189,7 @@ async def test_only_the_driver_ends_phases_and_the_next_one_carries_on_after_a_h
             lambda: game.state is not None and (game.state.phase.seq > seq or game.state.over),
             WITHIN_S + 45,  # the phase got the time its input was down back (bot.outages)
         )
-        await standby.outbox.drain()
+        await standby.delivery.drain()
 
     stage = [m["content"] for m in fake.messages_in(table.town) if m["author"].get("bot")]
     announcements = [t for t in stage if "Voting is open" in t or t.startswith("Night")]

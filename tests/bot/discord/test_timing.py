@@ -108,7 +108,7 @@ async def test_a_den_line_and_the_night_ending_click_in_one_millisecond(
 
         await fake.deliver(line)
         row = await fake.wait_until(stored(url, text), 5.0)
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         assert row.place == "den"  # the lone human mafia's den: posted nowhere
         assert not [e for e in fake.webhook_executions if e.content == text]
 
@@ -147,7 +147,7 @@ async def test_lines_typed_at_the_last_instant_of_the_night(
         await fake.wait_for_message(
             b1_booth, lambda m: "only the mafia can talk" in m["content"], after=town
         )
-        await bot.outbox.drain()
+        await bot.delivery.drain()
         assert stored(url, "me too?")() is None
         assert not [e for e in fake.webhook_executions if e.content in ("too late?", "me too?")]
 

@@ -63,7 +63,7 @@ class SlackHarness:
         if self.fake.post_limit is None:
             # this fake takes any number of posts: nothing to pace to (a test that models
             # Slack's post limit sets `fake.post_limit` and paces to it: test_flood.py)
-            self.adapter.out.poster.policy.pace = None
+            self.adapter.out.delivery.policy.pace = None
         self.app = build_app(self.adapter, self.secret)
         self.fake.target = None
         await self.fake.serve(self.app)

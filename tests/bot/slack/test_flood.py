@@ -101,7 +101,7 @@ async def test_a_flooding_seat_on_a_rate_limited_slack(harness: SlackHarness) ->
     fake = harness.fake
     fake.post_limit = SLACK_POSTS
     assert harness.adapter is not None
-    harness.adapter.out.poster.policy.pace = SlackPolicy().pace  # as in production
+    harness.adapter.out.delivery.policy.pace = SlackPolicy().pace  # as in production
     phases = PhaseTimes()
     assert harness.service is not None
     harness.service.subscribe(phases)

@@ -14,7 +14,7 @@ async def test_a_booth_that_fails_is_not_named_to_the_host(harness: SlackHarness
     fake = harness.fake
     await harness.running_game()
     assert harness.adapter is not None
-    harness.adapter.out.poster.backoff = 0.01
+    harness.adapter.out.delivery.backoff = 0.01
     host, bob, carol = harness.users[0], harness.users[1], harness.users[2]
 
     def told() -> list[str]:

@@ -636,7 +636,7 @@ async def test_a_refresh_slack_fails_once_is_tried_again_and_nothing_is_lost(
     a, h = await world.workspace("acme")
     await world.install(a)
     game_id, users = await _game(h, 4)
-    world.runner.adapter.out.poster.backoff = 0.01
+    world.runner.adapter.out.delivery.backoff = 0.01
     ours = world.slack.tokens(a)[-1]
     # time passes: the stored token is about to expire, and Slack's refresh hiccups once
     with world.service.engine.begin() as conn:

@@ -33,7 +33,7 @@ async def test_5xx_with_a_text_body_is_retried_in_order(harness: SlackHarness) -
     fake = harness.fake
     game_id = await harness.running_game()
     assert harness.adapter is not None
-    harness.adapter.out.poster.backoff = 0.05
+    harness.adapter.out.delivery.backoff = 0.05
     fake.server_error("chat.postMessage", status=503, times=3)
     sent = await _burst(harness, game_id, 4)
     await harness.wait_stage(
@@ -50,7 +50,7 @@ async def test_a_line_given_up_is_told_to_the_host_once(harness: SlackHarness) -
     fake = harness.fake
     game_id = await harness.running_game()
     assert harness.adapter is not None
-    harness.adapter.out.poster.backoff = 0.01
+    harness.adapter.out.delivery.backoff = 0.01
     stage = harness.channel
     assert stage is not None
     fake.server_error(
@@ -75,7 +75,7 @@ async def test_a_timed_out_post_is_sent_again(harness: SlackHarness) -> None:
     fake = harness.fake
     game_id = await harness.running_game()
     assert harness.adapter is not None
-    harness.adapter.out.poster.backoff = 0.05
+    harness.adapter.out.delivery.backoff = 0.05
     harness.adapter.client.timeout = 1
     fake.stall("chat.postMessage", seconds=2)
     sent = await _burst(harness, game_id, 2)

@@ -1,4 +1,4 @@
-"""The per-place outbox: order, merging of Game-Manager lines, retries, faults."""
+"""The per-place delivery queue: order, merging of Game-Manager lines, retries, faults."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import discord
 
-from bot.discord.delivery import Job, Outbox
+from bot.discord.delivery import Delivery, Job
 
 
 def http_error(status: int, code: int = 0) -> discord.HTTPException:
@@ -32,7 +32,7 @@ async def test_order_per_key_and_merging_of_queued_manager_lines() -> None:
     async def on_fault(j: Job, e: BaseException) -> None:
         faults.append(e)
 
-    box = Outbox(on_fault)
+    box = Delivery(on_fault)
     box.put("a", job("a", "one"))  # taken at once, waits on the gate
     await asyncio.sleep(0)
     for text in ("two", "three"):
@@ -65,7 +65,7 @@ async def test_transient_errors_are_retried_until_sent_and_permanent_ones_report
     async def on_fault(j: Job, e: BaseException) -> None:
         faults.append((j.text, e))
 
-    box = Outbox(on_fault, base_backoff=0.001)
+    box = Delivery(on_fault, base_backoff=0.001)
     done: list[str] = []
     box.put("k", Job(send=flaky, text="must arrive", on_done=[lambda: done.append("x")]))
     box.put("k", Job(send=forbidden, text="not allowed"))
