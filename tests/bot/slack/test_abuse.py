@@ -44,6 +44,55 @@ async def test_install_states_are_issued_at_a_bounded_rate(world: World) -> None
     assert status == 200, page
 
 
+async def test_install_limit_behind_a_reverse_proxy_is_per_client(
+    world: World,  # noqa: F811
+) -> None:
+    """The documented set-up runs the app behind an https proxy (here: on this machine, so
+    trusted without configuration): every request then comes from the proxy's address. The
+    limit counts the client the proxy saw (the right-most X-Forwarded-For, which the proxy
+    appends), so one client spending its installs, or writing X-Forwarded-For itself, does
+    not shut anyone else out, and gains nothing."""
+
+    async def through_proxy(browser: aiohttp.ClientSession, client: str, sent: str = "") -> int:
+        forwarded = f"{sent}, {client}" if sent else client
+        async with browser.get(
+            f"{world.url}/slack/install",
+            headers={"X-Forwarded-For": forwarded},
+            allow_redirects=False,
+        ) as r:
+            return r.status
+
+    async with aiohttp.ClientSession() as browser:
+        # the attacker, with an X-Forwarded-For of its own, new every time
+        codes = [
+            await through_proxy(browser, "203.0.113.9", sent=f"198.51.100.{i}") for i in range(20)
+        ]
+        assert codes.count(302) == INSTALL_BURST and codes.count(429) == 20 - INSTALL_BURST
+        # someone else behind the same proxy still gets their install started
+        assert await through_proxy(browser, "192.0.2.44") == 302
+        # an IPv6 client is one client across its /64
+        v6 = [await through_proxy(browser, f"2001:db8:1:2::{i:x}") for i in range(1, 21)]
+        assert v6.count(302) == INSTALL_BURST
+    assert _states(world) == 2 * INSTALL_BURST + 1
+
+
+def test_client_key_trusts_forwarded_for_only_from_a_trusted_proxy() -> None:
+    from bot.limits import LOCAL_PROXIES, client_key, proxy_networks
+
+    local = proxy_networks(LOCAL_PROXIES)
+    ours = local + proxy_networks("10.0.0.0/8")
+    # straight from the internet: whatever it wrote in X-Forwarded-For is ignored
+    assert client_key("203.0.113.9", ["1.2.3.4"], ours) == "203.0.113.9"
+    # through two proxies of ours: the address the outer one saw
+    assert client_key("127.0.0.1", ["6.6.6.6, 203.0.113.9, 10.1.2.3"], ours) == "203.0.113.9"
+    # several headers count as one list; an IPv4-mapped peer is its IPv4 address
+    assert client_key("::ffff:127.0.0.1", ["6.6.6.6", "203.0.113.9"], local) == "203.0.113.9"
+    # a proxy we do not know is a client like any other
+    assert client_key("10.1.2.3", ["203.0.113.9"], local) == "10.1.2.3"
+    assert client_key("2001:db8::1", [], local) == client_key("2001:db8::ffff", [], local)
+    assert client_key("127.0.0.1", [], local) == "127.0.0.1"
+
+
 async def test_expired_states_are_deleted_and_the_store_is_bounded(
     world: World,  # noqa: F811
 ) -> None:
