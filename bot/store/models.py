@@ -125,6 +125,9 @@ class Game(SQLModel, table=True):
     last_seq: int = Field(default=0, nullable=False)
     #: when the stage was told who the AI was (`bot.reveal`); None: not yet
     revealed_at: datetime | None = _ts(nullable=True)
+    #: a lobby's last change (a join, a leave, its settings): its idle time counts from
+    #: here, across restarts (`bot.lobbies`); None: from its creation
+    lobby_active_at: datetime | None = _ts(nullable=True)
     #: per-game agent summary (LLM calls, tokens, cost, valid-response rate), set at the end
     agent_summary: dict[str, Any] | None = Field(
         default=None, sa_type=sa.JSON(none_as_null=True), nullable=True

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import aiohttp
 import pytest
@@ -20,6 +21,23 @@ from tests.bot.slack.conftest import SlackHarness
 from tests.bot.slack.test_oauth import World, world  # noqa: F401  (the fixture)
 
 MARK = "SECRET-BOOTH-TEXT-"
+
+
+def _idle_since(engine: Any, game_id: str, minutes: float) -> None:
+    """Date every change of lobby ``game_id`` ``minutes`` back, as if that long had passed
+    (with the bot stopped for some of it)."""
+    past = datetime.now(UTC) - timedelta(minutes=minutes)
+    games = sa.table("games", sa.column("id"), sa.column("created_at"))
+    seats = sa.table("seats", sa.column("game_id"), sa.column("joined_at"))
+    names = {c["name"] for c in sa.inspect(engine).get_columns("games")}
+    with engine.begin() as conn:
+        conn.execute(sa.update(games).where(games.c.id == game_id).values(created_at=past))
+        conn.execute(sa.update(seats).where(seats.c.game_id == game_id).values(joined_at=past))
+        if "lobby_active_at" in names:
+            conn.execute(
+                sa.text("UPDATE games SET lobby_active_at = :t WHERE id = :g"),
+                {"t": past.replace(tzinfo=None), "g": game_id},
+            )
 
 
 def _states(world: World) -> int:  # noqa: F811
@@ -180,6 +198,30 @@ async def test_an_idle_lobby_closes_by_itself(harness: SlackHarness) -> None:
     assert adapter is not None
     assert await adapter.idle_lobbies.sweep() == []  # not idle yet
     later = time.monotonic() + LOBBY_IDLE_SECONDS + 1
+    assert await adapter.idle_lobbies.sweep(now=later) == [game_id]
+    assert harness.live(game_id).status == "aborted"
+    await harness.fake.wait_until(
+        lambda: any(
+            "nobody started it" in str(c.args.get("text", "")) + str(c.args.get("blocks", ""))
+            for c in harness.fake.calls("chat.update")
+        ),
+        what="the lobby shown closed",
+    )
+
+
+async def test_a_lobby_idle_across_a_restart_closes(harness: SlackHarness) -> None:
+    """As on Discord: the idle hour goes on across a restart, not from the bot's start."""
+    users = harness.people(2)
+    harness.consent_all(users)
+    game_id = await harness.new_game(users[0], "")
+    await harness.join_all(users[1:])
+    assert harness.engine is not None
+    _idle_since(harness.engine, game_id, 40)
+    await harness.shutdown()
+    adapter = await harness.boot()
+    assert harness.live(game_id).status == "lobby"
+    assert await adapter.idle_lobbies.sweep() == []  # 40 minutes idle: not yet
+    later = time.monotonic() + 21 * 60
     assert await adapter.idle_lobbies.sweep(now=later) == [game_id]
     assert harness.live(game_id).status == "aborted"
     await harness.fake.wait_until(
