@@ -77,6 +77,9 @@ COMMAND_BURST = 5
 COMMAND_EVERY = 3.0
 #: seconds between two consent withdrawals of one person
 WITHDRAW_COOLDOWN = 300.0
+#: at most one automatic answer in this many seconds to a person who writes to the bot
+#: outside any game (each would be a post: a flood of messages must not become one)
+STRAY_NOTE_EVERY = 60.0
 #: an open lobby nobody joined, left or started for this long closes by itself
 LOBBY_IDLE_SECONDS = 3600.0
 

@@ -231,3 +231,20 @@ async def test_a_lobby_idle_across_a_restart_closes(harness: SlackHarness) -> No
         ),
         what="the lobby shown closed",
     )
+
+
+async def test_a_stranger_flooding_the_bots_messages_gets_one_answer(
+    harness: SlackHarness,
+) -> None:
+    """Someone in no game writing to the bot 30 times is told once that they are in no
+    game (`bot.limits.STRAY_NOTE_EVERY`), not answered 30 times: each answer is a post."""
+    adapter = harness.adapter
+    assert adapter is not None
+    stranger = harness.people(1)[0]
+    dm = harness.fake.dm(stranger)
+    team = stranger.team_id
+    for i in range(30):
+        await adapter.relay.on_dm(team, stranger.id, dm.id, f"17000000{i:02d}.000100", "hello?")
+    await adapter.out.poster.drain()
+    told = [t for t in harness.dm_texts(stranger) if "not in a running game" in t]
+    assert len(told) == 1
