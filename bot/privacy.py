@@ -68,6 +68,7 @@ from bot.store.models import (
     Server,
     SurveyResponse,
     Vote,
+    WithdrawalJob,
     utcnow,
 )
 from games.events import Event as GameEvent
@@ -198,6 +199,15 @@ def withdrawal_steps(engine: Engine, report: WithdrawalReport) -> Generator[bool
     for game_id in first.open_games:
         _applied(engine, partial(plan_open_game, engine, user_id, game_id), report.counts)
         yield True
+    with session_scope(engine) as session:
+        job_done(session, report.platform, report.server, user_id)
+
+
+def job_done(session: Session, platform: str, server: str, user_id: str) -> None:
+    """The withdrawal of ``user_id`` is over: nothing to take up again at the next start."""
+    job = session.get(WithdrawalJob, (platform, server, user_id))
+    if job is not None:
+        session.delete(job)
 
 
 @dataclass
@@ -225,6 +235,8 @@ def first_step(session: Session, platform: str, server: str, user_id: str) -> Fi
     group commit retried). What is left to do is read afterwards: `steps_left`."""
     out = FirstStep()
     now = utcnow()
+    if session.get(WithdrawalJob, (platform, server, user_id)) is None:  # under way till done
+        session.add(WithdrawalJob(platform=platform, server_external_id=server, user_id=user_id))
     mine = (
         col(Consent.platform) == platform,
         col(Consent.server_external_id) == server,

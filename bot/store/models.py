@@ -337,6 +337,18 @@ class LLMCall(SQLModel, table=True):
     t: datetime = _ts(default_now=True)
 
 
+class WithdrawalJob(SQLModel, table=True):
+    """A consent withdrawal under way (`bot.withdrawals`): written with its first step, deleted
+    when every game is cleaned, so a withdrawal cut short by a restart is taken up again."""
+
+    __tablename__ = "withdrawal_jobs"
+
+    platform: str = Field(primary_key=True)
+    server_external_id: str = Field(primary_key=True)
+    user_id: str = Field(primary_key=True)
+    started_at: datetime = _ts(default_now=True)
+
+
 class Consent(SQLModel, table=True):
     """One answer to the consent notice (bot.consent), per platform, server and person.
 

@@ -248,3 +248,32 @@ async def test_a_stranger_flooding_the_bots_messages_gets_one_answer(
     await adapter.out.poster.drain()
     told = [t for t in harness.dm_texts(stranger) if "not in a running game" in t]
     assert len(told) == 1
+
+
+async def test_a_withdrawal_cut_short_by_a_restart_is_finished_and_told(
+    harness: SlackHarness,
+) -> None:
+    """As on Discord: a withdrawal under way when the app stopped is taken up at the next
+    start and the person is told, in a direct message, that it is done."""
+    from sqlmodel import Session, select
+
+    from bot.store.models import WithdrawalJob
+
+    bob = harness.people(1)[0]
+    harness.consent_all([bob])
+    assert harness.engine is not None
+    with Session(harness.engine) as session:  # as if the app stopped half-way
+        session.merge(
+            WithdrawalJob(platform="slack", server_external_id=bob.team_id, user_id=bob.id)
+        )
+        session.commit()
+    await harness.shutdown()
+    await harness.boot()
+    await harness.fake.wait_until(
+        lambda: any("Your withdrawal is done" in t for t in harness.dm_texts(bob)),
+        within=120,
+        what="the note that the withdrawal is done",
+    )
+    assert harness.engine is not None
+    with Session(harness.engine) as session:
+        assert not session.exec(select(WithdrawalJob)).all()
