@@ -117,9 +117,14 @@ async def test_withdrawing_consent_takes_you_out_of_lobbies(
         await table.join(person, lobby)
         game_id = table.game_id(lobby)
         assert len(bot.service.games[game_id].seats) == 1
-        text = await table.answer(await table.slash("mafia consent", person, action="withdraw"))
+        withdrawal = await table.slash("mafia consent", person, action="withdraw")
+        text = await table.answer(withdrawal)
         assert text.startswith("Withdrawn")
         assert len(bot.service.games[game_id].seats) == 0
+        # the ended games are cleaned in the background; the person is told when it is done
+        done = await withdrawal.followup(1, within=60.0)
+        assert done.get("content", "").startswith("Your withdrawal is done")
+        assert done.get("flags", 0) & 64  # (only they see it)
         shown = await table.slash("mafia consent", person)
         answer = await answered(shown)
         assert "withdrawn" in answer["content"] and shown.original is not None
