@@ -304,6 +304,14 @@ async def bench_withdraw(games: int, quiet: float, db: str | None = None) -> Non
     engine = make_engine(url)
     seed_ended_games(engine, "BIG", "UQUITTER", games)
     print(f"withdraw: on {engine.dialect.name}")
+    # The interpreter as `mafiabot run` sets it (`bot.heap`). Under CPython's default
+    # collector a full collection of the process's heap starts whenever young survivors grow
+    # by a quarter, and stops every thread, the writer mid-transaction included: the long
+    # withdrawal transactions of the default (60-100 ms, against p50 3-5 ms) were such
+    # collections, and so were the slowest game writes before the withdrawal began.
+    from bot import heap
+
+    heap.tune()
     scheduler = make_scheduler()
     scheduler.start()
     service = GameService(engine, scheduler)

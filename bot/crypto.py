@@ -196,7 +196,7 @@ def count_sealed(conn: sa.Connection) -> int:
 
 def seal_rows(conn: sa.Connection, box: SecretBox) -> int:
     """Encrypt every plain-text token under the newest key and re-encrypt every sealed one
-    under it (rotation); returns how many rows changed. One short transaction per row."""
+    under it (rotation), in the transaction of ``conn``; returns how many rows changed."""
     changed = 0
     for table, columns in COLUMNS.items():
         rows = conn.execute(sa.select(table.c.id, *(table.c[c] for c in columns))).all()

@@ -133,14 +133,23 @@ def _seat_row(game_id: str, info: SeatInfo) -> m.Seat:
     )
 
 
+def lobby_changed(session: Session, game_id: str) -> None:
+    """Stamp a lobby's last change (`bot.lobbies`: its idle time counts from it)."""
+    session.execute(
+        sa.update(m.Game).where(col(m.Game.id) == game_id).values(lobby_active_at=m.utcnow())
+    )
+
+
 def add_seat(session: Session, game_id: str, info: SeatInfo) -> None:
     session.add(_seat_row(game_id, info))
+    lobby_changed(session, game_id)
 
 
 def set_config(session: Session, game_id: str, config: GameConfig) -> None:
     row = session.get(m.Game, game_id)
     assert row is not None
     row.config = config.to_dict()
+    row.lobby_active_at = m.utcnow()
 
 
 def replace_seats(session: Session, game_id: str, seats: Sequence[SeatInfo]) -> None:
@@ -153,6 +162,7 @@ def replace_seats(session: Session, game_id: str, seats: Sequence[SeatInfo]) -> 
     session.flush()
     for s in seats:
         session.add(_seat_row(game_id, s))
+    lobby_changed(session, game_id)
 
 
 def begin(

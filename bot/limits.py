@@ -30,6 +30,10 @@ queues of every platform share one implementation (no adapter has a limit of its
   answers are game actions, not commands: they are not limited here.
 - `AddressLimiter`: a token bucket per client address, in a bounded table (the oldest
   addresses are forgotten first), for unauthenticated endpoints such as ``/slack/install``.
+  `client_key` says whose a request is: the address that connected, or, when that is a
+  trusted reverse proxy, the address the proxies saw (the right-most of ``X-Forwarded-For``
+  that is not a trusted proxy itself: the part a client cannot write); an IPv6 client is
+  counted by its /64 network (one host is given a whole /64 and can pick any address in it).
 - `STAGE_INTERVAL`: players' lines on one Discord stage are spaced this far apart. Discord
   lets a webhook post 5 messages in 2 s and then refuses until the window is over: sending
   in bursts makes a line that arrives just after one wait the whole window; spaced posts keep
@@ -42,10 +46,11 @@ queues of every platform share one implementation (no adapter has a limit of its
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import time
 from collections import OrderedDict, deque
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -72,6 +77,9 @@ COMMAND_BURST = 5
 COMMAND_EVERY = 3.0
 #: seconds between two consent withdrawals of one person
 WITHDRAW_COOLDOWN = 300.0
+#: at most one automatic answer in this many seconds to a person who writes to the bot
+#: outside any game (each would be a post: a flood of messages must not become one)
+STRAY_NOTE_EVERY = 60.0
 #: an open lobby nobody joined, left or started for this long closes by itself
 LOBBY_IDLE_SECONDS = 3600.0
 
@@ -299,6 +307,64 @@ class AddressLimiter:
             return True
         self.refused += 1
         return False
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+#: reverse proxies trusted when none are configured: only this machine's own
+LOCAL_PROXIES = ("127.0.0.1/8", "::1/128")
+
+
+def proxy_networks(spec: str | Iterable[str]) -> list[Network]:
+    """``"10.0.0.0/8, 192.0.2.7"`` (or a list of them) -> networks; raises ValueError."""
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    return [ipaddress.ip_network(item.strip(), strict=False) for item in items if item.strip()]
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    text = text.strip().strip('"')
+    if text.startswith("[") and "]" in text:  # [v6]:port
+        text = text[1 : text.index("]")]
+    elif text.count(":") == 1:  # v4:port
+        text = text.split(":", 1)[0]
+    try:
+        found = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(found, ipaddress.IPv6Address) and found.ipv4_mapped is not None:
+        return found.ipv4_mapped
+    return found
+
+
+def client_key(peer: str | None, forwarded_for: Iterable[str], trusted: Iterable[Network]) -> str:
+    """Whose a request is, for `AddressLimiter`: ``peer`` (the address that connected), or,
+    when ``peer`` is in a ``trusted`` network (a reverse proxy), the right-most address of the
+    ``X-Forwarded-For`` headers (``forwarded_for``) that is not trusted: each proxy appends
+    the address it saw, so only what lies left of that can come from the client. IPv6 keys
+    are /64 networks. Unparsable: the text itself."""
+    nets = list(trusted)
+
+    def is_trusted(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+        return any(addr.version == net.version and addr in net for net in nets)
+
+    def key(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+        if addr.version == 6:
+            return str(ipaddress.ip_network(f"{addr}/64", strict=False))
+        return str(addr)
+
+    addr = _address(peer or "")
+    if addr is None:
+        return peer or "?"
+    if not is_trusted(addr):
+        return key(addr)
+    hops = [h for header in forwarded_for for h in header.split(",") if h.strip()]
+    for hop in reversed(hops):
+        seen = _address(hop)
+        if seen is None:
+            return hop.strip()  # (written by whoever the proxies trusted: counted as it is)
+        if not is_trusted(seen):
+            return key(seen)
+        addr = seen
+    return key(addr)  # every hop a proxy of ours (or none): the last one
 
 
 class FairQueue(Generic[T]):

@@ -1,8 +1,9 @@
 """Idle lobbies close by themselves: a lobby nobody joined, left, reconfigured or started for
 `bot.limits.LOBBY_IDLE_SECONDS` (an hour) is ended through the service, and its platform
 shows it closed. Each adapter runs one `IdleLobbies` over its own games, with its own way of
-showing a lobby closed (``close``). A lobby's idle time counts from its last change in this
-process (`LiveGame.active_at`), so after a restart a lobby gets a full hour again.
+showing a lobby closed (``close``). A lobby's idle time counts from its last change
+(`LiveGame.active_at`), stamped in the database too (`bot.store.models.Game.lobby_active_at`),
+so a lobby left idle across a restart closes on time.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ adapter should take them out with `GameService.leave`. Their id as the host of a
 server is cleared at once.
 
 Everything is idempotent: running `withdraw` again finds nothing left and changes nothing.
-Known gap: their id typed into a running game where they had no seat is removed only from the
-messages and events, not the action log; calling `withdraw` again after that game ends does it.
+Their id typed into a running game where they had no seat is removed from its messages and
+events at once, and from its action log when the game ends (`apply_pending_withdrawals`).
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ from bot.store.models import (
     Server,
     SurveyResponse,
     Vote,
+    WithdrawalJob,
     utcnow,
 )
 from games.events import Event as GameEvent
@@ -198,6 +199,15 @@ def withdrawal_steps(engine: Engine, report: WithdrawalReport) -> Generator[bool
     for game_id in first.open_games:
         _applied(engine, partial(plan_open_game, engine, user_id, game_id), report.counts)
         yield True
+    with session_scope(engine) as session:
+        job_done(session, report.platform, report.server, user_id)
+
+
+def job_done(session: Session, platform: str, server: str, user_id: str) -> None:
+    """The withdrawal of ``user_id`` is over: nothing to take up again at the next start."""
+    job = session.get(WithdrawalJob, (platform, server, user_id))
+    if job is not None:
+        session.delete(job)
 
 
 @dataclass
@@ -225,6 +235,8 @@ def first_step(session: Session, platform: str, server: str, user_id: str) -> Fi
     group commit retried). What is left to do is read afterwards: `steps_left`."""
     out = FirstStep()
     now = utcnow()
+    if session.get(WithdrawalJob, (platform, server, user_id)) is None:  # under way till done
+        session.add(WithdrawalJob(platform=platform, server_external_id=server, user_id=user_id))
     mine = (
         col(Consent.platform) == platform,
         col(Consent.server_external_id) == server,
@@ -383,7 +395,27 @@ def apply_pending_withdrawals(engine: Engine, game_id: str | None = None) -> lis
             if user_id is not None:
                 _remove_id(session, [game.id], user_id, report.counts, actions=True)
             report.scrubbed.append(game.id)
+        if game_id is not None:
+            _mentions_of_withdrawn(session, game_id, reports)
     return list(reports.values())
+
+
+def _mentions_of_withdrawn(session: Session, game_id: str, reports: dict[Any, Any]) -> None:
+    """The ids of people who withdrew while ``game_id`` was open, without a seat in it, out of
+    its action log too (their withdrawal left it alone: the game was replaying it)."""
+    same = (col(Server.platform) == col(Consent.platform)) & (
+        col(Server.external_id) == col(Consent.server_external_id)
+    )
+    for key in session.exec(
+        select(Consent.platform, Consent.server_external_id, Consent.user_id)
+        .join(Server, same)
+        .join(Game, col(Game.server_id) == col(Server.id))
+        .where(Game.id == game_id, col(Game.status).in_(ENDED))
+        .where(col(Consent.withdrawn_at) >= col(Game.created_at))
+        .distinct()
+    ).all():
+        report = reports.get(tuple(key))  # (no report of its own: no seat was cleaned)
+        _remove_id(session, [game_id], key[2], report.counts if report else Counter(), actions=True)
 
 
 class PendingWithdrawals:

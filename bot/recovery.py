@@ -9,9 +9,10 @@ agents and re-arms the deadline) or only shows it (`GameService.replay`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -59,6 +60,17 @@ def load(session: Session, game_id: str) -> Stored:
     return Stored(row, seats, actions, last_t)
 
 
+def lobby_active_at(row: m.Game, seats: list[m.Seat]) -> float:
+    """A lobby's last change (`m.Game.lobby_active_at`; on rows from before it was stamped,
+    its creation or latest seat) as a `time.monotonic` moment, for `bot.lobbies`."""
+    stamps = [row.lobby_active_at or row.created_at, *(s.joined_at for s in seats)]
+    moments = [t if t.tzinfo is not None else t.replace(tzinfo=UTC) for t in stamps if t]
+    if not moments:
+        return time.monotonic()
+    idle = (utcnow() - max(moments)).total_seconds()
+    return time.monotonic() - max(0.0, idle)
+
+
 def rebuild(stored: Stored, scheduler: AsyncIOScheduler, paused: bool) -> LiveGame:
     """The `LiveGame` of ``stored``, its action log replayed through the engine (nothing is
     armed, attached or taken over)."""
@@ -85,6 +97,8 @@ def rebuild(stored: Stored, scheduler: AsyncIOScheduler, paused: bool) -> LiveGa
         host_user_id=row.host_user_id,
     )
     if row.started_at is None:
+        if row.status == "lobby":  # its idle time goes on from its last change
+            game.active_at = lobby_active_at(row, seat_rows)
         return game
     assert row.started_at is not None
     state, events = new_game(config, [s.name for s in game.seats], game.seed, row.started_at)

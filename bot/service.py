@@ -227,7 +227,6 @@ class GameService:
         """Take a seat in the lobby. A character name is drawn now and shown at the start
         (``name`` fixes it instead: replays of recorded games)."""
         game = self._game(game_id)
-        game.active_at = time.monotonic()
         # the AI seats are taken as the host starts the game
         self._refuse_while_closing("start it again" if is_agent else "join again")
         async with game.lock:
@@ -240,6 +239,7 @@ class GameService:
             info = game.new_seat(user_id, is_agent, agent_kind, persona, name)
             await self._run_db(lambda session: journal.add_seat(session, game_id, info))
             game.seats.append(info)
+            game.active_at = time.monotonic()  # (a refused join does not keep a lobby open)
             return info
 
     # --- consent (bot/consent.py owns the rules) ---------------------------------------------
@@ -257,18 +257,17 @@ class GameService:
     async def configure(self, game_id: str, config: GameConfig) -> None:
         """Change a lobby's settings (checked against their own limits; players at start)."""
         game = self._game(game_id)
-        game.active_at = time.monotonic()
         GameConfig.from_dict(config.to_dict())
         async with game.lock:
             if game.status != "lobby":
                 raise ServiceError("The game has started; its settings can't change now.")
             await self._run_db(lambda session: journal.set_config(session, game_id, config))
             game.config = config
+            game.active_at = time.monotonic()
 
     async def leave(self, game_id: str, user_id: str | None, *, seat: int | None = None) -> None:
         """Leave the lobby (by user id), or remove a lobby seat by number (agents)."""
         game = self._game(game_id)
-        game.active_at = time.monotonic()
         async with game.lock:
             if game.status != "lobby":
                 raise ServiceError("The game has started; ask a moderator to replace you.")
@@ -276,6 +275,7 @@ class GameService:
 
             seats = list(game.seats)
             await self._run_db(lambda session: journal.replace_seats(session, game_id, seats))
+            game.active_at = time.monotonic()
 
     async def start(self, game_id: str) -> None:
         """Seat everyone (see `seating`), deal roles and open day 1. Fails, changing nothing,

@@ -137,6 +137,10 @@ class Settings(BaseSettings):
     slack_client_secret: SecretStr | None = None
     #: the public URL of /slack/oauth_redirect, when the app lists more than one redirect URL
     slack_redirect_uri: str = ""
+    #: addresses or networks (comma-separated) of the reverse proxies in front of the HTTP
+    #: endpoints (this machine's own are always trusted): a request coming through one is
+    #: counted against the address in its X-Forwarded-For, not the proxy's
+    slack_trusted_proxies: str = ""
     #: key(s) encrypting the Slack tokens stored by "Add to Slack" installs: one Fernet key,
     #: or several separated by commas, newest first (rotation: docs/limits-and-secrets.md);
     #: unset: a key made at the first start and kept in the data folder (secret.key)
@@ -210,6 +214,17 @@ class Settings(BaseSettings):
         """Installed through "Add to Slack" (many workspaces) rather than one .env token."""
         secret = self.slack_client_secret
         return bool(self.slack_client_id.strip() or (secret and secret.get_secret_value()))
+
+    @field_validator("slack_trusted_proxies")
+    @classmethod
+    def _trusted_proxies(cls, value: str) -> str:
+        from bot.limits import proxy_networks
+
+        try:
+            proxy_networks(value)
+        except ValueError as e:
+            raise ValueError(f"must be addresses or networks separated by commas: {e}") from e
+        return value.strip()
 
     @field_validator("slack_api_url")
     @classmethod

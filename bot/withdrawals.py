@@ -19,6 +19,10 @@ How the games' writes are kept free (SQLite has one writer; every write waits fo
   transactions the event loop turns (``pause``).
 - Files (agents' memories) are removed before each game's transaction, not inside it.
 
+A withdrawal under way is recorded (`bot.store.models.WithdrawalJob`, with its first step) until
+every game is cleaned; at start each adapter takes up its platform's (`Withdrawals.resume`),
+so a stop half-way loses nothing, and the person is still told.
+
 One person may start a withdrawal once every `bot.limits.WITHDRAW_COOLDOWN` seconds per server
 (it costs a pass over every game of the server); a second request while theirs is still
 running is answered with that, not started again.
@@ -38,7 +42,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from bot.errors import ServiceError
 from bot.limits import WITHDRAW_COOLDOWN, Cooldowns
@@ -49,6 +53,7 @@ from bot.privacy import (
     WithdrawalReport,
     apply_plan,
     first_step,
+    job_done,
     plan_game,
     plan_open_game,
     plan_seat,
@@ -56,11 +61,14 @@ from bot.privacy import (
     steps_left,
 )
 from bot.store.db import session_scope
+from bot.store.models import WithdrawalJob
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Done = Callable[[WithdrawalReport], Awaitable[None]]
+#: tells a person (server, user id) that their withdrawal taken up after a restart is done
+Tell = Callable[[str, str, WithdrawalReport], Awaitable[None]]
 #: runs ``fn(session)`` in a transaction of the bot's writer, returns once committed
 Write = Callable[[Callable[[Session], Any]], Awaitable[Any]]
 
@@ -117,6 +125,38 @@ class Withdrawals:
                 "Your withdrawal is already under way; I'll tell you when it's done."
             )
         self.cooldowns.check(key, time.monotonic(), "withdraw your consent")
+        return await self._begin(key, done)
+
+    async def resume(
+        self, platform: str, tell: Tell, mine: Callable[[str], bool] | None = None
+    ) -> int:
+        """Take up again every withdrawal on ``platform`` that a stop cut short (its
+        `bot.store.models.WithdrawalJob` is still there: the first step is done again, which
+        changes nothing, then every game is looked at again); each person is told when theirs
+        is done with ``tell(server, user, report)``. ``mine``: whether a server is this
+        process's (another process's shards take up theirs). Returns how many were taken up."""
+        jobs = await asyncio.to_thread(_jobs, self.engine, platform)
+        jobs = [(server, user) for server, user in jobs if mine is None or mine(server)]
+        for server, user_id in jobs:
+            key = (platform, server, user_id)
+            if key in self._running:
+                continue
+
+            async def done(
+                report: WithdrawalReport, server: str = server, user: str = user_id
+            ) -> None:
+                await tell(server, user, report)
+
+            try:
+                await self._begin(key, done)
+            except Exception:
+                log.exception("taking up a consent withdrawal on %s server %s failed", *key[:2])
+        if jobs:
+            log.info("took up %d consent withdrawal(s) a stop had cut short", len(jobs))
+        return len(jobs)
+
+    async def _begin(self, key: tuple[str, str, str], done: Done) -> WithdrawalReport:
+        platform, server, user_id = key
         report = WithdrawalReport(platform, server, user_id)
         try:
             first = await self._write(partial(first_step, platform=platform, server=server,
@@ -160,6 +200,7 @@ class Withdrawals:
                 redo = partial(plan_open_game, self.engine, user_id, game_id)
                 await self._apply(await asyncio.to_thread(redo), report, redo)
                 await asyncio.sleep(self.pause)
+            await self._write(partial(job_done, platform=key[0], server=key[1], user_id=user_id))
         except Exception:
             log.exception("a consent withdrawal on %s server %s failed", key[0], key[1])
             self.cooldowns.clear(key)  # they may try again at once
@@ -246,6 +287,12 @@ def _plan_batch(
         else plan_seat(engine, user_id, game_id, seat_id)
         for _scrubbed, game_id, seat_id in batch
     ]
+
+
+def _jobs(engine: Engine, platform: str) -> list[tuple[str, str]]:
+    with Session(engine) as session:
+        rows = session.exec(select(WithdrawalJob).where(WithdrawalJob.platform == platform)).all()
+        return [(r.server_external_id, r.user_id) for r in rows]
 
 
 def _lower_priority() -> None:

@@ -52,6 +52,7 @@ from bot.live import LiveGame
 from bot.lobbies import IdleLobbies
 from bot.ops.logs import guard_library_loggers
 from bot.ownership import GameHeld
+from bot.privacy import WithdrawalReport
 from bot.reveal import Reveals
 from bot.service import GameService, ServiceError
 from bot.settings import Settings, SettingsError, load_settings
@@ -198,6 +199,16 @@ class MafiaBot(discord.AutoShardedClient):
             await self.tree.sync()
         await self.recover()
         self.idle_lobbies.start()
+        # withdrawals a stop cut short: finished now, each person told in a direct message
+        await group.withdrawals.resume(PLATFORM, self._tell_withdrawn, mine=self.serving.has)
+
+    async def _tell_withdrawn(self, server: str, user_id: str, report: WithdrawalReport) -> None:
+        text = "Your withdrawal is done. " + " ".join(report.summary()[1:])
+        try:
+            user = self.get_user(int(user_id)) or await self.fetch_user(int(user_id))
+            await user.send(text[:1900])
+        except (discord.HTTPException, ValueError):
+            log.info("could not tell %s (server %s) their withdrawal is done", user_id, server)
 
     async def recover(self) -> None:
         for row in await self.links.games():

@@ -36,8 +36,9 @@ SECRET_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 REDACTED = "[secret]"
 #: secrets recognised by their shape: (pattern, replacement)
 TOKEN_SHAPES = (
-    # a webhook's or an interaction's token in a Discord URL (/webhooks/<id>/<token>)
-    (re.compile(r"(/webhooks/\d+/)[A-Za-z0-9_.\-]+"), r"\1" + REDACTED),
+    # a webhook's or an interaction's token in a Discord URL (/webhooks/<id>/<token>: a
+    # webhook, an interaction's follow-ups; /interactions/<id>/<token>/callback: its answer)
+    (re.compile(r"(/(?:webhooks|interactions)/\d+/)[A-Za-z0-9_.\-]+"), r"\1" + REDACTED),
     # Slack tokens (bot, user, app-level, refresh)
     (re.compile(r"\b(?:xox[a-z]|xapp|xoxe(?:\.xox[a-z])?)-[A-Za-z0-9-]+"), REDACTED),
     # a "token" field of a JSON or Python dict

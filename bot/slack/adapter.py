@@ -28,6 +28,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.live import LiveGame
 from bot.lobbies import IdleLobbies
+from bot.privacy import WithdrawalReport
 from bot.reveal import Reveals
 from bot.service import GameService, ServiceError
 from bot.settings import Settings
@@ -156,6 +157,14 @@ class SlackAdapter:
         await self.relay.catch_up()
         await self.reveals.recover(PLATFORM)
         self.idle_lobbies.start()
+        # withdrawals a stop cut short: finished now, each person told in a direct message
+        await self.withdrawals.resume(PLATFORM, self._tell_withdrawn)
+
+    async def _tell_withdrawn(self, team: str, user: str, report: WithdrawalReport) -> None:
+        dm = await self.out.open_dm(team, user, report=False)
+        if dm is not None:
+            text = "Your withdrawal is done. " + " ".join(report.summary()[1:])
+            self.out.post(dm, to_slack(text), team=team, report=False)
 
     def input_lost(self) -> None:
         """Slack's input stopped reaching us (the socket dropped): the service pauses the

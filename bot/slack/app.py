@@ -362,10 +362,10 @@ class SlackRunner:
         web_app.router.add_post(EVENTS_PATH, handle)
         flow = self.app.oauth_flow
         if flow is not None:  # Add to Slack: the browser's two stops
-            gate = InstallGate()
+            gate = InstallGate(trusted_proxies=self.settings.slack_trusted_proxies)
 
             async def install(request: web.Request) -> web.Response:
-                if not gate.admit(request.remote):
+                if not gate.admit(request.remote, request.headers.getall("X-Forwarded-For", [])):
                     return web.Response(
                         status=429, text="Too many installs started; try again in a minute."
                     )

@@ -23,7 +23,7 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from logging import Logger
 from typing import Any, TypeVar
@@ -42,7 +42,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.engine import Engine
 
 from bot.crypto import SecretBox, open_value
-from bot.limits import AddressLimiter
+from bot.limits import LOCAL_PROXIES, AddressLimiter, client_key, proxy_networks
 from bot.slack.problems import REQUIRED_SCOPES
 from bot.slack.workspaces import InstalledWorkspaces, WorkspaceAuthorize
 
@@ -184,11 +184,21 @@ class InstallGate:
     nobody who they are): `INSTALL_BURST` clicks per client address, then one a minute
     (`bot.limits.AddressLimiter`, bounded table)."""
 
-    def __init__(self, burst: float = INSTALL_BURST, rate: float = INSTALL_RATE) -> None:
+    def __init__(
+        self,
+        burst: float = INSTALL_BURST,
+        rate: float = INSTALL_RATE,
+        *,
+        trusted_proxies: str = "",
+    ) -> None:
         self.addresses = AddressLimiter(burst, rate)
+        #: requests from these come through a reverse proxy: counted by X-Forwarded-For
+        self.trusted = proxy_networks(LOCAL_PROXIES) + proxy_networks(trusted_proxies)
 
-    def admit(self, address: str | None) -> bool:
-        return self.addresses.allow(address or "?", time.monotonic())
+    def admit(self, address: str | None, forwarded_for: Iterable[str] = ()) -> bool:
+        """``address``: the peer's; ``forwarded_for``: the request's X-Forwarded-For headers."""
+        key = client_key(address, forwarded_for, self.trusted)
+        return self.addresses.allow(key, time.monotonic())
 
 
 class StateStore(AsyncOAuthStateStore):

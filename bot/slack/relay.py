@@ -18,6 +18,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
+from bot.limits import STRAY_NOTE_EVERY, Cooldowns, CoolingDown
 from bot.service import GameService, ServiceError
 from bot.slack.delivery import Failure, error_fields
 from bot.slack.games import Games
@@ -68,10 +69,16 @@ class Relay:
         #: one line at a time, in the order they arrived
         self._lock = asyncio.Lock()
         self._reminded: dict[tuple[str, str], float] = {}
+        #: who was told lately that they are not in a game
+        self._not_playing = Cooldowns(STRAY_NOTE_EVERY)
 
     async def on_dm(self, team: str, user: str, channel: str, ts: str, text: str) -> None:
         target = self.games.booth_of(user, team)
         if target is None:
+            try:  # once a minute at most (`bot.limits.STRAY_NOTE_EVERY`)
+                self._not_playing.check((team, user), time.monotonic())
+            except CoolingDown:
+                return
             self.out.post(channel, NOT_PLAYING, team=team, report=False)
             return
         sg, booth = target

@@ -125,6 +125,9 @@ class Game(SQLModel, table=True):
     last_seq: int = Field(default=0, nullable=False)
     #: when the stage was told who the AI was (`bot.reveal`); None: not yet
     revealed_at: datetime | None = _ts(nullable=True)
+    #: a lobby's last change (a join, a leave, its settings): its idle time counts from
+    #: here, across restarts (`bot.lobbies`); None: from its creation
+    lobby_active_at: datetime | None = _ts(nullable=True)
     #: per-game agent summary (LLM calls, tokens, cost, valid-response rate), set at the end
     agent_summary: dict[str, Any] | None = Field(
         default=None, sa_type=sa.JSON(none_as_null=True), nullable=True
@@ -332,6 +335,18 @@ class LLMCall(SQLModel, table=True):
     output_tokens: int = Field(default=0, nullable=False)
     cost_usd: float = Field(default=0.0, nullable=False)
     t: datetime = _ts(default_now=True)
+
+
+class WithdrawalJob(SQLModel, table=True):
+    """A consent withdrawal under way (`bot.withdrawals`): written with its first step, deleted
+    when every game is cleaned, so a withdrawal cut short by a restart is taken up again."""
+
+    __tablename__ = "withdrawal_jobs"
+
+    platform: str = Field(primary_key=True)
+    server_external_id: str = Field(primary_key=True)
+    user_id: str = Field(primary_key=True)
+    started_at: datetime = _ts(default_now=True)
 
 
 class Consent(SQLModel, table=True):

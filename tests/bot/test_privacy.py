@@ -359,3 +359,24 @@ async def test_operator_command(service: GameService, db_url: str) -> None:
     report = run_withdraw(db_url, "discord", SERVER, DAVE, Console(file=out, width=200))
     assert report.scrubbed == [t.game_id]
     assert f"removed from 1 game(s): {t.game_id}" in out.getvalue()
+
+
+async def test_someone_mentioned_in_a_running_game_who_withdraws_is_gone_at_its_end(
+    service: GameService, engine: Engine
+) -> None:
+    """A person with no seat, named by id in a game still running when they withdraw: the
+    withdrawal rewrites its lines and events but must leave its action log (the game replays
+    it); when the game ends, the id goes from the action log too."""
+    zed = "U0SECRETZED"
+    record_consent(engine, "discord", SERVER, zed, True)
+    pending = PendingWithdrawals(engine)
+    service.subscribe(pending)
+    t = await play_table(service, finish=False)
+    await service.say(t.game_id, t.seat_of[BOB], f"ask <@{zed}> about the lanterns")
+    withdraw(engine, "discord", SERVER, zed)
+    await service.end(t.game_id)
+    await pending.wait()
+    tables = dump(engine)
+    tables.pop("consents")
+    left = [name for name, text in tables.items() if zed in text]
+    assert not left, f"{zed} left in {left}"

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from bot.limits import CoolingDown
 from bot.privacy import WithdrawalReport, withdraw
@@ -267,3 +267,62 @@ def test_only_the_databases_rollbacks_for_another_transaction_are_tried_again() 
     assert lock_conflict(failed("40P01")) and lock_conflict(failed("40001"))
     assert not lock_conflict(failed("23505")) and not lock_conflict(failed(None))
     assert not lock_conflict(ValueError("40P01"))
+
+
+async def test_a_withdrawal_cut_short_by_a_stop_is_taken_up_at_the_next_start(
+    service: GameService,  # noqa: F811
+    engine: Engine,
+) -> None:
+    """Nothing of a withdrawal is lost to a restart: the process stops after the first of
+    three ended games; at the next start the job is taken up again, every game is cleaned
+    and the person is told."""
+    games = [(await play_table(service)).game_id for _ in range(3)]
+    stopped = asyncio.Event()
+
+    class Dying(Withdrawals):
+        applied = 0
+
+        async def _apply(self, *args: object) -> None:  # type: ignore[override]
+            if self.applied >= 1:
+                stopped.set()
+                await asyncio.Event().wait()  # the process stops here
+            self.applied += 1
+            await super()._apply(*args)  # type: ignore[arg-type]
+
+    async def never(report: WithdrawalReport) -> None:
+        raise AssertionError("told before it was done")
+
+    first = Dying(engine, processes=False)
+    await first.start("discord", SERVER, ALICE, never)
+    await asyncio.wait_for(stopped.wait(), 30)
+    for task in list(first._running.values()):
+        task.cancel()
+    await first.wait()
+
+    def scrubbed() -> int:
+        with Session(engine) as s:
+            return len(
+                s.exec(
+                    select(m.Seat).where(
+                        col(m.Seat.game_id).in_(games), col(m.Seat.scrubbed_at).is_not(None)
+                    )
+                ).all()
+            )
+
+    assert scrubbed() == 1
+    told: list[tuple[str, str, WithdrawalReport]] = []
+    finished = asyncio.Event()
+
+    async def tell(server: str, user: str, report: WithdrawalReport) -> None:
+        told.append((server, user, report))
+        finished.set()
+
+    again = Withdrawals(engine, processes=False)  # the next start
+    assert await again.resume("slack", tell) == 0  # (another platform's jobs are not ours)
+    assert await again.resume("discord", tell) == 1
+    await asyncio.wait_for(finished.wait(), 30)
+    assert [(s, u) for s, u, _ in told] == [(SERVER, ALICE)]
+    assert scrubbed() == 3
+    with Session(engine) as s:
+        assert not s.exec(select(m.WithdrawalJob)).all()  # done: not taken up again
+    assert await Withdrawals(engine, processes=False).resume("discord", tell) == 0

@@ -31,16 +31,27 @@ async def test_webhook_tokens_are_not_logged_at_debug(
     for token in tokens:
         assert token not in text
     assert "[secret]" in "\n".join(webhook_lines)
+    # an interaction's token (15 minutes of answering as the bot) is in the URL of its
+    # callback, which discord.py's webhook adapter logs at DEBUG too
+    answered = [i.token for i in fake_discord.interactions.values()]
+    assert answered
+    callback_lines = [r.getMessage() for r in caplog.records if "/interactions/" in r.getMessage()]
+    assert callback_lines, "discord.py logged no interaction callback at DEBUG"
+    for token in answered:
+        assert token not in text
 
 
 def test_token_shapes_are_scrubbed() -> None:
     line = (
         "POST https://discord.com/api/v10/webhooks/123456/AbC-def_123.xyz?wait=0 returned 204; "
         "Slack xoxb-1-2-abc xoxe.xoxb-1-MS0y xapp-1-A1-2-ff {'token': 'tok123'} "
-        '{"refresh_token": "xyz789"}'
+        '{"refresh_token": "xyz789"} '
+        "POST https://discord.com/api/v10/interactions/98765/aW50ZXJh_c3Rp-b246.MTI/callback"
     )
     clean = scrub_tokens(line)
     for secret in ("AbC-def_123.xyz", "xoxb-1-2-abc", "xoxe.xoxb-1-MS0y", "xapp-1-A1-2-ff"):
         assert secret not in clean
     assert "tok123" not in clean and "xyz789" not in clean
     assert "/webhooks/123456/[secret]?wait=0" in clean
+    assert "aW50ZXJh_c3Rp-b246.MTI" not in clean
+    assert "/interactions/98765/[secret]/callback" in clean

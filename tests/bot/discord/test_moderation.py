@@ -11,9 +11,9 @@ from pathlib import Path
 from sqlmodel import Session, select
 
 from bot.store.db import make_engine
-from bot.store.models import Consent, Game, Server
+from bot.store.models import Consent, Game, Server, WithdrawalJob
 from tests.bot.discord.harness import Table, answered, bot_stack, component, db_url_in
-from tests.fakes.discord import FakeDiscord
+from tests.fakes.discord import FakeDiscord, Member
 
 
 async def test_config_status_end_and_export(fake_discord: FakeDiscord, tmp_path: Path) -> None:
@@ -117,9 +117,14 @@ async def test_withdrawing_consent_takes_you_out_of_lobbies(
         await table.join(person, lobby)
         game_id = table.game_id(lobby)
         assert len(bot.service.games[game_id].seats) == 1
-        text = await table.answer(await table.slash("mafia consent", person, action="withdraw"))
+        withdrawal = await table.slash("mafia consent", person, action="withdraw")
+        text = await table.answer(withdrawal)
         assert text.startswith("Withdrawn")
         assert len(bot.service.games[game_id].seats) == 0
+        # the ended games are cleaned in the background; the person is told when it is done
+        done = await withdrawal.followup(1, within=60.0)
+        assert done.get("content", "").startswith("Your withdrawal is done")
+        assert done.get("flags", 0) & 64  # (only they see it)
         shown = await table.slash("mafia consent", person)
         answer = await answered(shown)
         assert "withdrawn" in answer["content"] and shown.original is not None
@@ -173,3 +178,39 @@ async def test_silent_players_get_a_reminder_then_an_agent(
         assert not any(
             "Still there?" in m["content"] for m in fake_discord.messages_in(talker_booth)
         )
+
+
+async def test_a_withdrawal_cut_short_by_a_restart_is_finished_and_told(
+    fake_discord: FakeDiscord, tmp_path: Path
+) -> None:
+    """A withdrawal under way when the bot stopped (its job still recorded) is taken up at
+    the next start, and the person gets the note that it is done, in a direct message (the
+    command's own interaction is gone with the old process)."""
+    table = Table.build(fake_discord)
+    url = db_url_in(tmp_path)
+    person = table.humans[2]
+    async with bot_stack(fake_discord, url):
+        await table.setup()
+        await table.answer(await table.slash("mafia consent", person, action="withdraw"))
+    with Session(make_engine(url)) as session:  # as if the bot stopped half-way
+        session.merge(
+            WithdrawalJob(
+                platform="discord", server_external_id=str(table.guild.id), user_id=str(person.id)
+            )
+        )
+        session.commit()
+    async with bot_stack(fake_discord, url):
+        texts = await fake_discord.wait_until(
+            lambda: [t for t in _dm_texts(fake_discord, person) if "withdrawal is done" in t],
+            60.0,
+        )
+        assert texts
+    with Session(make_engine(url)) as session:
+        assert not session.exec(select(WithdrawalJob)).all()
+
+
+def _dm_texts(fake: FakeDiscord, user: Member) -> list[str]:
+    for ch in fake.channels.values():
+        if ch.type == 1 and ch.recipient_ids == [user.id]:
+            return [m["content"] for m in fake.messages_in(ch)]
+    return []

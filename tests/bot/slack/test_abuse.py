@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import aiohttp
 import pytest
@@ -20,6 +21,23 @@ from tests.bot.slack.conftest import SlackHarness
 from tests.bot.slack.test_oauth import World, world  # noqa: F401  (the fixture)
 
 MARK = "SECRET-BOOTH-TEXT-"
+
+
+def _idle_since(engine: Any, game_id: str, minutes: float) -> None:
+    """Date every change of lobby ``game_id`` ``minutes`` back, as if that long had passed
+    (with the bot stopped for some of it)."""
+    past = datetime.now(UTC) - timedelta(minutes=minutes)
+    games = sa.table("games", sa.column("id"), sa.column("created_at"))
+    seats = sa.table("seats", sa.column("game_id"), sa.column("joined_at"))
+    names = {c["name"] for c in sa.inspect(engine).get_columns("games")}
+    with engine.begin() as conn:
+        conn.execute(sa.update(games).where(games.c.id == game_id).values(created_at=past))
+        conn.execute(sa.update(seats).where(seats.c.game_id == game_id).values(joined_at=past))
+        if "lobby_active_at" in names:
+            conn.execute(
+                sa.text("UPDATE games SET lobby_active_at = :t WHERE id = :g"),
+                {"t": past.replace(tzinfo=None), "g": game_id},
+            )
 
 
 def _states(world: World) -> int:  # noqa: F811
@@ -42,6 +60,55 @@ async def test_install_states_are_issued_at_a_bounded_rate(world: World) -> None
         consent, cookie = await world.start_install(browser)
         status, page = await world.finish_install(browser, world.slack.approve(consent, a), cookie)
     assert status == 200, page
+
+
+async def test_install_limit_behind_a_reverse_proxy_is_per_client(
+    world: World,  # noqa: F811
+) -> None:
+    """The documented set-up runs the app behind an https proxy (here: on this machine, so
+    trusted without configuration): every request then comes from the proxy's address. The
+    limit counts the client the proxy saw (the right-most X-Forwarded-For, which the proxy
+    appends), so one client spending its installs, or writing X-Forwarded-For itself, does
+    not shut anyone else out, and gains nothing."""
+
+    async def through_proxy(browser: aiohttp.ClientSession, client: str, sent: str = "") -> int:
+        forwarded = f"{sent}, {client}" if sent else client
+        async with browser.get(
+            f"{world.url}/slack/install",
+            headers={"X-Forwarded-For": forwarded},
+            allow_redirects=False,
+        ) as r:
+            return r.status
+
+    async with aiohttp.ClientSession() as browser:
+        # the attacker, with an X-Forwarded-For of its own, new every time
+        codes = [
+            await through_proxy(browser, "203.0.113.9", sent=f"198.51.100.{i}") for i in range(20)
+        ]
+        assert codes.count(302) == INSTALL_BURST and codes.count(429) == 20 - INSTALL_BURST
+        # someone else behind the same proxy still gets their install started
+        assert await through_proxy(browser, "192.0.2.44") == 302
+        # an IPv6 client is one client across its /64
+        v6 = [await through_proxy(browser, f"2001:db8:1:2::{i:x}") for i in range(1, 21)]
+        assert v6.count(302) == INSTALL_BURST
+    assert _states(world) == 2 * INSTALL_BURST + 1
+
+
+def test_client_key_trusts_forwarded_for_only_from_a_trusted_proxy() -> None:
+    from bot.limits import LOCAL_PROXIES, client_key, proxy_networks
+
+    local = proxy_networks(LOCAL_PROXIES)
+    ours = local + proxy_networks("10.0.0.0/8")
+    # straight from the internet: whatever it wrote in X-Forwarded-For is ignored
+    assert client_key("203.0.113.9", ["1.2.3.4"], ours) == "203.0.113.9"
+    # through two proxies of ours: the address the outer one saw
+    assert client_key("127.0.0.1", ["6.6.6.6, 203.0.113.9, 10.1.2.3"], ours) == "203.0.113.9"
+    # several headers count as one list; an IPv4-mapped peer is its IPv4 address
+    assert client_key("::ffff:127.0.0.1", ["6.6.6.6", "203.0.113.9"], local) == "203.0.113.9"
+    # a proxy we do not know is a client like any other
+    assert client_key("10.1.2.3", ["203.0.113.9"], local) == "10.1.2.3"
+    assert client_key("2001:db8::1", [], local) == client_key("2001:db8::ffff", [], local)
+    assert client_key("127.0.0.1", [], local) == "127.0.0.1"
 
 
 async def test_expired_states_are_deleted_and_the_store_is_bounded(
@@ -140,3 +207,73 @@ async def test_an_idle_lobby_closes_by_itself(harness: SlackHarness) -> None:
         ),
         what="the lobby shown closed",
     )
+
+
+async def test_a_lobby_idle_across_a_restart_closes(harness: SlackHarness) -> None:
+    """As on Discord: the idle hour goes on across a restart, not from the bot's start."""
+    users = harness.people(2)
+    harness.consent_all(users)
+    game_id = await harness.new_game(users[0], "")
+    await harness.join_all(users[1:])
+    assert harness.engine is not None
+    _idle_since(harness.engine, game_id, 40)
+    await harness.shutdown()
+    adapter = await harness.boot()
+    assert harness.live(game_id).status == "lobby"
+    assert await adapter.idle_lobbies.sweep() == []  # 40 minutes idle: not yet
+    later = time.monotonic() + 21 * 60
+    assert await adapter.idle_lobbies.sweep(now=later) == [game_id]
+    assert harness.live(game_id).status == "aborted"
+    await harness.fake.wait_until(
+        lambda: any(
+            "nobody started it" in str(c.args.get("text", "")) + str(c.args.get("blocks", ""))
+            for c in harness.fake.calls("chat.update")
+        ),
+        what="the lobby shown closed",
+    )
+
+
+async def test_a_stranger_flooding_the_bots_messages_gets_one_answer(
+    harness: SlackHarness,
+) -> None:
+    """Someone in no game writing to the bot 30 times is told once that they are in no
+    game (`bot.limits.STRAY_NOTE_EVERY`), not answered 30 times: each answer is a post."""
+    adapter = harness.adapter
+    assert adapter is not None
+    stranger = harness.people(1)[0]
+    dm = harness.fake.dm(stranger)
+    team = stranger.team_id
+    for i in range(30):
+        await adapter.relay.on_dm(team, stranger.id, dm.id, f"17000000{i:02d}.000100", "hello?")
+    await adapter.out.poster.drain()
+    told = [t for t in harness.dm_texts(stranger) if "not in a running game" in t]
+    assert len(told) == 1
+
+
+async def test_a_withdrawal_cut_short_by_a_restart_is_finished_and_told(
+    harness: SlackHarness,
+) -> None:
+    """As on Discord: a withdrawal under way when the app stopped is taken up at the next
+    start and the person is told, in a direct message, that it is done."""
+    from sqlmodel import Session, select
+
+    from bot.store.models import WithdrawalJob
+
+    bob = harness.people(1)[0]
+    harness.consent_all([bob])
+    assert harness.engine is not None
+    with Session(harness.engine) as session:  # as if the app stopped half-way
+        session.merge(
+            WithdrawalJob(platform="slack", server_external_id=bob.team_id, user_id=bob.id)
+        )
+        session.commit()
+    await harness.shutdown()
+    await harness.boot()
+    await harness.fake.wait_until(
+        lambda: any("Your withdrawal is done" in t for t in harness.dm_texts(bob)),
+        within=120,
+        what="the note that the withdrawal is done",
+    )
+    assert harness.engine is not None
+    with Session(harness.engine) as session:
+        assert not session.exec(select(WithdrawalJob)).all()
