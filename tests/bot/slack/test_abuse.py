@@ -245,7 +245,7 @@ async def test_a_stranger_flooding_the_bots_messages_gets_one_answer(
     team = stranger.team_id
     for i in range(30):
         await adapter.relay.on_dm(team, stranger.id, dm.id, f"17000000{i:02d}.000100", "hello?")
-    await adapter.out.poster.drain()
+    await adapter.out.delivery.drain()
     told = [t for t in harness.dm_texts(stranger) if "not in a running game" in t]
     assert len(told) == 1
 
