@@ -106,7 +106,7 @@ async def test_memory_files_are_removed_outside_any_write_transaction(
             locked.append(True)
         finally:
             probe.close()
-        rmtree(folder, **kwargs)  # type: ignore[call-overload]
+        rmtree(folder, **kwargs)
 
     monkeypatch.setattr(experience_store.shutil, "rmtree", probing_rmtree)
     report = await asyncio.to_thread(withdraw, engine, "discord", SERVER, ALICE)

@@ -67,7 +67,7 @@ async def service(engine: Engine) -> AsyncIterator[GameService]:
 def drop_consent(engine: Engine, user_id: str) -> None:
     """No consent record at all for ``user_id`` (e.g. removed by an operator)."""
     with session_scope(engine) as s:
-        s.exec(delete(m.Consent).where(col(m.Consent.user_id) == user_id))  # type: ignore[call-overload]
+        s.exec(delete(m.Consent).where(col(m.Consent.user_id) == user_id))
 
 
 def files(root: Path) -> dict[str, str]:

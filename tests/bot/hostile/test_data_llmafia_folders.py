@@ -47,7 +47,7 @@ def store(tmp_path: Path) -> tuple[str, Engine]:
     url = f"sqlite:///{tmp_path / 'store.db'}"
     upgrade(url)
     engine = make_engine(url)
-    yield url, engine  # type: ignore[misc]
+    yield url, engine
     engine.dispose()
 
 

@@ -28,7 +28,7 @@ def test_a_read_only_data_folder_turns_memories_off_with_one_warning(
         learning = AgentLearning.from_settings(settings, None, embedder=HashingEmbedder())
         mind = learning.mind(
             SimpleNamespace(id="g1", server_id=None), SeatInfo(0, "Kai", None, True)
-        )  # type: ignore[arg-type]
+        )
     assert learning.memory_root is None and mind.directory is None  # saves are no-ops
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1 and warnings[0].exc_info is None

@@ -112,7 +112,7 @@ class World:
     def status(self, game_id: str) -> tuple[str, str | None]:
         with self.service.engine.connect() as conn:
             row = conn.execute(
-                sa.select(Game.status, Game.end_reason).where(Game.id == game_id)  # type: ignore[arg-type]
+                sa.select(Game.status, Game.end_reason).where(Game.id == game_id)
             ).one()
         return str(row[0]), row[1]
 
@@ -135,7 +135,7 @@ async def world(db_url: str, tmp_path: Path) -> AsyncIterator[World]:
     async with FakeSlackOAuth(
         client_id=CLIENT_ID, client_secret=CLIENT_SECRET, signing_secret=SECRET
     ) as slack:
-        settings = Settings(  # type: ignore[call-arg]
+        settings = Settings(
             _env_file=None,
             data_dir=tmp_path,
             slack_client_id=CLIENT_ID,
@@ -552,7 +552,7 @@ async def test_no_token_reaches_the_log_even_at_debug(
 
 
 def _oauth_settings(db_url: str, **more: Any) -> Settings:
-    return Settings(  # type: ignore[call-arg]
+    return Settings(
         _env_file=None,
         database_url=db_url,
         slack_client_id=CLIENT_ID,

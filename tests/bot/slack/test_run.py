@@ -18,7 +18,7 @@ from tests.fakes.slack import FakeSlack
 
 
 def _settings(db_url: str, **tokens: str) -> Settings:
-    return Settings(_env_file=None, database_url=db_url, **tokens)  # type: ignore[call-arg]
+    return Settings(_env_file=None, database_url=db_url, **tokens)
 
 
 @contextlib.asynccontextmanager

@@ -99,7 +99,7 @@ async def test_export_explains_a_plain_text_error(harness: SlackHarness) -> None
 
 
 async def test_api_url_setting_reaches_every_client(fake_slack: FakeSlack, db_url: str) -> None:
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         database_url=db_url,
         slack_bot_token=fake_slack.bot_token,
