@@ -50,7 +50,7 @@ async def new_bot(
     scheduler = make_scheduler()
     scheduler.start()
     service = GameService(engine, scheduler, make_agent_factory())
-    extra = {} if reveal_after is None else {"reveal_after_seconds": reveal_after}
+    extra: dict[str, Any] = {} if reveal_after is None else {"reveal_after_seconds": reveal_after}
     settings = Settings(_env_file=None, database_url=db_url, **extra)
     bot = MafiaBot(
         service, settings, test_options(test_speed=speed, **options), guild_ready_timeout=0.05

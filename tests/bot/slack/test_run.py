@@ -17,7 +17,7 @@ from bot.slack.app import SlackSetupError, run_slack
 from tests.fakes.slack import FakeSlack
 
 
-def _settings(db_url: str, **tokens: str) -> Settings:
+def _settings(db_url: str, **tokens: Any) -> Settings:
     return Settings(_env_file=None, database_url=db_url, **tokens)
 
 

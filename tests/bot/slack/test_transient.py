@@ -74,7 +74,7 @@ async def test_a_line_given_up_is_told_to_the_host_once(harness: SlackHarness) -
 async def test_a_timed_out_post_is_sent_again(harness: SlackHarness) -> None:
     fake = harness.fake
     game_id = await harness.running_game()
-    assert harness.adapter is not None
+    assert harness.adapter is not None and harness.adapter.client is not None
     harness.adapter.out.delivery.backoff = 0.05
     harness.adapter.client.timeout = 1
     fake.stall("chat.postMessage", seconds=2)
