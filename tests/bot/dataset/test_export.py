@@ -80,7 +80,7 @@ def files(root: Path) -> dict[str, str]:
 
 def llmafia_dir(bundle: dict[str, str], game_id: str) -> str:
     """The game's folder in the bundle: its number, found through the manifest."""
-    folder = json.loads(bundle["manifest.json"])["llmafia"]
+    folder: dict[str, str] = json.loads(bundle["manifest.json"])["llmafia"]
     return "llmafia/" + next(k for k, v in folder.items() if v == game_id)
 
 

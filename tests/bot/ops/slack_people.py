@@ -37,7 +37,7 @@ class People:
             await self.fake.wait_until(
                 lambda u=u: any("You are" in t for t in self.dm_texts(u)),  # type: ignore[misc]
                 15,
-                "role card",  # type: ignore[misc]
+                "role card",
             )
         return game_id
 
