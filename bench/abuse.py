@@ -128,7 +128,7 @@ async def bench_install(requests: int) -> None:
     scheduler = make_scheduler()
     scheduler.start()
     service = GameService(engine, scheduler)
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         data_dir=tmp,
         slack_client_id="1.2",

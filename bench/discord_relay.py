@@ -172,8 +172,8 @@ async def child(config: dict[str, Any]) -> None:
 
     gc.callbacks.append(on_gc)
     metrics = RelayMetrics()
-    options = DiscordOptions(_env_file=None, afk_reminder_minutes=0)  # type: ignore[call-arg]
-    settings = Settings(_env_file=None, database_url=url)  # type: ignore[call-arg]
+    options = DiscordOptions(_env_file=None, afk_reminder_minutes=0)
+    settings = Settings(_env_file=None, database_url=url)
     bot = MafiaBot(service, settings, options, metrics=metrics, guild_ready_timeout=0.5)
     runner = asyncio.create_task(bot.start(config["token"]))
     await bot.caught_up.wait()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from logging.config import fileConfig
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import sqlalchemy as sa
 from alembic import context
@@ -19,6 +19,9 @@ from sqlmodel import SQLModel
 import bot.store.models  # noqa: F401  (registers every table on SQLModel.metadata)
 from bot.store.db import make_engine
 from bot.store.models import UTCDateTime
+
+if TYPE_CHECKING:
+    from alembic.autogenerate.api import AutogenContext
 
 config = context.config
 
@@ -38,7 +41,7 @@ def _database_url() -> str:
     return str(url)
 
 
-def _render_item(type_: str, obj: Any, autogen_context: Any) -> str | bool:
+def _render_item(type_: str, obj: Any, autogen_context: AutogenContext) -> str | Literal[False]:
     # UTCDateTime is plain naive DATETIME in the database; render it as such so revisions do
     # not import application code that may change later.
     if type_ == "type" and isinstance(obj, UTCDateTime):

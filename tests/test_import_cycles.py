@@ -20,7 +20,10 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def _circles(root: Path) -> list[list[str]]:
-    return import_cycles.circles(import_cycles.import_graph(import_cycles.modules([root])))
+    found: list[list[str]] = import_cycles.circles(
+        import_cycles.import_graph(import_cycles.modules([root]))
+    )
+    return found
 
 
 @pytest.mark.parametrize(

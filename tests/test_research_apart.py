@@ -8,6 +8,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 ROOT = Path(__file__).resolve().parents[1]
 LIVE = ("bot", "agent", "games")
@@ -27,7 +28,7 @@ def research_imports(tree: ast.AST) -> list[tuple[int, bool]]:
             elif isinstance(child, ast.ImportFrom) and not child.level:
                 names = [child.module or ""]
             if any(n == "research" or n.startswith("research.") for n in names):
-                found.append((child.lineno, in_function))
+                found.append((cast("ast.Import | ast.ImportFrom", child).lineno, in_function))
             visit(
                 child,
                 in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef),

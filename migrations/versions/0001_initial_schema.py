@@ -11,7 +11,7 @@ checks the zone in Python), so this revision does not import application code.
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 # revision identifiers, used by Alembic.

@@ -14,10 +14,14 @@ decrypts them again (and needs the key when any is encrypted).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from alembic import op
+
+if TYPE_CHECKING:
+    from cryptography.fernet import MultiFernet
 
 revision: str = "0012"
 down_revision: str | None = "0011"
@@ -31,7 +35,7 @@ TOKENS = {
 }
 
 
-def _fernet() -> object | None:
+def _fernet() -> MultiFernet | None:
     keys = [k.strip() for k in os.environ.get("MAFIABOT_SECRET_KEY", "").split(",") if k.strip()]
     if not keys:
         return None
@@ -40,12 +44,12 @@ def _fernet() -> object | None:
     return MultiFernet([Fernet(k.encode()) for k in keys])
 
 
-def _rewrite(change: object) -> None:
+def _rewrite(change: Callable[[str], str]) -> None:
     conn = op.get_bind()
     for name, columns in TOKENS.items():
         table = sa.table(name, sa.column("id"), *(sa.column(c) for c in columns))
         for row in conn.execute(sa.select(table)).mappings().all():
-            new = {c: change(row[c]) for c in columns if row[c]}  # type: ignore[operator]
+            new = {c: change(row[c]) for c in columns if row[c]}
             new = {c: v for c, v in new.items() if v != row[c]}
             if new:
                 conn.execute(sa.update(table).where(table.c.id == row["id"]).values(**new))
@@ -72,7 +76,7 @@ def upgrade() -> None:
     def seal(value: str) -> str:
         if value.startswith(PREFIX):
             return value
-        return PREFIX + fernet.encrypt(value.encode()).decode()  # type: ignore[attr-defined]
+        return PREFIX + fernet.encrypt(value.encode()).decode()
 
     _rewrite(seal)
 
@@ -85,7 +89,7 @@ def downgrade() -> None:
             return value
         if fernet is None:
             raise RuntimeError("MAFIABOT_SECRET_KEY is needed to decrypt the stored Slack tokens")
-        return str(fernet.decrypt(value.removeprefix(PREFIX).encode()).decode())  # type: ignore[attr-defined]
+        return str(fernet.decrypt(value.removeprefix(PREFIX).encode()).decode())
 
     _rewrite(unseal)
     _resize(200, 1000)

@@ -281,7 +281,8 @@ def test_counts_and_accusations_in_a_vote_are_up_to_date(played: list[FastResult
     accusations = patterns("accuse", "x", r"(?P<x>\w+)")
     counted = stale = accused = elsewhere = 0
     for result in played:
-        voting, votes = False, {}
+        voting = False
+        votes: dict[str, str | None] = {}
         for e in result.events or ():
             if isinstance(e, PhaseStarted):
                 voting, votes = e.phase == "vote", {}
@@ -1106,7 +1107,8 @@ def test_greetings_and_first_impressions_only_early_in_the_day() -> None:
         table.say(2, "hi", 1)
         table.say(3, "hello", 2)
         late = table.policy.plan(sec(60))  # half the day gone: no "first impressions anyone?"
-        assert late is not None and late.text not in early, late.text
+        assert late is not None
+        assert late.text not in early, late.text
 
 
 def test_silent_in_the_vote_once_it_is_under_way() -> None:

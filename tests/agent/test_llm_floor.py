@@ -6,6 +6,7 @@ test_llm_player (real engine, game time moved by the test)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import pytest
 
@@ -18,7 +19,7 @@ from tests.agent.test_llm_player import NAMES, T0, StubLLM, make_table
 SILENT = BaselineTiming(day_rate=0.0, silent_day=1.0, vote_talk=0.0)
 
 
-def first_day(table_events: list[object]) -> int:
+def first_day(table_events: Sequence[object]) -> int:
     for e in table_events:
         if isinstance(e, PhaseStarted) and e.phase == PhaseKind.DAY.value:
             return e.seq

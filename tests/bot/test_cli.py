@@ -8,6 +8,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -66,7 +67,11 @@ async def test_simulate_with_llm_agents_against_a_fake_openai_server(
     # per call cut short when the game ended (sent or not: the cancel can beat the request out)
     sched = [r for r in fake_openai.requests if "<send> or <wait>" in json.dumps(r.json)]
     records = records_for_game(make_engine(db), result["game_id"])
-    cut = [r for r in records if r.kind == "scheduler" and r.decision.startswith("cancelled")]
+    cut = [
+        r
+        for r in records
+        if r.kind == "scheduler" and cast(str, r.decision).startswith("cancelled")
+    ]
     logged = summary["calls_by_kind"]["scheduler"]
     assert logged == len([r for r in records if r.kind == "scheduler" and r.called])
     assert len(sched) <= logged <= len(sched) + len(cut)

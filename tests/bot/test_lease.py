@@ -125,8 +125,8 @@ def test_a_dead_holder_on_this_machine_frees_the_game_at_once(engine: Engine) ->
 async def test_a_second_service_cannot_resume_a_held_game(
     engine: Engine, scheduler: object
 ) -> None:
-    first = GameService(engine, scheduler)  # type: ignore[arg-type]
-    second = GameService(engine, scheduler)  # type: ignore[arg-type]
+    first = GameService(engine, scheduler)
+    second = GameService(engine, scheduler)
     try:
         game_id = await started(first)
         with pytest.raises(GameHeld, match=f"Game {game_id} is being run by another"):
@@ -143,8 +143,8 @@ async def test_a_second_service_cannot_resume_a_held_game(
 
 
 async def test_the_lease_is_renewed_while_held(engine: Engine, scheduler: object) -> None:
-    holder = GameService(engine, scheduler, lease_seconds=0.6)  # type: ignore[arg-type]
-    other = GameService(engine, scheduler)  # type: ignore[arg-type]
+    holder = GameService(engine, scheduler, lease_seconds=0.6)
+    other = GameService(engine, scheduler)
     try:
         game_id = await started(holder)
         first = lease_row(engine, game_id)
@@ -166,8 +166,8 @@ async def test_a_process_that_lost_its_lease_cannot_write(
     """The holder stalls past its expiry (here: its lease is made to look expired and to
     belong to a machine we cannot check) and another process takes the game over. The stalled
     one's next write is refused as a whole, and it stops driving the game."""
-    stalled = GameService(engine, scheduler)  # type: ignore[arg-type]
-    taker = GameService(engine, scheduler)  # type: ignore[arg-type]
+    stalled = GameService(engine, scheduler)
+    taker = GameService(engine, scheduler)
     try:
         game_id = await started(stalled)
         assert await stalled.say(game_id, 0, "before")
@@ -209,7 +209,7 @@ async def test_lines_of_many_games_in_one_group_cost_a_few_statements_not_a_few_
     """A group commit carrying one line from each of 8 games fences the 8 games in one
     statement and writes each table's rows in one statement: a handful in all (the ORM wrote
     several statements for every line)."""
-    svc = GameService(engine, scheduler)  # type: ignore[arg-type]
+    svc = GameService(engine, scheduler)
     seen: list[str] = []
 
     def record(_c: object, _cur: object, statement: str, *_: object) -> None:
@@ -240,8 +240,8 @@ async def test_a_game_taken_over_fails_alone_in_its_group_commit(
 ) -> None:
     """One fence statement checks every game of a group; the game another process took over
     is refused (`GameMoved`, nothing of it written) and the other games' lines commit."""
-    svc = GameService(engine, scheduler)  # type: ignore[arg-type]
-    taker = GameService(engine, scheduler)  # type: ignore[arg-type]
+    svc = GameService(engine, scheduler)
+    taker = GameService(engine, scheduler)
     try:
         games = [await started(svc, server=f"s{i}") for i in range(4)]
         moved = games[2]
@@ -303,7 +303,7 @@ def refusal(err: str) -> list[str]:
 async def test_two_processes_race_for_one_game_and_kill_9_frees_it(
     engine: Engine, db_url: str, scheduler: object
 ) -> None:
-    svc = GameService(engine, scheduler)  # type: ignore[arg-type]
+    svc = GameService(engine, scheduler)
     game_id = await svc.create_game(QUICK, seed=8, server_external_id="simulate", speed=40.0)
     for _ in range(7):
         await svc.join(game_id, None, is_agent=True)
@@ -340,7 +340,7 @@ async def test_play_resume_of_a_game_held_elsewhere_says_so(
 ) -> None:
     from bot.local.terminal import HUMAN_ID
 
-    svc = GameService(engine, scheduler)  # type: ignore[arg-type]
+    svc = GameService(engine, scheduler)
     game_id = await svc.create_game(LONG, seed=5, server_external_id="terminal")
     await svc.join(game_id, HUMAN_ID)
     for _ in range(5):

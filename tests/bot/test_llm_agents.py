@@ -392,7 +392,7 @@ def test_clients_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
         llm_timeout=7,
         llm_max_attempts=2,
         llm_token_budget=5000,
-        _env_file=None,  # type: ignore[call-arg]
+        _env_file=None,
     )
     config = LLMAgentConfig.from_settings(settings)
     assert (config.llm_timeout, config.llm_max_attempts, config.llm_token_budget) == (7, 2, 5000)
@@ -414,7 +414,7 @@ def test_structured_output_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = Settings(
         llm="openai:smollm2",
         scheduler_llm="anthropic:claude-haiku-4-5",
-        _env_file=None,  # type: ignore[call-arg]
+        _env_file=None,
     )
     clients = build_llm_clients(LLMAgentConfig.from_settings(settings))
     assert isinstance(clients.generator, OpenAIClient)
@@ -432,7 +432,7 @@ def test_structured_output_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     assert local.forms.forms == ("json_schema", "json_object", "off")
     monkeypatch.setenv("MAFIABOT_LLM_STRUCTURED", "grammar")
     with pytest.raises(ValidationError, match="llm_structured"):
-        Settings(_env_file=None)  # type: ignore[call-arg]
+        Settings(_env_file=None)
 
 
 async def test_local_server_gets_one_request_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -512,7 +512,7 @@ async def test_two_models_on_one_local_server_share_its_queue(
         assert single.order[:2] == ["bg-0", "vote"]
     monkeypatch.setenv("MAFIABOT_LLM_CONCURRENCY", "lots")
     with pytest.raises(ValidationError, match="llm_concurrency"):
-        Settings(_env_file=None)  # type: ignore[call-arg]
+        Settings(_env_file=None)
 
 
 async def test_each_seat_gets_its_own_budget(engine: Engine, scheduler: Any) -> None:
@@ -568,7 +568,7 @@ async def test_full_game_from_settings(
         llm=f"{provider}:{MODELS[provider]}",
         llm_timeout=5,
         llm_max_attempts=2,
-        _env_file=None,  # type: ignore[call-arg]
+        _env_file=None,
     )
     log = InMemoryDecisionLog()
     factory = llm_player_factory(settings, log, player=PLAYER)
@@ -873,7 +873,7 @@ async def test_embedding_model_is_loaded_before_any_game(
         llm="openai:gpt-4o-mini",
         data_dir=tmp_path,
         database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
-        _env_file=None,  # type: ignore[call-arg]
+        _env_file=None,
     )
     async with running_service(settings, agent_kind="llm") as service:
         assert warmed, "the model was not loaded ahead of the games"

@@ -12,13 +12,13 @@ from bot.table.personas import PersonaError, choose_persona, configured_personas
 
 
 def test_an_empty_setting_is_no_file() -> None:
-    assert Settings(_env_file=None, personas_file="").personas_file is None  # type: ignore[call-arg, arg-type]
+    assert Settings(_env_file=None, personas_file="").personas_file is None
 
 
 def test_operator_personas_are_chosen_by_key(tmp_path: Path) -> None:
     path = tmp_path / "personas.json"
     path.write_text(json.dumps({"pirate": "You talk like a pirate."}))
-    settings = Settings(_env_file=None, personas_file=str(path))  # type: ignore[call-arg, arg-type]
+    settings = Settings(_env_file=None, personas_file=str(path))
     extra = configured_personas(settings)
     assert choose_persona("pirate", extra) == "pirate"
     with pytest.raises(PersonaError, match="pirate"):

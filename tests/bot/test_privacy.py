@@ -15,7 +15,7 @@ import pytest
 import sqlalchemy as sa
 from rich.console import Console
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from bot import privacy
 from bot.consent import has_consent, record_consent
@@ -214,7 +214,7 @@ async def test_withdrawal_leaves_no_trace(
         events = [
             dict(e.payload)
             for e in s.exec(
-                select(m.Event).where(m.Event.game_id == t.game_id).order_by(m.Event.seq)
+                select(m.Event).where(m.Event.game_id == t.game_id).order_by(col(m.Event.seq))
             )
         ]
     lines = transcript(events)

@@ -50,7 +50,7 @@ def answer_all(engine: Engine, table: Table, uid: str, guess: str) -> None:
 async def finished(svc: GameService) -> Table:
     table = await play_table(svc)
     with session_scope(svc.engine) as s:  # play_table's half-answered surveys: not ours
-        s.exec(delete(m.SurveyResponse))  # type: ignore[call-overload]
+        s.exec(delete(m.SurveyResponse))
     return table
 
 

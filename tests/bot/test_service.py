@@ -149,9 +149,11 @@ async def test_full_vote_ends_early_and_eliminates(service: GameService, engine:
     game = service.games[game_id]
     state = await until_phase(game, PhaseKind.VOTE, tries=100)
     mafia = next(s for s in state.seats if s.is_mafia)
-    for s in state.seats:
-        target = mafia.name if s.index != mafia.index else state.seats[(mafia.index + 1) % 6].name
-        await service.vote(game_id, s.index, target.upper())  # names match in any case
+    for voter in state.seats:
+        target = (
+            mafia.name if voter.index != mafia.index else state.seats[(mafia.index + 1) % 6].name
+        )
+        await service.vote(game_id, voter.index, target.upper())  # names match in any case
     await service.wait_finished(game_id)
     await service.drain(game_id)
     over = [e for e in rec.events if isinstance(e, GameOver)]

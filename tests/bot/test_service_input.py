@@ -155,7 +155,8 @@ async def test_a_day_line_typed_before_the_vote_closed_stays_on_that_days_stage(
         if seat != 6:
             await service.vote(game.id, seat, game.seats[6].name)
     await service.vote(game.id, 6, game.seats[0].name)
-    assert game.state.phase.kind is PhaseKind.NIGHT
+    # (mypy still holds the phase asserted before the awaits that moved it on)
+    assert game.state.phase.kind is PhaseKind.NIGHT  # type: ignore[comparison-overlap]
     assert await service.say(game.id, 4, "bye gray", at=typed)
     (row,) = stored_messages(engine, game.id, "bye gray")
     assert row.place == "stage" and row.phase_seq == vote_seq
@@ -391,7 +392,8 @@ async def test_a_line_said_while_the_last_pick_is_being_applied_stays_in_the_den
     await asyncio.sleep(0)  # both have been received (and wait for the game)
     await pick
     service._run_db = write  # type: ignore[method-assign]
-    assert game.state.phase.kind is PhaseKind.DAY
+    # (mypy still holds the phase asserted before the awaits that moved it on)
+    assert game.state.phase.kind is PhaseKind.DAY  # type: ignore[comparison-overlap]
     assert await said
     with pytest.raises(RuleError, match="at night"):
         await refused

@@ -5,6 +5,8 @@ person told when it is done; the result is the same as before (tests/bot/test_pr
 from __future__ import annotations
 
 import asyncio
+import shutil
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -12,7 +14,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.limits import CoolingDown
-from bot.privacy import WithdrawalReport, withdraw
+from bot.privacy import Plan, WithdrawalReport, withdraw
 from bot.service import GameService
 from bot.store import models as m
 from bot.withdrawals import Withdrawals
@@ -94,9 +96,9 @@ async def test_memory_files_are_removed_outside_any_write_transaction(
     (root / table.game_id / "5").mkdir(parents=True)
     monkeypatch.setattr(experience_store, "MEMORY_ROOTS", {root.resolve()})
     locked: list[bool] = []
-    rmtree = experience_store.shutil.rmtree
+    rmtree = shutil.rmtree
 
-    def probing_rmtree(folder: object, **kwargs: object) -> None:
+    def probing_rmtree(folder: Any, **kwargs: Any) -> None:
         probe = sqlite3.connect(path, timeout=0)
         try:
             probe.execute("BEGIN IMMEDIATE")
@@ -106,9 +108,9 @@ async def test_memory_files_are_removed_outside_any_write_transaction(
             locked.append(True)
         finally:
             probe.close()
-        rmtree(folder, **kwargs)  # type: ignore[call-overload]
+        rmtree(folder, **kwargs)
 
-    monkeypatch.setattr(experience_store.shutil, "rmtree", probing_rmtree)
+    monkeypatch.setattr(shutil, "rmtree", probing_rmtree)
     report = await asyncio.to_thread(withdraw, engine, "discord", SERVER, ALICE)
     assert report.scrubbed == [table.game_id]
     assert not (root / table.game_id).exists()
@@ -221,7 +223,7 @@ async def test_two_withdrawal_jobs_at_once_keep_each_others_redactions(
     both_read = threading.Barrier(2, timeout=30)
     calls = 0
 
-    def plan_then_wait(*args: object) -> list[withdrawals.Plan]:
+    def plan_then_wait(*args: object) -> list[Plan]:
         nonlocal calls
         plans = batch(*args)  # type: ignore[arg-type]
         calls += 1

@@ -4,20 +4,21 @@ that has ended is refused."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
 from games import NightAct, PhaseKind, Say, Tick, Vote, apply
 from games.actions import action_from_dict, action_to_dict
 from games.events import MessageAccepted
+from games.state import GameState
 from tests.games.helpers import assert_rejected, cast, end_phase, make_game, one, to_phase
 
 TABLE = "M M Det Doc B B B"  # Ari, Blake mafia; Casey detective; Drew doctor; Eden.. bystanders
 MS = timedelta(milliseconds=3)
 
 
-def night_ended_by_the_last_kill_vote():  # type: ignore[no-untyped-def]
+def night_ended_by_the_last_kill_vote() -> tuple[GameState, GameState, datetime]:
     """Night 1's vote, everyone has acted but Blake; Blake's pick ends the night."""
     state = to_phase(make_game(TABLE), PhaseKind.NIGHT_VOTE)
     state, _ = apply(state, NightAct(2, 4, state.phase.started_at + timedelta(seconds=1)))

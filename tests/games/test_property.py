@@ -32,7 +32,7 @@ from games import (
     apply,
     new_game,
 )
-from games.actions import Action
+from games.actions import Action, Extend
 from games.config import TIE_RULES
 from games.events import (
     Event,
@@ -78,6 +78,7 @@ def legal(state: GameState, action: Action, memo: Tracker) -> bool:
         return True
     kind = state.phase.kind
     n = len(state.seats)
+    assert not isinstance(action, Extend)  # the strategies never make one
     if not 0 <= action.seat < n or not state.seats[action.seat].alive:
         return False
     me = state.seats[action.seat]

@@ -338,7 +338,7 @@ async def simulate(
 
     await asyncio.to_thread(data_dir.mkdir, parents=True, exist_ok=True)
     url = f"sqlite:///{data_dir / 'mafiabot.db'}"
-    settings = Settings(_env_file=None, data_dir=data_dir, database_url=url)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, data_dir=data_dir, database_url=url)
     config = GameConfig(
         day_seconds=phases.day,
         vote_seconds=phases.vote,

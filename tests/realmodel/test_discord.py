@@ -64,7 +64,7 @@ async def test_an_llm_seat_among_people_speaks_every_day(
     table = Table.build(fake)
     url = db_url_in(tmp_path)
     upgrade(url)
-    settings = Settings(_env_file=None, database_url=url, data_dir=tmp_path / "data")  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, database_url=url, data_dir=tmp_path / "data")
     assert settings.llm == "openai:smollm2"
     # loaded when a service starts, before its games (AgentLearning.warm_up): not measured
     await asyncio.to_thread(default_minilm().warm_up)

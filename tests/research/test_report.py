@@ -270,9 +270,9 @@ def test_win_rates(report: dict[str, Any], raw: dict[str, RawGame]) -> None:
             role = "mafia" if name in g.mafia else "bystander"
             won = (role == "mafia") == (g.winner == "mafia")
             tally[("agent" if name == g.llm else "human", role)].append(won)
-    for (kind, role), won in tally.items():
-        assert close(report["win_rate"][kind][role], sum(won) / len(won))
-        assert report["win_counts"][kind][role] == {"won": sum(won), "n": len(won)}
+    for (kind, role), wins in tally.items():
+        assert close(report["win_rate"][kind][role], sum(wins) / len(wins))
+        assert report["win_counts"][kind][role] == {"won": sum(wins), "n": len(wins)}
     assert report["games_without_winner"] == []
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RESEARCH_ONLY = {"scipy", "scikit-learn", "matplotlib"}
 
 
-def _closure(lock: dict, roots: list[str]) -> set[str]:
+def _closure(lock: dict[str, Any], roots: list[str]) -> set[str]:
     """Every package the lock file installs for ``roots`` (markers ignored: a superset)."""
     packages = {p["name"]: p for p in lock["package"]}
     seen: set[str] = set()

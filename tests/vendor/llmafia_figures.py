@@ -22,6 +22,7 @@ import sys
 import traceback
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 sys.path.insert(0, str(Path(__file__).resolve().parent / "llmafia"))
@@ -30,12 +31,12 @@ import analyze
 from game_constants import DIRS_PREFIX
 
 
-def _number(x):
+def _number(x: Any) -> float | None:
     x = float(x)
     return None if math.isnan(x) else round(x, 6)
 
 
-def figures(game_id):
+def figures(game_id: str) -> dict[str, Any]:
     (
         llm,
         players,
@@ -52,7 +53,7 @@ def figures(game_id):
     ) = analyze.get_single_game_results(game_id)
     said = [m for phase in phases for m in phase.messages if not m.is_manager]
     manager = [m for phase in phases for m in phase.messages if m.is_manager]
-    out = {
+    out: dict[str, Any] = {
         "llm": llm,
         "players": players,
         "mafia": mafia,
@@ -72,11 +73,11 @@ def figures(game_id):
         "did_mafia_win": mafia_won,
         "did_llm_win": llm_won,
     }
-    timings = [[], [], [], []]
+    timings: list[list[float]] = [[], [], [], []]
     analyze.calc_game_mean_timing_diffs(phases, humans, *timings)
     out["timing_means"] = [[_number(x) for x in t] for t in timings]
-    human_content = {m: [] for m in analyze.CONTENT_METRICS}
-    llm_content = {m: [] for m in analyze.CONTENT_METRICS}
+    human_content: dict[str, list[float]] = {m: [] for m in analyze.CONTENT_METRICS}
+    llm_content: dict[str, list[float]] = {m: [] for m in analyze.CONTENT_METRICS}
     analyze.calc_mean_message_content_empiric_metrics(phases, humans, human_content, llm_content)
     out["content"] = {
         "human": {k: [_number(x) for x in v] for k, v in human_content.items()},
@@ -85,15 +86,15 @@ def figures(game_id):
     return out
 
 
-def _words(said):
-    words = Counter()
+def _words(said: list[Any]) -> Counter[str]:
+    words: Counter[str] = Counter()
     for m in said:
         words[m.name] += m.num_words
     return words
 
 
-def main():
-    result = {}
+def main() -> None:
+    result: dict[str, Any] = {}
     for game_dir in sorted(Path(DIRS_PREFIX).glob("*")):
         game_id = game_dir.name
         if not (game_dir.is_dir() and game_id.isdigit() and "00001" not in game_id):

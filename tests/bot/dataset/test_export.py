@@ -67,7 +67,7 @@ async def service(engine: Engine) -> AsyncIterator[GameService]:
 def drop_consent(engine: Engine, user_id: str) -> None:
     """No consent record at all for ``user_id`` (e.g. removed by an operator)."""
     with session_scope(engine) as s:
-        s.exec(delete(m.Consent).where(col(m.Consent.user_id) == user_id))  # type: ignore[call-overload]
+        s.exec(delete(m.Consent).where(col(m.Consent.user_id) == user_id))
 
 
 def files(root: Path) -> dict[str, str]:
@@ -80,7 +80,7 @@ def files(root: Path) -> dict[str, str]:
 
 def llmafia_dir(bundle: dict[str, str], game_id: str) -> str:
     """The game's folder in the bundle: its number, found through the manifest."""
-    folder = json.loads(bundle["manifest.json"])["llmafia"]
+    folder: dict[str, str] = json.loads(bundle["manifest.json"])["llmafia"]
     return "llmafia/" + next(k for k, v in folder.items() if v == game_id)
 
 

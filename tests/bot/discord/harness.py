@@ -36,7 +36,7 @@ ROLE_CARD = re.compile(r"You are (?P<name>[\w ]+)\. Your role: (?P<role>\w+)\.")
 def test_options(**overrides: Any) -> DiscordOptions:
     values: dict[str, Any] = {"afk_reminder_minutes": 0.0}
     values.update(overrides)
-    return DiscordOptions(_env_file=None, **values)  # type: ignore[call-arg]
+    return DiscordOptions(_env_file=None, **values)
 
 
 @asynccontextmanager
@@ -50,8 +50,8 @@ async def new_bot(
     scheduler = make_scheduler()
     scheduler.start()
     service = GameService(engine, scheduler, make_agent_factory())
-    extra = {} if reveal_after is None else {"reveal_after_seconds": reveal_after}
-    settings = Settings(_env_file=None, database_url=db_url, **extra)  # type: ignore[call-arg]
+    extra: dict[str, Any] = {} if reveal_after is None else {"reveal_after_seconds": reveal_after}
+    settings = Settings(_env_file=None, database_url=db_url, **extra)
     bot = MafiaBot(
         service, settings, test_options(test_speed=speed, **options), guild_ready_timeout=0.05
     )

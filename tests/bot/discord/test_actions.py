@@ -29,7 +29,7 @@ def game() -> LiveGame:
         seed=7,
         status="running",
         clock=clock,
-        timers=SchedulerTimers(None, clock),  # type: ignore[arg-type]
+        timers=SchedulerTimers(None, clock),
         seats=seats,
         state=state,
     )

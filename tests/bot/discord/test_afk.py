@@ -98,7 +98,7 @@ def setup(humans: dict[int, int]) -> tuple[AfkWatch, LiveGame, Room, Timers, Not
     async def takeover(_: Room, seat: int) -> None:
         taken.append(seat)
 
-    options = DiscordOptions(_env_file=None)  # type: ignore[call-arg]
+    options = DiscordOptions(_env_file=None)
     watch = AfkWatch(OneRoom(room), notes, takeover, options)  # type: ignore[arg-type]
     return watch, game, room, timers, notes, taken
 

@@ -13,7 +13,7 @@ from bot.discord.delivery import Delivery, Job
 def http_error(status: int, code: int = 0) -> discord.HTTPException:
     response = SimpleNamespace(status=status, reason="injected")
     cls = {403: discord.Forbidden, 404: discord.NotFound}.get(status, discord.HTTPException)
-    return cls(response, {"message": "injected", "code": code})  # type: ignore[arg-type]
+    return cls(response, {"message": "injected", "code": code})
 
 
 async def test_order_per_key_and_merging_of_queued_manager_lines() -> None:

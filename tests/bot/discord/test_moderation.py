@@ -85,6 +85,7 @@ async def test_kick_hands_the_seat_to_an_agent_or_a_substitute(
         consent = await table.slash("mafia consent", sub)
         notice = await answered(consent)
         assert notice["flags"] & 64 and "One of the players at this table is an AI" in str(notice)
+        assert consent.original is not None
         agree = await fake_discord.click(
             consent.original, component(consent.original, "mafia:consent:-:yes"), user=sub
         )

@@ -43,7 +43,7 @@ def character_posts(table: Table, names: list[str]) -> list[JSON]:
     ]
 
 
-def after_their_phase(table: Table, phase_of: dict[str, int]) -> list[str]:
+def after_their_phase(table: Table, phase_of: dict[str, int | None]) -> list[str]:
     """The stage lines posted after their phase was announced over: each character line must
     come while its phase (by the stored message's phase) is the last one announced."""
     announced = 0

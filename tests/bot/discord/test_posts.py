@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 from bot.discord.posts import (
     BOOTH_INTRO,
@@ -144,7 +145,7 @@ def test_night_menus_offer_exactly_the_engines_choices() -> None:
     assert den.text.startswith("Den, night 1: talk with your partners")
     assert not den.menus
     menus = {p.seat: p.menu for p in posts if p.place == "booth" and p.menu is not None}
-    assert sorted(menus) == [2, 4]
+    assert sorted(cast("dict[int, object]", menus)) == [2, 4]
     doctor, detective = menus[2], menus[4]
     assert doctor is not None and detective is not None
     assert doctor.names == ("Ash", "Cy", "Di", "Ed", "Fay") and doctor.verb == "protect"

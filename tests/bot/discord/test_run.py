@@ -15,7 +15,7 @@ from tests.fakes.discord import FakeDiscord
 
 
 def settings_for(tmp_path: Path, token: str | None) -> Settings:
-    return Settings(_env_file=None, database_url=db_url_in(tmp_path), discord_token=token)  # type: ignore[call-arg]
+    return Settings(_env_file=None, database_url=db_url_in(tmp_path), discord_token=token)
 
 
 async def test_run_discord_serves_commands_until_cancelled(

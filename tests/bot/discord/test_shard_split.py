@@ -79,7 +79,7 @@ async def test_the_bot_connects_only_its_shards(fake_discord: FakeDiscord, tmp_p
         assert [s.shard for s in fake.sessions.values()] == [(1, 2)]  # IDENTIFY's shard
         assert bot.get_guild(mine.guild.id) is not None
         assert bot.get_guild(theirs.guild.id) is None
-    assert DiscordOptions(_env_file=None).shard_set() == Shards()  # type: ignore[call-arg]
+    assert DiscordOptions(_env_file=None).shard_set() == Shards()
 
 
 async def test_two_bots_on_one_shard_only_the_driver_answers_then_it_hands_over(

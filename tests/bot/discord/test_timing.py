@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlmodel import Session, select
 
@@ -66,7 +67,7 @@ async def first_night_of(
     table = Table.build(fake)
     async with bot_stack(fake, url, speed=40.0, test_seed=SEED) as bot:
         await table.setup()
-        minutes = {"night_vote_minutes": night_vote_minutes}
+        minutes: dict[str, Any] = {"night_vote_minutes": night_vote_minutes}
         await table.answer(await table.slash("mafia config", table.mod, **minutes))
         game_id = await table.play(
             roles="detective+doctor", day_minutes=0.25, vote_minutes=1.0, night_minutes=0.25

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,11 +44,11 @@ real_data = pytest.mark.skipif(not REAL.is_dir(), reason="LLMafia data not prese
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> tuple[str, Engine]:
+def store(tmp_path: Path) -> Iterator[tuple[str, Engine]]:
     url = f"sqlite:///{tmp_path / 'store.db'}"
     upgrade(url)
     engine = make_engine(url)
-    yield url, engine  # type: ignore[misc]
+    yield url, engine
     engine.dispose()
 
 

@@ -203,9 +203,9 @@ async def test_injection_lines_reach_prompts_only_as_the_players_speech(
         assert rec.json is not None
         check_prompt(prompt_of(rec.json), f"request {n}")
         checked += 1
-    for rec in log.records:
-        if rec.prompt:
-            check_prompt(rec.prompt, f"decision {rec.kind}")
+    for record in log.records:
+        if record.prompt:
+            check_prompt(record.prompt, f"decision {record.kind}")
     assert checked > 0
     assert model.seen == set(range(1, len(LINES) + 1))  # every line reached a prompt
     assert model.in_memory  # ... and the memory's quotes of them too

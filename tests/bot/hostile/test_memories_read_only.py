@@ -7,11 +7,12 @@ import json
 import logging
 from pathlib import Path
 from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
 from agent.memory.embeddings import HashingEmbedder
-from bot.live import SeatInfo
+from bot.live import LiveGame, SeatInfo
 from bot.llm_agents import AgentLearning
 from bot.settings import load_settings
 from tests.bot.hostile.harness import read_only, run_process
@@ -27,8 +28,8 @@ def test_a_read_only_data_folder_turns_memories_off_with_one_warning(
     with read_only(data), caplog.at_level(logging.WARNING):
         learning = AgentLearning.from_settings(settings, None, embedder=HashingEmbedder())
         mind = learning.mind(
-            SimpleNamespace(id="g1", server_id=None), SeatInfo(0, "Kai", None, True)
-        )  # type: ignore[arg-type]
+            cast(LiveGame, SimpleNamespace(id="g1", server_id=None)), SeatInfo(0, "Kai", None, True)
+        )
     assert learning.memory_root is None and mind.directory is None  # saves are no-ops
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1 and warnings[0].exc_info is None
@@ -42,7 +43,9 @@ async def test_memories_are_saved_when_the_folder_is_writable(tmp_path: Path) ->
     learning = AgentLearning.from_settings(settings, None, embedder=HashingEmbedder())
     assert learning.memory_root == tmp_path / "data" / "memory"
     assert list(learning.memory_root.iterdir()) == []  # (the write test leaves nothing)
-    mind = learning.mind(SimpleNamespace(id="g1", server_id=None), SeatInfo(0, "Kai", None, True))  # type: ignore[arg-type]
+    mind = learning.mind(
+        cast(LiveGame, SimpleNamespace(id="g1", server_id=None)), SeatInfo(0, "Kai", None, True)
+    )
     await mind.save()
     assert (learning.memory_root / "g1" / "0").is_dir()
 

@@ -17,7 +17,7 @@ from tests.fakes.slack import FakeSlack
 
 
 def settings_in(tmp_path: Path) -> Settings:
-    return Settings(  # type: ignore[call-arg]
+    return Settings(
         _env_file=None,
         database_url=f"sqlite:///{tmp_path / 'db' / 'mafiabot.db'}",
         http_addr="127.0.0.1:0",
@@ -46,9 +46,7 @@ def base_url(ops: Ops) -> str:
 @asynccontextmanager
 async def ops_on(db_url: str, **settings: Any) -> AsyncIterator[Ops]:
     """What `mafiabot run` builds around its adapters, on ``db_url``."""
-    config = Settings(  # type: ignore[call-arg]
-        _env_file=None, database_url=db_url, http_addr="127.0.0.1:0", **settings
-    )
+    config = Settings(_env_file=None, database_url=db_url, http_addr="127.0.0.1:0", **settings)
     meter = Metrics()
     async with (
         running_service(config, metrics=meter) as service,

@@ -35,7 +35,9 @@ class People:
         assert "has started" in await self.slash(self.users[0], "start")
         for u in self.users:
             await self.fake.wait_until(
-                lambda u=u: any("You are" in t for t in self.dm_texts(u)), 15, "role card"
+                lambda u=u: any("You are" in t for t in self.dm_texts(u)),  # type: ignore[misc]
+                15,
+                "role card",
             )
         return game_id
 

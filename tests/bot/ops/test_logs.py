@@ -41,7 +41,7 @@ def test_json_lines_carry_level_logger_message_extras_and_the_exception() -> Non
 
 def test_secrets_are_blanked_out_in_both_formats(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai-key")
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         discord_token=TOKEN,
         database_url="postgresql://bot:pg-password-1@db:5432/mafiabot",

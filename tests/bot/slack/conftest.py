@@ -137,7 +137,8 @@ class SlackHarness:
         assert "has started" in await self.slash(users[0], "start")
         for u in users:
             await self.fake.wait_until(
-                lambda u=u: any("You are" in t for t in self.dm_texts(u)), what="role card"
+                lambda u=u: any("You are" in t for t in self.dm_texts(u)),  # type: ignore[misc]
+                what="role card",
             )
         return game_id, users
 
@@ -156,7 +157,9 @@ class SlackHarness:
 
     def persona_lines(self, channel: Any = None) -> list[tuple[str, str]]:
         """(character, text) of every line posted under a character's name."""
-        msgs = self.fake.messages_in(channel or self.channel)
+        target = channel or self.channel
+        assert target is not None
+        msgs = self.fake.messages_in(target)
         return [(m.username, m.text) for m in msgs if m.username]
 
     async def wait_stage(self, predicate: Any, within: float = 10, what: str = "stage") -> Any:

@@ -22,6 +22,7 @@ def _wait(text: str) -> int:
 async def test_a_flood_of_commands_is_refused_quietly(harness: SlackHarness) -> None:
     users = harness.people(3)
     harness.consent_all(users)
+    assert harness.service is not None and harness.channel is not None
     harness.service.commands = CommandLimiter(burst=COMMAND_BURST, every=SLOW)
     flooder, other = users[1], users[2]
     for _ in range(COMMAND_BURST):
@@ -46,6 +47,7 @@ async def test_a_flood_of_lobby_clicks_is_refused_quietly(harness: SlackHarness)
     users = harness.people(3)
     harness.consent_all(users)
     game_id = await harness.new_game(users[0], "")
+    assert harness.service is not None
     harness.service.commands = CommandLimiter(burst=COMMAND_BURST, every=SLOW)
     clicker = users[1]
     game = harness.service.games[game_id]

@@ -70,7 +70,9 @@ async def test_consent_command_and_withdrawal(harness: SlackHarness) -> None:
     await fake.click(user=bob, action_id="mafia_consent_open", channel=harness.channel)
     [view] = await fake.wait_until(lambda: fake.open_views(bob), what="the notice")
     await fake.submit_view(user=bob, view=view)
-    await fake.wait_until(lambda: has_consent(harness.engine, "slack", team, bob.id))
+    engine = harness.engine
+    assert engine is not None
+    await fake.wait_until(lambda: has_consent(engine, "slack", team, bob.id))
     await harness.join_all([bob])
     assert harness.live(game_id).seat_of_user(bob.id) is not None
 

@@ -36,7 +36,8 @@ async def test_agent_partner_den_lines_reach_the_booth_like_a_human_partners(
     assert "has started" in await harness.slash(users[0], "start")
     for u in users:
         await fake.wait_until(
-            lambda u=u: any("You are" in t for t in harness.dm_texts(u)), what="role card"
+            lambda u=u: any("You are" in t for t in harness.dm_texts(u)),  # type: ignore[misc]
+            what="role card",
         )
     game = harness.live(game_id)
     agent = next(s for s in game.seats if s.is_agent)
@@ -100,7 +101,7 @@ async def test_two_human_mafia_hear_each_other_and_vote_from_their_booths(
     for u, partner in zip(mafia, mafia[::-1], strict=True):
         line = (name[partner.id], f"{name[partner.id]} thinks we strike now")
         await fake.wait_until(
-            lambda u=u, line=line: line in harness.persona_lines(fake.dm(u)),
+            lambda u=u, line=line: line in harness.persona_lines(fake.dm(u)),  # type: ignore[misc]
             what="the partner's den line",
         )
     await harness.adapter.drain()  # type: ignore[union-attr]
@@ -115,7 +116,7 @@ async def test_two_human_mafia_hear_each_other_and_vote_from_their_booths(
     # The night vote: each mafia picks from the menu in their own booth.
     for u in mafia:
         await fake.wait_until(
-            lambda u=u: any(
+            lambda u=u: any(  # type: ignore[misc]
                 "who do the mafia kill" in str(m.blocks) for m in fake.messages_in(fake.dm(u))
             ),
             within=15,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from bot.consent import CONSENT_VERSION
 from bot.live import seating
@@ -27,6 +27,7 @@ def _deal_fits(seed: int) -> bool:
 async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
     fake = harness.fake
     users = harness.people(5)
+    assert harness.channel is not None
     alice = users[0]
     seed = seed_where(_deal_fits)
     game_id = await harness.new_game(
@@ -34,6 +35,7 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
         f"day=30 vote=60 night=30 night_vote=60 mafia=2 roles=detective speed=10 seed={seed}",
     )
     [lobby] = harness.stage()
+    assert lobby.blocks is not None
     assert [e["action_id"] for e in lobby.blocks[-1]["elements"]] == [
         "mafia_join",
         "mafia_leave",
@@ -43,13 +45,13 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
     # Joining without consent opens the notice in a modal; agreeing records it and joins.
     for u in users:
         await fake.click(user=u, action_id="mafia_join", channel=harness.channel)
-        [view] = await fake.wait_until(lambda u=u: fake.open_views(u), what="consent modal")
+        [view] = await fake.wait_until(lambda u=u: fake.open_views(u), what="consent modal")  # type: ignore[misc]
         assert view.callback_id == "mafia_consent"
         assert "One of the players at this table is an AI agent" in str(view.blocks)
         result = await fake.submit_view(user=u, view=view)
         assert result.status == 200
         await fake.wait_until(
-            lambda u=u: any("You're in" in e.text for e in fake.ephemerals(u, harness.channel)),
+            lambda u=u: any("You're in" in e.text for e in fake.ephemerals(u, harness.channel)),  # type: ignore[misc]
             what="join confirmation",
         )
     with Session(harness.engine) as s:
@@ -58,7 +60,9 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
     assert {(c.version, c.agreed, c.platform) for c in consents} == {
         (CONSENT_VERSION, True, "slack")
     }
-    roster = fake.messages_in(harness.channel)[0].blocks[0]["text"]["text"]
+    roster_post = fake.messages_in(harness.channel)[0]
+    assert roster_post.blocks is not None
+    roster = roster_post.blocks[0]["text"]["text"]
     assert all(f"<@{u.id}>" in roster for u in users)  # people, never their characters
 
     await fake.click(user=alice, action_id="mafia_start", channel=harness.channel)
@@ -81,7 +85,7 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
     # Role cards in every booth; no channel is made for the den (its member list would tell).
     for u in users:
         await fake.wait_until(
-            lambda u=u: any(f"You are {name[u.id]}." in t for t in harness.dm_texts(u)),
+            lambda u=u: any(f"You are {name[u.id]}." in t for t in harness.dm_texts(u)),  # type: ignore[misc]
             what="role card",
         )
     assert not fake.calls("conversations.create") and not fake.calls("conversations.invite")
@@ -104,7 +108,7 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
     victim = plain[0]
     for u in users:
         await fake.wait_until(
-            lambda u=u: any(
+            lambda u=u: any(  # type: ignore[misc]
                 b.get("accessory", {}).get("action_id") == "mafia_vote"
                 for m in fake.messages_in(fake.dm(u))
                 for b in (m.blocks or [])
@@ -146,7 +150,7 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
         await fake.message_event(user=u, text=f"{name[u.id]} here, let's pick someone")
     for u, partner in zip(mafia, mafia[::-1], strict=True):
         await fake.wait_until(
-            lambda u=u, p=partner: (
+            lambda u=u, p=partner: (  # type: ignore[misc]
                 (name[p.id], f"{name[p.id]} here, let's pick someone")
                 in harness.persona_lines(fake.dm(u))
             ),
@@ -167,7 +171,7 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
     )
     for u in mafia:
         await fake.wait_until(
-            lambda u=u: (
+            lambda u=u: (  # type: ignore[misc]
                 sum(
                     b.get("accessory", {}).get("action_id") == "mafia_vote"
                     for m in fake.messages_in(fake.dm(u))
@@ -198,10 +202,11 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
     # The survey, in every booth: which player was the AI, and three ratings.
     for i, u in enumerate(users):
         await fake.wait_until(
-            lambda u=u: any("survey" in t.lower() for t in harness.dm_texts(u)), what="survey"
+            lambda u=u: any("survey" in t.lower() for t in harness.dm_texts(u)),  # type: ignore[misc]
+            what="survey",
         )
         await fake.click(user=u, action_id="mafia_survey_open", channel=fake.dm(u))
-        [view] = await fake.wait_until(lambda u=u: fake.open_views(u), what="survey modal")
+        [view] = await fake.wait_until(lambda u=u: fake.open_views(u), what="survey modal")  # type: ignore[misc]
         guess = agent.name if i % 2 == 0 else name[next(x for x in users if x is not u).id]
         await fake.submit_view(
             user=u,
@@ -219,7 +224,7 @@ async def test_full_game_from_lobby_to_survey(harness: SlackHarness) -> None:
         what="thanks",
     )
     with Session(harness.engine) as s:
-        rows = s.exec(select(SurveyResponse).order_by(SurveyResponse.seat_index)).all()
+        rows = s.exec(select(SurveyResponse).order_by(col(SurveyResponse.seat_index))).all()
     assert len(rows) == 5 and {r.source for r in rows} == {"slack"}
     assert {r.seat_index for r in rows} == {by_user[u.id].index for u in users}  # type: ignore[union-attr]
     for r in rows:

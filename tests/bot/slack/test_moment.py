@@ -77,7 +77,7 @@ async def test_den_line_overtaken_by_the_last_kill_vote_stays_in_the_den(
     )
     for u in (ann, ben):
         await fake.wait_until(
-            lambda u=u: any(
+            lambda u=u: any(  # type: ignore[misc]
                 "who do the mafia kill" in str(m.blocks) for m in fake.messages_in(fake.dm(u))
             ),
             within=15,

@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from aiohttp import web
 from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
+from sqlmodel import col
 
 from bot.agents import make_agent_factory
 from bot.crypto import KEY_FILE, SecretBox, open_value, sealed
@@ -112,7 +113,7 @@ class World:
     def status(self, game_id: str) -> tuple[str, str | None]:
         with self.service.engine.connect() as conn:
             row = conn.execute(
-                sa.select(Game.status, Game.end_reason).where(Game.id == game_id)  # type: ignore[arg-type]
+                sa.select(col(Game.status), col(Game.end_reason)).where(col(Game.id) == game_id)
             ).one()
         return str(row[0]), row[1]
 
@@ -135,7 +136,7 @@ async def world(db_url: str, tmp_path: Path) -> AsyncIterator[World]:
     async with FakeSlackOAuth(
         client_id=CLIENT_ID, client_secret=CLIENT_SECRET, signing_secret=SECRET
     ) as slack:
-        settings = Settings(  # type: ignore[call-arg]
+        settings = Settings(
             _env_file=None,
             data_dir=tmp_path,
             slack_client_id=CLIENT_ID,
@@ -337,7 +338,7 @@ async def test_two_concurrent_first_calls_refresh_once(world: World) -> None:
         reads.append(team)
         return await find(team)
 
-    store.async_find_team = counted  # type: ignore[method-assign]
+    store.async_find_team = counted  # type: ignore[method-assign, assignment]
     clients = await asyncio.gather(*(world.workspaces.client(a.team_id) for _ in range(5)))
     assert len({id(c) for c in clients}) == 1
     assert [g.ok for g in world.slack.refreshes(a)] == [True]
@@ -552,7 +553,7 @@ async def test_no_token_reaches_the_log_even_at_debug(
 
 
 def _oauth_settings(db_url: str, **more: Any) -> Settings:
-    return Settings(  # type: ignore[call-arg]
+    return Settings(
         _env_file=None,
         database_url=db_url,
         slack_client_id=CLIENT_ID,

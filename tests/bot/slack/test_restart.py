@@ -32,7 +32,7 @@ async def test_restart_relays_outage_lines_once_in_order(harness: SlackHarness) 
     name = {u.id: harness.character(game_id, u) for u in users}
     bob, carol = users[1], users[2]
     for u in (bob, carol):
-        await fake.wait_until(lambda u=u: any("You are" in t for t in harness.dm_texts(u)))
+        await fake.wait_until(lambda u=u: any("You are" in t for t in harness.dm_texts(u)))  # type: ignore[misc]
     await fake.message_event(user=bob, text="before the crash")
     await harness.wait_stage(lambda: (name[bob.id], "before the crash") in harness.persona_lines())
 
@@ -137,7 +137,7 @@ async def test_restart_mid_night_keeps_the_den_in_the_booths(harness: SlackHarne
     # The resumed timer ends the talk; the night vote menus reach the booths and work there.
     for u in (ann, ben):
         await fake.wait_until(
-            lambda u=u: any(
+            lambda u=u: any(  # type: ignore[misc]
                 "who do the mafia kill" in str(m.blocks) for m in fake.messages_in(fake.dm(u))
             ),
             within=15,

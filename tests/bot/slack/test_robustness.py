@@ -17,7 +17,7 @@ from tests.bot.slack.conftest import SlackHarness
 async def test_rate_limited_burst_loses_and_reorders_nothing(harness: SlackHarness) -> None:
     fake = harness.fake
     game_id = await harness.running_game()
-    assert harness.adapter is not None
+    assert harness.adapter is not None and harness.adapter.client is not None
     # The SDK retries a 429 only once here; the delivery queue must do the rest.
     harness.adapter.client.retry_handlers = [AsyncRateLimitErrorRetryHandler(max_retry_count=1)]
     fake.rate_limit("chat.postMessage", times=3, retry_after=1, after=1)

@@ -17,8 +17,8 @@ from bot.slack.app import SlackSetupError, run_slack
 from tests.fakes.slack import FakeSlack
 
 
-def _settings(db_url: str, **tokens: str) -> Settings:
-    return Settings(_env_file=None, database_url=db_url, **tokens)  # type: ignore[call-arg]
+def _settings(db_url: str, **tokens: Any) -> Settings:
+    return Settings(_env_file=None, database_url=db_url, **tokens)
 
 
 @contextlib.asynccontextmanager

@@ -138,7 +138,7 @@ async def test_without_the_key_the_runner_refuses_to_start(
     check_rows(engine, SecretBox([KEY1]))
     scheduler = make_scheduler()
     service = GameService(engine, scheduler)
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         data_dir=tmp_path,
         slack_client_id=CLIENT_ID,
@@ -175,7 +175,7 @@ async def test_without_a_key_setting_a_key_file_is_made_and_used(
     scheduler = make_scheduler()
     service = GameService(engine, scheduler)
     data = tmp_path / "data"
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         data_dir=data,
         slack_client_id=CLIENT_ID,

@@ -74,7 +74,7 @@ async def test_a_line_given_up_is_told_to_the_host_once(harness: SlackHarness) -
 async def test_a_timed_out_post_is_sent_again(harness: SlackHarness) -> None:
     fake = harness.fake
     game_id = await harness.running_game()
-    assert harness.adapter is not None
+    assert harness.adapter is not None and harness.adapter.client is not None
     harness.adapter.out.delivery.backoff = 0.05
     harness.adapter.client.timeout = 1
     fake.stall("chat.postMessage", seconds=2)
@@ -99,7 +99,7 @@ async def test_export_explains_a_plain_text_error(harness: SlackHarness) -> None
 
 
 async def test_api_url_setting_reaches_every_client(fake_slack: FakeSlack, db_url: str) -> None:
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         database_url=db_url,
         slack_bot_token=fake_slack.bot_token,

@@ -12,7 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from tests.fakes.slack import FakeSlack
 
-VOTE_BLOCKS = [
+VOTE_BLOCKS: list[dict[str, Any]] = [
     {
         "type": "section",
         "block_id": "vote",

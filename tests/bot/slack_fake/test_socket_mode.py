@@ -17,12 +17,12 @@ async def socket_handler(
     fake_slack: FakeSlack, slack_app: AsyncApp
 ) -> AsyncIterator[AsyncSocketModeHandler]:
     handler = AsyncSocketModeHandler(slack_app, fake_slack.app_token)
-    await handler.connect_async()
+    await handler.connect_async()  # type: ignore[no-untyped-call]
     await fake_slack.wait_socket_connected()
     try:
         yield handler
     finally:
-        await handler.close_async()
+        await handler.close_async()  # type: ignore[no-untyped-call]
 
 
 async def test_slash_command_envelope_is_acked(

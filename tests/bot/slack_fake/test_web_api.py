@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
@@ -133,7 +135,7 @@ async def test_channel_errors(fake_slack: FakeSlack, slack_client: AsyncWebClien
     secret = fake_slack.add_channel("mafia-wolves", private=True, bot_member=False)
     game = fake_slack.add_channel("mafia-1")
 
-    async def error_of(**kwargs: str) -> str:
+    async def error_of(**kwargs: Any) -> str:
         with pytest.raises(SlackApiError) as err:
             await slack_client.chat_postMessage(text="x", **kwargs)
         return str(err.value.response["error"])

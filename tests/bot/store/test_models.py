@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, func, select
+from sqlmodel import Session, col, func, select
 
 from bot.store.db import session_scope
 from bot.store.models import (
@@ -25,7 +26,7 @@ from bot.store.models import (
 SEED = 2**62 + 12345  # does not fit a 32-bit INTEGER
 
 
-def _game(gid: str = "g7k2m9qx", **kw: object) -> Game:
+def _game(gid: str = "g7k2m9qx", **kw: Any) -> Game:
     kw.setdefault("config", {"players": 5})
     return Game(id=gid, seed=SEED, **kw)
 
@@ -99,7 +100,7 @@ def test_time_range_queries_compare_in_utc(engine: Engine) -> None:
         rows = s.exec(
             select(Message)
             .where(Message.game_id == "g7k2m9qx", Message.t >= since)
-            .order_by(Message.t)
+            .order_by(col(Message.t))
         ).all()
     assert [m.text for m in rows] == ["m2", "m3"]
 
@@ -169,7 +170,7 @@ def test_action_seq_and_client_id_unique_per_game(engine: Engine) -> None:
         {"index": 1, "character_name": "Alice"},
     ],
 )
-def test_seat_index_and_name_unique_per_game(engine: Engine, dup: dict[str, object]) -> None:
+def test_seat_index_and_name_unique_per_game(engine: Engine, dup: dict[str, Any]) -> None:
     with session_scope(engine) as s:
         s.add_all([_game("ga"), _game("gb")])
         s.add(Seat(game_id="ga", index=0, character_name="Alice"))
@@ -246,7 +247,7 @@ def test_bulk_sql_delete_cascades(engine: Engine) -> None:
     with session_scope(engine) as s:
         _populate(s, "g1")
     with session_scope(engine) as s:
-        s.execute(sa.delete(Game).where(Game.id == "g1"))
+        s.execute(sa.delete(Game).where(col(Game.id) == "g1"))
     with session_scope(engine) as s:
         assert sum(_count(s, m) for m in CHILDREN) == 0
 
@@ -288,10 +289,10 @@ def test_json_fields_round_trip(engine: Engine) -> None:
         assert s.exec(select(Server)).one().settings == {"lang": "he", "max": 3}
         assert s.get_one(Game, "g7k2m9qx").config == config
         assert s.exec(select(Action)).one().payload == {"voter": 2, "target": None}
-        events = s.exec(select(Event).order_by(Event.seq)).all()
+        events = s.exec(select(Event).order_by(col(Event.seq))).all()
         assert [e.visible_to for e in events] == [[0, 4], None]
         # "public" is a real SQL NULL, so it can be filtered in the database.
-        public = s.exec(select(Event.seq).where(Event.visible_to.is_(None))).all()
+        public = s.exec(select(Event.seq).where(col(Event.visible_to).is_(None))).all()
         assert public == [2]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -26,7 +26,7 @@ def writer(engine: Engine) -> Iterator[GroupWriter]:
     w.close()
 
 
-def add(external_id: str) -> object:
+def add(external_id: str) -> Callable[[Session], str]:
     def fn(session: Session) -> str:
         session.add(Server(platform="test", external_id=external_id))
         return external_id
@@ -62,7 +62,7 @@ async def test_calls_arriving_together_share_one_commit_and_return_only_once_com
 
     async def one(i: int) -> None:
         name = f"s{i}"
-        assert await writer.run(add(name)) == name  # type: ignore[arg-type]
+        assert await writer.run(add(name)) == name
         seen_after[name] = name in await asyncio.to_thread(stored, engine)
 
     await asyncio.gather(*(one(i) for i in range(40)))
@@ -74,7 +74,7 @@ async def test_calls_arriving_together_share_one_commit_and_return_only_once_com
 async def test_calls_are_applied_in_the_order_they_were_submitted(
     engine: Engine, writer: GroupWriter
 ) -> None:
-    futures = [writer.submit(add(f"o{i:02}")) for i in range(30)]  # type: ignore[arg-type]
+    futures = [writer.submit(add(f"o{i:02}")) for i in range(30)]
     await asyncio.gather(*(asyncio.wrap_future(f) for f in futures))
     assert stored(engine) == [f"o{i:02}" for i in range(30)]
 
@@ -86,10 +86,10 @@ async def test_a_failing_call_fails_alone_and_the_others_commit(
         session.add(Server(platform="test", external_id="never"))
         raise ValueError("refused")
 
-    await writer.run(add("first"))  # type: ignore[arg-type]
+    await writer.run(add("first"))
     calls = [add("a"), broken, add("first"), add("b")]  # "first" again: a unique violation
     release = await hold(writer)
-    futures = [asyncio.wrap_future(writer.submit(c)) for c in calls]  # type: ignore[arg-type]
+    futures = [asyncio.wrap_future(writer.submit(c)) for c in calls]
     commits = writer.commits
     release.set()
     results = await asyncio.gather(*futures, return_exceptions=True)
@@ -113,7 +113,7 @@ async def test_a_failed_group_commit_is_retried_call_by_call(
     release = await hold(writer)
     sa.event.listen(Session, "before_commit", fail_first_commit)
     try:
-        futures = [asyncio.wrap_future(writer.submit(add(f"r{i}"))) for i in range(5)]  # type: ignore[arg-type]
+        futures = [asyncio.wrap_future(writer.submit(add(f"r{i}"))) for i in range(5)]
         release.set()
         results = await asyncio.gather(*futures)
     finally:
@@ -126,12 +126,12 @@ async def test_a_failed_group_commit_is_retried_call_by_call(
 async def test_close_writes_what_was_submitted_then_refuses_more(
     engine: Engine, writer: GroupWriter
 ) -> None:
-    futures = [writer.submit(add(f"c{i}")) for i in range(10)]  # type: ignore[arg-type]
+    futures = [writer.submit(add(f"c{i}")) for i in range(10)]
     await asyncio.to_thread(writer.close)
     assert all(f.done() and f.exception() is None for f in futures)
     assert len(stored(engine)) == 10
     with pytest.raises(RuntimeError, match="closed"):
-        writer.submit(add("late"))  # type: ignore[arg-type]
+        writer.submit(add("late"))
 
 
 async def test_the_callers_of_one_group_are_released_by_one_wake_up_of_their_loop(
@@ -150,7 +150,7 @@ async def test_the_callers_of_one_group_are_released_by_one_wake_up_of_their_loo
 
     release = await hold(writer)
     monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
-    calls = [asyncio.create_task(writer.run(add(f"w{i}"))) for i in range(20)]  # type: ignore[arg-type]
+    calls = [asyncio.create_task(writer.run(add(f"w{i}"))) for i in range(20)]
     await asyncio.sleep(0.05)  # every call queued behind the holder
     release.set()
     assert await asyncio.gather(*calls) == [f"w{i}" for i in range(20)]
@@ -161,8 +161,8 @@ async def test_a_call_cancelled_before_its_group_runs_is_not_run(
     engine: Engine, writer: GroupWriter
 ) -> None:
     release = await hold(writer)
-    doomed = asyncio.create_task(writer.run(add("cancelled")))  # type: ignore[arg-type]
-    kept = asyncio.create_task(writer.run(add("kept")))  # type: ignore[arg-type]
+    doomed = asyncio.create_task(writer.run(add("cancelled")))
+    kept = asyncio.create_task(writer.run(add("kept")))
     await asyncio.sleep(0.05)
     doomed.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -183,12 +183,12 @@ async def test_the_writer_keeps_its_connection_and_replaces_one_the_database_dro
     server drops it, the next call runs on a new one and nothing is lost."""
     if engine.dialect.name != "postgresql":
         pytest.skip("a SQLite connection cannot be dropped by a server")
-    await writer.run(add("before"))  # type: ignore[arg-type]
+    await writer.run(add("before"))
     pid = await writer.run(backend_pid)
     assert await writer.run(backend_pid) == pid
     with engine.connect() as other:
         other.exec_driver_sql(f"select pg_terminate_backend({pid})")
-    assert await writer.run(add("after")) == "after"  # type: ignore[arg-type]
+    assert await writer.run(add("after")) == "after"
     assert await writer.run(backend_pid) != pid
     assert stored(engine) == ["before", "after"]
 

@@ -107,8 +107,8 @@ def test_settings_words_and_summary() -> None:
 def test_clock_speed_setting_and_its_old_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MAFIABOT_CLOCK_SPEED", raising=False)
     monkeypatch.delenv("MAFIABOT_DISCORD_TEST_SPEED", raising=False)
-    assert Settings(_env_file=None).clock_speed == 1.0  # type: ignore[call-arg]
+    assert Settings(_env_file=None).clock_speed == 1.0
     monkeypatch.setenv("MAFIABOT_DISCORD_TEST_SPEED", "20")
-    assert Settings(_env_file=None).clock_speed == 20.0  # type: ignore[call-arg]
+    assert Settings(_env_file=None).clock_speed == 20.0
     monkeypatch.setenv("MAFIABOT_CLOCK_SPEED", "5")
-    assert Settings(_env_file=None).clock_speed == 5.0  # type: ignore[call-arg]
+    assert Settings(_env_file=None).clock_speed == 5.0
