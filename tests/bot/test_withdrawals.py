@@ -284,7 +284,7 @@ async def test_a_withdrawal_cut_short_by_a_stop_is_taken_up_at_the_next_start(
     class Dying(Withdrawals):
         applied = 0
 
-        async def _apply(self, *args: object) -> None:  # type: ignore[override]
+        async def _apply(self, *args: object) -> None:
             if self.applied >= 1:
                 stopped.set()
                 await asyncio.Event().wait()  # the process stops here
