@@ -173,6 +173,19 @@ class DecisionSummary:
     latency_p95_s: float | None = None
     latency_by_kind: dict[str, tuple[float, float]] = field(default_factory=dict)
 
+    def by_model(self) -> dict[str, tuple[int, int]]:
+        """(decisions the model made itself, decisions) by kind, for the decisions the seat
+        takes one at a time (when to talk, votes, night actions): a valid answer is the
+        model's decision; a fallback (its call failed, came too late or answered unusably)
+        is one it did not make."""
+        out: dict[str, tuple[int, int]] = {}
+        for kind in ("scheduler", "vote", "night_action"):
+            made = self.valid_by_kind.get(kind, 0)
+            total = made + self.fallbacks_by_kind.get(kind, 0)
+            if total:
+                out[kind] = (made, total)
+        return out
+
     def lines(self) -> list[str]:
         """A short human-readable report."""
         rate = "n/a" if self.valid_rate is None else f"{self.valid_rate:.0%}"
@@ -190,6 +203,15 @@ class DecisionSummary:
                 )
                 or "none"
             ),
+            "decided by the model itself: "
+            + (
+                ", ".join(
+                    f"{k} {made}/{total} ({made / total:.0%})"
+                    for k, (made, total) in sorted(self.by_model().items())
+                )
+                or "none"
+            )
+            + " (a fallback counts against it)",
             "latency: "
             + (
                 "n/a"

@@ -32,7 +32,9 @@ rather than polled:
   decision record with ``fallback`` set. And in a day's discussion the seat is never silent
   when the shadow would have spoken: if it has said nothing by the shadow's next line
   (clamped to ``floor_at`` of the phase, seen afresh after every event), it types the
-  shadow's line; on a day the shadow would say nothing, neither does the floor. The floor
+  shadow's line (or, when the line the shadow drew would come too late for the phase, one
+  composed at the floor's latest moment); the shadow of an LLM seat never draws a day with
+  nothing to say (``SHADOW_TIMING``), so the seat speaks on every day it is alive. The floor
   waits (to its latest moment) for a line the model is writing, and a model line finished
   after the floor spoke is dropped: one line in the seat's turn, never two.
 * **Slow models.** The seat measures its model's latency as it plays. Decisions come first

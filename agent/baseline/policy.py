@@ -31,6 +31,7 @@ from agent.baseline.seat import SeatState
 from agent.baseline.talk import done_say, plan_speak
 from agent.baseline.voting import done_vote, plan_vote, vote_time
 from games.events import Event, GameOver, MessageAccepted
+from games.state import PhaseKind
 
 __all__ = ["BASELINE_NAME", "BaselinePolicy", "BaselineTable"]
 
@@ -90,6 +91,11 @@ class BaselinePolicy(SeatState):
         if chat.total == 0:
             return 0.0
         return chat.msgs.get(self.seat, 0) / chat.total
+
+    def means_to_talk_today(self) -> bool:
+        """In a day's discussion: this seat drew a day with something to say (its count of
+        lines is not nil), whether or not a line of it still fits in the time left."""
+        return self._kind is PhaseKind.DAY and self._place == "stage" and self._budget > 0
 
     # ==== planning =============================================================================
 

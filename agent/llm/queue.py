@@ -15,7 +15,9 @@ completion is not interrupted), so the server falls further behind with every ti
   derived from the service times measured so far (:meth:`ServiceTimes.timeout_for`): shorter
   than the configured one on a fast server, longer on a server slower than it;
 - a background request that could not be sent and answered before its own deadline (its
-  ``timeout_s``: the end of its phase) is skipped (:class:`LLMSkipped`), not sent;
+  ``timeout_s``: the end of its phase) is skipped (:class:`LLMSkipped`), not sent; so is one
+  in a phase that would take the server longer than the usual gap between the game's own
+  requests (every seat's, on this server): it would hold one of them back;
 - a request given up on while in flight keeps its place for the rest of the time it was
   expected to take (the server is still computing it), so the next one is not sent into a busy
   server to time out in its turn; with ``limit`` 1 a timed-out attempt is not retried.
@@ -63,6 +65,9 @@ BACKGROUND = 2
 #: a request given up on in flight is taken to occupy the server this many times its kind's
 #: slow service time from when it was sent
 HOLD_FACTOR = 1.25
+
+#: how far back the game's own requests are counted to tell how often they come
+CRITICAL_WINDOW_S = 60.0
 
 #: hosts that serve many requests at once: no limit under "auto"
 HOSTED = ("api.openai.com", "api.anthropic.com")
@@ -157,6 +162,8 @@ class Slots:
         self.waiting: list[_Waiter] = []
         self.seq = itertools.count()
         self.max_seen = 0
+        #: when the game's own (critical) requests arrived, every seat's, recent ones only
+        self.critical_arrivals: deque[float] = deque()
 
 
 class QueuedClient:
@@ -223,7 +230,13 @@ class QueuedClient:
         progress = CALL_PROGRESS.get()
         if progress is not None:
             progress.held = True  # until it leaves the queue (cut short before: never sent)
+        if priority < BACKGROUND:
+            self._critical_arrived(arrived)
         if priority == BACKGROUND and req.timeout_s is not None and self.limit > 0:
+            delays = self._delays_the_game(req.kind, arrived)
+            if delays is not None:
+                self.skipped += 1
+                raise LLMSkipped(f"{self.name} [{req.kind}]: skipped, {delays}", attempts=0)
             expected = self.expected_wait(priority) + (self.times.typical(req.kind) or 0.0)
             if expected > req.timeout_s:
                 self.skipped += 1
@@ -275,6 +288,40 @@ class QueuedClient:
 
     async def aclose(self) -> None:
         await aclose_client(self.inner)
+
+    # --- the game's calls, every seat's ---------------------------------------------------------
+
+    def _critical_arrived(self, now: float) -> None:
+        arrivals = self._s.critical_arrivals
+        arrivals.append(now)
+        while arrivals and now - arrivals[0] > CRITICAL_WINDOW_S:
+            arrivals.popleft()
+
+    def critical_gap(self, now: float) -> float | None:
+        """Seconds between the game's own requests (every seat's votes, lines, when-to-talk
+        answers) on this server lately: ``CRITICAL_WINDOW_S`` over how many came in that
+        long; None with fewer than two."""
+        recent = sum(1 for t in self._s.critical_arrivals if now - t <= CRITICAL_WINDOW_S)
+        return CRITICAL_WINDOW_S / recent if recent >= 2 else None
+
+    def _delays_the_game(self, kind: str, now: float) -> str | None:
+        """Why a background request of ``kind`` in a phase would hold the game's calls back,
+        or None. Once sent, a request keeps the server until it is done (a non-streamed
+        completion is computed to its end even when its caller gives up), and the game's
+        calls of every seat on the server wait behind it: background work longer than the
+        usual gap between them would delay one. Its length is its kind's measured time, or,
+        unmeasured, a slow call of any kind (a background answer is no shorter)."""
+        gap = self.critical_gap(now)
+        if gap is None:
+            return None
+        measured = self.times.samples(kind) > 0
+        took = self.times.typical(kind) if measured else self.times.slow_pooled()
+        if took is None or took <= gap:
+            return None
+        return (
+            f"it would take about {took:.1f} s of the server, and the game's own calls come "
+            f"every {gap:.1f} s: it would delay one"
+        )
 
     # --- the queue ----------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from agent.llm.base import (
     LLMTimeout,
 )
 from agent.llm_seat.planning import CRITICAL_KINDS, Latencies
-from agent.llm_seat.settings import QUIET_BASELINE, LLMPlayerSettings
+from agent.llm_seat.settings import QUIET_BASELINE, SHADOW_TIMING, LLMPlayerSettings
 from agent.memory.seatmind import SeatMind
 from agent.prompting import PromptBook, TargetKind, load_prompts, render_request
 from agent.reflection import Reflector
@@ -145,7 +145,9 @@ class SeatCore:
         )
         #: the baseline in this seat's place, with people's timing, shown every event as it
         #: comes: it takes the decisions the model fails (see the module docstring)
-        self.shadow = BaselinePolicy(seat, name, random.Random(f"{seed}:shadow"), persona=persona)
+        self.shadow = BaselinePolicy(
+            seat, name, random.Random(f"{seed}:shadow"), persona=persona, timing=SHADOW_TIMING
+        )
         #: the model's measured latency, to plan around
         self.latency = Latencies(self.settings.latency_window)
         self._job = ""  # what runs in the request slot (see _start)

@@ -101,15 +101,26 @@ class ShadowSeat(VotingSeat):
             k.phase_start + timedelta(seconds=hi * seconds),
         )
 
-    def _shadow_line_due(self, now: datetime) -> tuple[Intent, datetime] | None:
+    def _shadow_line_due(self, now: datetime) -> tuple[Intent | None, datetime] | None:
         """The shadow's next line and the floor's moment for it (the line's time, kept
-        within the floor window), or None when the shadow would say nothing."""
+        within the floor window), or None when the shadow would say nothing. A shadow that
+        means to talk today but has no line planned (the one it drew would come too late for
+        this phase) gives no line: the floor composes one at its latest moment."""
         intent = self._shadow_plan(now)
         window = self._floor_window()
-        if intent is None or intent.kind != "say" or window is None:
+        if window is None:
             return None
         earliest, latest = window
+        if intent is None or intent.kind != "say":
+            return (None, latest) if self._shadow_means_to_talk() else None
         return intent, min(max(intent.at, earliest), latest)
+
+    def _shadow_means_to_talk(self) -> bool:
+        try:
+            return self.shadow.means_to_talk_today()
+        except Exception:  # the shadow must never take the seat down
+            log.exception("seat %s: the shadow baseline failed to say", self.seat)
+            return False
 
     def _arm_floor(self, now: datetime) -> None:
         """Never a silent day when the baseline in the seat's place would speak: while the
@@ -151,7 +162,7 @@ class ShadowSeat(VotingSeat):
             self._arm("floor", latest, self._floor)
             return
         # its planned line, or (when that repeats the seat's own) one composed for now
-        text: str | None = intent.text or None
+        text: str | None = intent.text or None if intent is not None else None
         line: Intent | None = intent
         threshold = self.settings.duplicate_threshold
         if text is None or is_near_duplicate(text, k.own_lines, threshold):

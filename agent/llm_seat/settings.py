@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
 from agent.baseline import BaselineTiming
+from agent.baseline.timing import DEFAULT_TIMING
 from agent.prompting import PromptWindow
 from games.config import MAX_MESSAGE_CHARS
 
-__all__ = ["QUIET_BASELINE", "LLMPlayerSettings"]
+__all__ = ["QUIET_BASELINE", "SHADOW_TIMING", "LLMPlayerSettings"]
+
+#: the shadow baseline's timing (the fallbacks and the never-mute floor): people's, except
+#: that it never draws a day with nothing to say (people do, on 8% of days). An LLM seat
+#: speaks on every day it is alive: a silent seat among players who talk is the loudest tell
+#: there is, and a day of silence is what a seat whose model failed would look like.
+SHADOW_TIMING = dataclasses.replace(DEFAULT_TIMING, silent_day=0.0)
 
 #: the baseline's timing once an LLM seat has degraded: fewer, later lines
 QUIET_BASELINE = BaselineTiming(

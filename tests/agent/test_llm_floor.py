@@ -53,6 +53,24 @@ async def test_the_floor_speaks_when_the_shadow_would() -> None:
     await player.close()
 
 
+async def test_a_seat_whose_model_always_waits_speaks_on_every_day() -> None:
+    """The issue's "every LLM seat speaks on every day it is alive": the seat's own shadow
+    never draws a day with nothing to say (people do, on 8% of days; a quiet persona's
+    baseline more often), and when the line it drew would come too late for the phase the
+    floor composes one at its latest moment. Over many seats (seeds) whose model waits all
+    day, not one silent day (before: seeds 57, 98, 101, 119 stayed silent)."""
+    silent = []
+    for seed in range(50, 130):
+        llm = StubLLM(scheduler="<wait>")
+        table, player, _log = make_table(llm, seed=seed)
+        await table.until_phase(PhaseKind.VOTE)
+        day = first_day(table.events)
+        if not [e for e in table.said(0) if e.phase_seq == day]:
+            silent.append(seed)
+        await player.close()
+    assert silent == []
+
+
 @pytest.mark.parametrize("slow", ["generator", "scheduler"])
 async def test_the_floor_does_not_double_a_line_the_model_is_writing(slow: str) -> None:
     """The model is still deciding to send, or writing, when the shadow's first line comes

@@ -278,6 +278,7 @@ def make_table(
     config: GameConfig | None = None,
     deal: tuple[str, ...] = DEAL,
     generator: object | None = None,
+    seed: int = 1,
 ) -> tuple[Table, LLMPlayer, InMemoryDecisionLog]:
     config = config or GameConfig(
         deal=deal,
@@ -301,7 +302,7 @@ def make_table(
         generator=generator or llm,  # type: ignore[arg-type]
         scheduler=llm,
         decisions=log,
-        rng=random.Random(1),
+        rng=random.Random(seed),
         settings=settings,
         game_id="g-test",
     )

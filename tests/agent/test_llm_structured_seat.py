@@ -90,6 +90,8 @@ async def test_structured_auto_makes_a_prose_model_valid() -> None:
     assert 0 < summary.latency_p50_s <= summary.latency_p95_s
     assert set(summary.latency_by_kind) >= {"scheduler", "vote"}
     assert any(line.startswith("valid by kind: ") for line in summary.lines())
+    assert summary.by_model()["vote"] == (len(votes), len(votes))
+    assert any(line.startswith("decided by the model itself: ") for line in summary.lines())
     assert [status for status, _ in server.refusals] == [500]  # once, then remembered
     assert silent_days(table) == []  # no day without a line
     assert table.refused == []
@@ -99,8 +101,12 @@ async def test_structured_off_falls_back_but_never_mutes() -> None:
     table, log, _ = await play("off")
     sched = [r for r in log.records if r.kind == "scheduler" and r.called]
     assert sched and not any(r.valid for r in sched)
-    falls = summarize(log.records).fallbacks_by_kind
+    summary = summarize(log.records)
+    falls = summary.fallbacks_by_kind
     assert falls.get("scheduler", 0) >= 1 and falls.get("vote", 0) >= 1
+    # what the summary says: the baseline, not the model, decided when to talk
+    made, total = summary.by_model()["scheduler"]
+    assert made == 0 and total == falls["scheduler"]
     assert silent_days(table) == []
     assert table.votes_by(0)  # legal votes (the engine refused none)
     assert table.refused == []

@@ -167,6 +167,32 @@ class GameReport:
         answered = [r for r in self.calls(kind) if r.answered]
         return sum(r.valid for r in answered), len(answered)
 
+    def by_model(self, kind: str) -> tuple[int, int]:
+        """(decisions the model itself made, decisions) of ``kind``: the issue's "valid from
+        the model itself (fallbacks not counted)". A decision the baseline took in the model's
+        place (its call failed, was cut off at the phase's end, or answered unusably) counts
+        against the model, not out of the total.
+
+        Scheduler: each consultation is one decision, made by a valid answer or by a logged
+        fallback. Votes and night actions: each one an LLM seat owed (offered, cast or not),
+        made by the model when the vote that stood at the end was the model's."""
+        if kind in ("vote", "night_action"):
+            last: dict[tuple[int, int], CastVote] = {}
+            for v in self.llm_votes():
+                if v.kind == kind:
+                    last[(v.seat, v.phase_seq)] = v  # a later cast replaces an earlier one
+            owed = set(last)
+            if kind == "vote":
+                owed |= {
+                    (seat, seq)
+                    for (seat, seq), verb in self.offered.items()
+                    if seat in self.llm_seats and verb in ("vote", "kill")
+                }
+            model = sum(1 for v in last.values() if v.by == "model")
+            return model, len(owed)
+        valid = sum(1 for r in self.calls(kind) if r.answered and r.valid)
+        return valid, valid + self.fallbacks(kind)
+
     def fallbacks(self, kind: str | None = None) -> int:
         return sum(1 for r in self.records if r.fallback and (kind is None or r.kind == kind))
 

@@ -249,6 +249,45 @@ async def test_cut_short_attempts_and_error_answers_do_not_shrink_the_measured_t
     assert queued.times.slow("vote") == 1.0
 
 
+async def test_background_work_longer_than_the_gap_between_the_games_calls_is_skipped() -> None:
+    """Five seats share a one-at-a-time server. A reflection the server takes 30 s over, in
+    a phase where some seat's vote or line comes every few seconds, would hold one of those
+    back (a sent request is computed to its end): it is skipped, not sent, even with time
+    left in its phase. Sent when the game's calls are rare, and after the game (no phase)."""
+    now = [0.0]
+    sent: list[str] = []
+    took = {"scheduler": 2.0, "reflect_answers": 30.0}
+
+    class Timed:
+        name = "timed"
+
+        async def complete(self, r: LLMRequest) -> LLMResponse:
+            sent.append(r.messages[-1][1])
+            now[0] += took[r.kind]
+            return LLMResponse("{}", "m", 1, 1, 0, took[r.kind], "stop", 1, 0.0)
+
+    queued = QueuedClient(Timed(), 1, timeout=20.0, clock=lambda: now[0])
+    for i in range(3):  # t = 0, 5, 10: a seat's call every 5 s
+        now[0] = 5.0 * i
+        await queued.complete(req("scheduler", f"s-{i}"))
+    # unmeasured, and short next to a 20-s gap (3 calls in a minute): sent, and measured
+    await queued.complete(req("reflect_answers", "r-0", timeout_s=80.0))
+    assert sent[-1] == "r-0" and now[0] == 42.0
+    for i in range(3, 7):  # the seats' calls again, every 2 s
+        await queued.complete(req("scheduler", f"s-{i}"))
+    with pytest.raises(LLMSkipped, match="delay"):
+        await queued.complete(req("reflect_answers", "r-1", timeout_s=80.0))
+    assert "r-1" not in sent
+    # after the game (no phase to end: no deadline), nothing to delay: sent
+    await queued.complete(req("reflect_answers", "r-2"))
+    assert sent[-1] == "r-2"
+    # a quiet minute later the game's calls are rare again: sent
+    now[0] += 120.0
+    await queued.complete(req("scheduler", "s-7"))
+    await queued.complete(req("reflect_answers", "r-3", timeout_s=80.0))
+    assert sent[-1] == "r-3"
+
+
 def test_concurrency_setting() -> None:
     limits = parse_concurrency("auto, openai:qwen=4,openai:big=0")
     assert concurrency_for(limits, "openai:qwen", "http://127.0.0.1:8000/v1") == 4
