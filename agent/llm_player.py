@@ -376,7 +376,7 @@ class LLMPlayer(TalkingSeat):
         if not self._consult_wanted or self._draft is not None:
             return  # a draft being typed: consult once it is posted or dropped
         self._consult_wanted = False
-        if not self._may_talk():
+        if not self._may_talk() or not self._answer_fits():
             return
         if self._last_consult is not None:
             earliest = self._last_consult + timedelta(seconds=self._consult_gap())

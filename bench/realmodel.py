@@ -74,6 +74,13 @@ def report(mode: str, played: Played) -> list[str]:
         if total:
             print(f"  {kind:<12} {model / total:6.1%}  ({model}/{total})")
     decisions = sum(1 for r in g.records if r.called or r.fallback)
+    t0 = min((r.t for r in g.records), default=None)
+    for r in g.records:  # why each decision fell back: what to mend next
+        if r.fallback and r.kind in ("scheduler", "vote", "night_action") and t0 is not None:
+            print(
+                f"  fallback {r.kind:<12} seat {r.seat} at {(r.t - t0).total_seconds():6.1f} s: "
+                f"{(r.error or r.decision or '')[:100]}"
+            )
     print(
         f"fallback rate: {g.fallbacks()}/{decisions} decisions "
         f"({g.fallbacks() / max(1, decisions):.1%})"

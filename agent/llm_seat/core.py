@@ -266,6 +266,19 @@ class SeatCore:
         cutoff = timedelta(seconds=self.settings.talk_cutoff_s)
         return k.deadline is None or self.clock.now() < k.deadline - cutoff
 
+    def _answer_fits(self) -> bool:
+        """A scheduler answer, and the line a "send" asks for, as long as this seat's took
+        (median), would come back while the seat may still talk. Otherwise the question is not
+        asked: it would only hold the server (and the other seats' votes queued behind it) for
+        an answer of no use."""
+        k = self.knowledge
+        typical = self.latency.typical("scheduler") or 0.0
+        typical += self.latency.typical("generator") or 0.0
+        if typical <= 0.0 or k.deadline is None:
+            return True
+        end = k.deadline - timedelta(seconds=self.settings.talk_cutoff_s)
+        return self.clock.now() + timedelta(seconds=self._game_s(typical)) < end
+
     def _post_margin(self) -> timedelta:
         """No line is posted this close to the deadline."""
         k = self.knowledge

@@ -51,6 +51,10 @@ class TalkingSeat(ShadowSeat):
             resp = await self._call(self.scheduler, req, "scheduler")
         finally:
             self._writing = False
+        if resp is None and self._cut:
+            # the phase ended first: nothing is left to decide, by the model or in its place
+            self._arm_quiet()
+            return
         if resp is None:
             answer = self._baseline_schedule("the scheduler call failed")
         else:

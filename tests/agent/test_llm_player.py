@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent.base import Player
-from agent.decisions import InMemoryDecisionLog, summarize
+from agent.decisions import DecisionRecord, InMemoryDecisionLog, summarize
 from agent.llm import BudgetedClient, LLMRequest, LLMResponse, LLMUnavailable, TokenBudget
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
 from games import GameConfig, apply, new_game
@@ -1074,3 +1074,38 @@ async def test_background_work_that_would_run_past_its_phase_is_skipped() -> Non
     skipped = [r for r in log.records if (r.decision or "").startswith("reflection skipped")]
     assert skipped and "past the phase" in (skipped[0].decision or "")
     await player.close()
+
+
+async def test_a_scheduler_answer_cut_off_by_the_phases_end_is_no_fallback() -> None:
+    """The scheduler's answer has not come back when the day ends: there is nothing left to
+    decide, so no send/wait is taken in the model's place (old: a baseline "fallback" logged
+    at every phase's end, counted against the model)."""
+    llm = StubLLM(scheduler="<wait>")
+    llm.hold("scheduler")
+    table, _, log = make_table(llm)
+    # a game second is a real millisecond: the call is cut off when the day's time is up
+    table.clock.seconds_to_real = lambda game_seconds: game_seconds / 1000  # type: ignore[method-assign]
+    await table.until_phase(PhaseKind.DAY)
+    await table.advance(2)
+    assert llm.of("scheduler")  # asked, and held
+    await table.until_phase(PhaseKind.VOTE)
+    scheduler: list[DecisionRecord] = []
+    for _ in range(500):  # until the cut-off call is logged
+        scheduler = [r for r in log.records if r.kind == "scheduler"]
+        if scheduler:
+            break
+        await asyncio.sleep(0.01)
+    assert scheduler and not any(r.fallback for r in scheduler), scheduler
+
+
+async def test_the_scheduler_is_not_asked_when_its_answer_cannot_come_back_in_time() -> None:
+    """Answers (the scheduler's and then the line's) have taken longer than the day has
+    left: asking would only hold the server, and the other seats' votes behind it, for an
+    answer of no use. The seat still speaks: the never-mute floor."""
+    llm = StubLLM(scheduler="<send>", generator="ok so who do we think it is")
+    table, player, _ = make_table(llm)
+    player.latency.typical = lambda *kinds: 100.0  # type: ignore[method-assign]
+    await table.until_phase(PhaseKind.DAY)
+    await table.until_phase(PhaseKind.VOTE)
+    assert llm.of("scheduler") == []
+    assert table.said(0)
