@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import aiohttp
 import pytest
@@ -17,27 +16,11 @@ import sqlalchemy as sa
 from bot.limits import LOBBY_IDLE_SECONDS
 from bot.slack.oauth import INSTALL_BURST, StatesFull, StateStore
 from bot.store.models import SLACK_OAUTH_STATES
+from tests.bot.idle import idle_since
 from tests.bot.slack.conftest import SlackHarness
 from tests.bot.slack.test_oauth import World, world  # noqa: F401  (the fixture)
 
 MARK = "SECRET-BOOTH-TEXT-"
-
-
-def _idle_since(engine: Any, game_id: str, minutes: float) -> None:
-    """Date every change of lobby ``game_id`` ``minutes`` back, as if that long had passed
-    (with the bot stopped for some of it)."""
-    past = datetime.now(UTC) - timedelta(minutes=minutes)
-    games = sa.table("games", sa.column("id"), sa.column("created_at"))
-    seats = sa.table("seats", sa.column("game_id"), sa.column("joined_at"))
-    names = {c["name"] for c in sa.inspect(engine).get_columns("games")}
-    with engine.begin() as conn:
-        conn.execute(sa.update(games).where(games.c.id == game_id).values(created_at=past))
-        conn.execute(sa.update(seats).where(seats.c.game_id == game_id).values(joined_at=past))
-        if "lobby_active_at" in names:
-            conn.execute(
-                sa.text("UPDATE games SET lobby_active_at = :t WHERE id = :g"),
-                {"t": past.replace(tzinfo=None), "g": game_id},
-            )
 
 
 def _states(world: World) -> int:  # noqa: F811
@@ -216,7 +199,7 @@ async def test_a_lobby_idle_across_a_restart_closes(harness: SlackHarness) -> No
     game_id = await harness.new_game(users[0], "")
     await harness.join_all(users[1:])
     assert harness.engine is not None
-    _idle_since(harness.engine, game_id, 40)
+    idle_since(harness.engine, game_id, 40)
     await harness.shutdown()
     adapter = await harness.boot()
     assert harness.live(game_id).status == "lobby"
