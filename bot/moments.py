@@ -56,8 +56,9 @@ def action_moment(
 
     The moment is ``at`` (the platform's wall-clock moment, in game time), or ``received``
     without one (an agent, in-process: the moment it called), trusted within bounds: never in
-    the future, never more than :func:`grace` before the current phase was applied (one made
-    before the phase before began is left to the engine, which refuses it), never before the
+    the future, never more than :func:`grace` before the current phase was applied, and one
+    made before then stays before then, in the phase before (one made before the phase
+    before began is left to the engine, which refuses it), never before the
     same seat's previous action on the same channel (``source``: (seat, "line") or (seat,
     "click")) unless that would carry it over a phase change. A platform delivers a
     person's lines in the order they were typed, and their clicks in the order they were
@@ -77,7 +78,9 @@ def action_moment(
     if prior is None:
         made = max(made, state.phase.started_at)
     elif made >= prior.phase.started_at:
-        made = max(made, state.opened_at() - grace(game))
+        opened = state.opened_at()
+        if made < opened:  # lifted at most to the grace, never into the current phase
+            made = min(max(made, opened - grace(game)), opened - _INSTANT)
         if at is not None and made == prior.until and prior.phase.kind.is_night:
             # a platform's moment (to the millisecond) in the very instant of the dawn: which
             # came first is unknowable, and a night line must never reach the stage

@@ -78,6 +78,9 @@ class Decision:
     #: the phase's start, and the fraction of it at which the fallback is cast
     start: datetime | None = None
     fall: float = 0.8
+    #: when this seat heard the phase begin (its start was applied then, or before): a
+    #: stalled process can apply a phase's start well after the moment it is stamped with
+    heard: datetime | None = None
 
 
 class _Observed:

@@ -31,7 +31,13 @@ class VotingSeat(SeatCore):
         margin = self._decision_margin(seconds)
         fall = fallback_fraction(self.rng, s.fallback_at) if s.human_timing else s.fallback_at
         dec = Decision(
-            kind, event.seq, event.deadline, timedelta(seconds=margin), start=event.t, fall=fall
+            kind,
+            event.seq,
+            event.deadline,
+            timedelta(seconds=margin),
+            start=event.t,
+            fall=fall,
+            heard=self.clock.now(),
         )
         self._decision = dec
         hard = self._hard_deadline(dec)
@@ -241,7 +247,9 @@ class VotingSeat(SeatCore):
         """Cast the heuristic choice, unless something was cast already. Its timer is due
         before the deadline; when it runs after it (the process stalled: a loaded machine, a
         long collection), the phase this seat still sees is open until its end is applied,
-        and the choice counts as made when it was due, as a person's click on its way does."""
+        and the choice counts as made when it was due, as a person's click on its way does;
+        never before this seat heard the phase begin (the same stall can have held back the
+        phase's start, and a moment before it was applied belongs to the phase before)."""
         k = self.knowledge
         if self._closed or dec.cast is not None or dec.phase_seq != k.phase_seq:
             return
@@ -250,7 +258,8 @@ class VotingSeat(SeatCore):
             return
         # (the fallback's due moment is never later than the decision's margin allows)
         late = self.clock.now() >= dec.deadline - dec.margin
-        made = self._hard_deadline(dec) if late else None
+        due = self._hard_deadline(dec)
+        made = (due if dec.heard is None else max(due, dec.heard)) if late else None
         name = self._heuristic_target(dec.kind, legal)
         self._note(name, kind=dec.kind, fallback=True, error=why)
         await self._cast(dec, name, fallback=True, made=made)

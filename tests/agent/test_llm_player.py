@@ -641,6 +641,32 @@ async def test_a_fallback_whose_timer_runs_after_the_deadline_still_votes() -> N
     await table.advance(1)
 
 
+async def test_a_fallback_after_a_stall_that_held_back_the_phase_start_still_votes() -> None:
+    """The process stalls at the end of the day: the day's end is applied (and the seat
+    hears the vote open) 28.5 s into the 30 s vote, after the fallback's moment (24 s) and
+    inside the last-moment margin. The fallback is cast at once, made when the seat heard
+    the vote open: a moment before that belongs to the day, and the vote was refused as too
+    late (old: in a CI run, two mafia seats' night votes refused this way)."""
+    llm = StubLLM()
+    llm.hold("vote")
+    table, _, log = make_table(llm)
+    await table.until_phase(PhaseKind.DAY)
+    day_end = table.state.phase.deadline
+    assert day_end is not None
+    table.clock.t = day_end + timedelta(seconds=28.5)  # the stall: nothing ran meanwhile
+    table.act(Tick(day_end, applied=table.now))  # the day's end, applied late
+    assert table.state.phase.kind is PhaseKind.VOTE
+    deadline = table.state.phase.deadline
+    assert deadline is not None and table.now < deadline
+    await table.advance(0)
+    assert table.refused == []
+    (fallback,) = table.votes_by(0)
+    assert fallback.t == day_end + timedelta(seconds=28.5) and fallback.t < deadline
+    assert any(r.fallback and r.kind == "vote" for r in log.records)
+    llm.release("vote")
+    await table.advance(2)
+
+
 async def test_a_model_too_slow_for_the_vote_is_asked_before_it_opens() -> None:
     """On a model whose answers take longer than the vote leaves (measured in play), the seat
     asks for its vote near the end of the day's discussion and casts that answer when the

@@ -207,15 +207,31 @@ def clients_for(
 
 class CountingPort:
     """The seat port, sorting what the rules refused: ``illegal`` when the action was refused
-    by the state it was issued against, ``raced`` when another action that was already queued
-    in the service ended the phase first (the seat could not have known: a human typing at
-    that moment is refused the same way)."""
+    by the state it was issued against, ``raced`` when the game had left the phase the seat
+    saw: another action already queued in the service ended it first, or its end was applied
+    but not yet told to the seat (its events still on their way, as a stalled process leaves
+    them). The seat could not have known: a human clicking at that moment is refused the
+    same way."""
 
     def __init__(self, inner: SeatPortImpl, game: LiveGame, refused: list[str]) -> None:
         self.inner = inner
         self.game = game
         self.refused = refused
         self.raced: list[str] = []
+        #: the phase this seat was last told of (`watch`)
+        self.heard = 0
+
+    def watch(self, player: Player) -> Player:
+        """Follow the phases ``player`` is told of (the events the service delivers to it)."""
+        tell = player.on_event
+
+        async def on_event(event: Event) -> None:
+            if isinstance(event, PhaseStarted):
+                self.heard = event.seq
+            await tell(event)
+
+        player.on_event = on_event  # type: ignore[method-assign]
+        return player
 
     @property
     def seat(self) -> int:
@@ -225,7 +241,7 @@ class CountingPort:
         return self.game.state.phase.seq if self.game.state is not None else 0
 
     async def _do(self, action: Any) -> None:
-        issued = self._phase()
+        issued = self.heard
         try:
             await action
         except RuleError as err:
@@ -307,7 +323,7 @@ async def play(
     ) -> Player:
         counting = CountingPort(port, game, refused)
         ports.append(counting)
-        player = factory(game, seat, counting, clock, timers)
+        player = counting.watch(factory(game, seat, counting, clock, timers))
         players[seat.index] = player
         return player
 

@@ -207,6 +207,31 @@ async def test_an_agents_late_action_counts_as_made_when_it_was_due(
         await port.vote(game.seats[1].name)
 
 
+async def test_an_agents_late_action_from_the_phase_before_is_judged_there(
+    service: GameService,
+) -> None:
+    """In a game of agents only (no grace) a vote whose moment (``made``) lies in the vote
+    that has since ended reaches the night: it is judged where it was made, too late (old:
+    its moment was lifted to the instant the night was applied, and it was judged as a vote
+    in the night, refused with "no vote for you at night", or accepted had the phase taken
+    votes)."""
+    game_id = await service.create_game(LONG, seed=3)
+    for _ in range(len(DEAL)):
+        await service.join(game_id, None, is_agent=True, agent_kind="baseline")
+    await service.start(game_id)
+    game = service.games[game_id]
+    assert grace(game) == timedelta(0)
+    await close_phase(service, game)
+    assert game.state is not None and game.state.phase.kind is PhaseKind.VOTE
+    voting = game.state.phase.started_at
+    await close_phase(service, game)
+    assert game.state.phase.kind is PhaseKind.NIGHT
+    port = SeatPortImpl(service, game.id, 4, game.clock)
+    with pytest.raises(RuleError, match="Too late"):
+        await port.vote(game.seats[0].name, made=voting + timedelta(seconds=10))
+    assert game.state.votes == {}
+
+
 async def test_the_deadline_closes_a_grace_after_it_stamped_at_the_deadline(
     service: GameService, engine: Engine
 ) -> None:
