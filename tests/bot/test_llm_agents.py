@@ -4,8 +4,8 @@ OpenAI SDK clients, and the loopback fake servers, at a fast game clock.
 Faults are injected on the wire (timeouts, 5xx, 429 with retry-after, malformed JSON, empty
 completions, refusals) and in the answers (prose instead of <send>/<wait>, names that are not
 players). In every case the game finishes, no agent action is refused by the rules against
-the state it was issued in (one that raced another queued action ending the phase is counted
-apart, and bounded), and the decision log says what fell back. Prompts the fake servers
+the state it was issued in (one that raced another queued action ending the phase, or reached
+a phase the seat had not yet been told of, is counted apart, and bounded), and the decision log says what fell back. Prompts the fake servers
 received are inspected to prove a bystander's never contain the den or mafia identities.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -720,6 +721,34 @@ async def test_wire_faults_never_break_the_game(
     invalid = summary.answered - summary.valid
     assert invalid > 0  # the empty completions and refusals were answers, not usable ones
     assert assert_everyone_voted_in_time(played) >= 1
+
+
+@pytest.mark.slow
+async def test_a_stalled_process_gets_no_agent_action_refused(
+    fake: tuple[str, FakeLLMServer], engine: Engine, scheduler: Any
+) -> None:
+    """The process stalls (the event loop blocked 0.9 s, 27 game seconds) 60% into every
+    vote, as a loaded machine does: phase ends are applied late, and a seat hears a phase
+    begin after the moment its fallback was due. Nothing an agent does is refused against
+    the phase it had been told of, and the game finishes (old: the fallback was stamped
+    when it was due, before the phase was applied, and refused "Too late")."""
+    provider, server = fake
+    server.responder = Table(seed=3)
+    loop = asyncio.get_running_loop()
+
+    def stall(event: Event) -> None:
+        if isinstance(event, PhaseStarted) and event.phase in ("vote", "night_vote"):
+            loop.call_later(0.6 * event.seconds / TIMED, time.sleep, 0.9)
+
+    log = InMemoryDecisionLog()
+    factory = llm_player_factory(
+        LLMAgentConfig(llm="x:y", player=PLAYER), log, clients=clients_for(provider, server)
+    )
+    played = await play(
+        engine, scheduler, factory, on_event=stall, speed=TIMED, config=TIMED_CONFIG, limit_s=60
+    )
+    assert played.refused == []
+    assert played.history[-1]["kind"] == "game_over"
 
 
 @pytest.mark.slow
