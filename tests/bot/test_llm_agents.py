@@ -5,8 +5,9 @@ Faults are injected on the wire (timeouts, 5xx, 429 with retry-after, malformed 
 completions, refusals) and in the answers (prose instead of <send>/<wait>, names that are not
 players). In every case the game finishes, no agent action is refused by the rules against
 the state it was issued in (one that raced another queued action ending the phase, or reached
-a phase the seat had not yet been told of, is counted apart, and bounded), and the decision log says what fell back. Prompts the fake servers
-received are inspected to prove a bystander's never contain the den or mafia identities.
+a phase the seat had not yet been told of, is counted apart, and bounded), and the decision
+log says what fell back. Prompts the fake servers received are inspected to prove a
+bystander's never contain the den or mafia identities.
 """
 
 from __future__ import annotations
