@@ -15,9 +15,9 @@ from tests.fakes.discord import FakeDiscord
 
 AVATAR = "https://avatars.example/{seed}.png"
 #: a game whose AI speaks early on the first day. Unseeded, the AI (the baseline agent, whose
-#: talk is drawn from people's) now and then says nothing all day, as people sometimes do; the
-#: game ends on the first vote, and the checks on its stage posts had nothing to check (a CI
-#: run failed waiting for its first post).
+#: talk is drawn from people's) now and then says nothing all day, as people sometimes do, or
+#: speaks late; the game ends on the first vote, and the checks on its stage posts had nothing
+#: to check (a CI run failed waiting for its first post).
 SEED = 6
 
 
