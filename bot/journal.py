@@ -28,6 +28,7 @@ from bot.store import rows
 from bot.store.writer import GroupWriter
 from games.actions import Action, action_kind, action_to_dict
 from games.config import GameConfig
+from games.engine import is_draw
 from games.events import (
     Event,
     GameOver,
@@ -310,7 +311,9 @@ def write_events(
             rows.update(session, _SEATS, key, {"alive": False})
         elif isinstance(event, GameOver):
             outcome = {
-                "status": "finished" if event.winner is not None else "aborted",
+                "status": "finished"
+                if event.winner is not None or is_draw(event.winner, event.reason)
+                else "aborted",
                 "winner": event.winner,
                 "ended_at": event.t,
                 "end_reason": event.reason,

@@ -50,7 +50,7 @@ from bot.timers import Backoff, SchedulerTimers
 from games import actions as A
 from games.actions import Action
 from games.config import GameConfig
-from games.engine import apply, new_game
+from games.engine import apply, is_draw, new_game
 from games.errors import ConfigError, RuleError
 from games.events import Event, event_from_dict, visible
 from games.state import GameState
@@ -683,7 +683,9 @@ class GameService:
         return info
 
     async def _finish(self, game: LiveGame) -> None:
-        game.status = "finished" if game.state and game.state.winner else "aborted"
+        state = game.state
+        ended = state is not None and (state.winner or is_draw(state.winner, state.end_reason))
+        game.status = "finished" if ended else "aborted"
         self.outages.forget(game.id)
         self.lines.forget(game.id)
         self.vote_changes.forget(game.id)

@@ -15,6 +15,8 @@ MIN_PLAYERS = 5
 MAX_PLAYERS = 30
 MAX_PHASE_SECONDS = 24 * 3600.0
 MAX_MESSAGE_CHARS = 1000
+DRAW_AFTER_QUIET_DAYS = 3
+MAX_QUIET_DAYS = 100
 
 
 def default_mafia_count(players: int) -> int:
@@ -45,6 +47,9 @@ class GameConfig:
     #: with a single mafia alive there is nobody to talk to: go straight to the night vote
     skip_night_talk_single_mafia: bool = True
     max_message_chars: int = MAX_MESSAGE_CHARS
+    #: the game ends in a draw after this many days in a row (a day and its night) in which
+    #: nobody was voted out or killed, so every game ends
+    draw_after_quiet_days: int = DRAW_AFTER_QUIET_DAYS
     #: a fixed deal, role by seat (replays of recorded games, tests); empty deals by seed
     deal: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
@@ -102,6 +107,11 @@ class GameConfig:
                 )
         if not 1 <= self.max_message_chars <= 10_000:
             raise ConfigError("max message chars must be between 1 and 10000.")
+        if not 1 <= self.draw_after_quiet_days <= MAX_QUIET_DAYS:
+            raise ConfigError(
+                f"draw after quiet days must be between 1 and {MAX_QUIET_DAYS}; "
+                f"got {self.draw_after_quiet_days!r}."
+            )
 
     def _validate_deal(self, players: int) -> None:
         if len(self.deal) != players:

@@ -635,6 +635,7 @@ def _resolve_day(state: GameState, t: datetime) -> Result:
             tie_broken_randomly=randomly,
         )
     ]
+    state = _evolve(state, quiet_votes=0 if chosen is not None else state.quiet_votes + 1)
     if chosen is not None:
         victim = state.seats[chosen]
         state = _eliminate(state, chosen)
@@ -680,7 +681,8 @@ def _resolve_night(state: GameState, t: datetime) -> Result:
         get_role(state.seats[actor].role).resolve(actor, target, ctx, teams)
     victim = ctx.kill_target if ctx.kill_target not in ctx.protected else None
     last_actions = dict(state.night_actions)
-    state = _evolve(state, night_actions={}, last_night_actions=last_actions)
+    quiet = 0 if victim is not None else state.quiet_votes + 1
+    state = _evolve(state, night_actions={}, last_night_actions=last_actions, quiet_votes=quiet)
     if victim is not None:
         state = _eliminate(state, victim)
     v = state.seats[victim] if victim is not None else None
@@ -704,6 +706,10 @@ def _resolve_night(state: GameState, t: datetime) -> Result:
     if winner is not None:
         state, more = _finish(state, t, winner, _win_reason(winner))
         return state, events + more
+    days = state.config.draw_after_quiet_days
+    if state.quiet_votes >= 2 * days:
+        state, more = _finish(state, t, None, draw_reason(days))
+        return state, events + more
     state = _start(state, _DAY, state.phase.number + 1, t)
     events.extend(_opening(state, talk_skipped=False))
     return state, events
@@ -720,6 +726,19 @@ def _winner(state: GameState) -> Team | None:
     if mafia >= others:
         return "mafia"
     return None
+
+
+DRAW = "draw"
+
+
+def draw_reason(days: int) -> str:
+    """The end reason of a game drawn by the quiet-days rule (it starts with "draw")."""
+    return f"{DRAW}: nobody was voted out or killed for {days} days in a row"
+
+
+def is_draw(winner: str | None, reason: str | None) -> bool:
+    """Whether a game ended in a draw (no winner, by the rules) rather than being stopped."""
+    return winner is None and (reason or "").startswith(f"{DRAW}:")
 
 
 def _win_reason(winner: Team) -> str:

@@ -6,6 +6,7 @@ logs read like the study's.
 
 from __future__ import annotations
 
+from games.engine import is_draw
 from games.events import (
     Event,
     GameOver,
@@ -121,7 +122,9 @@ def manager_line(event: Event) -> str | None:
     if isinstance(event, NightActionRecorded):
         return f"You chose to {event.verb} {event.target_name} tonight."
     if isinstance(event, GameOver):
-        if event.winner is None:
+        if is_draw(event.winner, event.reason):
+            head = f"The game ends in a draw{event.reason.removeprefix('draw')}."
+        elif event.winner is None:
             head = f"The game was stopped ({event.reason})."
         else:
             head = "Mafia wins!" if event.winner == "mafia" else "Bystanders win!"

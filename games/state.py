@@ -100,6 +100,8 @@ class GameState:
     last_night_actions: Mapping[int, int] = field(default_factory=dict)
     winner: Team | None = None
     end_reason: str | None = None
+    #: day and night votes resolved in a row without anybody leaving the game (the draw rule)
+    quiet_votes: int = 0
     #: the phase before this one (None on day 1), for actions that arrive after it ended
     prior: PriorPhase | None = None
 

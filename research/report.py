@@ -66,6 +66,7 @@ from bot.dataset.stored import KILLED, SOURCE, VOTED_OUT
 from bot.spotrate import spot_rates
 from bot.store.models import GAME_MANAGER, Game, Message, Seat, SurveyResponse
 from bot.store.models import Phase as PhaseRow
+from games.engine import is_draw
 from research.report_markdown import render_markdown
 from research.report_paper import PAPER, RATINGS, ROLES, TYPES
 
@@ -143,6 +144,8 @@ class _GameData:
     rounds: list[_Round]
     lines: list[_Line]  # every message, Game-Manager ones included, in time order
     surveys: list[SurveyResponse]
+    #: ended in a draw (the quiet-days rule): no winner, a finished game
+    draw: bool = False
 
     def player_lines(self) -> list[_Line]:
         return [x for x in self.lines if x.seat is not None and x.seat in self.seats]
@@ -238,7 +241,9 @@ def _game_data(game: Game, rows: dict[str, list[Any]]) -> _GameData:
         r.alive = set(seats) - out_before
         out_before |= set(r.voted_out) | set(r.killed)
     source = str((game.config or {}).get("source") or "played here")
-    return _GameData(game.id, source, game.winner, seats, rounds, lines, list(rows["surveys"]))
+    data = _GameData(game.id, source, game.winner, seats, rounds, lines, list(rows["surveys"]))
+    data.draw = is_draw(game.winner, game.end_reason)
+    return data
 
 
 # --- small statistics -------------------------------------------------------------------------
@@ -474,6 +479,7 @@ def _win_rates(games: list[_GameData]) -> dict[str, Any]:
             for k, roles in won.items()
         },
         "games_without_winner": skipped,
+        "draws": [g.id for g in games if g.draw],
     }
 
 

@@ -207,6 +207,8 @@ def render_markdown(report: dict[str, Any], figures: dict[str, str] | None = Non
         )
     if report["games_without_winner"]:
         out.append(f"\nLeft out (no winner): {', '.join(report['games_without_winner'])}.")
+    if report.get("draws"):
+        out.append(f"Of them, draws (nobody out for days in a row): {', '.join(report['draws'])}.")
     if "figure6" in figures:
         out += ["", f"![Figure 6]({figures['figure6']})"]
 

@@ -147,6 +147,7 @@ async def game_summary(service: GameService, game: LiveGame) -> dict[str, Any]:
     return {
         "game_id": game.id,
         "winner": state.winner,
+        "end_reason": state.end_reason,
         "players": [
             {
                 "name": s.name,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.live import LiveGame
+from games.engine import is_draw
 from games.names import display_list
 from games.state import PhaseKind
 
@@ -64,5 +65,7 @@ def status_text(game: LiveGame, seat: int | None) -> str:
                 mine += f"; fellow mafia: {display_list(partners)}"
         lines.append(mine + ".")
     if state.over:
-        lines.append("Winner: " + (state.winner or "nobody (stopped)") + ".")
+        drawn = is_draw(state.winner, state.end_reason)
+        nobody = "nobody (a draw)" if drawn else "nobody (stopped)"
+        lines.append("Winner: " + (state.winner or nobody) + ".")
     return "\n".join(lines)

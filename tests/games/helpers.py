@@ -21,6 +21,7 @@ from typing import TypeVar
 import pytest
 
 from games import Action, GameConfig, GameState, PhaseKind, RuleError, Tick, Vote, apply, new_game
+from games.config import MAX_QUIET_DAYS
 from games.events import Event
 
 T0 = datetime(2024, 5, 1, 20, 0, tzinfo=UTC)
@@ -55,7 +56,9 @@ def make_game(
     table = parse_table(spec)
     roles = [r for r, _ in table]
     extras = tuple(r for r in roles if r not in ("mafia", "bystander"))
-    cfg = replace(config or GameConfig(), mafia=roles.count("mafia"), roles=extras)
+    # (without a config, quiet days do not end the game: tests tick through many nights)
+    base = config or GameConfig(draw_after_quiet_days=MAX_QUIET_DAYS)
+    cfg = replace(base, mafia=roles.count("mafia"), roles=extras)
     state, _ = new_game(cfg, NAMES[: len(table)], seed, t)
     seats = tuple(
         replace(s, role=role, alive=alive)

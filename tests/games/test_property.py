@@ -34,6 +34,7 @@ from games import (
 )
 from games.actions import Action, Extend
 from games.config import TIE_RULES
+from games.engine import is_draw
 from games.events import (
     Event,
     GameOver,
@@ -206,6 +207,9 @@ def check_winner(state: GameState, over: GameOver, action: Action) -> None:
         assert mafia == 0
     elif state.winner == "mafia":
         assert mafia > 0 and mafia >= others
+    elif is_draw(over.winner, over.reason):  # nobody out for the config's days in a row
+        assert state.quiet_votes >= 2 * state.config.draw_after_quiet_days
+        assert 0 < mafia < others
     else:
         assert isinstance(action, Abort)
     assert over.roles == tuple((s.name, s.role) for s in state.seats)
