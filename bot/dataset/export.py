@@ -79,6 +79,7 @@ from bot.dataset.scrub import (
     redact_lines,
     replace_words,
 )
+from bot.dataset.spreadsheet import inert_cell
 from bot.dataset.stored import SERVER_PLATFORM, SOURCE, game_from_store, resolve_game_ids
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
@@ -704,7 +705,7 @@ def _cleaner(
         for raw in [user_id, *identities.get(user_id, ())]:
             for variant in name_variants(str(raw)):
                 names.setdefault(variant, target)
-    scrub = Scrubber(names, mentions, protected=[s.character_name for s in seats])
+    scrub = Scrubber(names, mentions, protected=[s.character_name for s in seats], links=True)
     held = {s.index: s.character_name for s in seats if not allowed[s.index]}
     quotes = [(held[i], t) for i, texts in own_lines.items() if i in held for t in texts]
     relabel = {name: label[name] for name in held.values()}
@@ -770,7 +771,9 @@ def _write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows([[one_line(c) if isinstance(c, str) else c for c in row] for row in rows])
+    writer.writerows(
+        [[inert_cell(one_line(c)) if isinstance(c, str) else c for c in row] for row in rows]
+    )
     _put(path, buf.getvalue())
 
 

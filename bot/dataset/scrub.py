@@ -9,6 +9,14 @@ Two jobs:
   the adapter knows (``identities``), ``@handles``, e-mail addresses and phone numbers. Names of
   seated people become their character (or withheld) label, everything else a placeholder.
 
+With ``links`` (the research export), links and bare platform ids go too (`scrub_links`):
+a link keeps its scheme and site (``https://discord.com/[link]``), never its path, query or
+fragment, where Discord keeps server, channel and message ids
+(``discord.com/channels/<server>/<channel>/<message>``) and Slack its team and channel ids
+(``<team>.slack.com/archives/<channel>/p<ts>``); a site's subdomains go with it (a Slack
+workspace's name is one), and a bare run of 17 to 19 digits (a Discord id, a "snowflake") is
+"[id]".
+
 Patterns err on the side of removing too much: a date-free run of 7-15 digits is taken for a
 phone number and any ``@word`` for a handle (``@`` + a character name or a game word is
 kept: players address each other that way). Short names (under 2 characters) and names that
@@ -33,6 +41,7 @@ __all__ = [
     "redact_lines",
     "remove_user_id",
     "replace_words",
+    "scrub_links",
 ]
 
 WITHDRAWN = "[withdrawn]"
@@ -49,6 +58,17 @@ MIN_BARE_LINE = 8
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 PHONE = re.compile(r"(?<![\w+])(?:\+|\b00)?\(?\d[\d \t().\-/]{5,}\d(?!\w)")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$|^\d{1,2}[./-]\d{1,2}[./-]\d{2,4}$")
+LINK_PLACEHOLDER = "[link]"
+ID_PLACEHOLDER = "[id]"
+#: a link: with a scheme (http, https), or a Discord or Slack address typed without one;
+#: group 1 is the host, group 2 the rest (port, path, query, fragment)
+LINK = re.compile(
+    r"(?<![\w@.])(?:https?://|(?=(?:[\w-]+\.)*(?:discord(?:app)?\.com|discord\.gg|slack\.com)/))"
+    r"((?:[\w-]+\.)+[\w-]+)((?::\d+)?(?:[/?#](?:[^\s<>|\"]*[^\s<>|\".,!?;:)\]'])?)?)",
+    re.IGNORECASE,
+)
+#: a Discord id (snowflake): 17 to 19 digits not part of a longer number
+SNOWFLAKE = re.compile(r"(?<![\d])\d{17,19}(?![\d])")
 USER_MENTION = re.compile(r"<@!?([A-Za-z0-9]+)(?:\|[^>]*)?>")
 OTHER_MENTION = re.compile(r"<(?:@&|#|!)[^>\s]*>")
 HANDLE = re.compile(r"(?<![\w@.])@([A-Za-z0-9_][\w.\-]*[\w]|[A-Za-z0-9_])")
@@ -171,12 +191,34 @@ def name_variants(name: str) -> set[str]:
     return out
 
 
+def _site(host: str) -> str:
+    """The site of a host: its last two labels (three under a short second-level label, as
+    in example.co.uk); subdomains, which can name a workspace or a person, go."""
+    labels = host.lower().rstrip(".").split(".")
+    keep = 3 if len(labels) >= 3 and len(labels[-2]) <= 3 and len(labels[-1]) == 2 else 2
+    return ".".join(labels[-keep:])
+
+
+def _link(m: re.Match[str]) -> str:
+    scheme = m.group(0)[: m.start(1) - m.start(0)]
+    rest = LINK_PLACEHOLDER if m.group(2) else ""
+    return f"{scheme}{_site(m.group(1))}/{rest}" if rest else f"{scheme}{_site(m.group(1))}"
+
+
+def scrub_links(text: str) -> str:
+    """Links down to their site, bare Discord ids to "[id]" (see the module doc)."""
+    if not text:
+        return text
+    return SNOWFLAKE.sub(ID_PLACEHOLDER, LINK.sub(_link, text))
+
+
 class Scrubber:
     """Removes identities from text; see the module doc.
 
-    ``names``: literal name or user id -> replacement (whole word, case-insensitive).
-    ``mentions``: platform user id -> replacement for ``<@id>`` mentions; other ids become
-    ``default``. ``protected``: words never replaced as names (the game's character names).
+        ``names``: literal name or user id -> replacement (whole word, case-insensitive).
+        ``mentions``: platform user id -> replacement for ``<@id>`` mentions; other ids become
+        ``default``. ``protected``: words never replaced as names (the game's character names).
+    ``links``: also `scrub_links` (the research export).
     """
 
     def __init__(
@@ -186,7 +228,9 @@ class Scrubber:
         *,
         protected: Iterable[str] = (),
         default: str = PLAYER,
+        links: bool = False,
     ) -> None:
+        self.links = links
         keep = {p.casefold() for p in protected} | GAME_WORDS
         self.protected = keep
         self.names = {
@@ -200,6 +244,8 @@ class Scrubber:
             return text
         text = USER_MENTION.sub(lambda m: self.mentions.get(m.group(1), self.default), text)
         text = OTHER_MENTION.sub(MENTION_PLACEHOLDER, text)
+        if self.links:
+            text = scrub_links(text)
         text = replace_words(text, self.names)
         text = EMAIL.sub(EMAIL_PLACEHOLDER, text)
         text = PHONE.sub(_phone, text)
