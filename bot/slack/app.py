@@ -363,9 +363,10 @@ class SlackRunner:
         flow = self.app.oauth_flow
         if flow is not None:  # Add to Slack: the browser's two stops
             gate = InstallGate(trusted_proxies=self.settings.slack_trusted_proxies)
+            back = InstallGate(trusted_proxies=self.settings.slack_trusted_proxies)
 
             async def install(request: web.Request) -> web.Response:
-                if not gate.admit(request.remote, request.headers.getall("X-Forwarded-For", [])):
+                if not gate.admit_request(request):
                     return web.Response(
                         status=429, text="Too many installs started; try again in a minute."
                     )
@@ -381,6 +382,8 @@ class SlackRunner:
                     )
 
             async def redirect(request: web.Request) -> web.Response:
+                if not back.admit_request(request):
+                    return web.Response(status=429, text="Too many tries; wait a minute.")
                 return await to_aiohttp_response(
                     await flow.handle_callback(await to_bolt_request(request))
                 )

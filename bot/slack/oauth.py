@@ -4,10 +4,13 @@ Installing is Slack's OAuth v2 flow, run by Bolt: ``/slack/install`` issues a st
 database and in a cookie) and sends the browser to Slack; Slack sends it back to
 ``/slack/oauth_redirect`` with a code, the state is checked against the cookie and consumed
 once, the code is exchanged on ``oauth.v2.access`` and the installation saved. A client address
-may start a few installs, then one a minute (`InstallGate`); expired states are deleted as new
-ones are issued, and at most `MAX_STATES` installs can be in progress at once. Installations
-and states live in our database, in slack-sdk's own tables (migration 0009), read and written by
-slack-sdk's SQLAlchemy stores on the store's engine, off the event loop.
+may start a few installs, then one a minute (`InstallGate`), and come back to the redirect as
+often (a gate of its own: the redirect asks nobody who they are either); a redirect whose
+state this store cannot have issued, or does not hold, is refused with at most one read;
+expired states are deleted as new ones are issued, and at most `MAX_STATES` installs can be
+in progress at once. Installations and states live in our database, in slack-sdk's own tables
+(migration 0009), read and written by slack-sdk's SQLAlchemy stores on the store's engine, off
+the event loop.
 
 When a workspace removes the app (``app_uninstalled``) or revokes its bot token
 (``tokens_revoked``), nothing can be posted there any more: its open games are ended through
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
@@ -60,6 +64,8 @@ MAX_STATES = 1000
 #: "Add to Slack" clicks one client address may make at once, then one a minute
 INSTALL_BURST = 5
 INSTALL_RATE = 1 / 60
+#: the states `StateStore` issues: ``str(uuid4())``
+STATE_FORMAT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
 #: what the players of a game are told (if Slack still lets us) when it is stopped this way
@@ -195,6 +201,10 @@ class InstallGate:
         #: requests from these come through a reverse proxy: counted by X-Forwarded-For
         self.trusted = proxy_networks(LOCAL_PROXIES) + proxy_networks(trusted_proxies)
 
+    def admit_request(self, request: Any) -> bool:
+        """`admit` for an aiohttp request."""
+        return self.admit(request.remote, request.headers.getall("X-Forwarded-For", []))
+
     def admit(self, address: str | None, forwarded_for: Iterable[str] = ()) -> bool:
         """``address``: the peer's; ``forwarded_for``: the request's X-Forwarded-For headers."""
         key = client_key(address, forwarded_for, self.trusted)
@@ -249,8 +259,17 @@ class StateStore(AsyncOAuthStateStore):
         return await asyncio.to_thread(self._consume, state)
 
     def _consume(self, state: str) -> bool:
+        """Consume ``state`` once. A state this store cannot have issued (not a UUID as
+        `_issue` writes them) is refused without touching the database, and one it does not
+        hold (unknown, expired, consumed) with a read only: a forged redirect costs no write."""
+        if not STATE_FORMAT.fullmatch(state or ""):
+            return False
         table = self.sync.oauth_states
         now = datetime.now(UTC).replace(tzinfo=None)
+        held = sa.select(table.c.state).where(table.c.state == state, table.c.expire_at > now)
+        with self.sync.engine.connect() as conn:
+            if conn.execute(held.limit(1)).first() is None:
+                return False
         with self.sync.engine.begin() as conn:
             gone = conn.execute(
                 sa.delete(table).where(table.c.state == state, table.c.expire_at > now)

@@ -264,7 +264,9 @@ async def test_a_bad_missing_or_replayed_state_is_refused(world: World) -> None:
         assert status == 401
         assert world.rows(SLACK_INSTALLATIONS) == []
 
-        # the real one, then the same redirect again (a replay) and twice at once
+    # the real one, then the same redirect again (a replay) and twice at once (through a
+    # proxy from another client: one address comes back as often as it may start installs)
+    async with aiohttp.ClientSession(headers={"X-Forwarded-For": "192.0.2.7"}) as browser:
         status, page = await world.finish_install(browser, back, cookie)
         assert status == 200, page
         status, _ = await world.finish_install(browser, back, cookie)
