@@ -295,6 +295,12 @@ class _Writer:
             "repairs": [{"kind": r.kind, "detail": r.detail, "count": r.count} for r in g.repairs],
             "llmafia": {
                 "winner_declared": g.winner_declared,
+                # LLMafia's own text of the lines cleaning changed: (t, place, speaker, text, raw)
+                "raw_texts": [
+                    [line.t.isoformat(), line.place, line.speaker, line.text, line.raw]
+                    for line in g.lines
+                    if line.raw
+                ],
                 "remaining_players": list(g.remaining_players),
                 "phase_status": g.phase_status,
                 "survey_scale": g.survey_scale,

@@ -257,6 +257,7 @@ class _GameReader(GameFolder):
                 r.speaker,
                 r.text,
                 labels[r.phase if r.shown < 0 else r.shown],
+                r.raw,
             )
             for r in ordered
         ]
@@ -495,7 +496,12 @@ class _GameReader(GameFolder):
             t = self.clock(tod)
             if out and t < out[-1].t:
                 backwards += 1
-            out.append(RawLine(t, place, speaker.strip(), self.clean(text), seq))
+            cleaned = self.cleaner.clean(text)
+            scrubbed = self.scrub(cleaned)
+            # LLMafia's own text is kept (for the LLMafia export) unless it names an account
+            unnamed = scrubbed == cleaned and replace_words(text, self.accounts) == text
+            raw = text if cleaned != text and unnamed else ""
+            out.append(RawLine(t, place, speaker.strip(), scrubbed, seq, raw=raw))
         name = _FILE_OF[place]
         if bad:
             self.fix("unparsed_lines", f"{name}: skipped {bad} lines that are not chat lines", bad)

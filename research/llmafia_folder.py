@@ -58,6 +58,7 @@ class RawLine:
     phase: int = 0
     shown: int = -1  # phase whose chat published the line; -1: same as ``phase``
     sub: int = 1  # order among lines of one second: 0 phase start, 1 chat, 2 elimination
+    raw: str = ""  # the text as the file has it, when cleaning changed it (see ChatLine.raw)
 
 
 class GameFolder:

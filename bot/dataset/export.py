@@ -521,6 +521,7 @@ class _Game:
                     line,
                     speaker=self.name(line.speaker) or line.speaker,
                     text=self.message_text(seat, line.text),
+                    raw=self.message_text(seat, line.raw) if line.raw else "",
                 )
             )
         if not self.imported:

@@ -86,6 +86,10 @@ class ChatLine:
     speaker: str
     text: str
     shown_in: str = ""
+    #: an imported line's text as LLMafia's file has it (typed backspaces, escape sequences),
+    #: when cleaning changed it: the LLMafia export writes it back, so LLMafia's analysis counts
+    #: what it counted on the original; "" otherwise
+    raw: str = ""
 
 
 @dataclass(frozen=True)

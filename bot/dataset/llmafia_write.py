@@ -16,6 +16,9 @@ What LLMafia's own analysis code (``analyze.py``) needs is written as the releas
   passed as ``agent_log``, else a short marker saying the decisions are not in the export.
 - ``<Name>_survey.txt`` for every person: a person who left no survey gets an empty one (the
   analysis opens one for every person and counts no answers from an empty one).
+- A line imported from LLMafia is written with LLMafia's own text (`ChatLine.raw`: typed
+  backspaces and escape sequences as the release has them), so its analysis counts the same
+  messages and words as on the original.
 - No chat line without text: the line pattern of the analysis needs some, and a line whose
   text is empty once written (one that was all backspaces, say) is left out and counted in
   ``Written.empty_lines``.
@@ -29,6 +32,7 @@ somebody else's. Per-player files are named after validated character names only
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +40,7 @@ from typing import Any
 from bot.dataset.llmafia_model import LLMafiaGame, Place, Survey
 from bot.dataset.llmafia_survey import survey_text
 from bot.dataset.names import UnsafePath, inside, name_problem
-from games.text import one_line
+from games.text import LINE_BREAKS, one_line
 
 _CHAT_FILES: dict[Place, str] = {
     "stage": "public_daytime_chat.txt",
@@ -61,6 +65,15 @@ def write_game(game: LLMafiaGame, out_dir: Path, *, agent_log: str | None = None
     return write_counted(game, out_dir, agent_log=agent_log).folder
 
 
+_LINE_ENDS = re.compile(f"[{re.escape(LINE_BREAKS)}]+")
+
+
+def _own_text(raw: str) -> str:
+    """An imported line's LLMafia text as its file had it: its typed backspaces and escape
+    sequences kept (LLMafia's analysis counts them), a line break still a space."""
+    return _LINE_ENDS.sub(" ", raw)
+
+
 def write_counted(game: LLMafiaGame, out_dir: Path, *, agent_log: str | None = None) -> Written:
     """`write_game`, also saying how many empty chat lines were left out."""
     out = Path(out_dir)
@@ -75,7 +88,7 @@ def write_counted(game: LLMafiaGame, out_dir: Path, *, agent_log: str | None = N
         for line in game.lines:
             if line.place != place:
                 continue
-            text = one_line(line.text)
+            text = _own_text(line.raw) if line.raw else one_line(line.text)
             if not text.strip():
                 empty += 1
                 continue

@@ -122,6 +122,9 @@ def game_from_store(engine: Engine, game_id: str) -> LLMafiaGame:
         )
         for seat in seats
     ]
+    raws: dict[tuple[str, str, str, str], list[str]] = {}
+    for t, place, speaker, text, raw in extra.get("raw_texts") or []:
+        raws.setdefault((str(t), str(place), str(speaker), str(text)), []).append(str(raw))
     phases, label_of = _phases_from_rows(phase_rows)
     first_label = phases[0].label if phases else "day-1"
     ordered = sorted(
@@ -136,6 +139,7 @@ def game_from_store(engine: Engine, game_id: str) -> LLMafiaGame:
             speaker=m.speaker,
             text=m.text,
             shown_in=label_of.get(m.phase_seq or 0, first_label),
+            raw=_raw_text(raws, m),
         )
         for m in ordered
     ]
@@ -174,6 +178,12 @@ def game_from_store(engine: Engine, game_id: str) -> LLMafiaGame:
         survey_scale=_scale(extra.get("survey_scale"), surveys),
         config_path=extra.get("config_path"),
     )
+
+
+def _raw_text(raws: dict[tuple[str, str, str, str], list[str]], m: Message) -> str:
+    """An imported line's own LLMafia text (`ChatLine.raw`), each used once, in order."""
+    found = raws.get((_naive(m.t).isoformat(), m.place, m.speaker, m.text))
+    return found.pop(0) if found else ""
 
 
 def _is_mafia_role(role: str | None) -> bool:
