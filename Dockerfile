@@ -35,12 +35,14 @@ COPY docker/entrypoint.sh /app/entrypoint.sh
 ENV PATH=/app/.venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     MAFIABOT_DATA_DIR=/data \
-    MAFIABOT_HTTP_ADDR=0.0.0.0:9464 \
+    MAFIABOT_HTTP_ADDR=127.0.0.1:9464 \
     MAFIABOT_LOG_FORMAT=json
 USER mafiabot
 WORKDIR /data
 VOLUME ["/data"]
-EXPOSE 9464
+# /healthz and /metrics answer on the container's loopback only (its HEALTHCHECK reaches them):
+# compose.yaml listens on every interface of the container and publishes the port on the host's
+# loopback; see docs/operating.md ("Health and metrics")
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:9464/healthz', timeout=4)"]
 STOPSIGNAL SIGTERM
