@@ -500,8 +500,8 @@ class _GameReader(GameFolder):
             scrubbed = self.scrub(cleaned)
             # LLMafia's own text is kept (for the LLMafia export) unless it names an account
             unnamed = scrubbed == cleaned and replace_words(text, self.accounts) == text
-            raw = text if cleaned != text and unnamed else ""
-            out.append(RawLine(t, place, speaker.strip(), scrubbed, seq, raw=raw))
+            own = text if cleaned != text and unnamed else ""
+            out.append(RawLine(t, place, speaker.strip(), scrubbed, seq, raw=own))
         name = _FILE_OF[place]
         if bad:
             self.fix("unparsed_lines", f"{name}: skipped {bad} lines that are not chat lines", bad)
