@@ -313,3 +313,22 @@ def _plan_in_process(
     if engine is None:
         engine = _ENGINES[url] = make_engine(url)
     return _plan_batch(engine, user_id, batch)
+
+
+def withdrawn_reply(report: WithdrawalReport) -> str:
+    """What a person who has just withdrawn their consent is told (the work goes on in the
+    background; `Withdrawals.start`)."""
+    lines = report.summary()
+    running = [g for g in report.pending if g not in report.lobby]
+    extra = (
+        f"\nYou are still seated in {len(running)} running game(s); what you say there is "
+        "removed when they end."
+        if running
+        else ""
+    )
+    return (
+        "Withdrawn: you will be asked again before your next game.\n"
+        + "\n".join(lines[1:6])
+        + extra
+        + "\nYour data in ended games is being removed now; I'll tell you when it's done."
+    )

@@ -25,9 +25,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import discord
-from discord import app_commands
 
 from bot.discord.actions import Actions
 from bot.discord.afk import AfkWatch
@@ -42,12 +40,12 @@ from bot.discord.player_commands import add_player_commands
 from bot.discord.relay import Relay, RelayMetrics
 from bot.discord.render import Renderer
 from bot.discord.rooms import Room, Rooms
-from bot.discord.servers import Servers, defer, reply
+from bot.discord.servers import Servers, reply
 from bot.discord.shards import Handover
+from bot.discord.startup import check_token, start_refusals
 from bot.discord.survey import Survey
+from bot.discord.tree import GameTree, TreeHost
 from bot.discord.views import DYNAMIC_ITEMS, Handlers
-from bot.errors import PlatformUnreachable
-from bot.limits import CoolingDown
 from bot.live import LiveGame
 from bot.lobbies import IdleLobbies
 from bot.ops.logs import guard_library_loggers
@@ -55,7 +53,7 @@ from bot.ownership import GameHeld
 from bot.privacy import WithdrawalReport
 from bot.reveal import Reveals
 from bot.service import GameService, ServiceError
-from bot.settings import Settings, SettingsError, load_settings
+from bot.settings import Settings, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -441,58 +439,7 @@ class MafiaBot(discord.AutoShardedClient):
 
 if TYPE_CHECKING:  # a clicked component reaches the bot's handlers as `Handlers` (views.py)
     _reached_by_components: type[Handlers] = MafiaBot
-
-
-class GameTree(app_commands.CommandTree["MafiaBot"]):
-    """The slash commands, each answered by one process when several serve the same shard (a
-    rolling restart: both receive every command). In a channel whose game another process
-    drives, that process answers. Any other command is claimed by answering it first: every
-    command is deferred on arrival (an ephemeral "thinking"), Discord accepts only the first
-    answer to an interaction, and the process whose answer is refused drops the command before
-    it reads or writes anything."""
-
-    async def interaction_check(self, interaction: discord.Interaction[MafiaBot], /) -> bool:
-        bot = self.client
-        channel_id = interaction.channel_id
-        if channel_id is not None and bot.rooms.for_channel(channel_id) is None:
-            game_id = await bot.links.open_game_in_channel(channel_id)
-            at = discord.utils.snowflake_time(interaction.id)
-            if game_id is not None and not await bot.handover.claim(game_id, at):
-                return False
-        try:
-            await defer(interaction)
-        except discord.HTTPException as exc:
-            log.info("a command answered by another process: %s", exc)
-            return False
-        if interaction.type is not discord.InteractionType.application_command:
-            return True  # (an autocomplete of an option being typed is no command)
-        try:  # each person's commands are rate-limited (`bot.limits.CommandLimiter`)
-            bot.service.commands.check(
-                PLATFORM,
-                str(interaction.guild_id),
-                str(interaction.user.id),
-                command=subcommand(interaction),
-            )
-        except CoolingDown as slow:
-            await reply(interaction, str(slow))
-            return False
-        return True
-
-
-def subcommand(interaction: discord.Interaction[MafiaBot]) -> str:
-    """The first word after ``mafia`` of the slash command used (``consent`` for
-    ``/mafia consent``), or its own name outside the group."""
-    command = interaction.command
-    words = command.qualified_name.split() if command is not None else []
-    return words[1] if len(words) > 1 and words[0] == "mafia" else (words[0] if words else "")
-
-
-def check_token(settings: Settings) -> str:
-    """The bot token, or a SettingsError saying how to get one (before anything starts)."""
-    token = settings.discord_token.get_secret_value() if settings.discord_token else ""
-    if not token:
-        raise SettingsError("MAFIABOT_DISCORD_TOKEN is not set (see the README's Discord section).")
-    return token
+    _tree_host: type[TreeHost] = MafiaBot  # what the command tree asks of its client
 
 
 _token = check_token  # the name bot/cli.py imports
@@ -513,39 +460,11 @@ async def serve_discord(
     if bot is None:
         bot = MafiaBot(service, settings, options or load_options())
     try:
-        await bot.start(token)
-    except discord.LoginFailure:
-        raise SettingsError(
-            "Discord refused MAFIABOT_DISCORD_TOKEN: copy the bot token again from the developer "
-            "portal (Bot > Reset Token)."
-        ) from None
-    except (aiohttp.ClientConnectorError, discord.GatewayNotFound) as e:
-        raise PlatformUnreachable(f"Can't reach Discord ({_reason(e)}): {UNREACHABLE}") from None
-    except discord.PrivilegedIntentsRequired:
-        raise SettingsError(
-            "Discord refused the Message Content intent: switch on 'Message Content Intent' "
-            "under Bot > Privileged Gateway Intents in the developer portal."
-        ) from None
+        async with start_refusals():
+            await bot.start(token)
     finally:
         if not bot.is_closed():
             await bot.close()
-
-
-# The bot never joins a voice channel: discord.py's "PyNaCl is not installed, voice will NOT be
-# supported" and "davey is not installed" warnings at every start would only read like faults.
-discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
-
-UNREACHABLE = (
-    "check this machine's network connection, DNS and firewall (or proxy), then start again; "
-    "running games carry on from where they were."
-)
-
-
-def _reason(e: Exception) -> str:
-    if isinstance(e, aiohttp.ClientConnectorError):
-        why = e.os_error.strerror or str(e.os_error) or type(e.os_error).__name__
-        return f"{e.host}:{e.port}: {why}"
-    return str(e) or type(e).__name__
 
 
 async def run_discord(settings: Settings) -> None:

@@ -7,7 +7,6 @@ with ``/mafia config moderator_role``): ``setup``, ``config``, ``status``, ``end
 
 from __future__ import annotations
 
-import contextlib
 import io
 import logging
 from collections.abc import Awaitable, Callable
@@ -31,9 +30,9 @@ from bot.discord.moderation import (
     status_lines,
 )
 from bot.discord.options import DiscordOptions
-from bot.discord.permissions import describe_missing, missing
+from bot.discord.permissions import bound_reply, missing
 from bot.discord.rooms import Room, Rooms
-from bot.discord.servers import Servers, defer, reply
+from bot.discord.servers import Servers, defer, reply, tell
 from bot.discord.views import consent_view
 from bot.errors import ServiceError
 from bot.live import LiveGame
@@ -43,14 +42,14 @@ from bot.settings import Settings
 from bot.spotrate import server_chat_lines
 from bot.table.config import MAX_AGENTS, MIN_AGENTS
 from bot.table.personas import (
-    PERSONA_NOTE,
     PersonaError,
     choose_persona,
     configured_personas,
     persona_choices,
     server_persona,
 )
-from bot.withdrawals import Withdrawals
+from bot.table.server_settings import bind_channel, set_defaults
+from bot.withdrawals import Withdrawals, withdrawn_reply
 from games.config import GameConfig
 from games.errors import ConfigError
 
@@ -60,16 +59,6 @@ MODS_ONLY = (
     "Only moderators can do that (Manage Server, or a moderator role set with /mafia config)."
 )
 NOT_BOUND = "This channel isn't set up for Mafia yet: a moderator can run /mafia setup here."
-
-
-async def tell(interaction: discord.Interaction[Any], text: str) -> None:
-    """A private note for whoever ran ``interaction``, after the fact: a followup while the
-    interaction's token lasts (15 minutes), else a direct message."""
-    try:
-        await interaction.followup.send(text[:1900], ephemeral=True)
-    except discord.HTTPException:
-        with contextlib.suppress(discord.HTTPException):
-            await interaction.user.send(text[:1900])
 
 
 class MafiaCommands(
@@ -125,40 +114,15 @@ class MafiaCommands(
         if not isinstance(channel, discord.TextChannel):
             await reply(interaction, "Run this in a text channel (not a thread or voice).")
             return
-        key = str(channel.id)
-
-        def change(settings: dict[str, Any]) -> dict[str, Any]:
-            channels = dict(settings.get("channels", {}))
-            if remove:
-                channels.pop(key, None)
-            else:
-                channels[key] = {"by": str(interaction.user.id)}
-            settings["channels"] = channels
-            return settings
-
-        await self.servers.update(guild.id, change, name=guild.name)
+        key, by = str(channel.id), str(interaction.user.id)
+        await self.servers.update(
+            guild.id, lambda s: bind_channel(s, key, by, remove=remove), name=guild.name
+        )
         if remove:
             await reply(interaction, "This channel is no longer a Mafia channel.")
             return
-        lacking = missing(interaction.app_permissions)
-        if lacking:
-            text = (
-                "This channel is now a Mafia channel, but I'm missing permissions here:\n"
-                + describe_missing(lacking)
-                + "\nGive them to my role (or in this channel's settings), then run "
-                "/mafia setup again to check."
-            )
-        else:
-            text = (
-                "This channel is now a Mafia channel, and I have every permission I need. "
-                "Anyone can open a game here with /mafia new."
-            )
         everyone = channel.permissions_for(guild.default_role)
-        if not everyone.send_messages_in_threads:
-            text += (
-                "\nNote: @everyone can't send messages in threads here; players type in "
-                "private threads (their booths), so allow Send Messages in Threads."
-            )
+        text = bound_reply(missing(interaction.app_permissions), everyone)
         await reply(interaction, text)
 
     # --- new ----------------------------------------------------------------------------------
@@ -294,22 +258,14 @@ class MafiaCommands(
         }
 
         def change(settings: dict[str, Any]) -> dict[str, Any]:
-            for key, value in given.items():
-                if value is not None:
-                    settings[key] = value
-            if persona is not None:
-                settings.pop(PERSONA_NOTE, None)  # the moderator has chosen since
-                if chosen is None:
-                    settings.pop("persona", None)
-                else:
-                    settings["persona"] = chosen
-            roles_now = [int(r) for r in settings.get("moderator_roles", [])]
-            if clear_moderator_roles:
-                roles_now = []
-            if moderator_role is not None and moderator_role.id not in roles_now:
-                roles_now.append(moderator_role.id)
-            settings["moderator_roles"] = [str(r) for r in roles_now]
-            return settings
+            return set_defaults(
+                settings,
+                given,
+                persona_given=persona is not None,
+                persona=chosen,
+                add_moderator_role=moderator_role.id if moderator_role is not None else None,
+                clear_moderator_roles=clear_moderator_roles,
+            )
 
         settings, logging_on = await self.servers.update(
             guild.id, change, name=guild.name, logging_enabled=research_logging
@@ -526,18 +482,4 @@ class MafiaCommands(
             if room is not None and game is not None:
                 self.rooms.sync(room, game)
                 await self.lobby.refresh(room, game)
-        lines = report.summary()
-        running = [g for g in report.pending if g not in report.lobby]
-        extra = (
-            f"\nYou are still seated in {len(running)} running game(s); what you say there is "
-            "removed when they end."
-            if running
-            else ""
-        )
-        await interaction.followup.send(
-            "Withdrawn: you will be asked again before your next game.\n"
-            + "\n".join(lines[1:6])
-            + extra
-            + "\nYour data in ended games is being removed now; I'll tell you when it's done.",
-            ephemeral=True,
-        )
+        await interaction.followup.send(withdrawn_reply(report), ephemeral=True)

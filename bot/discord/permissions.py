@@ -57,3 +57,26 @@ def is_moderator(
     if roles and isinstance(user, discord.Member):
         return any(role.id in roles for role in user.roles)
     return False
+
+
+def bound_reply(lacking: list[str], everyone: discord.Permissions) -> str:
+    """What ``/mafia setup`` answers once the channel is bound: the permissions the bot still
+    lacks there (``lacking``, from `missing`), and whether @everyone can talk in threads."""
+    if lacking:
+        text = (
+            "This channel is now a Mafia channel, but I'm missing permissions here:\n"
+            + describe_missing(lacking)
+            + "\nGive them to my role (or in this channel's settings), then run "
+            "/mafia setup again to check."
+        )
+    else:
+        text = (
+            "This channel is now a Mafia channel, and I have every permission I need. "
+            "Anyone can open a game here with /mafia new."
+        )
+    if not everyone.send_messages_in_threads:
+        text += (
+            "\nNote: @everyone can't send messages in threads here; players type in "
+            "private threads (their booths), so allow Send Messages in Threads."
+        )
+    return text

@@ -7,6 +7,7 @@ Read from the adapter's store and kept in memory for a few seconds; every change
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -35,7 +36,7 @@ async def reply(interaction: discord.Interaction[Any], text: str) -> None:
 
 async def defer(interaction: discord.Interaction[Any]) -> None:
     """Say "thinking" (ephemeral) unless the interaction was answered already (every slash
-    command is deferred on arrival: `bot.discord.app.GameTree`)."""
+    command is deferred on arrival: `bot.discord.tree.GameTree`)."""
     if not interaction.response.is_done():
         await interaction.response.defer(ephemeral=True, thinking=True)
 
@@ -72,3 +73,13 @@ class Servers:
             return False
         settings, _ = await self.get(interaction.guild.id)
         return is_moderator(interaction.user, interaction.permissions, settings)
+
+
+async def tell(interaction: discord.Interaction[Any], text: str) -> None:
+    """A private note for whoever ran ``interaction``, after the fact: a followup while the
+    interaction's token lasts (15 minutes), else a direct message."""
+    try:
+        await interaction.followup.send(text[:1900], ephemeral=True)
+    except discord.HTTPException:
+        with contextlib.suppress(discord.HTTPException):
+            await interaction.user.send(text[:1900])
