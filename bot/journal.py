@@ -28,7 +28,6 @@ from bot.store import rows
 from bot.store.writer import GroupWriter
 from games.actions import Action, action_kind, action_to_dict
 from games.config import GameConfig
-from games.engine import is_draw
 from games.events import (
     Event,
     GameOver,
@@ -311,9 +310,7 @@ def write_events(
             rows.update(session, _SEATS, key, {"alive": False})
         elif isinstance(event, GameOver):
             outcome = {
-                "status": "finished"
-                if event.winner is not None or is_draw(event.winner, event.reason)
-                else "aborted",
+                "status": "finished" if event.played_out else "aborted",
                 "winner": event.winner,
                 "ended_at": event.t,
                 "end_reason": event.reason,

@@ -50,9 +50,9 @@ from bot.timers import Backoff, SchedulerTimers
 from games import actions as A
 from games.actions import Action
 from games.config import GameConfig
-from games.engine import apply, is_draw, new_game
+from games.engine import apply, new_game
 from games.errors import ConfigError, RuleError
-from games.events import Event, event_from_dict, visible
+from games.events import Event, event_from_dict, is_draw, visible
 from games.state import GameState
 
 log = logging.getLogger(__name__)

@@ -18,6 +18,7 @@ from games.actions import Abort, Action, Extend, NightAct, Say, Tick, Vote
 from games.config import GameConfig
 from games.errors import ConfigError, RuleError
 from games.events import (
+    DRAW,
     ChoicesOffered,
     Event,
     GameOver,
@@ -728,17 +729,9 @@ def _winner(state: GameState) -> Team | None:
     return None
 
 
-DRAW = "draw"
-
-
 def draw_reason(days: int) -> str:
     """The end reason of a game drawn by the quiet-days rule (it starts with "draw")."""
     return f"{DRAW}: nobody was voted out or killed for {days} days in a row"
-
-
-def is_draw(winner: str | None, reason: str | None) -> bool:
-    """Whether a game ended in a draw (no winner, by the rules) rather than being stopped."""
-    return winner is None and (reason or "").startswith(f"{DRAW}:")
 
 
 def _win_reason(winner: Team) -> str:

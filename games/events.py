@@ -171,13 +171,28 @@ class InspectionResult(Event):
     is_mafia: bool
 
 
+#: the end reason of a drawn game starts with it (``games.engine.draw_reason``)
+DRAW = "draw"
+
+
+def is_draw(winner: str | None, reason: str | None) -> bool:
+    """Whether a game ended in a draw (no winner, by the rules) rather than being stopped."""
+    return winner is None and (reason or "").startswith(f"{DRAW}:")
+
+
 @dataclass(frozen=True, kw_only=True)
 class GameOver(Event):
     kind: ClassVar[str] = "game_over"
-    winner: str | None  # "mafia" | "bystanders" | None when aborted
+    winner: str | None  # "mafia" | "bystanders" | None when aborted or drawn
     reason: str
     #: (name, role) for every seat, revealed to all
     roles: tuple[tuple[str, str], ...]
+
+    @property
+    def played_out(self) -> bool:
+        """The game ended by its rules (a side won, or a draw), not stopped: the survey and
+        the reveal follow."""
+        return self.winner is not None or is_draw(self.winner, self.reason)
 
 
 EVENT_TYPES: dict[str, type[Event]] = {

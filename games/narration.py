@@ -6,7 +6,6 @@ logs read like the study's.
 
 from __future__ import annotations
 
-from games.engine import is_draw
 from games.events import (
     Event,
     GameOver,
@@ -20,6 +19,7 @@ from games.events import (
     RoleAssigned,
     VoteCast,
     VoteResolved,
+    is_draw,
 )
 from games.names import display_list
 from games.roles import get_role

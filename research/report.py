@@ -66,7 +66,7 @@ from bot.dataset.stored import KILLED, SOURCE, VOTED_OUT
 from bot.spotrate import spot_rates
 from bot.store.models import GAME_MANAGER, Game, Message, Seat, SurveyResponse
 from bot.store.models import Phase as PhaseRow
-from games.engine import is_draw
+from games.events import is_draw
 from research.report_markdown import render_markdown
 from research.report_paper import PAPER, RATINGS, ROLES, TYPES
 

@@ -210,7 +210,7 @@ class Renderer:
         if room.graveyard:
             self.notify.after(room, "graveyard", lambda: self._archive(room.graveyard_id))
         for seat in sorted(room.humans):
-            if e.winner is None:
+            if not e.played_out:
                 self.notify.booth(room, seat, STOPPED)
                 self.notify.archive_booth(room, seat)
                 continue
@@ -218,7 +218,7 @@ class Renderer:
             self.notify.booth(room, seat, text, view=view)
             text, view = comment_message(room.game_id, seat)
             self.notify.booth(room, seat, text, view=view)
-        if e.winner is not None and self.game_ended is not None:
+        if e.played_out and self.game_ended is not None:
             self.game_ended(room.game_id)
 
     async def _archive(self, thread_id: int | None) -> None:

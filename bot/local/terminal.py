@@ -40,7 +40,7 @@ from bot.table.help import TERMINAL as TERMINAL_COMMANDS
 from bot.table.status import PHASE_NAMES
 from games.config import GameConfig
 from games.errors import RuleError
-from games.events import ChoicesOffered, Event, GameOver, PhaseStarted
+from games.events import ChoicesOffered, Event, GameOver, PhaseStarted, is_draw
 from games.names import display_list
 from games.state import GameState, PhaseKind
 
@@ -496,6 +496,7 @@ async def run_play(
         with keys.opened():
             over = await _input_loop(service, game, me.index, console, keys)
             await service.drain(game_id)
-            if over and game.state is not None and game.state.winner is not None:
+            state = game.state
+            if over and state is not None and (state.winner or is_draw(None, state.end_reason)):
                 await ask_survey(service, game, me.index, console, keys)
                 await show_reveal(service, game, console, settings.reveal_after_seconds)

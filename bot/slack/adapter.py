@@ -225,7 +225,7 @@ class SlackAdapter:
                 await self.render.event(game, sg, event)
             except Exception:
                 log.exception("could not show %s of game %s on Slack", event.kind, game.id)
-            if isinstance(event, GameOver) and event.winner is not None:
+            if isinstance(event, GameOver) and event.played_out:
                 self.reveals.game_over(game.id)
 
     async def _post_reveal(self, game_id: str, text: str) -> None:

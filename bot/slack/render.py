@@ -311,7 +311,7 @@ class Renderer:
                 report=False,
                 channel=sg.den,
             )
-        if event.winner is None:
+        if not event.played_out:  # stopped: no survey
             return
         for seat in game.seats:
             if not seat.is_agent and seat.user_id and seat.index in sg.booths:

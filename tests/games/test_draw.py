@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from games import GameConfig, PhaseKind
-from games.engine import draw_reason, is_draw
+from games.engine import draw_reason
 from games.errors import ConfigError
-from games.events import Event, GameOver, PlayerEliminated
+from games.events import Event, GameOver, PlayerEliminated, is_draw
 from games.narration import manager_line
 from tests.games.helpers import cast, end_phase, make_game, of_type, one, to_phase
 

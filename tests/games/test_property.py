@@ -34,7 +34,6 @@ from games import (
 )
 from games.actions import Action, Extend
 from games.config import TIE_RULES
-from games.engine import is_draw
 from games.events import (
     Event,
     GameOver,
@@ -45,6 +44,7 @@ from games.events import (
     VoteCast,
     event_from_dict,
     event_to_dict,
+    is_draw,
 )
 from games.state import GameState
 from tests.games.helpers import NAMES, T0
