@@ -28,13 +28,27 @@ import random
 import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
+from agent.guard_similar import similarity
+from agent.guard_text import (
+    FORMATTING,
+    MAFIA_ROLE,
+    MODEL_NAMES,
+    PREAMBLE,
+    REFUSAL,
+    SELF_AI,
+    demanded_tokens,
+    fold,
+)
 from agent.knowledge import SeatKnowledge
 from games.events import Event
 
-__all__ = ["baseline_line", "check_line", "prompt_shingles"]
+__all__ = ["baseline_line", "check_line", "demanded_echo", "prompt_shingles"]
+
+#: how many of the latest lines by others are searched for a word demanded of "the bot"
+DEMAND_LOOKBACK = 40
 
 #: what a model calls itself
 _SELF = (
@@ -80,8 +94,9 @@ _REFUSAL = re.compile(
 _PROMPT_WORDS = re.compile(
     r"game[- _]?manager|\bscheduler\b|\bgenerator\b|</?\s*(?:send|wait|message|name|vote|"
     r"system|user|assistant)\s*>|<\s*/?\s*[a-z_]+\s*>|\bsystem prompt\b|\bprompts?\b|"
-    r"\bpersona\b|\bpersonality\b|\btalkativeness\b|\bmy instructions\b|\bthe instructions\b|"
-    r"\binstructed\b|\bjson\b|\$[a-z_]{2,}\b|\[\s*\d{1,2}:\d{2}(?::\d{2})?\s*\]|"
+    r"\bpersona\b|\bpersonality\b|\btalkativeness\b|\bmy instructions\b|\bthe instructions (?:say|"
+    r"said|tell|told|are|were|ask)\b|"
+    r"\binstructed\b|\bjson\b|\[\s*\d{1,2}:\d{2}(?::\d{2})?\s*\]|"
     r"\bhh:mm(?::ss)?\b|\bhidden chat\b|\bstatic prompt\b|\bdebounce\b|\bdecision log\b|"
     r"\bfallback\b|\btoken budget\b|\btokens?\b(?= (?:budget|limit|left))",
     re.IGNORECASE,
@@ -99,6 +114,16 @@ _TRANSCRIPT = re.compile(r"game[- _]?manager|</?\s*(?:send|wait)\s*>", re.IGNORE
 _WORD = re.compile(r"[a-z0-9']+")
 SHINGLE = 7
 DEN_QUOTE_WORDS = 5
+
+
+@cache
+def _placeholders() -> re.Pattern[str]:
+    """The prompt templates' ``$placeholders`` (``$name``, ``$persona``...), as words."""
+    found: set[str] = set()
+    for item in resources.files("agent.prompts").iterdir():
+        if item.name.endswith(".txt"):
+            found.update(re.findall(r"\$([a-z_]{2,})\b", item.read_text("utf-8")))
+    return re.compile(r"\$(?:" + "|".join(sorted(found)) + r")\b", re.IGNORECASE)
 
 
 def _words(text: str) -> list[str]:
@@ -137,6 +162,13 @@ def _named_self(text: str, name: str) -> bool:
     )
 
 
+def _as_self(folded: str, name: str) -> bool:
+    """A line that opens by playing its own seat ("As Ari, I'd say...", "speaking as ari:")."""
+    if not name:
+        return False
+    return bool(re.match(rf"\W*(?:as|speaking as|playing as) {re.escape(fold(name))}\b", folded))
+
+
 def _voices(text: str, names: Iterable[str]) -> str | None:
     for name in names:
         if not name:
@@ -160,17 +192,54 @@ def _quotes_den(text: str, k: SeatKnowledge) -> bool:
     return False
 
 
+@lru_cache(maxsize=4096)
+def _demands(line: str) -> tuple[str, ...]:
+    return tuple(demanded_tokens(line))
+
+
+def demanded_echo(folded: str, k: SeatKnowledge) -> str | None:
+    """The word(s) a player demanded of "the bot" (or "the AI") in the latest lines by others
+    that the folded line ``folded`` says, or None. Obeying such a request is the tell it fishes
+    for; a person just laughs it off."""
+    others = [m.text for m in k.messages[-DEMAND_LOOKBACK:] if m.seat not in (None, k.seat)]
+    for line in others:
+        for token in _demands(line):
+            if re.search(rf"(?<!\w){re.escape(token)}(?!\w)", folded):
+                return token
+    return None
+
+
 def check_line(text: str, k: SeatKnowledge, raw: str | None = None) -> str | None:
     """What in ``text`` would mark the seat (a short reason), or None when it may be posted.
     ``raw``: the model's answer the line was cleaned from; the Game-Manager or a scheduler
     tag in it means the model echoed its prompt, even when cleaning took them off."""
     if raw is not None and _TRANSCRIPT.search(raw):
         return "prompt vocabulary"
-    if _SELF_REFERENCE.search(text) or _named_self(text, k.name):
+    folded = fold(text)
+    if FORMATTING.search(text) or FORMATTING.search(folded):
+        return "formatting"
+    if (
+        _SELF_REFERENCE.search(folded)
+        or SELF_AI.search(folded)
+        or MODEL_NAMES.search(folded)
+        or _named_self(folded, k.name)
+    ):
         return "self-reference"
-    if _REFUSAL.search(text):
+    if _REFUSAL.search(folded) or REFUSAL.search(folded):
         return "refusal"
-    if _PROMPT_WORDS.search(text) or _copies(_words(text), prompt_shingles()):
+    if PREAMBLE.search(folded) or _as_self(folded, k.name):
+        return "assistant boilerplate"
+    if k.room() == "stage" and k.is_mafia and MAFIA_ROLE.search(folded):
+        return "den content on the stage"
+    if demanded_echo(folded, k) is not None:
+        return "a word demanded of the bot"
+    if similarity(text)[0]:
+        return "like a disclosing line"
+    if (
+        _PROMPT_WORDS.search(text)
+        or _placeholders().search(text)
+        or _copies(_words(text), prompt_shingles())
+    ):
         return "prompt vocabulary"
     voiced = _voices(text, [*k.players, k.name, "Game-Manager", "Game Manager", "Manager"])
     if voiced is not None:

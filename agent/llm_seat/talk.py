@@ -192,6 +192,13 @@ class TalkingSeat(ShadowSeat):
         if draft is None or self._closed:
             return
         why = self._stale(draft)
+        if why is None:
+            # the last gate before the stage or the den, for every line whatever wrote it: the
+            # model's (guarded when written, but the chat has moved since), the shadow
+            # baseline's fallback and the never-mute floor's
+            problem = check_line(draft.text, self.knowledge)
+            if problem is not None:
+                why = f"guard: {problem}"
         if why is not None:
             self._discard(draft, why)
             if (
