@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from agent.base import Intent
 from agent.guard import check_line
+from agent.guard_judge import borderline, judge_line
 from agent.llm.base import FINISH_REFUSAL
 from agent.llm_seat.core import Draft, log
 from agent.llm_seat.floor import ShadowSeat
@@ -170,6 +171,11 @@ class TalkingSeat(ShadowSeat):
                 self._note_answer(False)
                 continue
             problem = check_line(text, k, raw=resp.text)
+            if problem is None and s.guard_judge and borderline(text):
+                verdict = await judge_line(self.generator, text, s.guard_judge_timeout_s)
+                self._note(f"guard judge: {verdict}", kind="generator", text=text)
+                if verdict:
+                    problem = "judged disclosing by the model"
             if problem is not None:  # it would mark the seat: write it again, once
                 self._record_call(
                     "generator", req, resp, decision=f"guard: {problem}: {text}", valid=False

@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from agent.decisions import InMemoryDecisionLog
 from bench.guard import CORPUS
 from bot.llm_agents import LLMAgentConfig, llm_player_factory
+from bot.settings import Settings
 from bot.timers import make_scheduler
 from games.events import MessageAccepted, RoleAssigned
 from tests.bot.test_llm_agents import (
@@ -127,3 +128,13 @@ async def test_a_model_that_discloses_nine_lines_in_ten_puts_none_on_stage(
     assert len(refusals) >= len(model.served) // 2
     # the ordinary tenth still reaches the table
     assert any(re.search(r" line\d+$", e.text) for e in said)
+
+
+def test_the_model_judge_is_set_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAFIABOT_LLM_GUARD_JUDGE", "true")
+    monkeypatch.setenv("MAFIABOT_LLM_GUARD_JUDGE_TIMEOUT", "1.5")
+    player = LLMAgentConfig.from_settings(Settings(_env_file=None)).player
+    assert player.guard_judge and player.guard_judge_timeout_s == 1.5
+    assert not LLMAgentConfig.from_settings(
+        Settings(_env_file=None, llm_guard_judge=False)
+    ).player.guard_judge
