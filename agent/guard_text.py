@@ -110,7 +110,10 @@ _AI_EN = (
     r"a\.?\s?i\.?|artificial intelligence|(?:ro)?bot|chat ?bot|(?:large )?language model|llm|"
     r"(?:ai |language |chat )?model|(?:ai |virtual |digital )?assistant|(?:computer )?program|"
     r"neural (?:net|network)|machine|npc|algorithm|software|automated (?:player|account|system)|"
-    r"ai (?:agent|player|system)"
+    r"ai (?:agent|player|system)|"
+    # an artificial something: "automated agent", "simulated player", "synthetic participant"
+    r"(?:automated|artificial|simulated|synthetic|scripted|computer-?generated|virtual|"
+    r"ai-?(?:powered|driven|generated|controlled)|machine-?learning) [a-z-]+"
 )
 _AI_ES = (
     r"ia|ai|bot|robot|inteligencia artificial|modelo(?: de lenguaje| de ia| ai| ia)?|"
@@ -182,6 +185,11 @@ SELF_AI = _rx(
     r"\bi(?:\s+(?:was|have been|am|got)|'ve been|'m|m)\s+(?:(?:just|only|specifically|"
     r"heavily)\s+)?(?:programmed|trained|instructed|designed to|built to|prompted|coded|"
     r"created by|made by|developed by|fine-?tuned|pre-?trained)\b",
+    r"\b(?:run|powered|driven|controlled|operated|played|written) by (?:an? |the )?(?:ai|a\.i\.|"
+    r"llm|(?:large )?language model|model|neural net\w*|chat ?gpt|gpt\S*|openai|anthropic|"
+    r"claude|gemini|llama|mistral|qwen|deepseek|algorithm|software|code)\b",
+    r"\bthis (?:ai|a\.i\.|bot|robot|llm|model|machine|program|assistant) (?:says|thinks|"
+    r"votes|here|would|is voting|reckons|believes|suggests)\b",
     r"^\W*(?:an? )?(?:ai|ia|ki|a\.i\.|chat ?gpt|gpt\S*|claude|gemini|llama|bard|"
     r"(?:an? )?(?:language )?model|your (?:friendly )?(?:ai|assistant)) here\b",
     r"\b(?:trained|created|made|developed|built) by (?:openai|anthropic|google|meta|mistral|"
@@ -201,7 +209,8 @@ SELF_AI = _rx(
     r"personne|etre humain|joueur|joueuse)(?: reel(?:le)?| humain(?:e)?)?\b(?!\s+(?:de|qui)\b)",
     r"\bje n'ai pas (?:d'|de )(?:experiences?|opinions?|sentiments|emotions|intuition|corps)\b",
     # German
-    rf"\b(?:ich bin|bin|als)\s+(?:nur |bloss |einfach |ein |eine |eine |ne )*(?:{_AI_DE})\b",
+    rf"\b(?:ich bin|bin ich|bin|als)\s+(?:nur |bloss |einfach |ein |eine |ne )*"
+    rf"(?:{_AI_DE})\b",
     r"\bich bin (?:kein|keine) (?:mensch|person|echter spieler)\b|\bich bin nicht (?:menschlich|"
     r"echt|ein mensch)\b",
     r"\bich habe keine (?:personlichen )?(?:erfahrungen|meinungen|gefuhle|emotionen|intuition)\b",
@@ -216,8 +225,8 @@ SELF_AI = _rx(
     r"\bnon sono (?:un |una )?(?:umano|umana|persona|essere umano|reale)\b",
     r"\bnon ho (?:esperienze|opinioni|sentimenti|emozioni|intuito|corpo)\b",
     # Dutch
-    rf"\b(?:ik ben|als)\s+(?:maar |gewoon |slechts |alleen |een |n )*(?:{_AI_NL})\b(?!\s+(?:van|"
-    rf"die|is)\b)",
+    rf"\b(?:ik ben|ben ik|als)\s+(?:maar |gewoon |slechts |alleen |een |n )*"
+    rf"(?:{_AI_NL})\b(?!\s+(?:van|die|is)\b)",
     r"\bik ben (?:geen|niet een) (?:mens|persoon|echte speler)\b|\bik ben niet (?:menselijk|"
     r"echt)\b",
     r"\bik heb geen (?:persoonlijke )?(?:ervaringen|meningen|gevoelens|emoties|intuitie)\b",
