@@ -198,8 +198,9 @@ SELF_AI = _rx(
     r"\bi(?:'ll| will) (?:stay|remain|keep) (?:in )?(?:character|role|the role)\b",
     r"\bmy (?:character|persona)\b",
     # Spanish
-    rf"\b(?:soy|yo soy|como|siendo)\s+(?:solo |solamente |simplemente |solo un |un |"
-    rf"una )*(?:{_AI_ES})\b(?!\s+(?:de|que|es)\b)",
+    rf"(?:\b(?:soy|yo soy|siendo)|(?:^|[,.;:!?¡¿(]\s*)como)\s+(?:solo |solamente |simplemente |"
+    rf"solo un |un |"
+    rf"una )*(?:{_AI_ES})\b(?!\s+(?:de(?! verdad| veras)|que|es)\b)",
     r"\bno soy (?:un |una )?(?:humano|humana|persona|ser humano|real)\b",
     r"\bno tengo (?:experiencias|opiniones|sentimientos|emociones|intuicion|cuerpo)\b",
     # French
@@ -209,13 +210,15 @@ SELF_AI = _rx(
     r"personne|etre humain|joueur|joueuse)(?: reel(?:le)?| humain(?:e)?)?\b(?!\s+(?:de|qui)\b)",
     r"\bje n'ai pas (?:d'|de )(?:experiences?|opinions?|sentiments|emotions|intuition|corps)\b",
     # German
-    rf"\b(?:ich bin|bin ich|bin|als)\s+(?:nur |bloss |einfach |ein |eine |ne )*"
+    rf"(?:\b(?:ich bin|bin ich|bin)|(?:^|[,.;:!?(]\s*)als)\s+(?:nur |bloss |einfach |ein |eine |"
+    rf"ne )*"
     rf"(?:{_AI_DE})\b",
-    r"\bich bin (?:kein|keine) (?:mensch|person|echter spieler)\b|\bich bin nicht (?:menschlich|"
+    r"\bich bin (?:kein|keine) (?:echter |echte |richtiger |wirklicher |lebender )?(?:mensch|"
+    r"person|spieler)\b|\bich bin nicht (?:menschlich|"
     r"echt|ein mensch)\b",
     r"\bich habe keine (?:personlichen )?(?:erfahrungen|meinungen|gefuhle|emotionen|intuition)\b",
     # Portuguese
-    rf"\b(?:sou|eu sou|como|sendo)\s+(?:so |apenas |simplesmente |um |"
+    rf"(?:\b(?:sou|eu sou|sendo)|(?:^|[,.;:!?(]\s*)como)\s+(?:so |apenas |simplesmente |um |"
     rf"uma )*(?:{_AI_PT})\b(?!\s+(?:de|que|e)\b)",
     r"\bnao sou (?:um |uma )?(?:humano|humana|pessoa|ser humano|real)\b",
     r"\bnao tenho (?:experiencias|opinioes|sentimentos|emocoes|intuicao|corpo)\b",
@@ -225,15 +228,18 @@ SELF_AI = _rx(
     r"\bnon sono (?:un |una )?(?:umano|umana|persona|essere umano|reale)\b",
     r"\bnon ho (?:esperienze|opinioni|sentimenti|emozioni|intuito|corpo)\b",
     # Dutch
-    rf"\b(?:ik ben|ben ik|als)\s+(?:maar |gewoon |slechts |alleen |een |n )*"
+    rf"(?:\b(?:ik ben|ben ik)|(?:^|[,.;:!?(]\s*)als)\s+(?:maar |gewoon |slechts |alleen |een |n )*"
     rf"(?:{_AI_NL})\b(?!\s+(?:van|die|is)\b)",
-    r"\bik ben (?:geen|niet een) (?:mens|persoon|echte speler)\b|\bik ben niet (?:menselijk|"
+    r"\bik ben (?:geen|niet een) (?:echt |echte |levend |levende )?(?:mens|persoon|speler)\b|"
+    r"\bik ben niet (?:menselijk|"
     r"echt)\b",
     r"\bik heb geen (?:persoonlijke )?(?:ervaringen|meningen|gevoelens|emoties|intuitie)\b",
     # Russian
-    rf"(?<!\w)(?:я|будучи|как)\s*[-—–]?\s*(?:всего лишь |просто |лишь |только |же |"
+    rf"(?:(?<!\w)(?:я|будучи)|(?:^|[,.;:!?(]\s*)как)\s*[-—–]?\s*(?:всего лишь |просто |лишь |"
+    rf"только |же |"
     rf"тоже )*(?:{_AI_RU})(?!\w)",
-    r"(?<!\w)я\s+(?:не|ни разу не)\s+(?:человек|люди|живой человек|настоящий игрок)(?!\w)",
+    r"(?<!\w)я\s+(?:не|ни разу не)\s+(?:(?:настоящий|живой|реальный|real)\s+)?(?:человек|люди|"
+    r"игрок)(?!\w)",
     r"(?<!\w)у меня нет (?:личного опыта|личных|чувств|эмоций|мнений|интуиции|тела)",
     # Chinese
     rf"(?:我|我只|我只是|我就是|我其实是|我确实是)(?:是|就是)?(?:一个|一個|个|個|一款|一种)?(?:{_AI_ZH})",
@@ -241,7 +247,8 @@ SELF_AI = _rx(
     r"我(?:并|並)?不是(?:真)?(?:人|人类|人類|真人)(?!家)",
     r"我没有(?:个人|個人)?(?:经历|經歷|经验|經驗|感情|情感|身体|身體|直觉|直覺)",
     # Japanese
-    rf"(?:私|わたし|僕|ぼく|俺|おれ|自分|うち)(?:は|って|も)(?:ただの)?(?:{_AI_JA})",
+    rf"(?:私|わたし|僕|ぼく|俺|おれ|自分|うち)(?:は|って|も)(?:ただの)?(?:{_AI_JA})"
+    r"(?!\s*(?:じゃ|では|でない|ではない))",
     rf"(?:{_AI_JA})(?:です|だよ|なんです|なので|として)",
     r"人間(?:では|じゃ)(?:ありません|ない|なく)",
     r"(?:個人的な)?(?:経験|感情|体験)(?:が|は)(?:ありません|ない)",
@@ -302,7 +309,8 @@ PREAMBLE = _rx(
     r"a) (?:proxima )?(?:mensagem|resposta)|ecco (?:il mio|la mia|un|una|il|"
     r"la) (?:prossim[oa] )?(?:messaggio|risposta)|hier is (?:mijn|het|"
     r"een) (?:volgende )?(?:bericht|antwoord)|вот (?:моё|мое|мой|следующее) (?:сообщение|ответ))\b",
-    r"(?:当然[!！,，]|以下是|这是我的|這是我的)(?:我的)?(?:下一条|下一條)?(?:消息|回复|回覆|信息)?",
+    r"(?:当然[!！,，]?\s*)?(?:以下是|下面是|这是我的|這是我的)(?:我的)?(?:下一条|下一條)?"
+    r"(?:消息|回复|回覆|信息)?",
     r"(?:もちろんです|かしこまりました|承知しました|以下が|こちらが)(?:[!！。、]|私の)?",
     r"^\W*(?:בטח|בוודאי|כמובן)[!.,]*\s+(?:הנה)|(?<!\w)הנה (?:ההודעה|התשובה) (?:שלי|הבאה)",
     r"(?:mantenerme|permanecer) en (?:el )?personaje|rester dans (?:le|mon) (?:personnage|role)|"

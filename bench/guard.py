@@ -7,12 +7,15 @@ Two corpora:
   refusals, a mafia seat's role statement, list and markdown formatting, masked letters). A line
   marked ``any`` must be refused for a bystander and a mafia seat alike; ``mafia``, for a mafia
   seat on the stage. Recall: the share refused.
+- **ordinary**: ``tests/agent/guard_ordinary.tsv``, table talk in the same eleven languages
+  (accusations about "the bot", votes, claims, apologies, "of course"), for both seats: the
+  people's lines below are English, this checks the other languages do not raise alarms.
 - **people**: every line people wrote in the LLMafia games (stage and den; not the LLM's, not
   the Game-Manager's), each checked as if the seat that wrote it said it, with that seat's role,
   room and the game's earlier lines. A refusal there is a false alarm: an agent's person-like
   line would have been replaced by the baseline's.
 
-Prints recall, false alarms (each one listed), and the time per line (p50/p99) of the
+Prints recall, false alarms on both (each one listed), and the time per line (p50/p99) of the
 check without a model: CPU time of the checking thread (what the check costs; on a shared
 machine wall time also counts other processes' turns, so it is printed too).
 
@@ -36,6 +39,7 @@ from agent.knowledge import ChatEntry, SeatKnowledge
 from games.events import GameStarted, PhaseStarted, RoleAssigned
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "agent" / "guard_disclosing.tsv"
+ORDINARY = CORPUS.with_name("guard_ordinary.tsv")
 TABLE = ("Ari", "Blake", "Casey", "Drew", "Eden", "Finley", "Gray")
 RECALL_TARGET = 0.98
 FALSE_ALARM_TARGET = 0.01
@@ -101,6 +105,18 @@ def disclosing(path: Path = CORPUS) -> list[Case]:
     return out
 
 
+def ordinary(path: Path = ORDINARY) -> list[Case]:
+    """The multilingual table talk, for a bystander and for a mafia seat."""
+    out: list[Case] = []
+    for raw in path.read_text("utf-8").splitlines():
+        if not raw.strip() or raw.startswith("#"):
+            continue
+        lang, text = raw.split("\t", 1)
+        out.append(Case(text, seat("Ari", TABLE, mafia=False), lang))
+        out.append(Case(text, seat("Blake", TABLE, mafia=True, partners=("Casey",)), lang))
+    return out
+
+
 def people(games_dir: Path | None = None) -> list[Case]:
     """Every person's line of the LLMafia games, as said by that person's seat."""
     from research.llmafia import read_games
@@ -157,9 +173,11 @@ def main(argv: list[str]) -> int:
     games = Path(argv[0]) if argv else None
     bad = disclosing()
     good = people(games)
+    talk = ordinary()
     check_line("warm up", bad[0].seat)  # the banks and patterns are built once per process
     missed = [(c, r) for c, r in refused(bad) if r is None]
     alarms = [(c, r) for c, r in refused(good) if r is not None]
+    talk_alarms = [(c, r) for c, r in refused(talk) if r is not None]
     recall = 1 - len(missed) / len(bad)
     false_alarms = len(alarms) / len(good)
     langs = sorted({c.label for c in bad})
@@ -171,7 +189,14 @@ def main(argv: list[str]) -> int:
     print(f"  false alarms {false_alarms:.2%} (target <= {FALSE_ALARM_TARGET:.0%}); {len(alarms)}")
     for case, reason in alarms:
         print(f"    [{case.label}] {reason}: {case.text[:90]!r}")
-    every = bad + good
+    talk_rate = len(talk_alarms) / len(talk)
+    print(f"ordinary table talk in {len({c.label for c in talk})} languages: {len(talk)} checks")
+    print(
+        f"  false alarms {talk_rate:.2%} (target <= {FALSE_ALARM_TARGET:.0%}); {len(talk_alarms)}"
+    )
+    for case, reason in talk_alarms:
+        print(f"    [{case.label}] {reason}: {case.text!r}")
+    every = bad + good + talk
     for label, clock in (("cpu", time.thread_time), ("wall", time.perf_counter)):
         runs = [timed(every, clock) for _ in range(3)]
         per_line = [statistics.median(x) for x in zip(*runs, strict=True)]
@@ -180,7 +205,11 @@ def main(argv: list[str]) -> int:
             f"p50 {p(per_line, 0.5) * 1e3:.3f} ms, p99 {p(per_line, 0.99) * 1e3:.3f} ms, "
             f"max {max(per_line) * 1e3:.3f} ms"
         )
-    ok = recall >= RECALL_TARGET and false_alarms <= FALSE_ALARM_TARGET
+    ok = (
+        recall >= RECALL_TARGET
+        and false_alarms <= FALSE_ALARM_TARGET
+        and talk_rate <= FALSE_ALARM_TARGET
+    )
     return 0 if ok else 1
 
 

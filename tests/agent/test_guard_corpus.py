@@ -18,6 +18,7 @@ from bench.guard import (
     RECALL_TARGET,
     TABLE,
     disclosing,
+    ordinary,
     people,
     refused,
     seat,
@@ -131,8 +132,14 @@ def test_fold_undoes_masking_but_keeps_other_scripts() -> None:
 
 
 def test_likeness_catches_a_phrasing_no_pattern_lists() -> None:
-    """No pattern says "kein echter Mensch" or "не настоящий человек": the n-gram bank does."""
-    for line in ("ich bin kein echter Mensch", "я не настоящий человек", "ik ben geen echt mens"):
+    """No pattern says "simplement un logiciel" or "i lack personal experiences": the n-gram
+    bank does."""
+    for line in (
+        "je suis simplement un logiciel",
+        "Tut mir leid, ich kann das nicht",
+        "i lack personal experiences, but drew is weird",
+        "я просто компьютерная программа",
+    ):
         flagged, score, _ = similarity(line)
         assert flagged, (line, score)
         assert check_line(line, bystander()) == "like a disclosing line"
@@ -157,6 +164,13 @@ def test_disclosing_corpus_recall() -> None:
     assert len({c.label for c in cases}) >= 11
     missed = [c.text for c, reason in refused(cases) if reason is None]
     assert 1 - len(missed) / len(cases) >= RECALL_TARGET, missed
+
+
+def test_table_talk_in_eleven_languages_raises_no_alarm() -> None:
+    cases = ordinary()
+    assert len({c.label for c in cases}) >= 11
+    alarms = [(c.text, r) for c, r in refused(cases) if r is not None]
+    assert len(alarms) / len(cases) <= FALSE_ALARM_TARGET, alarms
 
 
 def test_people_lines_false_alarms() -> None:
