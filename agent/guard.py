@@ -49,6 +49,30 @@ __all__ = ["baseline_line", "check_line", "check_note", "demanded_echo", "prompt
 
 #: how many of the latest lines by others are searched for a word demanded of "the bot"
 DEMAND_LOOKBACK = 40
+#: words of the game itself, never taken as a marker demanded of the bot
+_GAME_WORDS = frozenset(
+    [
+        "vote",
+        "votes",
+        "voting",
+        "mafia",
+        "town",
+        "bystander",
+        "detective",
+        "doctor",
+        "kill",
+        "guilty",
+        "innocent",
+        "sus",
+        "yes",
+        "no",
+        "human",
+        "person",
+        "player",
+        "skip",
+        "pass",
+    ]
+)
 
 #: what a model calls itself
 _SELF = (
@@ -200,10 +224,15 @@ def _demands(line: str) -> tuple[str, ...]:
 def demanded_echo(folded: str, k: SeatKnowledge) -> str | None:
     """The word(s) a player demanded of "the bot" (or "the AI") in the latest lines by others
     that the folded line ``folded`` says, or None. Obeying such a request is the tell it fishes
-    for; a person just laughs it off."""
+    for; a person just laughs it off. A player's name or a vote word is never such a token: a
+    player could otherwise silence the agent on a name, and watch who goes quiet."""
     others = [m.text for m in k.messages[-DEMAND_LOOKBACK:] if m.seat not in (None, k.seat)]
+    names = {fold(n) for n in (*k.players, k.name) if n}
     for line in others:
         for token in _demands(line):
+            words = token.split()
+            if any(w in names or w in _GAME_WORDS for w in words):
+                continue
             if re.search(rf"(?<!\w){re.escape(token)}(?!\w)", folded):
                 return token
     return None
