@@ -38,6 +38,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from agent.guard import check_note
 from agent.knowledge import SeatKnowledge
 from agent.llm.base import LLMRequest
 from agent.memory.embeddings import l2_normalize
@@ -236,6 +237,8 @@ def parse_suggestion(text: str, names: Iterable[str] = (), max_chars: int = 240)
         return None
     line = strip_names(" ".join(lines), names)
     line = _cut(line, max_chars)
+    if line and check_note(line) is not None:
+        return None  # advice, never an instruction or a tell (agent.guard.check_note)
     return line or None
 
 
@@ -305,7 +308,9 @@ def lessons_request(
 
 def parse_lessons(text: str, names: Iterable[str] = (), limit: int = 3) -> list[str]:
     """At most ``limit`` name-free lessons, one per bullet or line (or one per item of a
-    structured ``{"lessons": [...]}``)."""
+    structured ``{"lessons": [...]}``). A lesson that would plant a tell in later games
+    (:func:`agent.guard.check_note`: an instruction to say a marker, a quoted word,
+    self-reference) is left out."""
     text = _field(text, "lessons")
     out: list[str] = []
     for raw in text.splitlines():
@@ -313,7 +318,7 @@ def parse_lessons(text: str, names: Iterable[str] = (), limit: int = 3) -> list[
         if len(line) < 8 or line.endswith(":"):
             continue
         line = _cut(strip_names(line, names), 240)
-        if line and line not in out:
+        if line and line not in out and check_note(line) is None:
             out.append(line)
         if len(out) >= limit:
             break
@@ -355,7 +360,7 @@ def parse_strategy(text: str, names: Iterable[str] = (), chars: int = 600) -> st
     lines = [_BULLET.sub("", ln).strip() for ln in text.strip().splitlines()]
     note = " ".join(ln for ln in lines if ln).strip().strip("\"'")
     note = strip_names(note, names)
-    if not note or named_players(note, names):
+    if not note or named_players(note, names) or check_note(note) is not None:
         return None
     if len(note) > chars:
         cut = note[:chars]

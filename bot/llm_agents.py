@@ -129,7 +129,11 @@ class LLMAgentConfig:
             llm_token_budget=settings.llm_token_budget,
             llm_structured=settings.llm_structured,
             llm_concurrency=settings.llm_concurrency,
-            player=player or LLMPlayerSettings(),
+            player=player
+            or LLMPlayerSettings(
+                guard_judge=settings.llm_guard_judge,
+                guard_judge_timeout_s=settings.llm_guard_judge_timeout,
+            ),
             personas=read_personas_file(settings.personas_file),
         )
 

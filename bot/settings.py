@@ -88,6 +88,12 @@ class Settings(BaseSettings):
     #: "auto,openai:llama3.1:8b=4" for `llama-server --parallel 4` or vLLM. Waiting requests
     #: go votes and night actions first, then talk, then background work
     llm_concurrency: str = "auto"
+    #: also ask the seat's model (yes/no) whether a line the disclosure guard passed, but that
+    #: comes near what it looks for, gives the writer away as an AI; a "yes" is refused like
+    #: the guard's own findings
+    llm_guard_judge: bool = False
+    #: seconds the model may take to judge a line; no verdict by then leaves the guard's own
+    llm_guard_judge_timeout: float = Field(2.0, gt=0, le=30)
     #: what the LLM agent learns from (experience pool, strategy notes): each server's own
     #: games ("server") or every server's ("global")
     experience_scope: Literal["server", "global"] = "server"

@@ -102,6 +102,11 @@ class LLMPlayerSettings:
     generator_max_tokens: int = 60
     target_max_tokens: int = 16
     generator_temperature: float | None = 0.9
+    #: ask the seat's model, yes or no, about a line the guard passed but that comes near what
+    #: it looks for (agent.guard_judge); no verdict within the timeout (real seconds) leaves
+    #: the guard's own
+    guard_judge: bool = False
+    guard_judge_timeout_s: float = 2.0
 
     def __post_init__(self) -> None:
         if self.seconds_per_word < 0 or self.max_typing_s < 0:

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from agent.base import Intent
 from agent.guard import check_line
+from agent.guard_judge import borderline, judge_line
 from agent.llm.base import FINISH_REFUSAL
 from agent.llm_seat.core import Draft, log
 from agent.llm_seat.floor import ShadowSeat
@@ -170,6 +171,11 @@ class TalkingSeat(ShadowSeat):
                 self._note_answer(False)
                 continue
             problem = check_line(text, k, raw=resp.text)
+            if problem is None and s.guard_judge and borderline(text):
+                verdict = await judge_line(self.generator, text, s.guard_judge_timeout_s)
+                self._note(f"guard judge: {verdict}", kind="generator", text=text)
+                if verdict:
+                    problem = "judged disclosing by the model"
             if problem is not None:  # it would mark the seat: write it again, once
                 self._record_call(
                     "generator", req, resp, decision=f"guard: {problem}: {text}", valid=False
@@ -192,6 +198,13 @@ class TalkingSeat(ShadowSeat):
         if draft is None or self._closed:
             return
         why = self._stale(draft)
+        if why is None:
+            # the last gate before the stage or the den, for every line whatever wrote it: the
+            # model's (guarded when written, but the chat has moved since), the shadow
+            # baseline's fallback and the never-mute floor's
+            problem = check_line(draft.text, self.knowledge)
+            if problem is not None:
+                why = f"guard: {problem}"
         if why is not None:
             self._discard(draft, why)
             if (
