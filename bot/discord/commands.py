@@ -445,9 +445,12 @@ class MafiaCommands(
             return
         identities = await _identities(self.links, guild, ids)
         data, report = await self.links.run(
-            export_zip, self.service.engine, ids, identities=identities
+            export_zip, self.service.engine, ids, identities=identities, revealed_only=True
         )
         summary = "\n".join(report.summary()[:15])
+        if not report.exported:  # (a game whose AI is not revealed yet is never exported)
+            await interaction.followup.send(summary[:1900], ephemeral=True)
+            return
         if len(data) > interaction.filesize_limit:
             await interaction.followup.send(
                 f"The export is {len(data) // 1024} KiB, more than Discord lets me attach here; "
