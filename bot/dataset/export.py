@@ -198,7 +198,7 @@ def export_games(
     revealed_only: bool = False,
 ) -> ExportReport:
     """Export ``game_ids`` (store ids, or "all") into ``out_dir``; see the module doc.
-    ``revealed_only`` (the chat commands) skips games whose AI was not revealed yet.
+    ``revealed_only`` (the chat commands) skips finished games whose AI is not revealed yet.
 
     ``force`` replaces an earlier export in ``out_dir``; raises OutputError (a ValueError) for
     a folder that may not be written, before anything is written."""
@@ -636,7 +636,7 @@ def _prepare(
             return None, f"it is still {row.status}"
         if row.started_at is None:
             return None, "it never started"
-        if revealed_only and row.revealed_at is None and server.platform != SERVER_PLATFORM:
+        if revealed_only and row.status == "finished" and row.revealed_at is None:
             return None, UNREVEALED
         allowed = research_seats(s, game_id)
         seats = list(s.exec(select(Seat).where(Seat.game_id == game_id).order_by(col(Seat.index))))

@@ -19,7 +19,7 @@ from bot import survey
 from bot.store.models import Game, SurveyResponse
 
 #: why a chat export leaves a game out: nothing may mark its AI before the reveal
-UNREVEALED = "its AI has not been revealed yet (the survey is open, or the game was stopped)"
+UNREVEALED = "its AI has not been revealed yet (the survey is still open)"
 
 HEADER = [
     "game_id",

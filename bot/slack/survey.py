@@ -92,7 +92,7 @@ async def submit_survey(
             )
             return
         if result == "saved without the guess":  # the AI was revealed meanwhile
-            thanks = survey.GUESS_CLOSED + " Your ratings are saved, thank you!"
+            thanks = survey.GUESS_CLOSED + " Thank you, your ratings are saved."
         else:
             thanks = "Thank you, your answers are saved. " + reveal.WHEN
         adapter.out.post(
