@@ -248,7 +248,7 @@ class MafiaCommands(
         persona="Default AI persona: one of the listed keys (any: drawn per player)",
         afk_reminder_minutes="Remind a silent player after this long (0: never)",
         afk_takeover_minutes="Hand a silent player's seat to an agent after this long (0: never)",
-        graveyard="A thread where eliminated players can talk",
+        graveyard="Let eliminated players talk to each other (in their booths)",
         moderator_role="Add a role whose members count as moderators",
         clear_moderator_roles="Forget the moderator roles",
         research_logging="Keep games for anonymised research exports",
