@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def add_game(
     status: str = "finished",
     k: int = 0,
     revealed: bool = True,
-    late: frozenset[int] = frozenset(),
+    late: AbstractSet[int] = frozenset(),
 ) -> None:
     """A game whose survey was answered (each guess 1 min after the end, ``late`` ones 10 min
     after) and, when ``revealed``, whose AI was revealed 5 min after its end."""

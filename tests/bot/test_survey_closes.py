@@ -112,10 +112,10 @@ async def test_a_guess_after_the_reveal_is_refused_and_never_counted(
     with session_scope(engine) as s:
         game = s.get(m.Game, table.game_id)
         assert game is not None and game.revealed_at is not None
-        row = s.get(m.SurveyResponse, rows[table.seat_of[CAROL]].id)
-        assert row is not None
-        row.guessed_name, row.identified_ai = agent, True
-        row.guessed_at = row.t = game.revealed_at + timedelta(minutes=3)
+        stored = s.get(m.SurveyResponse, rows[table.seat_of[CAROL]].id)
+        assert stored is not None
+        stored.guessed_name, stored.identified_ai = agent, True
+        stored.guessed_at = stored.t = game.revealed_at + timedelta(minutes=3)
     spotted = {
         uid: (s.spotted, s.guesses) for uid, s in server_stats(engine, "discord", SERVER).items()
     }

@@ -155,16 +155,19 @@ async def test_night_in_the_den_and_the_booths(fake_discord: FakeDiscord, tmp_pa
             await fake.wait_for_message(first_booth, lambda m: "graveyard" in m["content"])
             await fake.send_message(first_booth, first, "boo from beyond")
             await bot.delivery.drain()
-            for other in dead[1:]:
-                grave = table.booth(other)
-                assert grave is not None
-                await fake.wait_until(
-                    lambda grave=grave: any(
-                        e.content == "boo from beyond" and e.thread_id == grave.id
+            graves = {b.id for p in dead[1:] if (b := table.booth(p))}
+            assert len(graves) == len(dead) - 1
+            await fake.wait_until(
+                lambda: (
+                    graves
+                    <= {
+                        e.thread_id
                         for e in fake.webhook_executions
-                    ),
-                    5.0,
-                )
+                        if e.content == "boo from beyond"
+                    }
+                ),
+                5.0,
+            )
             living = {b.id for p in table.humans if p not in dead if (b := table.booth(p))}
             assert not any(
                 e.content == "boo from beyond" and (e.thread_id in living or e.thread_id is None)
