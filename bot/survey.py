@@ -127,6 +127,11 @@ def _naive(t: datetime) -> datetime:
     return t.replace(tzinfo=None) if t.tzinfo is None else t.astimezone(UTC).replace(tzinfo=None)
 
 
+def as_utc(t: datetime) -> datetime:
+    """``t`` as an aware UTC time (a naive one is taken as UTC, as the store keeps them)."""
+    return _naive(t).replace(tzinfo=UTC)
+
+
 def answered_when(row: SurveyResponse, revealed_at: datetime | None) -> str:
     """When the row's guess was given relative to the reveal (for the export): "before reveal",
     "after reveal", "not revealed" (the game's AI was never revealed), "imported" or

@@ -1,5 +1,5 @@
 """The export's survey table (``csv/surveys.csv``): each person's answers, and when their guess
-was given relative to the game's reveal.
+was given relative to the game's reveal (and how many seconds before or after it).
 
 A guess counts only if it was given before the reveal (`bot.survey.guess_counts`, the rule every
 figure reads); ``guess_given`` says "before reveal", "after reveal" (kept from before the survey
@@ -10,6 +10,7 @@ export.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Protocol
 
 from sqlalchemy.engine import Engine
@@ -28,6 +29,7 @@ HEADER = [
     "identified_ai",
     "guess_given",
     "guess_counts",
+    "guess_seconds_from_reveal",
     "similarity",
     "timing",
     "relevance",
@@ -68,9 +70,19 @@ def survey_rows(engine: Engine, g: _Game) -> list[list[Any]]:
                 "" if r.identified_ai is None else r.identified_ai,
                 survey.answered_when(r, revealed_at),
                 survey.guess_counts(r, revealed_at),
+                _from_reveal(r, revealed_at),
                 "" if r.similarity is None else r.similarity,
                 "" if r.timing is None else r.timing,
                 "" if r.relevance is None else r.relevance,
             ]
         )
     return out
+
+
+def _from_reveal(row: SurveyResponse, revealed_at: datetime | None) -> str:
+    """Seconds from the reveal to the guess (negative: before it); empty when unknown."""
+    given = row.guessed_at or row.t
+    if given is None or revealed_at is None or row.identified_ai is None:
+        return ""
+    seconds = (survey.as_utc(given) - survey.as_utc(revealed_at)).total_seconds()
+    return f"{seconds:.0f}"

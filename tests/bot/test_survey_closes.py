@@ -125,6 +125,8 @@ async def test_a_guess_after_the_reveal_is_refused_and_never_counted(
     assert given[table.name_of[ALICE]] == ("before reveal", "True")
     assert given[table.name_of[CAROL]] == ("after reveal", "False")
     assert given[table.name_of[DAVE]] == ("no guess", "False")
+    seconds = {r["player"]: r["guess_seconds_from_reveal"] for r in surveys}
+    assert int(seconds[table.name_of[ALICE]]) <= 0 and seconds[table.name_of[CAROL]] == "180"
 
 
 async def test_nothing_exported_names_the_ai_before_the_reveal(
