@@ -207,6 +207,12 @@ def missing(row: SurveyResponse | None) -> list[Question]:
     return [q for q in REQUIRED if row is None or getattr(row, q.key) is None]
 
 
+def still_open(row: SurveyResponse | None, revealed: bool) -> list[Question]:
+    """The required questions the respondent can still answer: after the reveal, not the
+    guess."""
+    return [q for q in missing(row) if not (revealed and q.kind == "guess")]
+
+
 @dataclass(frozen=True)
 class SurveyAnswer:
     """A whole form answered at once (Slack's modal)."""

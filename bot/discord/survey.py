@@ -144,11 +144,13 @@ class Survey:
             said = f"Saved: {value} of 5."
         else:
             said = "Thanks, your comment is saved."
-        left = survey.missing(row)
+        revealed = await self.links.run(reveal.revealed, engine, game_id)
+        left = survey.still_open(row, revealed)
         if left:
             await self.reply(interaction, f"{said} ({len(left)} question(s) left.)")
             return
-        await self.reply(interaction, f"{said} All done, thank you for playing! {reveal.WHEN}")
+        when = "" if revealed else f" {reveal.WHEN}"
+        await self.reply(interaction, f"{said} All done, thank you for playing!{when}")
         if self.completed is not None:
             await self.completed(game_id)
         room = self.rooms.get(game_id)

@@ -36,7 +36,10 @@ async def test_a_guess_after_the_reveal_is_refused_and_never_counted(
         )
         late = table.humans[1]
         assert await pick(fake, table, late, "ai0", agent) == survey.GUESS_CLOSED
-        assert (await pick(fake, table, late, "sim", "4")).startswith("Saved: 4 of 5.")
+        assert await pick(fake, table, late, "sim", "4") == "Saved: 4 of 5. (2 question(s) left.)"
+        await pick(fake, table, late, "time", "4")
+        done = await pick(fake, table, late, "rel", "4")
+        assert done == "Saved: 4 of 5. All done, thank you for playing!", done
         await bot.delivery.drain()
         stats = await answered(await table.slash("mafia stats", late))
         assert "Spotted the AI: none yet." in stats["content"], stats["content"]
