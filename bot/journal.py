@@ -203,11 +203,16 @@ def abort_lobby(session: Session, game_id: str, reason: str) -> None:
     row.end_reason = reason
 
 
-def hand_over_seat(session: Session, game_id: str, info: SeatInfo) -> None:
-    """A running seat now belongs to ``info``'s person or agent (name and role stay)."""
+def hand_over_seat(
+    session: Session, game_id: str, info: SeatInfo, story: dict[str, Any] | None = None
+) -> None:
+    """A running seat now belongs to ``info``'s person or agent (name and role stay);
+    ``story`` (`bot.seat_story.handover`) is added to the seat's hand-overs."""
     row = session.exec(
         select(m.Seat).where(m.Seat.game_id == game_id, m.Seat.index == info.index)
     ).one()
+    if story is not None:
+        row.handovers = [*(row.handovers or []), story]
     row.user_id = info.user_id
     row.is_agent = info.is_agent
     row.agent_kind = info.agent_kind

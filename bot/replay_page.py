@@ -20,6 +20,7 @@ from datetime import datetime
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from bot import seat_story
 from bot.dataset.scrub import PLAYER, Scrubber, name_variants
 from bot.store.models import Event, Game, LLMCall, Message, Phase, Seat, Vote
 from games.narration import MANAGER
@@ -259,13 +260,23 @@ def _side(role: str | None) -> str:
         return "?"
 
 
+def _played_by(seat: Seat) -> str:
+    told = seat_story.story(seat.character_name, seat)
+    return told or ("an AI agent" if seat.is_agent else "a person")
+
+
 def render(replay: Replay) -> str:
     """The page, as one string of HTML."""
     game = replay.game
     start, end = replay.start, replay.end
     span = max((end - start).total_seconds(), 1e-9)
-    agents = {s.index for s in replay.seats if s.is_agent}
-    agent_names = {s.character_name for s in replay.seats if s.is_agent}
+    agent_names = {s.character_name for s in seat_story.the_ai(replay.seats)}
+    by_index = {s.index: s for s in replay.seats}
+
+    def author(m: Message) -> str:
+        """Who wrote the line: the player who held the seat then (`bot.seat_story`)."""
+        seat = by_index.get(m.seat_index) if m.seat_index is not None else None
+        return "manager" if seat is None else seat_story.wrote(seat, m)
 
     def pct(t: datetime) -> float:
         return max(0.0, min(100.0, 100 * (t - start).total_seconds() / span))
@@ -296,12 +307,12 @@ def render(replay: Replay) -> str:
     w("<h2>Players and roles</h2><table id='roles'><tr><th>Character</th><th>Role</th>")
     w("<th>Side</th><th>Fate</th><th>Played by</th></tr>")
     for s in replay.seats:
-        cls = " class='ai'" if s.is_agent else ""
-        badge = "<span class='badge'>AI</span>" if s.is_agent else ""
+        cls = " class='ai'" if seat_story.agent_throughout(s) else ""
+        badge = "<span class='badge'>AI</span>" if seat_story.agent_throughout(s) else ""
         w(
             f"<tr{cls}><td>{_e(s.character_name)}{badge}</td><td>{_e(s.role or '?')}</td>"
             f"<td>{_e(_side(s.role))}</td><td>{_e(fate.get(s.index, 'survived'))}</td>"
-            f"<td>{'an AI agent' if s.is_agent else 'a person'}</td></tr>"
+            f"<td>{_e(_played_by(s))}</td></tr>"
         )
     w("</table>")
 
@@ -331,11 +342,7 @@ def render(replay: Replay) -> str:
         w(f"<div class='row lane-{lane}'><span class='lab'>{lane}</span>")
         for view in replay.phases:
             for m in view.lines[lane]:
-                kind = (
-                    "manager"
-                    if m.seat_index is None
-                    else ("agent" if m.seat_index in agents else "person")
-                )
+                kind = author(m)
                 w(
                     f"<span class='tick {kind}' style='left:{pct(m.t):.3f}%' "
                     f"title='{_e(m.speaker)}'></span>"
@@ -356,11 +363,7 @@ def render(replay: Replay) -> str:
         for lane in LANES:
             w(f"<div class='lane {lane}'><h4>{'The stage' if lane == 'stage' else 'The den'}</h4>")
             for m in view.lines[lane]:
-                kind = (
-                    "manager"
-                    if m.seat_index is None or m.speaker == MANAGER
-                    else ("agent" if m.seat_index in agents else "person")
-                )
+                kind = "manager" if m.speaker == MANAGER else author(m)
                 w(
                     f"<div class='line {kind}'><span class='t'>{_clock(m.t, start)}</span>"
                     f"<span class='who'>{_e(m.speaker)}</span>: {_e(m.text)}</div>"

@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot import survey
+from bot import seat_story, survey
 from bot.store.models import Game, Seat, Server, SurveyResponse, utcnow
 from games.names import display_list
 
@@ -42,17 +42,27 @@ WHEN = (
 )
 
 
-def reveal_text(agents: Sequence[str], spotted: int, asked: int) -> str:
-    """ "The AI was Hayden. 3 of 5 of you named them." (the second sentence only when people
-    were asked whom they suspected)."""
+def reveal_text(
+    agents: Sequence[str], spotted: int, asked: int, stories: Sequence[str] = ()
+) -> str:
+    """ "The AI was Hayden. 3 of 5 of you named them." (the count only when people were asked
+    whom they suspected). ``agents`` are the seats an agent played from start to end;
+    ``stories`` tell the seats both a person and an agent played (`bot.seat_story.story`):
+    "The AI was Sage. Blake's player left on day 1; an AI played the seat from then on. 1 of 4
+    of you named Sage." """
+    told = " ".join(stories)
     if not agents:
-        return ""
+        if not told:
+            return ""
+        return f"No player was an AI from the start. {told}"
     if len(agents) == 1:
         first = f"The AI was {agents[0]}."
-        them = "them"
+        them = agents[0] if stories else "them"
     else:
         first = f"The AIs were {display_list(list(agents))}."
         them = "one of them"
+    if told:
+        first = f"{first} {told}"
     if asked <= 0:
         return first
     return f"{first} {spotted} of {asked} of you named {them}."
@@ -61,22 +71,28 @@ def reveal_text(agents: Sequence[str], spotted: int, asked: int) -> str:
 @dataclass(frozen=True)
 class Tally:
     agents: list[str]
-    #: people whose survey guess named an agent
+    #: people whose survey guess named an agent (a guess that counts: `bot.survey.guess_counts`)
     spotted: int
     #: people who were asked the guess (every person at the table who has not withdrawn)
     asked: int
     #: people who answered every required question
     complete: int
+    #: the stories of seats both a person and an agent played (`bot.seat_story.story`)
+    stories: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
-        return reveal_text(self.agents, self.spotted, self.asked)
+        return reveal_text(self.agents, self.spotted, self.asked, self.stories)
 
 
-def tally(session: Session, game_id: str) -> Tally:
+def tally(session: Session, game_id: str, at: datetime | None = None) -> Tally:
+    """The reveal's numbers, as if the reveal were given ``at`` (default now)."""
     query = select(Seat).where(Seat.game_id == game_id).order_by(col(Seat.index))
     seats = session.exec(query).all()
-    agents = [s.character_name for s in seats if s.is_agent]
+    agents = [s.character_name for s in seats if seat_story.agent_throughout(s)]
+    stories = tuple(told for s in seats if (told := seat_story.story(s.character_name, s)))
+    game = session.get(Game, game_id)
+    revealed_at = (game.revealed_at if game is not None else None) or at or utcnow()
     people = {s.index for s in seats if not s.is_agent and s.user_id and not s.withdrawn}
     others_all_agents = {
         s.index
@@ -89,7 +105,7 @@ def tally(session: Session, game_id: str) -> Tally:
     for row in rows:
         if row.seat_index not in people:
             continue
-        if row.identified_ai:
+        if survey.counted_guess(row, revealed_at):
             spotted.add(row.seat_index)
         needed = [q for q in survey.missing(row) if q.kind != "guess"]
         if row.seat_index not in others_all_agents:
@@ -97,7 +113,7 @@ def tally(session: Session, game_id: str) -> Tally:
         if not needed:
             complete.add(row.seat_index)
     asked = len(people - others_all_agents)
-    return Tally(agents, len(spotted), asked, len(complete & people))
+    return Tally(agents, len(spotted), asked, len(complete & people), stories)
 
 
 def survey_closed(session: Session, game: Game, window: float, now: datetime | None = None) -> bool:
@@ -119,13 +135,14 @@ def claim(engine: Engine, game_id: str, *, window: float, closed: bool = False) 
             return None
         if not closed and not survey_closed(session, game, window):
             return None
-        text = tally(session, game_id).text
+        now = utcnow()
+        text = tally(session, game_id, now).text
         if not text:
             return None
         done = session.execute(
             sa.update(Game)
             .where(col(Game.id) == game_id, col(Game.revealed_at).is_(None))
-            .values(revealed_at=utcnow())
+            .values(revealed_at=now)
         )
         session.commit()
         if getattr(done, "rowcount", 0) != 1:

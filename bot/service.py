@@ -26,7 +26,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlmodel import Session
 
 from agent.base import Player
-from bot import journal, lease, live, recovery
+from bot import journal, lease, live, recovery, seat_story
 from bot.alerts import Alerts, AlertSink
 from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
@@ -663,11 +663,20 @@ class GameService:
         if user_id is not None:
             await self._check_consent(game, user_id)
         async with game.lock:
+            story = seat_story.handover(
+                seat_story.kind(info.is_agent),
+                seat_story.kind(agent_kind is not None),
+                seat_story.phase_words(game.state),
+                game.action_seq,
+                game.clock.now(),
+            )
             info.user_id = user_id
             info.is_agent = agent_kind is not None
             info.agent_kind = agent_kind
 
-            await self._run_db(lambda session: journal.hand_over_seat(session, game_id, info))
+            await self._run_db(
+                lambda session: journal.hand_over_seat(session, game_id, info, story)
+            )
             old = game.players.pop(seat, None)
             if old is not None:
                 await old.close()

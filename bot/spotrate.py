@@ -3,7 +3,10 @@
 The figure LLMafia's paper leads with (its agent was named by 59.6% of people). Counted from
 the store's survey answers (``survey_responses.identified_ai``: the person's guess was an
 agent seat; the LLMafia release records only that flag), over ended games with at least one
-agent seat:
+agent seat whose AI has been revealed (imported LLMafia games count: their survey closed before
+publication), each person's latest guess given before the reveal (`bot.survey.guess_counts`,
+the rule every figure reads). "Agent seat" is one an agent played from start to end
+(`bot.seat_story`); a seat a person played before a takeover is not one:
 
 - rate = answers that named an agent / answers, with its 95% Wilson score interval;
 - chance = what guessing at random among the other players gives, per answer
@@ -30,6 +33,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from bot import seat_story, survey
 from bot.store.models import Game, LLMCall, Seat, Server, SurveyResponse
 
 ENDED = ("finished", "aborted")
@@ -160,14 +164,18 @@ def spot_rates(
     for game_id, seat_index, model in models:
         if model:
             model_counts[(game_id, seat_index)][model] += 1
+    revealed_at = {g.id: g.revealed_at for g, _ in rows}
     latest: dict[str, dict[int, bool]] = defaultdict(dict)
-    for a in answers:  # one answer a person: their latest
-        if a.identified_ai is not None:
-            latest[a.game_id][a.seat_index] = a.identified_ai
+    for a in answers:  # one answer a person: their latest that counts (before the reveal)
+        counted = survey.counted_guess(a, revealed_at.get(a.game_id))
+        if counted is not None:
+            latest[a.game_id][a.seat_index] = counted
     games: list[_GameAnswers] = []
     for game, server in rows:
+        if game.revealed_at is None and not _imported(game, server):
+            continue  # its AI is not revealed: no figure may hint at it yet
         table = seats_of.get(game.id, [])
-        agents = [x for x in table if x.is_agent]
+        agents = seat_story.the_ai(table)
         if not agents:
             continue  # nobody to spot
         people = {x.index for x in table if not x.is_agent}
@@ -178,6 +186,13 @@ def spot_rates(
             _GameAnswers(_server_label(server), setup, len(flags), sum(flags), min(1.0, chance))
         )
     return _rows(games)
+
+
+def _imported(game: Game, server: Server | None) -> bool:
+    """An LLMafia game imported from the release (its survey closed before publication)."""
+    return (server is not None and server.platform == "import") or (game.config or {}).get(
+        "source"
+    ) == survey.IMPORTED_SOURCE
 
 
 def _rows(games: Iterable[_GameAnswers]) -> SpotRates:

@@ -29,6 +29,7 @@ from openskill.models import PlackettLuce
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from bot import survey
 from bot.store.models import Consent, Game, Seat, Server, SurveyResponse
 from games.roles import get_role
 
@@ -108,11 +109,13 @@ def server_stats(engine: Engine, platform: str, server: str) -> dict[str, Player
     by_game: dict[str, list[Seat]] = {}
     for seat in seats:
         by_game.setdefault(seat.game_id, []).append(seat)
+    revealed_at = {g.id: g.revealed_at for g in games}
     guesses: dict[tuple[str, int], bool] = {}
-    for answer in answers:
-        if answer.identified_ai is not None:
+    for answer in answers:  # only a guess given before the reveal counts (bot.survey)
+        counted = survey.counted_guess(answer, revealed_at.get(answer.game_id))
+        if counted is not None:
             key = (answer.game_id, answer.seat_index)
-            guesses[key] = guesses.get(key, False) or answer.identified_ai
+            guesses[key] = guesses.get(key, False) or counted
 
     stats: dict[str, PlayerStats] = {}
     ratings: dict[str, Any] = {}

@@ -7,7 +7,7 @@ Layout under ``out_dir``::
                                       surveys, statuses, the agent's log, who_wins.txt, ...)
     jsonl/<game_id>.jsonl             every stored event, one JSON object a line, UTC ISO-8601
     csv/messages.csv, csv/votes.csv,  one table each across the exported games
-    csv/players.csv
+    csv/players.csv, csv/surveys.csv
     agent_log/<game_id>.jsonl         the agent's decisions (only with ``with_agent_log``)
 
 What may appear, and what never does:
@@ -65,7 +65,10 @@ from rich.console import Console
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from bot import seat_story
 from bot.consent import CONSENT_VERSION, research_seats
+from bot.dataset.export_surveys import HEADER as SURVEYS_HEADER
+from bot.dataset.export_surveys import UNREVEALED, survey_rows
 from bot.dataset.llmafia_manager import StoredEvent, manager_lines
 from bot.dataset.llmafia_model import MANAGER, ChatLine, LLMafiaGame, Survey
 from bot.dataset.llmafia_write import AGENT_LOG_MARKER, write_counted
@@ -193,8 +196,10 @@ def export_games(
     identities: Identities | None = None,
     *,
     force: bool = False,
+    revealed_only: bool = False,
 ) -> ExportReport:
     """Export ``game_ids`` (store ids, or "all") into ``out_dir``; see the module doc.
+    ``revealed_only`` (the chat commands) skips finished games whose AI is not revealed yet.
 
     ``force`` replaces an earlier export in ``out_dir``; raises OutputError (a ValueError) for
     a folder that may not be written, before anything is written."""
@@ -204,7 +209,9 @@ def export_games(
     _check_known(engine, ids)  # before anything is touched: a typo must not cost the old bundle
     folder = OutputFolder.claim(Path(out_dir), "export", force=force)
     try:
-        _write_bundle(engine, ids, folder.staging, wanted, with_agent_log, identities, report)
+        _write_bundle(
+            engine, ids, folder.staging, wanted, with_agent_log, identities, report, revealed_only
+        )
     except BaseException:
         folder.abandon()
         raise
@@ -220,11 +227,12 @@ def _write_bundle(
     with_agent_log: bool,
     identities: Identities | None,
     report: ExportReport,
+    revealed_only: bool = False,
 ) -> None:
-    tables: dict[str, list[list[Any]]] = {"messages": [], "votes": [], "players": []}
+    tables: dict[str, list[list[Any]]] = {"messages": [], "votes": [], "players": [], "surveys": []}
     folders: set[str] = set()
     for game_id in ids:
-        g, why = _prepare(engine, game_id, identities or {})
+        g, why = _prepare(engine, game_id, identities or {}, revealed_only)
         if g is None:
             report.skipped[game_id] = why
             continue
@@ -249,6 +257,7 @@ def _write_bundle(
             tables["messages"].extend(g.message_rows())
             tables["votes"].extend(g.vote_rows())
             tables["players"].extend(g.player_rows())
+            tables["surveys"].extend(survey_rows(engine, g))
         if with_agent_log:
             _write_jsonl(inside(out, f"agent_log/{g.id}.jsonl"), g.agent_log())
             files.append(f"agent_log/{g.id}.jsonl")
@@ -258,6 +267,7 @@ def _write_bundle(
             ("messages", _MESSAGES_HEADER),
             ("votes", _VOTES_HEADER),
             ("players", _PLAYERS_HEADER),
+            ("surveys", SURVEYS_HEADER),
         ):
             _write_csv(out / "csv" / f"{name}.csv", header, tables[name])
     _put(out / "manifest.json", json.dumps(report.manifest(), indent=2, ensure_ascii=False))
@@ -300,11 +310,14 @@ def export_zip(
     formats: Iterable[str] = FORMATS,
     with_agent_log: bool = False,
     identities: Identities | None = None,
+    *,
+    revealed_only: bool = False,
 ) -> tuple[bytes, ExportReport]:
     """The same bundle as one zip in memory, for a platform command to upload."""
     with tempfile.TemporaryDirectory(prefix="mafiabot-export-") as tmp:
         root = Path(tmp) / "export"
-        report = export_games(engine, game_ids, root, formats, with_agent_log, identities)
+        report = export_games(engine, game_ids, root, formats, with_agent_log, identities,
+                              revealed_only=revealed_only)  # fmt: skip
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(root.rglob("*")):
@@ -444,7 +457,7 @@ class _Game:
                 self.label[s.character_name],
                 s.role or "",
                 _is_mafia(s.role),
-                s.is_agent,
+                seat_story.agent_throughout(s),
                 s.alive,
                 not self.allowed[s.index],
             ]
@@ -609,7 +622,9 @@ def _time_ordered(lines: list[ChatLine]) -> list[ChatLine]:
     return sorted(lines, key=lambda line: line.t)  # stable: same-second lines keep their order
 
 
-def _prepare(engine: Engine, game_id: str, identities: Identities) -> tuple[_Game | None, str]:
+def _prepare(
+    engine: Engine, game_id: str, identities: Identities, revealed_only: bool = False
+) -> tuple[_Game | None, str]:
     with Session(engine) as s:
         row = s.get(Game, game_id)
         if row is None:
@@ -623,6 +638,8 @@ def _prepare(engine: Engine, game_id: str, identities: Identities) -> tuple[_Gam
             return None, f"it is still {row.status}"
         if row.started_at is None:
             return None, "it never started"
+        if revealed_only and row.status == "finished" and row.revealed_at is None:
+            return None, UNREVEALED
         allowed = research_seats(s, game_id)
         seats = list(s.exec(select(Seat).where(Seat.game_id == game_id).order_by(col(Seat.index))))
         messages = list(

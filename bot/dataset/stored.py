@@ -20,6 +20,8 @@ from typing import Any, Literal, cast
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from bot import seat_story
+from bot import survey as survey_rules
 from bot.dataset.llmafia_model import (
     MANAGER,
     ChatLine,
@@ -117,7 +119,7 @@ def game_from_store(engine: Engine, game_id: str) -> LLMafiaGame:
         Player(
             name=seat.character_name,
             is_mafia=_is_mafia_role(seat.role),
-            is_llm=seat.is_agent,
+            is_llm=seat_story.agent_throughout(seat),
             llm_config=dict(llm_configs.get(seat.character_name) or {}),
         )
         for seat in seats
@@ -164,7 +166,7 @@ def game_from_store(engine: Engine, game_id: str) -> LLMafiaGame:
         ],
         eliminations=_eliminations(lines),
         winner=cast(Winner, game.winner) if game.winner in ("mafia", "bystanders") else None,
-        surveys=[_survey(r, name_of) for r in surveys],
+        surveys=[_survey(r, name_of, game.revealed_at) for r in surveys],
         repairs=[
             Repair(str(r["kind"]), str(r["detail"]), int(r.get("count", 1)))
             for r in config.get("repairs") or []
@@ -269,11 +271,13 @@ def _scale(value: Any, rows: Iterable[SurveyResponse]) -> Scale | None:
     return None
 
 
-def _survey(row: SurveyResponse, name_of: dict[int, str]) -> Survey:
+def _survey(row: SurveyResponse, name_of: dict[int, str], revealed_at: datetime | None) -> Survey:
     scale = cast(Scale, row.original_scale if row.original_scale == "0-100" else "1-5")
     fields: dict[str, str] = {}
-    if row.identified_ai is not None:
-        fields[IDENTIFIED] = "1" if row.identified_ai else "0"
+    # only a guess given before the reveal counts (bot.survey.guess_counts)
+    identified = survey_rules.counted_guess(row, revealed_at)
+    if identified is not None:
+        fields[IDENTIFIED] = "1" if identified else "0"
     for key, value in (
         (SIMILARITY, row.similarity),
         (TIMING, row.timing),
@@ -286,7 +290,7 @@ def _survey(row: SurveyResponse, name_of: dict[int, str]) -> Survey:
         player=name_of.get(row.seat_index, str(row.seat_index)),
         about=None if row.about_seat_index is None else name_of.get(row.about_seat_index),
         fields=fields,
-        identified_llm=row.identified_ai,
+        identified_llm=identified,
         similarity=row.similarity,
         timing=row.timing,
         relevance=row.relevance,

@@ -212,7 +212,7 @@ class MafiaCommands(
         persona="Default AI persona: one of the listed keys (any: drawn per player)",
         afk_reminder_minutes="Remind a silent player after this long (0: never)",
         afk_takeover_minutes="Hand a silent player's seat to an agent after this long (0: never)",
-        graveyard="A thread where eliminated players can talk",
+        graveyard="Let eliminated players talk to each other (in their booths)",
         moderator_role="Add a role whose members count as moderators",
         clear_moderator_roles="Forget the moderator roles",
         research_logging="Keep games for anonymised research exports",
@@ -401,9 +401,12 @@ class MafiaCommands(
             return
         identities = await _identities(self.links, guild, ids)
         data, report = await self.links.run(
-            export_zip, self.service.engine, ids, identities=identities
+            export_zip, self.service.engine, ids, identities=identities, revealed_only=True
         )
         summary = "\n".join(report.summary()[:15])
+        if not report.exported:  # (a game whose AI is not revealed yet is never exported)
+            await interaction.followup.send(summary[:1900], ephemeral=True)
+            return
         if len(data) > interaction.filesize_limit:
             await interaction.followup.send(
                 f"The export is {len(data) // 1024} KiB, more than Discord lets me attach here; "

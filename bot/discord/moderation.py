@@ -67,7 +67,8 @@ def config_summary(
         f"{describe_config(config_now)}\n"
         f"AI players: {settings.get('agents', 1)}. {persona_summary(settings)}\n"
         f"AFK reminder after {remind} min; takeover after {takeover} min (0 = never).\n"
-        f"Graveyard thread: {grave}. Research logging: {'on' if logging_on else 'off'}.\n"
+        f"Graveyard (the dead talk in their booths): {grave}. "
+        f"Research logging: {'on' if logging_on else 'off'}.\n"
         f"Moderator roles: {mods}. Game channels: {channels}."
     )
 

@@ -44,7 +44,8 @@ class DiscordOptions(BaseSettings):
     afk_reminder_minutes: float = Field(3.0, ge=0)
     #: server default: minutes of such silence before an agent takes the seat over (0: never)
     afk_takeover_minutes: float = Field(0.0, ge=0)
-    #: server default: give the players who are out a graveyard thread of their own
+    #: server default: let the players who are out talk to each other (a graveyard in their
+    #: booths)
     graveyard: bool = False
     #: deprecated (use MAFIABOT_CLOCK_SPEED): game clock speed of new games; None: the
     #: settings' clock_speed

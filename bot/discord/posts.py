@@ -279,18 +279,32 @@ def night_menu_posts(room: Room, state: GameState, seat: int) -> list[Post]:
 # --- deaths and the end ----------------------------------------------------------------------
 
 
+def graveyard_readers(room: Room) -> list[int]:
+    """The seats whose booths are the graveyard: the dead people (every dead seat's lines go
+    there, but only people read). There is no graveyard thread, whose member list would tell
+    the dead which of them was a person and so who the AI was."""
+    return sorted(s for s in room.humans if room.started and s not in room.alive)
+
+
 def eliminated_posts(room: Room, e: PlayerEliminated) -> list[Post]:
+    posts: list[Post] = []
+    if room.graveyard:  # every death joins the graveyard, an AI's too, in the same words
+        joined = f"{e.name} has joined the graveyard."
+        posts += [Post("booth", joined, seat=s) for s in graveyard_readers(room) if s != e.seat]
     if e.seat not in room.humans:
-        return []
-    grave = " and join the others in the graveyard thread" if room.graveyard else ""
-    return [
-        Post(
-            "booth",
-            f"You have been eliminated. You can keep watching the stage{grave}; from now on "
-            "your lines are not relayed. Thanks for playing!",
-            seat=e.seat,
+        return posts
+    if room.graveyard:
+        text = (
+            "You have been eliminated. You can keep watching the stage. You are in the "
+            "graveyard now: what you type here goes to the other eliminated players, never to "
+            "the living. Thanks for playing!"
         )
-    ]
+    else:
+        text = (
+            "You have been eliminated. You can keep watching the stage; from now on your lines "
+            "are not relayed. Thanks for playing!"
+        )
+    return [*posts, Post("booth", text, seat=e.seat)]
 
 
 STOPPED = "The game was stopped. Thanks for playing!"

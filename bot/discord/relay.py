@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING
 
 import discord
 
+from bot.discord.delivery import Job
+from bot.discord.posts import graveyard_readers
 from bot.discord.rooms import Booth, Room, Rooms
 from bot.discord.sanitize import plain
 from bot.errors import ServiceError
@@ -376,6 +378,9 @@ class Relay:
         if isinstance(call, str):
             self.notify.booth(room, queue.seat, away_note(line, call))
             return
+        if room.graveyard and queue.seat not in room.alive:
+            self.graveyard(room, queue.seat, call.text)
+            return
         metrics = self.metrics
         if metrics is not None:
             metrics.received(call.game_id, call.seat, call.text, line.received)
@@ -388,6 +393,22 @@ class Relay:
                 metrics.sending(call.game_id, call.seat, call.text)  # not relayed: forget it
             self.notify.booth(room, queue.seat, away_note(line, refusal(room, queue.seat, exc)))
             await self.links.update_data(queue.game_id, "booth", queue.seat, {"seen": str(line.id)})
+
+    def graveyard(self, room: Room, seat: int, text: str) -> None:
+        """A dead person's line: to the other dead people's booths, under the character's name,
+        through the same webhook as every line (never to the service, never to the living)."""
+        name = room.names.get(seat, "?")
+        for reader in graveyard_readers(room):
+            if reader == seat:
+                continue
+
+            async def send(_: str, reader: int = reader) -> None:
+                uid = room.humans.get(reader)
+                booth = await self.notify.den_booth(room, reader, uid) if uid else None
+                if booth is not None:
+                    await self.rooms.speak(room, name, plain(text, 1900), thread_id=booth.thread_id)
+
+            self.notify.put(room, "booth", Job(send=send, lane=seat), reader)
 
 
 async def _hand_over(item: tuple[BoothQueue, Line]) -> None:

@@ -198,16 +198,13 @@ class Renderer:
     # --- deaths and the end -------------------------------------------------------------------
 
     def eliminated(self, room: Room, e: PlayerEliminated) -> None:
-        self.send(room, eliminated_posts(room, e))
-        uid = room.humans.get(e.seat)
-        if uid is not None and room.graveyard:
-            self.notify.after(room, "graveyard", lambda: self.rooms.graveyard(room, uid))
+        self.send(room, eliminated_posts(room, e))  # (the graveyard: the dead's booths)
 
     def game_over(self, room: Room, game: LiveGame, e: GameOver) -> None:
         room.ended = True
         self.rooms.release_channel(room)
         self.notify.after(room, "stage", lambda: self.finish_stage(room))
-        if room.graveyard:
+        if room.graveyard_id is not None:  # a graveyard thread of an older version
             self.notify.after(room, "graveyard", lambda: self._archive(room.graveyard_id))
         for seat in sorted(room.humans):
             if not e.played_out:

@@ -1,4 +1,6 @@
-"""Where each game lives on Discord: its channel (the stage), webhook, booths, graveyard.
+"""Where each game lives on Discord: its channel (the stage), webhook, booths (the dead's booths
+are also the graveyard: `bot.discord.posts.graveyard_readers`; an older version's graveyard
+thread is only ever archived).
 
 A :class:`Room` is the adapter's in-memory picture of one game's Discord resources, rebuilt
 from ``platform_links`` after a restart. :class:`Rooms` creates the resources lazily and
@@ -375,15 +377,6 @@ class Rooms:
         except discord.HTTPException as exc:
             log.info("could not close the old den of game %s: %s", room.game_id, exc)
         await self.links.delete(room.game_id, "den")
-
-    async def graveyard(self, room: Room, user_id: int) -> int:
-        async with room.lock:
-            if room.graveyard_id is None:
-                room.graveyard_id = await self._thread(room, f"graveyard · {room.game_id}", set())
-                self.threads[room.graveyard_id] = (room.game_id, "graveyard", None)
-                await self.links.put(room.game_id, "graveyard", room.graveyard_id)
-            await self.client.http.add_user_to_thread(room.graveyard_id, user_id)
-            return room.graveyard_id
 
     async def archive(self, thread_id: int, *, lock: bool = True) -> None:
         with contextlib.suppress(discord.NotFound):

@@ -5,7 +5,8 @@ The questions, their order, the 1-5 scale and how an answer is checked and store
 the guess (one or two menus of the other characters) and the three ratings; a second one
 offers the optional comment (a button opening a form). Every answer is stored the moment it
 is chosen (``survey_responses``, source "discord"), so a half-finished survey still counts and
-a restart loses nothing; choosing again changes the answer.
+a restart loses nothing; choosing again changes the answer. The guess closes at the reveal
+(`bot.survey.save_answer` refuses it, in one line); the other menus stay open.
 """
 
 from __future__ import annotations
@@ -128,24 +129,28 @@ class Survey:
         seats = await self.seats(interaction, game_id, seat)
         if seats is None or question is None:
             return
+        engine = self.links.engine
         try:
             columns = survey.answer(seats, seat, question, value)
-        except survey.SurveyError as exc:
+            row = await self.links.run(
+                survey.save_answer, engine, game_id, seat, "discord", columns
+            )
+        except survey.SurveyError as exc:  # (a guess after the reveal: survey.GUESS_CLOSED)
             await self.reply(interaction, str(exc))
             return
-        engine = self.links.engine
-        row = await self.links.run(survey.save_answer, engine, game_id, seat, "discord", columns)
         if question.kind == "guess":
             said = f"Your guess: {columns['guessed_name']}."
         elif question.kind == "rating":
             said = f"Saved: {value} of 5."
         else:
             said = "Thanks, your comment is saved."
-        left = survey.missing(row)
+        revealed = await self.links.run(reveal.revealed, engine, game_id)
+        left = survey.still_open(row, revealed)
         if left:
             await self.reply(interaction, f"{said} ({len(left)} question(s) left.)")
             return
-        await self.reply(interaction, f"{said} All done, thank you for playing! {reveal.WHEN}")
+        when = "" if revealed else f" {reveal.WHEN}"
+        await self.reply(interaction, f"{said} All done, thank you for playing!{when}")
         if self.completed is not None:
             await self.completed(game_id)
         room = self.rooms.get(game_id)

@@ -161,7 +161,11 @@ async def export_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
     if not ids:
         return "There is no finished game of this workspace to export yet."
     identities = await _identities(adapter, ctx.team, ids)
-    data, report = await adapter.store.run(lambda: export_zip(engine, ids, identities=identities))
+    data, report = await adapter.store.run(
+        lambda: export_zip(engine, ids, identities=identities, revealed_only=True)
+    )
+    if not report.exported:  # (a game whose AI is not revealed yet is never exported)
+        return to_slack("\n".join(report.summary()))
     dm = await adapter.out.open_dm(ctx.team, ctx.user)
     if dm is None:
         return "I couldn't open a direct message with you to send the file."

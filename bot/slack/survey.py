@@ -1,6 +1,7 @@
 """The post-game survey on Slack: a button in each booth opens a modal of the survey's
 questions (`bot.survey`, the same on every platform); the answers are checked there and stored
-once per seat.
+once per seat. A form sent after the reveal keeps its ratings but not its guess (the guess
+closes at the reveal), and the respondent is told so in one line.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ async def submit_survey(
         given(survey.GUESS), similarity, timing, relevance, given(survey.COMMENTS) or None
     )
     row = survey.response(game_id, seats, mine.index, form, PLATFORM)
-    stored = await adapter.store.run(lambda: survey.save(engine, row))
+    result = await adapter.store.run(lambda: survey.store_form(engine, row))
+    stored = result != "answered"
 
     async def thank() -> None:
         if stored:
@@ -89,9 +91,13 @@ async def submit_survey(
                 report=False,
             )
             return
+        if result == "saved without the guess":  # the AI was revealed meanwhile
+            thanks = survey.GUESS_CLOSED + " Thank you, your ratings are saved."
+        else:
+            thanks = "Thank you, your answers are saved. " + reveal.WHEN
         adapter.out.post(
             dm,
-            to_slack("Thank you, your answers are saved. " + reveal.WHEN),
+            to_slack(thanks),
             team=ctx.team,
             report=False,
         )

@@ -168,6 +168,12 @@ class Seat(SQLModel, table=True):
         default=False, nullable=False, sa_column_kwargs={"server_default": sa.false()}
     )
     scrubbed_at: datetime | None = _ts(nullable=True)
+    # Who played the seat when (`bot.seat_story`): one entry per hand-over during the game
+    # ({"from": "person"|"agent", "to": ..., "phase": "day 1", "seq": actions before it, "t":
+    # ISO time}); None or empty: the same player all game (``is_agent`` says which kind).
+    handovers: list[dict[str, Any]] | None = Field(
+        default=None, sa_type=sa.JSON(none_as_null=True), nullable=True
+    )
 
 
 class Phase(SQLModel, table=True):
@@ -310,6 +316,9 @@ class SurveyResponse(SQLModel, table=True):
     comments: str | None = Field(default=None, sa_type=sa.Text)
     t: datetime | None = _ts(nullable=True)
     source: str = Field(nullable=False)
+    #: when the guess (``guessed_name``/``identified_ai``) was given; ``t`` is the last change
+    #: of any answer. A guess counts only if given before the game's reveal (`bot.survey`).
+    guessed_at: datetime | None = _ts(nullable=True)
 
 
 class LLMCall(SQLModel, table=True):

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 from sqlalchemy.engine import Engine
+from sqlmodel import select
 
 from bot.spotrate import server_chat_lines, spot_rates, wilson
 from bot.store.db import make_engine, session_scope
@@ -34,7 +36,12 @@ def add_game(
     guesses: dict[int, bool | None],  # person's seat -> named an agent (None: skipped it)
     status: str = "finished",
     k: int = 0,
+    revealed: bool = True,
+    late: AbstractSet[int] = frozenset(),
 ) -> None:
+    """A game whose survey was answered (each guess 1 min after the end, ``late`` ones 10 min
+    after) and, when ``revealed``, whose AI was revealed 5 min after its end."""
+    ended = T0 + timedelta(hours=k, minutes=30)
     with session_scope(engine) as s:
         s.add(
             Game(
@@ -43,8 +50,9 @@ def add_game(
                 status=status,
                 seed=1,
                 started_at=T0 + timedelta(hours=k),
-                ended_at=T0 + timedelta(hours=k, minutes=30),
+                ended_at=ended,
                 winner="mafia",
+                revealed_at=ended + timedelta(minutes=5) if revealed else None,
             )
         )
         s.flush()
@@ -65,9 +73,15 @@ def add_game(
                 for _ in range(3):
                     s.add(LLMCall(game_id=game_id, seat_index=i, kind="generator", model=model))
         for seat, named in guesses.items():
+            at = ended + timedelta(minutes=10 if seat in late else 1)
             s.add(
                 SurveyResponse(
-                    game_id=game_id, seat_index=seat, identified_ai=named, source="discord"
+                    game_id=game_id,
+                    seat_index=seat,
+                    identified_ai=named,
+                    source="discord",
+                    t=at,
+                    guessed_at=None if named is None else at,
                 )
             )
 
@@ -183,3 +197,36 @@ def test_a_fresh_store_has_no_rates(tmp_path: Path) -> None:
     rates = spot_rates(engine)
     assert rates.overall.games == 0 and rates.overall.rate is None and rates.by_setup == []
     engine.dispose()
+
+
+def test_only_revealed_games_and_guesses_given_before_the_reveal_count(engine: Engine) -> None:
+    """A game whose AI is not revealed yet gives no figure (a moderator switching their guess
+    and asking again would learn the AI); a guess given after the reveal never counts."""
+    a, _ = servers(engine)
+    add_game(engine, a, "open", players=5, agents={0: LLM}, guesses={1: True}, revealed=False)
+    assert spot_rates(engine).overall.games == 0
+    assert server_chat_lines(engine, "discord", "111") == [
+        "No finished game with an AI player on this server yet."
+    ]
+    add_game(
+        engine, a, "shut", players=6, agents={0: LLM},
+        guesses={1: True, 2: False, 3: True, 4: True}, late={3, 4}, k=1,
+    )  # fmt: skip
+    o = spot_rates(engine).overall
+    assert (o.named, o.answers, o.games) == (1, 2, 1)
+
+
+def test_a_seat_a_person_played_before_a_takeover_is_not_the_ai(engine: Engine) -> None:
+    """P1 was a person until a kick on day 1, then an agent played it: P0 is the game's only
+    AI, and the chance level counts one AI among five others."""
+    a, _ = servers(engine)
+    add_game(engine, a, "kick", players=6, agents={0: LLM}, guesses={2: True, 3: False})
+    with session_scope(engine) as s:
+        seat = s.exec(select(Seat).where(Seat.game_id == "kick", Seat.index == 1)).one()
+        seat.is_agent, seat.agent_kind, seat.user_id = True, "baseline", None
+        seat.handovers = [
+            {"from": "person", "to": "agent", "phase": "day 1", "seq": 3, "t": T0.isoformat()}
+        ]
+    o = spot_rates(engine).overall
+    assert o.chance == pytest.approx(1 / 5)
+    assert "baseline" not in spot_rates(engine).by_setup[0].label

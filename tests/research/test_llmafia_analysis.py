@@ -229,8 +229,12 @@ async def play_two_days(svc: GameService, agents: int = 1) -> str:
                     relevance=2.0,
                     comments=f"comment {k}",
                     source="discord",
+                    t=m.utcnow(),
                 )
             )
+        played = db.get(m.Game, gid)
+        assert played is not None  # the AI was revealed after the answers: they count
+        played.revealed_at = m.utcnow() + timedelta(minutes=1)
         for a in agent_seats:
             db.add(
                 m.LLMCall(

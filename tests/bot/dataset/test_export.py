@@ -225,6 +225,7 @@ async def test_zip_and_command(
         "csv/messages.csv",
         "csv/votes.csv",
         "csv/players.csv",
+        "csv/surveys.csv",
     }
     assert report.exported[0].withheld == []
     for secret in FORBIDDEN:

@@ -26,7 +26,7 @@ async def test_config_status_end_and_export(fake_discord: FakeDiscord, tmp_path:
             )
         )
         assert "Day 7 minutes" in shown and "Special roles: detective" in shown
-        assert "Graveyard thread: on" in shown
+        assert "Graveyard (the dead talk in their booths): on" in shown
         game_id = await table.play()
         assert (
             "Day 7 minutes" in fake_discord.messages_in(table.town)[0]["embeds"][0]["description"]

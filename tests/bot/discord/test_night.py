@@ -145,12 +145,31 @@ async def test_night_in_the_den_and_the_booths(fake_discord: FakeDiscord, tmp_pa
         ]
         assert dead  # the kill lands (the doctor protected someone else)
         if dead:
-            grave = await fake.wait_until(
-                lambda: next(
-                    (c for c in fake.channels.values() if (c.name or "").startswith("graveyard")),
-                    None,
+            # the graveyard is the dead's booths: no thread whose member list says who is a
+            # person; what a dead person types reaches the other dead, never the living
+            assert not any((c.name or "").startswith("graveyard") for c in fake.channels.values())
+            assert len(dead) == 2  # (seeded: the day's vote and the night's kill)
+            first = dead[0]
+            first_booth = table.booth(first)
+            assert first_booth is not None
+            await fake.wait_for_message(first_booth, lambda m: "graveyard" in m["content"])
+            await fake.send_message(first_booth, first, "boo from beyond")
+            await bot.delivery.drain()
+            graves = {b.id for p in dead[1:] if (b := table.booth(p))}
+            assert len(graves) == len(dead) - 1
+            await fake.wait_until(
+                lambda: (
+                    graves
+                    <= {
+                        e.thread_id
+                        for e in fake.webhook_executions
+                        if e.content == "boo from beyond"
+                    }
                 ),
                 5.0,
             )
-            await fake.wait_until(lambda: all(p.id in grave.member_ids for p in dead), 5.0)
-            assert mafia.id not in grave.member_ids
+            living = {b.id for p in table.humans if p not in dead if (b := table.booth(p))}
+            assert not any(
+                e.content == "boo from beyond" and (e.thread_id in living or e.thread_id is None)
+                for e in fake.webhook_executions
+            )

@@ -11,6 +11,7 @@ from bot.discord.posts import (
     DEN_INTRO,
     Post,
     eliminated_posts,
+    graveyard_readers,
     open_act,
     phase_posts,
     resumed_posts,
@@ -183,12 +184,30 @@ def test_an_unused_night_action_stays_open_until_dawn() -> None:
 
 def test_an_eliminated_person_is_told_in_their_booth_and_an_agent_is_not() -> None:
     room = table()
-    (post,) = eliminated_posts(
-        room, PlayerEliminated(t=T0, seat=1, name="Bo", role="bystander", cause="vote")
-    )
-    assert post.seat == 1 and "graveyard thread" in post.text
+    room.graveyard = False
+    bo = PlayerEliminated(t=T0, seat=1, name="Bo", role="bystander", cause="vote")
+    track(room, bo)
+    (post,) = eliminated_posts(room, bo)
+    assert post.seat == 1 and "not relayed" in post.text
     agent = PlayerEliminated(t=T0, seat=5, name="Fay", role="bystander", cause="vote")
+    track(room, agent)
     assert eliminated_posts(room, agent) == []
+
+
+def test_the_graveyard_is_told_of_every_death_alike_an_ais_too() -> None:
+    """The graveyard is the dead people's booths (no thread whose member list says who is a
+    person): each death, a person's or the AI's, is told to the dead in the same words."""
+    room = table()
+    bo = PlayerEliminated(t=T0, seat=1, name="Bo", role="bystander", cause="vote")
+    track(room, bo)
+    (post,) = eliminated_posts(room, bo)
+    assert post.seat == 1 and "graveyard" in post.text and "never to the living" in post.text
+    for seat, name in ((5, "Fay"), (2, "Cy")):  # the agent, then a person
+        death = PlayerEliminated(t=T0, seat=seat, name=name, role="bystander", cause="night")
+        track(room, death)
+        told = [(p.seat, p.text) for p in eliminated_posts(room, death)]
+        assert told[0] == (1, f"{name} has joined the graveyard.")
+    assert graveyard_readers(room) == [1, 2]
 
 
 def test_after_a_restart_the_current_phases_menus_come_back_from_the_offers() -> None:
