@@ -10,6 +10,7 @@ LLMafia files keep the exact text (docs/research.md).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 __all__ = ["FORMULA_STARTS", "inert_cell"]
@@ -18,8 +19,13 @@ __all__ = ["FORMULA_STARTS", "inert_cell"]
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
+#: a plain number ("-12", "+3.5"): a spreadsheet reads it as that number, never as a formula
+_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
+
+
 def inert_cell(value: Any) -> Any:
-    """``value`` with a leading single quote if it is text a spreadsheet would evaluate."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+    """``value`` with a leading single quote if it is text a spreadsheet would evaluate (a
+    plain signed number stays as it is: it is read as the number)."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(value):
         return "'" + value
     return value

@@ -129,6 +129,9 @@ def test_cells_and_links_one_by_one() -> None:
     assert inert_cell("=1+1") == "'=1+1"
     assert inert_cell("\r=1") == "'\r=1"
     assert inert_cell("a=1") == "a=1" and inert_cell(3) == 3 and inert_cell("") == ""
+    # a plain signed number is read as that number (a survey's seconds before the reveal)
+    assert inert_cell("-12") == "-12" and inert_cell("+3.5") == "+3.5"
+    assert inert_cell("-1+1") == "'-1+1" and inert_cell("-2-cmd|' /C calc'!A0").startswith("'")
     assert scrub_links("see https://www.bbc.co.uk/news/1?a=b. ok") == (
         "see https://bbc.co.uk/[link]. ok"
     )
