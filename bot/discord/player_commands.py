@@ -1,9 +1,11 @@
-"""``/mafia help``, ``/mafia stats``, ``/mafia leaderboard`` and ``/mafia replay``: added to
-the ``/mafia`` group (`bot.discord.commands.MafiaCommands`) by :func:`add_player_commands`.
+"""``/mafia help``, ``/mafia stats``, ``/mafia leaderboard``, ``/mafia history`` and
+``/mafia replay``: added to the ``/mafia`` group (`bot.discord.commands.MafiaCommands`) by
+:func:`add_player_commands`.
 
-The words are the table's (`bot.table.help`, `bot.stats`, `bot.replay_page`), the same on
-every platform; every answer is private to the person who asked. ``replay`` is for moderators,
-as a file, and only for a game of this server that has finished and revealed its AI.
+The words are the table's (`bot.table.help`, `bot.stats`, `bot.history`, `bot.replay_page`),
+the same on every platform; every answer is private to the person who asked. ``replay`` is for
+everyone who played in the game and for moderators, as a file, and only for a game of this
+server that has finished and revealed its AI.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from bot.discord.links import LinkStore
 from bot.discord.moderation import _identities, game_config
 from bot.discord.rooms import Rooms
 from bot.discord.servers import Servers, defer, reply
+from bot.history import MOST, SHOWN, history_text, may_replay, player_history
 from bot.replay_page import ReplayError, page_bytes
 from bot.settings import Settings
 from bot.stats import leaderboard, leaderboard_text, server_stats, stats_text
@@ -27,6 +30,10 @@ from bot.table.help import DISCORD, help_text, roles_in_play
 PLATFORM = "discord"
 MODS_ONLY = (
     "Only moderators can do that (Manage Server, or a moderator role set with /mafia config)."
+)
+NOT_YOURS = (
+    "A game's replay is for the people who played in it and for moderators (Manage Server, "
+    "or a moderator role set with /mafia config). `/mafia history` lists your games."
 )
 
 
@@ -108,16 +115,28 @@ def add_player_commands(
         table = await links.run(server_stats, engine, PLATFORM, str(guild.id))
         await reply(interaction, leaderboard_text(leaderboard(table), lambda u: f"<@{u}>"))
 
+    async def history(interaction: discord.Interaction[Any], count: int = SHOWN) -> None:
+        guild = interaction.guild
+        assert guild is not None
+        me = str(interaction.user.id)
+        games = await links.run(player_history, engine, PLATFORM, str(guild.id), me, limit=count)
+        text = history_text(games, f"<@{me}>", "/mafia replay game:{game}")
+        await defer(interaction)
+        for piece in _pieces(text):
+            await interaction.followup.send(piece, ephemeral=True)
+
     async def replay(interaction: discord.Interaction[Any], game: str) -> None:
         guild = interaction.guild
         assert guild is not None
-        if not await servers.is_moderator(interaction):
-            await reply(interaction, MODS_ONLY)
-            return
         game_id = game.strip()
         row = await links.game(game_id)
         if row is None or row.guild_id != str(guild.id):
             await reply(interaction, f"There is no game {game_id!r} on this server.")
+            return
+        me = str(interaction.user.id)
+        played = await links.run(may_replay, engine, PLATFORM, str(guild.id), game_id, me)
+        if not played and not await servers.is_moderator(interaction):
+            await reply(interaction, NOT_YOURS)
             return
         if row.status != "finished":
             await reply(interaction, f"Game {game_id} is {row.status}: only finished games.")
@@ -170,9 +189,16 @@ def add_player_commands(
             callback=board,
         )
     )
+    history_cmd: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name="history",
+        description="Your last games here: role, result, who the AI was, your guess, replays",
+        callback=history,
+    )
+    app_commands.describe(count=f"How many games (at most {MOST})")(history_cmd)
+    group.add_command(history_cmd)
     replay_cmd: app_commands.Command[Any, ..., None] = app_commands.Command(
         name="replay",
-        description="A finished game's replay page, as a file (moderators)",
+        description="A finished game's replay page, as a file (its players, moderators)",
         callback=replay,
     )
     app_commands.describe(game="The game's id (from the lobby, or /mafia status)")(replay_cmd)

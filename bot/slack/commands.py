@@ -19,6 +19,7 @@ from bot.slack.delivery import error_fields
 from bot.slack.lobby import PLATFORM
 from bot.slack.player_commands import (
     help_command,
+    history_command,
     leaderboard_command,
     replay_command,
     stats_command,
@@ -58,6 +59,8 @@ async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
         return await stats_command(adapter, ctx, rest)
     if sub == "leaderboard":
         return await leaderboard_command(adapter, ctx)
+    if sub == "history":
+        return await history_command(adapter, ctx, rest)
     if sub == "replay":
         return await replay_command(adapter, ctx, rest, _identities)
     if sub == "new":

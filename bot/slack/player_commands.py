@@ -1,8 +1,8 @@
-"""``/mafia help``, ``/mafia stats [@someone]``, ``/mafia leaderboard`` and ``/mafia replay
-GAME`` on Slack: the table's words (`bot.table.help`, `bot.stats`, `bot.replay_page`), the same
-as on Discord, each answer for the asker only. ``replay`` is for workspace admins; the page
-comes as a file in our direct messages, only for a finished game of this workspace whose AI
-has been revealed.
+"""``/mafia help``, ``/mafia stats [@someone]``, ``/mafia leaderboard``, ``/mafia history
+[N]`` and ``/mafia replay GAME`` on Slack: the table's words (`bot.table.help`, `bot.stats`,
+`bot.history`, `bot.replay_page`), the same as on Discord, each answer for the asker only.
+``replay`` is for the game's players and workspace admins; the page comes as a file in our
+direct messages, only for a finished game of this workspace whose AI has been revealed.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot import reveal
+from bot.history import SHOWN, history_text, may_replay, player_history
 from bot.replay_page import ReplayError, page_bytes
 from bot.slack.delivery import error_fields
 from bot.slack.lobby import PLATFORM
@@ -31,6 +32,10 @@ log = logging.getLogger(__name__)
 
 _USER = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|^([UW][A-Z0-9]{6,})$")
 _GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+NOT_YOURS = (
+    "A game's replay is for the people who played in it and for workspace admins. "
+    "`/mafia history` lists your games."
+)
 
 
 def help_command(adapter: SlackAdapter, ctx: Ctx) -> str:
@@ -71,19 +76,34 @@ async def leaderboard_command(adapter: SlackAdapter, ctx: Ctx) -> str:
     return render(leaderboard_text(leaderboard(table), lambda u: f"<@{u}>"), "slack")
 
 
+async def history_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
+    count = SHOWN
+    if args:
+        if not args.strip().isdigit():
+            return "Say how many games, or nothing: `/mafia history` or `/mafia history 20`."
+        count = int(args.strip())
+    engine = adapter.service.engine
+    games = await adapter.store.run(
+        lambda: player_history(engine, PLATFORM, ctx.team, ctx.user, limit=count)
+    )
+    return render(history_text(games, f"<@{ctx.user}>", "/mafia replay {game}"), "slack")
+
+
 Identities = Callable[["SlackAdapter", str, list[str]], Awaitable[dict[str, list[str]]]]
 
 
 async def replay_command(adapter: SlackAdapter, ctx: Ctx, args: str, names: Identities) -> str:
     """``names``: the names the game's people go by on Slack (scrubbed from what they typed)."""
-    if not await adapter.out.is_admin(ctx.team, ctx.user):
-        return "Only workspace admins can get a game's replay (it shows who was what)."
     game_id = args.strip()
     if not _GAME_ID.match(game_id):
-        return "Say which game: `/mafia replay GAME` (the id the lobby showed)."
+        return "Say which game: `/mafia replay GAME` (the id `/mafia history` shows)."
     engine = adapter.service.engine
     if game_id not in await adapter.store.ended_games(ctx.team):
         return f"There is no finished game `{game_id}` in this workspace."
+    team, me = ctx.team, ctx.user
+    played = await adapter.store.run(lambda: may_replay(engine, PLATFORM, team, game_id, me))
+    if not played and not await adapter.out.is_admin(ctx.team, ctx.user):
+        return NOT_YOURS
     if not await adapter.store.run(lambda: reveal.revealed(engine, game_id)):
         return (
             f"Game `{game_id}` has no replay yet: it is available once the AI has been "

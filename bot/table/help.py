@@ -39,8 +39,10 @@ DISCORD: tuple[Command, ...] = (
     Command("/mafia consent", "read the notice, or withdraw your consent and your data"),
     Command("/mafia stats [member]", "games, wins, survival and spot-the-AI score"),
     Command("/mafia leaderboard", "this server's best players (skill rating, spot-the-AI)"),
+    Command("/mafia history", "your last games: role, result, who the AI was, your guess"),
+    Command("/mafia replay game", "a game's replay page, after the reveal (its players, mods)"),
     Command("/mafia setup, config, status, end, kick", "running the games (moderators)"),
-    Command("/mafia export, replay", "research export; a finished game's replay (moderators)"),
+    Command("/mafia export", "anonymised research export of finished games (moderators)"),
     Command("/mafia spotrate", "how often people named the AI in the survey (moderators)"),
 )
 #: ``/mafia`` on Slack (settings typed as words)
@@ -55,7 +57,8 @@ SLACK: tuple[Command, ...] = (
     Command("/mafia consent [withdraw]", "your consent, or withdraw it and your data"),
     Command("/mafia stats [@someone]", "games, wins, survival and spot-the-AI score"),
     Command("/mafia leaderboard", "this workspace's best players (skill rating, spot-the-AI)"),
-    Command("/mafia replay GAME", "a finished game's replay page (workspace admins)"),
+    Command("/mafia history [N]", "your last games: role, result, who the AI was, your guess"),
+    Command("/mafia replay GAME", "a game's replay page, after the reveal (its players, admins)"),
     Command("/mafia export", "anonymised research export of finished games (workspace admins)"),
     Command("/mafia spotrate", "how often people named the AI in the survey (workspace admins)"),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.discord.player_commands import MODS_ONLY
+from bot.discord.player_commands import NOT_YOURS
 from bot.privacy import withdraw
 from tests.bot.discord.harness import Table, answered, bot_stack, custom_ids, db_url_in
 from tests.fakes.discord import FakeDiscord
@@ -145,9 +145,29 @@ async def test_help_reveal_stats_leaderboard_replay(
         board = (await answered(await table.slash("mafia leaderboard", first)))["content"]
         assert f"<@{gone.id}>" not in board and f"<@{first.id}>" in board
 
-        # the replay: moderators only, as a file
-        refused = await answered(await table.slash("mafia replay", table.humans[1], game=game_id))
-        assert refused["content"] == MODS_ONLY
+        # their history: role, result, who the AI was and their own guess, with the replay
+        inter = await table.slash("mafia history", first)
+        await inter.response()
+        told = await inter.followup(0)
+        assert told["flags"] & 64
+        mine_now = told["content"]
+        assert f"`{game_id}`" in mine_now and f"The AI was {agent}" in mine_now
+        assert f"you named {guesses[0]} (right)" in mine_now
+        assert f"/mafia replay game:{game_id}" in mine_now
+        assert "won 1 of 1" in mine_now or "won 0 of 1" in mine_now
+        inter = await table.slash("mafia history", gone)  # withdrawn: their games are gone
+        await inter.response()
+        assert "No finished games" in (await inter.followup(0))["content"]
+
+        # the replay: for those who played and moderators, as a file
+        refused = await answered(await table.slash("mafia replay", table.spectator, game=game_id))
+        assert refused["content"] == NOT_YOURS
+        refused = await answered(await table.slash("mafia replay", gone, game=game_id))
+        assert refused["content"] == NOT_YOURS
+        inter = await table.slash("mafia replay", table.humans[1], game=game_id)
+        await inter.response()
+        sent = await inter.followup(0)
+        assert sent["attachments"][0]["filename"] == f"mafia-replay-{game_id}.html"
         missing = await answered(await table.slash("mafia replay", table.mod, game="nope"))
         assert "no game 'nope'" in missing["content"]
         inter = await table.slash("mafia replay", table.mod, game=game_id)

@@ -124,7 +124,16 @@ async def test_help_reveal_stats_leaderboard_replay(
     board = await harness.slash(users[1], "leaderboard")
     assert f"<@{users[2].id}>" not in board and f"<@{users[1].id}>" in board
 
-    assert "Only workspace admins" in await harness.slash(users[1], f"replay {game_id}")
+    history = await harness.slash(users[1], "history")
+    assert f"`{game_id}`" in history and f"The AI was {agent}" in history
+    assert f"you named {agent} (right)" in history and f"/mafia replay {game_id}" in history
+    assert "No finished games" in await harness.slash(users[2], "history")  # withdrawn
+    assert "how many" in await harness.slash(users[1], "history lots")
+    # the replay: for the game's players (not a withdrawn one) and the admins
+    assert "played in it" in await harness.slash(users[2], f"replay {game_id}")
+    reply = await harness.slash(users[1], f"replay {game_id}")
+    assert "is in our direct messages" in reply, reply
+    assert upload_server["channel"] == fake.dm(users[1]).id
     assert "no finished game" in await harness.slash(host, "replay nosuch")
     reply = await harness.slash(host, f"replay {game_id}")
     assert "is in our direct messages" in reply, reply
