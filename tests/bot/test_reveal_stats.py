@@ -173,11 +173,12 @@ async def test_replay_page_of_a_finished_game(service: GameService) -> None:  # 
         assert uid not in page
         assert all(n not in page for n in names)
     assert f"<b id='ai'>{table.agent_name}</b>" in page
-    assert "The agent's decisions" in page and "say: " in page  # --research
+    assert "The agent's other decisions" in page and "say: " in page  # --research
     assert f"<b>{mafia}</b> is out" in page
     # nothing loaded from anywhere
-    for outside in ("http://", "https://", "<script", "src=", "@import", "url("):
+    for outside in ("http://", "https://", "src=", "@import", "url("):
         assert outside not in page
+    assert page.count("<script>") == 1  # the player filter's few inline lines, no more
     plain = render(load(engine, table.game_id))
     assert "decisions" not in plain
     assert all(uid not in plain for uid in PEOPLE)  # ids and mentions go even unnamed
