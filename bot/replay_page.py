@@ -257,25 +257,27 @@ def _attach(
     why: dict[str, dict[int, list[LLMCall]]] = {"line": {}, "vote": {}}
     rest: list[LLMCall] = []
     pending: dict[tuple[int, str], dict[str, LLMCall]] = {}
-    timeline: list[tuple[datetime, int, object]] = [(c.t, 0, c) for c in calls]
-    timeline += [(t, 1, (seat, what, pid)) for t, seat, what, pid in products]
-    for _, order, item in sorted(timeline, key=lambda x: (x[0], x[1])):
-        if order == 0:
-            assert isinstance(item, LLMCall)
-            what = "line" if item.kind in SPEAKS else "vote" if item.kind in CHOOSES else ""
-            if not what:
-                rest.append(item)
+    Product = tuple[int, str, int]  # (seat, "line" | "vote", id)
+    timeline: list[tuple[datetime, int, LLMCall | None, Product | None]] = [
+        (c.t, 0, c, None) for c in calls
+    ]
+    timeline += [(t, 1, None, (seat, what, pid)) for t, seat, what, pid in products]
+    for _, _, call, product in sorted(timeline, key=lambda x: (x[0], x[1])):
+        if call is not None:
+            kind = "line" if call.kind in SPEAKS else "vote" if call.kind in CHOOSES else ""
+            if not kind:
+                rest.append(call)
                 continue
-            waiting = pending.setdefault((item.seat_index, what), {})
-            older = waiting.pop(item.kind, None)
+            waiting = pending.setdefault((call.seat_index, kind), {})
+            older = waiting.pop(call.kind, None)
             if older is not None:
                 rest.append(older)  # superseded before it produced anything
-            waiting[item.kind] = item
-            continue
-        seat, what, pid = item  # type: ignore[misc]
-        waiting = pending.pop((seat, what), {})
-        if waiting:
-            why[what][pid] = sorted(waiting.values(), key=lambda c: c.t)
+            waiting[call.kind] = call
+        elif product is not None:
+            seat, kind, pid = product
+            waiting = pending.pop((seat, kind), {})
+            if waiting:
+                why[kind][pid] = sorted(waiting.values(), key=lambda c: c.t)
     for waiting in pending.values():
         rest.extend(waiting.values())
     return why["line"], why["vote"], sorted(rest, key=lambda c: c.t)

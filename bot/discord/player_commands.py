@@ -24,7 +24,8 @@ from bot.discord.servers import Servers, defer, reply
 from bot.history import MOST, SHOWN, history_text, may_replay, player_history
 from bot.replay_page import ReplayError, page_bytes
 from bot.settings import Settings
-from bot.stats import leaderboard, leaderboard_text, server_stats, stats_text
+from bot.stats import board as server_board
+from bot.stats import leaderboard_text, stats_text
 from bot.table.help import DISCORD, help_text, roles_in_play
 
 PLATFORM = "discord"
@@ -98,7 +99,9 @@ def add_player_commands(
             await interaction.followup.send(piece, ephemeral=True)
 
     async def stats(
-        interaction: discord.Interaction[Any], member: discord.Member | None = None
+        interaction: discord.Interaction[Any],
+        member: discord.Member | None = None,
+        numbers: bool = False,
     ) -> None:
         guild = interaction.guild
         assert guild is not None
@@ -106,14 +109,24 @@ def add_player_commands(
         if who.bot:
             await reply(interaction, "Bots and AI players have no stats.")
             return
-        table = await links.run(server_stats, engine, PLATFORM, str(guild.id))
-        await reply(interaction, stats_text(table.get(str(who.id)), f"<@{who.id}>"))
+        await defer(interaction)  # (the first query after an upgrade counts the history)
+        b = await links.run(server_board, engine, PLATFORM, str(guild.id))
+        rank = b.rank_of(str(who.id))
+        place = (rank, len(b.ranked)) if rank is not None else None
+        text = stats_text(b.of(str(who.id)), f"<@{who.id}>", rank=place, numbers=numbers)
+        await interaction.followup.send(text, ephemeral=True)
 
-    async def board(interaction: discord.Interaction[Any]) -> None:
+    async def board(
+        interaction: discord.Interaction[Any], page: int = 1, numbers: bool = False
+    ) -> None:
         guild = interaction.guild
         assert guild is not None
-        table = await links.run(server_stats, engine, PLATFORM, str(guild.id))
-        await reply(interaction, leaderboard_text(leaderboard(table), lambda u: f"<@{u}>"))
+        await defer(interaction)
+        b = await links.run(server_board, engine, PLATFORM, str(guild.id))
+        me = str(interaction.user.id)
+        text = leaderboard_text(b, lambda u: f"<@{u}>", page=page, me=me, numbers=numbers)
+        for piece in _pieces(text):
+            await interaction.followup.send(piece, ephemeral=True)
 
     async def history(interaction: discord.Interaction[Any], count: int = SHOWN) -> None:
         guild = interaction.guild
@@ -180,15 +193,19 @@ def add_player_commands(
         description="Games, wins, survival and spot-the-AI score on this server",
         callback=stats,
     )
-    app_commands.describe(member="Whose stats (yours by default)")(stats_cmd)
+    app_commands.describe(
+        member="Whose stats (yours by default)", numbers="Show the rating's numbers too"
+    )(stats_cmd)
     group.add_command(stats_cmd)
-    group.add_command(
-        app_commands.Command(
-            name="leaderboard",
-            description="This server's best players: skill rating and spot-the-AI",
-            callback=board,
-        )
+    board_cmd: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name="leaderboard",
+        description="This server's players ranked: skill, spot-the-AI, your place, the AI",
+        callback=board,
     )
+    app_commands.describe(page="Which page (15 a page)", numbers="Show the ratings' numbers")(
+        board_cmd
+    )
+    group.add_command(board_cmd)
     history_cmd: app_commands.Command[Any, ..., None] = app_commands.Command(
         name="history",
         description="Your last games here: role, result, who the AI was, your guess, replays",

@@ -58,7 +58,7 @@ async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
     if sub == "stats":
         return await stats_command(adapter, ctx, rest)
     if sub == "leaderboard":
-        return await leaderboard_command(adapter, ctx)
+        return await leaderboard_command(adapter, ctx, rest)
     if sub == "history":
         return await history_command(adapter, ctx, rest)
     if sub == "replay":

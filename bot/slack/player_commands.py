@@ -21,7 +21,7 @@ from bot.slack.delivery import error_fields
 from bot.slack.lobby import PLATFORM
 from bot.slack.problems import explain
 from bot.slack.workspaces import WorkspaceGone
-from bot.stats import leaderboard, leaderboard_text, server_stats, stats_text
+from bot.stats import board, leaderboard_text, stats_text
 from bot.table.config import SETTINGS_HELP
 from bot.table.help import SLACK, help_text, render, roles_in_play
 
@@ -58,22 +58,42 @@ def help_command(adapter: SlackAdapter, ctx: Ctx) -> str:
     )
 
 
+def _numbers(args: str) -> tuple[str, bool]:
+    """``args`` without the word "numbers", and whether it was there."""
+    words = args.split()
+    wanted = any(w.lower() == "numbers" for w in words)
+    return " ".join(w for w in words if w.lower() != "numbers"), wanted
+
+
 async def stats_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
+    args, numbers = _numbers(args)
     who = ctx.user
     if args:
         m = _USER.search(args)
         if m is None:
-            return "Say whose: `/mafia stats @someone` (or just `/mafia stats` for yours)."
+            return (
+                "Say whose: `/mafia stats @someone` (or just `/mafia stats` for yours; add "
+                "`numbers` for the rating's numbers)."
+            )
         who = m.group(1) or m.group(2)
     engine = adapter.service.engine
-    table = await adapter.store.run(lambda: server_stats(engine, PLATFORM, ctx.team))
-    return render(stats_text(table.get(who), f"<@{who}>"), "slack")
+    b = await adapter.store.run(lambda: board(engine, PLATFORM, ctx.team))
+    rank = b.rank_of(who)
+    place = (rank, len(b.ranked)) if rank is not None else None
+    return render(stats_text(b.of(who), f"<@{who}>", rank=place, numbers=numbers), "slack")
 
 
-async def leaderboard_command(adapter: SlackAdapter, ctx: Ctx) -> str:
+async def leaderboard_command(adapter: SlackAdapter, ctx: Ctx, args: str = "") -> str:
+    args, numbers = _numbers(args)
+    page = 1
+    if args:
+        if not args.isdigit():
+            return "Say which page: `/mafia leaderboard 2` (add `numbers` for the numbers)."
+        page = int(args)
     engine = adapter.service.engine
-    table = await adapter.store.run(lambda: server_stats(engine, PLATFORM, ctx.team))
-    return render(leaderboard_text(leaderboard(table), lambda u: f"<@{u}>"), "slack")
+    b = await adapter.store.run(lambda: board(engine, PLATFORM, ctx.team))
+    text = leaderboard_text(b, lambda u: f"<@{u}>", page=page, me=ctx.user, numbers=numbers)
+    return render(text, "slack")
 
 
 async def history_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:

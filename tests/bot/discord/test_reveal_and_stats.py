@@ -133,16 +133,26 @@ async def test_help_reveal_stats_leaderboard_replay(
         assert "Spotted the AI: 1 of 1 (100%)" in stats["content"]
         other = await answered(await table.slash("mafia stats", first, member=table.humans[1]))
         assert f"<@{table.humans[1].id}>" in other["content"]
-        board = (await answered(await table.slash("mafia leaderboard", first)))["content"]
+        inter = await table.slash("mafia leaderboard", first)
+        await inter.response()
+        told = await inter.followup(0)
+        assert told["flags"] & 64
+        board = told["content"]
         assert sorted(int(x) for x in __import__("re").findall(r"<@(\d+)>", board)) == sorted(
             p.id for p in table.humans
         )
-        assert agent not in board and "spot-the-AI" in board
+        assert agent not in board and "Not ranked yet" in board
+        assert "You: not ranked yet (1 of 3 games)." in board
+        assert __import__("re").search(
+            rf"The AI: 1 game, won [01] of 1 \(\d+%\); named by {spotted} of 5 guesses", board
+        ), board
 
         # withdrawal takes a person off the board
         gone = table.humans[3]
         await bot.links.run(withdraw, bot.engine, "discord", str(table.guild.id), str(gone.id))
-        board = (await answered(await table.slash("mafia leaderboard", first)))["content"]
+        inter = await table.slash("mafia leaderboard", first)
+        await inter.response()
+        board = (await inter.followup(0))["content"]
         assert f"<@{gone.id}>" not in board and f"<@{first.id}>" in board
 
         # their history: role, result, who the AI was and their own guess, with the replay

@@ -92,7 +92,7 @@ async def test_help_reveal_stats_leaderboard_replay(
     host = users[0]
     helped = await harness.slash(users[1], "help")
     assert "*mafia*" in helped and "*doctor*" not in helped and "direct messages" in helped
-    assert "`/mafia leaderboard`" in helped
+    assert "`/mafia leaderboard [page]`" in helped and "`/mafia history [N]`" in helped
 
     game_id, agent, mafia = await won_game(harness, users)
 
@@ -119,6 +119,8 @@ async def test_help_reveal_stats_leaderboard_replay(
     assert "Spotted the AI: 0 of 1 (0%)" in theirs
     board = await harness.slash(users[1], "leaderboard")
     assert all(f"<@{u.id}>" in board for u in users) and agent not in board
+    assert "The AI: 1 game" in board and "named by 4 of 5 guesses" in board
+    assert "page" in await harness.slash(users[1], "leaderboard next")
 
     assert "withdrawn" in (await harness.slash(users[2], "consent withdraw")).lower()
     board = await harness.slash(users[1], "leaderboard")
