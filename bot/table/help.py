@@ -44,7 +44,7 @@ FIRST_STEPS_DISCORD = (
     "character's name.",
     '**Vote**: when voting opens, pick a name in the menu under the "Voting is open" '
     "announcement on the stage; you can change your vote until the time is up.",
-    "**At night**: if your role acts at night (mafia, detective, doctor...), its menu comes to "
+    "**At night**: if your role acts at night (see the roles below), its menu comes to "
     "your booth; the mafia's night talk and kill vote happen there too.",
     "**The survey**: after the game your booth asks which player you think was the AI and "
     "three 1-5 questions about its messages (answers are kept under your character name "
@@ -61,7 +61,7 @@ FIRST_STEPS_SLACK = (
     "channel under your character's name.",
     "**Vote**: when voting opens, a menu comes to our direct messages: pick a name; you can "
     "change your vote until the time is up.",
-    "**At night**: if your role acts at night (mafia, detective, doctor...), its menu comes to "
+    "**At night**: if your role acts at night (see the roles below), its menu comes to "
     "our direct messages; the mafia's night talk and kill vote happen there too.",
     "**The survey**: after the game, press **Answer the survey** in our direct messages: "
     "which player you think was the AI, and three 1-5 questions about its messages (kept "

@@ -77,9 +77,11 @@ async def test_help_reveal_stats_leaderboard_replay(
         assert "roles" in await table.answer(
             await table.slash("mafia config", table.mod, roles="doctor")
         )
-        helped = await answered(await table.slash("mafia help", table.humans[1]))
+        inter = await table.slash("mafia help", table.humans[1])
+        helped = await answered(inter)
         assert helped["flags"] & 64  # private to the asker
-        text = helped["content"]
+        text = helped["content"] + "\n" + (await inter.followup(1))["content"]  # (two pieces)
+        assert "**Join**: press **Join**" in text and "**Vote**" in text
         assert "**doctor**" in text and "**mafia**" in text and "detective" not in text
         assert "private thread" in text and "/mafia stats" in text
 
@@ -93,8 +95,9 @@ async def test_help_reveal_stats_leaderboard_replay(
         # now the help says where the asker's booth is
         booth = table.booth(table.humans[2])
         assert booth is not None
-        helped = await answered(await table.slash("mafia help", table.humans[2]))
-        assert f"<#{booth.id}>" in helped["content"]
+        inter = await table.slash("mafia help", table.humans[2])
+        await answered(inter)
+        assert f"<#{booth.id}>" in (await inter.followup(1))["content"]
 
         agent, target = await vote_out_the_mafia(fake, table, game_id)
 
