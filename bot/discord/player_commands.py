@@ -27,6 +27,7 @@ from bot.settings import Settings
 from bot.stats import board as server_board
 from bot.stats import leaderboard_text, stats_text
 from bot.table.help import DISCORD, help_text, roles_in_play
+from bot.web_pages import web_command
 
 PLATFORM = "discord"
 MODS_ONLY = (
@@ -138,6 +139,18 @@ def add_player_commands(
         for piece in _pieces(text):
             await interaction.followup.send(piece, ephemeral=True)
 
+    async def web(interaction: discord.Interaction[Any], what: str = "") -> None:
+        guild = interaction.guild
+        assert guild is not None
+        wanted = what.strip()
+        moderator = wanted.lower() in ("on", "off") and await servers.is_moderator(interaction)
+        user = interaction.user
+        text = await links.run(
+            web_command, engine, settings.public_url, PLATFORM, str(guild.id), str(user.id),
+            wanted, moderator=moderator, display_name=user.display_name,
+        )  # fmt: skip
+        await reply(interaction, text)
+
     async def replay(interaction: discord.Interaction[Any], game: str) -> None:
         guild = interaction.guild
         assert guild is not None
@@ -213,6 +226,15 @@ def add_player_commands(
     )
     app_commands.describe(count=f"How many games (at most {MOST})")(history_cmd)
     group.add_command(history_cmd)
+    web_cmd: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name="web",
+        description="This server's pages on the web: your links; on/off (moderators); name",
+        callback=web,
+    )
+    app_commands.describe(what="on, off (moderators), name or noname (show your name or not)")(
+        web_cmd
+    )
+    group.add_command(web_cmd)
     replay_cmd: app_commands.Command[Any, ..., None] = app_commands.Command(
         name="replay",
         description="A finished game's replay page, as a file (its players, moderators)",

@@ -23,6 +23,7 @@ from bot.slack.player_commands import (
     leaderboard_command,
     replay_command,
     stats_command,
+    web_command_slack,
 )
 from bot.slack.problems import explain
 from bot.slack.text import to_slack
@@ -59,6 +60,8 @@ async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
         return await stats_command(adapter, ctx, rest)
     if sub == "leaderboard":
         return await leaderboard_command(adapter, ctx, rest)
+    if sub == "web":
+        return await web_command_slack(adapter, ctx, rest)
     if sub == "history":
         return await history_command(adapter, ctx, rest)
     if sub == "replay":

@@ -24,6 +24,7 @@ from bot.slack.workspaces import WorkspaceGone
 from bot.stats import board, leaderboard_text, stats_text
 from bot.table.config import SETTINGS_HELP
 from bot.table.help import SLACK, help_text, render, roles_in_play
+from bot.web_pages import web_command
 
 if TYPE_CHECKING:
     from bot.slack.adapter import Ctx, SlackAdapter
@@ -107,6 +108,21 @@ async def history_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
         lambda: player_history(engine, PLATFORM, ctx.team, ctx.user, limit=count)
     )
     return render(history_text(games, f"<@{ctx.user}>", "/mafia replay {game}"), "slack")
+
+
+async def web_command_slack(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
+    wanted = args.strip()
+    moderator = wanted.lower() in ("on", "off") and await adapter.out.is_admin(ctx.team, ctx.user)
+    engine = adapter.service.engine
+    settings = adapter.lobby.settings
+    base = settings.public_url if settings is not None else ""
+    team, user = ctx.team, ctx.user
+    text = await adapter.store.run(
+        lambda: web_command(
+            engine, base, PLATFORM, team, user, wanted, moderator=moderator, display_name=""
+        )
+    )
+    return render(text, "slack")
 
 
 Identities = Callable[["SlackAdapter", str, list[str]], Awaitable[dict[str, list[str]]]]

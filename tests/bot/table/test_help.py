@@ -4,11 +4,15 @@ surface, in that surface's own terms (`bot.table.help`)."""
 from __future__ import annotations
 
 from bot.local.terminal import terminal_help
-from bot.table.help import DISCORD, SLACK, help_text
+from bot.table.help import DISCORD, SLACK, Command, Markup, help_text
 
 
 def test_discord_and_slack_help_say_how_to_join_start_vote_act_and_what_the_survey_is() -> None:
-    for commands, markup, bold in ((DISCORD, "discord", "**"), (SLACK, "slack", "*")):
+    surfaces: list[tuple[tuple[Command, ...], Markup, str]] = [
+        (DISCORD, "discord", "**"),
+        (SLACK, "slack", "*"),
+    ]
+    for commands, markup, bold in surfaces:
         text = help_text(commands=commands, roles=["mafia", "bystander"], booth="B", markup=markup)
         for step in ("Join", "Start", "Talk", "Vote", "At night", "The survey"):
             assert f"- {bold}{step}{bold}:" in text, (markup, step)
