@@ -32,6 +32,7 @@ This is about players, not research: the research's spot-the-AI *rate* is `mafia
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -53,6 +54,8 @@ from bot.store.models import (
     utcnow,
 )
 from games.roles import get_role
+
+log = logging.getLogger(__name__)
 
 #: rows of the leaderboard a page
 PAGE = 15
@@ -169,16 +172,23 @@ def catch_up(engine: Engine, platform: str, server: str) -> int:
     """Count the server's revealed games not counted yet (oldest first), and drop the rows of
     people who withdrew since their row began. Returns the games counted. Safe to run from
     several processes at once: a game is counted by whoever records it in ``rated_games``
-    first; the others' transaction rolls back and they read the result."""
+    first; the others' transaction rolls back and they read the result. After three failed
+    tries it stops (the next query tries again) and the answer is what is kept."""
     counted = 0
-    for _ in range(1000):  # (bounded: each round counts up to BATCH games or ends)
+    failures = 0
+    while failures < 3:
         try:
             done = _catch_up_batch(engine, platform, server)
         except sa.exc.IntegrityError:
-            continue  # another process counted the same games first: read again
+            failures += 1  # another process counted the same games first: read again
+            continue
+        except sa.exc.OperationalError as err:  # (a busy database: answer from what is kept)
+            failures += 1
+            log.warning("stats: counting the new games failed (%s); will try again", err)
+            continue
         counted += done
         if done < BATCH:
-            return counted
+            break
     return counted
 
 

@@ -129,3 +129,19 @@ def test_a_withdrawal_takes_the_person_off_for_good(engine: Engine) -> None:
     populate(engine, 4, 6, start=12, since=utcnow())  # new games after agreeing again count
     again = board(engine, PLATFORM, SERVER).of("U00001")
     assert again is not None and 0 < again.games <= 4
+
+
+def test_two_counting_at_once_count_each_game_once(engine: Engine) -> None:
+    import threading
+
+    populate(engine, 120, 10)
+    threads = [threading.Thread(target=catch_up, args=(engine, PLATFORM, SERVER)) for _ in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    catch_up(engine, PLATFORM, SERVER)  # (whatever a busy database left for later)
+    with Session(engine) as s:
+        assert len(s.exec(select(RatedGame)).all()) == 120
+    people = {u: g for u, (_, _, g) in _ratings(engine).items() if u != "@ai"}
+    assert sum(people.values()) == 120 * 5
