@@ -150,7 +150,7 @@ def load(
         events = list(
             session.exec(
                 select(Event)
-                .where(Event.game_id == game_id, col(Event.kind).in_(SHOWN_EVENTS))
+                .where(Event.game_id == game_id, col(Event.kind).not_in(NOT_SHOWN))
                 .order_by(col(Event.seq))
             )
         )
@@ -283,14 +283,17 @@ def _attach(
     return why["line"], why["vote"], sorted(rest, key=lambda c: c.t)
 
 
-#: the events the page shows besides lines and votes (the phases' starts place them)
-SHOWN_EVENTS = (
-    "phase_started",
-    "player_eliminated",
-    "vote_resolved",
-    "night_action",
-    "night_result",
-    "inspection_result",
+#: the events the page leaves out (lines and votes have their own rows; the rest is the
+#: engine's bookkeeping); every other kind is shown, a new role's included (`_night_sentence`)
+NOT_SHOWN = (
+    "message",
+    "vote_cast",
+    "choices_offered",
+    "phase_ended",
+    "phase_extended",
+    "game_started",
+    "role_assigned",
+    "game_over",
 )
 #: a night verb as done ("protect" -> "protected"); others are said as "chose to <verb>"
 DONE = {"protect": "protected", "investigate": "investigated", "kill": "chose to kill"}
@@ -313,7 +316,11 @@ def _night_sentence(kind: str, payload: dict[str, object], names: Mapping[int, s
     if kind == "night_result":
         victim = payload.get("victim_name")
         return f"The night's kill: {victim}." if victim else "Nobody was killed in the night."
-    return ""
+    target = payload.get("target_name") or payload.get("victim_name")
+    if target is None:
+        return ""
+    what = kind.replace("_", " ")  # a new role's result: said plainly
+    return f"{who}: {what}: {target}." if "seat" in payload else f"{what.capitalize()}: {target}."
 
 
 def _cleaner(seats: Sequence[Seat], identities: Identities) -> Callable[[str], str]:

@@ -178,3 +178,17 @@ async def test_night_actions_and_their_results_on_a_simulated_game(
     assert "The night's kill:" in night or "Nobody was killed" in night
     assert browser.find_elements(By.CSS_SELECTOR, ".tally")
     shot(browser, "replay-night-phone.png")
+
+
+def test_night_actions_of_roles_the_page_does_not_know_are_said_plainly() -> None:
+    from bot.replay_page import _night_sentence
+
+    names = {1: "Avery", 2: "Kai"}
+    said = _night_sentence(
+        "night_action", {"seat": 1, "role": "escort", "verb": "block", "target_name": "Kai"}, names
+    )
+    assert said == "Avery (escort) chose to block Kai."
+    assert _night_sentence("block_result", {"seat": 2, "target_name": "Avery"}, names) == (
+        "Kai: block result: Avery."
+    )
+    assert _night_sentence("phase_timer", {"seconds": 3}, names) == ""
