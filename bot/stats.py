@@ -22,10 +22,10 @@ share a rank. Ratings are said in plain words (`skill_words`); the numbers on re
 
 Who appears: only people whose latest answer to the consent notice on this server is a "yes"
 not withdrawn. A withdrawal (`bot.privacy`) marks their seats withdrawn (they are never counted
-again) and their row is dropped at the next catch-up, so games from before the withdrawal never
-count for them again, even if they agree later. A game counts once its reveal has been given
-(``games.revealed_at``, `bot.reveal`): until then the stats would tell who sat on which side,
-and so which character was a person.
+again) and deletes their row (`forget_ratings`; else the next catch-up drops it), so games
+from before the withdrawal never count for them again, even if they agree later. A game
+counts once its reveal has been given (``games.revealed_at``, `bot.reveal`): until then the
+stats would tell who sat on which side, and so which character was a person.
 
 This is about players, not research: the research's spot-the-AI *rate* is `mafiabot report`'s.
 """
@@ -43,6 +43,7 @@ from openskill.models import PlackettLuce
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from bot.privacy import WITHDRAWAL_HOOKS
 from bot.store.models import (
     Consent,
     Game,
@@ -329,6 +330,34 @@ def _average(model: PlackettLuce, side: Sequence[Any]) -> Any:
     mu = sum(r.mu for r in side) / len(side)
     sigma = (sum(r.sigma**2 for r in side) / len(side)) ** 0.5
     return model.rating(mu=mu, sigma=sigma)
+
+
+def forget_ratings(session: Session, game_id: str, seat_index: int) -> int:
+    """Withdrawal hook: the person of this seat loses their row on the game's server at once
+    (`catch_up` would drop it at the next query; this leaves nothing until then)."""
+    seat = session.exec(
+        select(Seat).where(Seat.game_id == game_id, Seat.index == seat_index)
+    ).first()
+    game = session.get(Game, game_id)
+    if seat is None or seat.user_id is None or game is None or game.server_id is None:
+        return 0
+    server = session.get(Server, game.server_id)
+    if server is None:
+        return 0
+    rows = session.exec(
+        select(PlayerRating).where(
+            PlayerRating.platform == server.platform,
+            PlayerRating.server_external_id == server.external_id,
+            PlayerRating.user_id == seat.user_id,
+        )
+    ).all()
+    for row in rows:
+        session.delete(row)
+    return len(rows)
+
+
+if forget_ratings not in WITHDRAWAL_HOOKS:
+    WITHDRAWAL_HOOKS.append(forget_ratings)
 
 
 # --- reading -----------------------------------------------------------------------------------

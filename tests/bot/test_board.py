@@ -121,9 +121,9 @@ def test_a_withdrawal_takes_the_person_off_for_good(engine: Engine) -> None:
     populate(engine, 12, 6)
     assert board(engine, PLATFORM, SERVER).of("U00001") is not None
     withdraw(engine, PLATFORM, SERVER, "U00001")
-    assert board(engine, PLATFORM, SERVER).of("U00001") is None
-    with Session(engine) as s:  # their row is gone, not just hidden
+    with Session(engine) as s:  # their row is gone at once, not just hidden
         assert not s.exec(select(PlayerRating).where(PlayerRating.user_id == "U00001")).all()
+    assert board(engine, PLATFORM, SERVER).of("U00001") is None
     record_consent(engine, PLATFORM, SERVER, "U00001", True)
     assert board(engine, PLATFORM, SERVER).of("U00001") is None  # the old games stay gone
     populate(engine, 4, 6, start=12, since=utcnow())  # new games after agreeing again count
