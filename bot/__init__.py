@@ -25,7 +25,8 @@ The rest, by what it serves:
 - agents: `bot.agents` (which agent plays a seat), `bot.llm_agents` (LLM seats from settings),
   `bot.experience_store` (the LLM agent's experience in the database)
 - after a game: `bot.survey`, `bot.reveal`, `bot.stats`, `bot.spotrate`, `bot.transcript`,
-  `bot.replay_page`
+  `bot.replay_page`, `bot.history` (a person's own games), `bot.web_pages` (the optional pages
+  on the web)
 - people's data: `bot.privacy`, `bot.plan_check` and `bot.withdrawals` (withdrawal),
   `bot.crypto` (secrets at rest)
 - lobbies and the process: `bot.lobbies` (idle lobbies close), `bot.settings`,

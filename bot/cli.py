@@ -530,6 +530,31 @@ def _replay_page(
     typer.echo(f"Wrote the replay of game {game_id} to {out} ({len(data) // 1024 + 1} KiB).")
 
 
+@app.command()
+def history(
+    count: Annotated[int, typer.Option("--count", help="How many games (1 to 25).")] = 10,
+    db: Db = None,
+) -> None:
+    """Your last games in the terminal (`mafiabot play`): role, result, who the AI was and
+    your guess, each with the command that writes its replay page."""
+    from bot.history import MOST, history_text, player_history
+    from bot.invocation import command
+    from bot.local.simulate import TERMINAL
+    from bot.local.terminal import HUMAN_ID
+    from bot.store.db import make_engine
+
+    if not 1 <= count <= MOST:
+        raise typer.BadParameter(f"must be 1 to {MOST}", param_hint="--count")
+    engine = make_engine(_db_url(db, write=False))
+    try:
+        games = player_history(engine, "local", TERMINAL, HUMAN_ID, limit=count)
+    finally:
+        engine.dispose()
+    replay = command("replay {game} --html replay-{game}.html")
+    text = history_text(games, "you", replay, whose="Your")
+    typer.echo(text.replace("**", "").replace("`", ""))
+
+
 @app.command("import-llmafia")
 def import_llmafia_command(
     path: Annotated[

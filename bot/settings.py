@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     # --- operations ---
     #: where `mafiabot run` serves /healthz and /metrics (HOST:PORT; empty: not served)
     http_addr: str = "127.0.0.1:9464"
+    #: the public address (https://...) at which that server is reached from outside (a
+    #: reverse proxy forwarding /p/ to it); set, moderators may turn on their server's web
+    #: pages (board, histories, replays) with `/mafia web on`. Empty: no web pages
+    public_url: str = ""
 
     # --- the LLM agent ---
     #: "anthropic:MODEL" or "openai:MODEL"; empty means the offline baseline agent. With a

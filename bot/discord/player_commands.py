@@ -1,9 +1,11 @@
-"""``/mafia help``, ``/mafia stats``, ``/mafia leaderboard`` and ``/mafia replay``: added to
-the ``/mafia`` group (`bot.discord.commands.MafiaCommands`) by :func:`add_player_commands`.
+"""``/mafia help``, ``/mafia stats``, ``/mafia leaderboard``, ``/mafia history`` and
+``/mafia replay``: added to the ``/mafia`` group (`bot.discord.commands.MafiaCommands`) by
+:func:`add_player_commands`.
 
-The words are the table's (`bot.table.help`, `bot.stats`, `bot.replay_page`), the same on
-every platform; every answer is private to the person who asked. ``replay`` is for moderators,
-as a file, and only for a game of this server that has finished and revealed its AI.
+The words are the table's (`bot.table.help`, `bot.stats`, `bot.history`, `bot.replay_page`),
+the same on every platform; every answer is private to the person who asked. ``replay`` is for
+everyone who played in the game and for moderators, as a file, and only for a game of this
+server that has finished and revealed its AI.
 """
 
 from __future__ import annotations
@@ -19,14 +21,21 @@ from bot.discord.links import LinkStore
 from bot.discord.moderation import _identities, game_config
 from bot.discord.rooms import Rooms
 from bot.discord.servers import Servers, defer, reply
+from bot.history import MOST, SHOWN, history_text, may_replay, player_history
 from bot.replay_page import ReplayError, page_bytes
 from bot.settings import Settings
-from bot.stats import leaderboard, leaderboard_text, server_stats, stats_text
+from bot.stats import board as server_board
+from bot.stats import leaderboard_text, stats_text
 from bot.table.help import DISCORD, help_text, roles_in_play
+from bot.web_pages import web_command
 
 PLATFORM = "discord"
 MODS_ONLY = (
     "Only moderators can do that (Manage Server, or a moderator role set with /mafia config)."
+)
+NOT_YOURS = (
+    "A game's replay is for the people who played in it and for moderators (Manage Server, "
+    "or a moderator role set with /mafia config). `/mafia history` lists your games."
 )
 
 
@@ -91,7 +100,9 @@ def add_player_commands(
             await interaction.followup.send(piece, ephemeral=True)
 
     async def stats(
-        interaction: discord.Interaction[Any], member: discord.Member | None = None
+        interaction: discord.Interaction[Any],
+        member: discord.Member | None = None,
+        numbers: bool = False,
     ) -> None:
         guild = interaction.guild
         assert guild is not None
@@ -99,25 +110,59 @@ def add_player_commands(
         if who.bot:
             await reply(interaction, "Bots and AI players have no stats.")
             return
-        table = await links.run(server_stats, engine, PLATFORM, str(guild.id))
-        await reply(interaction, stats_text(table.get(str(who.id)), f"<@{who.id}>"))
+        await defer(interaction)  # (the first query after an upgrade counts the history)
+        b = await links.run(server_board, engine, PLATFORM, str(guild.id))
+        rank = b.rank_of(str(who.id))
+        place = (rank, len(b.ranked)) if rank is not None else None
+        text = stats_text(b.of(str(who.id)), f"<@{who.id}>", rank=place, numbers=numbers)
+        await interaction.followup.send(text, ephemeral=True)
 
-    async def board(interaction: discord.Interaction[Any]) -> None:
+    async def board(
+        interaction: discord.Interaction[Any], page: int = 1, numbers: bool = False
+    ) -> None:
         guild = interaction.guild
         assert guild is not None
-        table = await links.run(server_stats, engine, PLATFORM, str(guild.id))
-        await reply(interaction, leaderboard_text(leaderboard(table), lambda u: f"<@{u}>"))
+        await defer(interaction)
+        b = await links.run(server_board, engine, PLATFORM, str(guild.id))
+        me = str(interaction.user.id)
+        text = leaderboard_text(b, lambda u: f"<@{u}>", page=page, me=me, numbers=numbers)
+        for piece in _pieces(text):
+            await interaction.followup.send(piece, ephemeral=True)
+
+    async def history(interaction: discord.Interaction[Any], count: int = SHOWN) -> None:
+        guild = interaction.guild
+        assert guild is not None
+        me = str(interaction.user.id)
+        games = await links.run(player_history, engine, PLATFORM, str(guild.id), me, limit=count)
+        text = history_text(games, f"<@{me}>", "/mafia replay game:{game}")
+        await defer(interaction)
+        for piece in _pieces(text):
+            await interaction.followup.send(piece, ephemeral=True)
+
+    async def web(interaction: discord.Interaction[Any], what: str = "") -> None:
+        guild = interaction.guild
+        assert guild is not None
+        wanted = what.strip()
+        moderator = wanted.lower() in ("on", "off") and await servers.is_moderator(interaction)
+        user = interaction.user
+        text = await links.run(
+            web_command, engine, settings.public_url, PLATFORM, str(guild.id), str(user.id),
+            wanted, moderator=moderator, display_name=user.display_name,
+        )  # fmt: skip
+        await reply(interaction, text)
 
     async def replay(interaction: discord.Interaction[Any], game: str) -> None:
         guild = interaction.guild
         assert guild is not None
-        if not await servers.is_moderator(interaction):
-            await reply(interaction, MODS_ONLY)
-            return
         game_id = game.strip()
         row = await links.game(game_id)
         if row is None or row.guild_id != str(guild.id):
             await reply(interaction, f"There is no game {game_id!r} on this server.")
+            return
+        me = str(interaction.user.id)
+        played = await links.run(may_replay, engine, PLATFORM, str(guild.id), game_id, me)
+        if not played and not await servers.is_moderator(interaction):
+            await reply(interaction, NOT_YOURS)
             return
         if row.status != "finished":
             await reply(interaction, f"Game {game_id} is {row.status}: only finished games.")
@@ -161,18 +206,38 @@ def add_player_commands(
         description="Games, wins, survival and spot-the-AI score on this server",
         callback=stats,
     )
-    app_commands.describe(member="Whose stats (yours by default)")(stats_cmd)
+    app_commands.describe(
+        member="Whose stats (yours by default)", numbers="Show the rating's numbers too"
+    )(stats_cmd)
     group.add_command(stats_cmd)
-    group.add_command(
-        app_commands.Command(
-            name="leaderboard",
-            description="This server's best players: skill rating and spot-the-AI",
-            callback=board,
-        )
+    board_cmd: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name="leaderboard",
+        description="This server's players ranked: skill, spot-the-AI, your place, the AI",
+        callback=board,
     )
+    app_commands.describe(page="Which page (15 a page)", numbers="Show the ratings' numbers")(
+        board_cmd
+    )
+    group.add_command(board_cmd)
+    history_cmd: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name="history",
+        description="Your last games here: role, result, who the AI was, your guess, replays",
+        callback=history,
+    )
+    app_commands.describe(count=f"How many games (at most {MOST})")(history_cmd)
+    group.add_command(history_cmd)
+    web_cmd: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name="web",
+        description="This server's pages on the web: your links; on/off (moderators); name",
+        callback=web,
+    )
+    app_commands.describe(what="on, off (moderators), name or noname (show your name or not)")(
+        web_cmd
+    )
+    group.add_command(web_cmd)
     replay_cmd: app_commands.Command[Any, ..., None] = app_commands.Command(
         name="replay",
-        description="A finished game's replay page, as a file (moderators)",
+        description="A finished game's replay page, as a file (its players, moderators)",
         callback=replay,
     )
     app_commands.describe(game="The game's id (from the lobby, or /mafia status)")(replay_cmd)

@@ -79,7 +79,8 @@ async def operations(
     health = Health()
     health.add("database", database_check(service.engine))
     health.add("database", writes_check(service))
-    server = OpsServer(settings.http_addr, health, metrics) if settings.http_addr else None
+    pages = service.engine if settings.public_url else None
+    server = OpsServer(settings.http_addr, health, metrics, pages) if settings.http_addr else None
     sampler = asyncio.create_task(metrics.sample_loop_lag(), name="ops:loop-lag")
     try:
         with watching_discord_rate_limits(metrics):

@@ -19,9 +19,11 @@ from bot.slack.delivery import error_fields
 from bot.slack.lobby import PLATFORM
 from bot.slack.player_commands import (
     help_command,
+    history_command,
     leaderboard_command,
     replay_command,
     stats_command,
+    web_command_slack,
 )
 from bot.slack.problems import explain
 from bot.slack.text import to_slack
@@ -57,7 +59,11 @@ async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
     if sub == "stats":
         return await stats_command(adapter, ctx, rest)
     if sub == "leaderboard":
-        return await leaderboard_command(adapter, ctx)
+        return await leaderboard_command(adapter, ctx, rest)
+    if sub == "web":
+        return await web_command_slack(adapter, ctx, rest)
+    if sub == "history":
+        return await history_command(adapter, ctx, rest)
     if sub == "replay":
         return await replay_command(adapter, ctx, rest, _identities)
     if sub == "new":

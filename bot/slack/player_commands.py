@@ -1,8 +1,8 @@
-"""``/mafia help``, ``/mafia stats [@someone]``, ``/mafia leaderboard`` and ``/mafia replay
-GAME`` on Slack: the table's words (`bot.table.help`, `bot.stats`, `bot.replay_page`), the same
-as on Discord, each answer for the asker only. ``replay`` is for workspace admins; the page
-comes as a file in our direct messages, only for a finished game of this workspace whose AI
-has been revealed.
+"""``/mafia help``, ``/mafia stats [@someone]``, ``/mafia leaderboard``, ``/mafia history
+[N]`` and ``/mafia replay GAME`` on Slack: the table's words (`bot.table.help`, `bot.stats`,
+`bot.history`, `bot.replay_page`), the same as on Discord, each answer for the asker only.
+``replay`` is for the game's players and workspace admins; the page comes as a file in our
+direct messages, only for a finished game of this workspace whose AI has been revealed.
 """
 
 from __future__ import annotations
@@ -15,14 +15,16 @@ from typing import TYPE_CHECKING
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot import reveal
+from bot.history import SHOWN, history_text, may_replay, player_history
 from bot.replay_page import ReplayError, page_bytes
 from bot.slack.delivery import error_fields
 from bot.slack.lobby import PLATFORM
 from bot.slack.problems import explain
 from bot.slack.workspaces import WorkspaceGone
-from bot.stats import leaderboard, leaderboard_text, server_stats, stats_text
+from bot.stats import board, leaderboard_text, stats_text
 from bot.table.config import SETTINGS_HELP
 from bot.table.help import SLACK, help_text, render, roles_in_play
+from bot.web_pages import web_command
 
 if TYPE_CHECKING:
     from bot.slack.adapter import Ctx, SlackAdapter
@@ -31,6 +33,10 @@ log = logging.getLogger(__name__)
 
 _USER = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|^([UW][A-Z0-9]{6,})$")
 _GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+NOT_YOURS = (
+    "A game's replay is for the people who played in it and for workspace admins. "
+    "`/mafia history` lists your games."
+)
 
 
 def help_command(adapter: SlackAdapter, ctx: Ctx) -> str:
@@ -53,22 +59,70 @@ def help_command(adapter: SlackAdapter, ctx: Ctx) -> str:
     )
 
 
+def _numbers(args: str) -> tuple[str, bool]:
+    """``args`` without the word "numbers", and whether it was there."""
+    words = args.split()
+    wanted = any(w.lower() == "numbers" for w in words)
+    return " ".join(w for w in words if w.lower() != "numbers"), wanted
+
+
 async def stats_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
+    args, numbers = _numbers(args)
     who = ctx.user
     if args:
         m = _USER.search(args)
         if m is None:
-            return "Say whose: `/mafia stats @someone` (or just `/mafia stats` for yours)."
+            return (
+                "Say whose: `/mafia stats @someone` (or just `/mafia stats` for yours; add "
+                "`numbers` for the rating's numbers)."
+            )
         who = m.group(1) or m.group(2)
     engine = adapter.service.engine
-    table = await adapter.store.run(lambda: server_stats(engine, PLATFORM, ctx.team))
-    return render(stats_text(table.get(who), f"<@{who}>"), "slack")
+    b = await adapter.store.run(lambda: board(engine, PLATFORM, ctx.team))
+    rank = b.rank_of(who)
+    place = (rank, len(b.ranked)) if rank is not None else None
+    return render(stats_text(b.of(who), f"<@{who}>", rank=place, numbers=numbers), "slack")
 
 
-async def leaderboard_command(adapter: SlackAdapter, ctx: Ctx) -> str:
+async def leaderboard_command(adapter: SlackAdapter, ctx: Ctx, args: str = "") -> str:
+    args, numbers = _numbers(args)
+    page = 1
+    if args:
+        if not args.isdigit():
+            return "Say which page: `/mafia leaderboard 2` (add `numbers` for the numbers)."
+        page = int(args)
     engine = adapter.service.engine
-    table = await adapter.store.run(lambda: server_stats(engine, PLATFORM, ctx.team))
-    return render(leaderboard_text(leaderboard(table), lambda u: f"<@{u}>"), "slack")
+    b = await adapter.store.run(lambda: board(engine, PLATFORM, ctx.team))
+    text = leaderboard_text(b, lambda u: f"<@{u}>", page=page, me=ctx.user, numbers=numbers)
+    return render(text, "slack")
+
+
+async def history_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
+    count = SHOWN
+    if args:
+        if not args.strip().isdigit():
+            return "Say how many games, or nothing: `/mafia history` or `/mafia history 20`."
+        count = int(args.strip())
+    engine = adapter.service.engine
+    games = await adapter.store.run(
+        lambda: player_history(engine, PLATFORM, ctx.team, ctx.user, limit=count)
+    )
+    return render(history_text(games, f"<@{ctx.user}>", "/mafia replay {game}"), "slack")
+
+
+async def web_command_slack(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
+    wanted = args.strip()
+    moderator = wanted.lower() in ("on", "off") and await adapter.out.is_admin(ctx.team, ctx.user)
+    engine = adapter.service.engine
+    settings = adapter.lobby.settings
+    base = settings.public_url if settings is not None else ""
+    team, user = ctx.team, ctx.user
+    text = await adapter.store.run(
+        lambda: web_command(
+            engine, base, PLATFORM, team, user, wanted, moderator=moderator, display_name=""
+        )
+    )
+    return render(text, "slack")
 
 
 Identities = Callable[["SlackAdapter", str, list[str]], Awaitable[dict[str, list[str]]]]
@@ -76,14 +130,16 @@ Identities = Callable[["SlackAdapter", str, list[str]], Awaitable[dict[str, list
 
 async def replay_command(adapter: SlackAdapter, ctx: Ctx, args: str, names: Identities) -> str:
     """``names``: the names the game's people go by on Slack (scrubbed from what they typed)."""
-    if not await adapter.out.is_admin(ctx.team, ctx.user):
-        return "Only workspace admins can get a game's replay (it shows who was what)."
     game_id = args.strip()
     if not _GAME_ID.match(game_id):
-        return "Say which game: `/mafia replay GAME` (the id the lobby showed)."
+        return "Say which game: `/mafia replay GAME` (the id `/mafia history` shows)."
     engine = adapter.service.engine
     if game_id not in await adapter.store.ended_games(ctx.team):
         return f"There is no finished game `{game_id}` in this workspace."
+    team, me = ctx.team, ctx.user
+    played = await adapter.store.run(lambda: may_replay(engine, PLATFORM, team, game_id, me))
+    if not played and not await adapter.out.is_admin(ctx.team, ctx.user):
+        return NOT_YOURS
     if not await adapter.store.run(lambda: reveal.revealed(engine, game_id)):
         return (
             f"Game `{game_id}` has no replay yet: it is available once the AI has been "

@@ -511,3 +511,41 @@ __all__ = [
     "Vote",
     "utcnow",
 ]
+
+
+class PlayerRating(SQLModel, table=True):
+    """One person's standing on one server (`bot.stats`): their skill rating and their
+    records, brought up to date once per revealed game (``rated_games``), never re-rated from
+    the whole history. ``user_id`` ``"@ai"`` is the server's AI players' row (no rating)."""
+
+    __tablename__ = "player_ratings"
+    __table_args__ = (sa.UniqueConstraint("platform", "server_external_id", "user_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    platform: str = Field(nullable=False)
+    server_external_id: str = Field(nullable=False)
+    user_id: str = Field(nullable=False)
+    mu: float = Field(nullable=False)
+    sigma: float = Field(nullable=False)
+    games: int = Field(default=0, nullable=False)
+    wins: int = Field(default=0, nullable=False)
+    survived: int = Field(default=0, nullable=False)
+    #: role -> [games, wins]
+    roles: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON, nullable=False)
+    #: survey guesses made, how many named an AI, and what chance alone would have named
+    guesses: int = Field(default=0, nullable=False)
+    spotted: int = Field(default=0, nullable=False)
+    chance: float = Field(default=0.0, nullable=False)
+    #: (the AI's row) how many guesses named one of its players
+    named: int = Field(default=0, nullable=False)
+    created_at: datetime = _ts(default_now=True)
+    updated_at: datetime = _ts(default_now=True)
+
+
+class RatedGame(SQLModel, table=True):
+    """A revealed game already counted in ``player_ratings`` (so it is counted once)."""
+
+    __tablename__ = "rated_games"
+
+    game_id: str = Field(foreign_key="games.id", ondelete="CASCADE", primary_key=True)
+    rated_at: datetime = _ts(default_now=True)

@@ -1,9 +1,11 @@
 """The help every platform shows (``/mafia help`` on Discord and Slack, ``/help`` in the
-terminal): how a game goes, the roles in play, what each command does, where your booth is.
+terminal): how a game goes, the first steps (join, start, talk, vote, act at night, the
+survey), the roles in play, what each command does, where your booth is.
 
-Written once here; each platform only picks its command list and its markup (``**bold**`` on
-Discord, ``*bold*`` on Slack, none in the terminal) and says where the asker's booth is. The
-answer is always private to the person who asked.
+Written once here, true to each surface: the markup picks it (``**bold**`` for Discord,
+``*bold*`` for Slack, none for the terminal, where everyone else is an AI agent, there is no
+game channel and the survey asks no guess). Each platform picks its command list and says where
+the asker's booth is. The answer is always private to the person who asked.
 """
 
 from __future__ import annotations
@@ -24,6 +26,60 @@ HOW_IT_GOES = (
     "who you think the AI was; once everyone has answered (or a few minutes later) the stage "
     "is told who it was and how many of you spotted it."
 )
+#: the terminal: you are the only person at the table
+HOW_IT_GOES_TERMINAL = (
+    "You play under a character name given for this game; everyone else at this table is an "
+    "AI agent playing like a person. By **day** everyone talks, then votes someone out. At "
+    "**night** the mafia pick someone to kill, and the other roles with a night action make "
+    "their choice. The game ends when the mafia are all out, or when they are as many as "
+    "everyone else."
+)
+
+#: the first questions, answered for Discord
+FIRST_STEPS_DISCORD = (
+    "**Join**: press **Join** under a game's lobby message in the game channel (anyone opens "
+    "one with `/mafia new`). The first time, you are asked to agree to a short notice.",
+    "**Start**: the host (or a moderator) presses **Start**; AI players take the empty seats.",
+    "**Talk**: type in your booth (below); your line appears on the stage under your "
+    "character's name.",
+    '**Vote**: when voting opens, pick a name in the menu under the "Voting is open" '
+    "announcement on the stage; you can change your vote until the time is up.",
+    "**At night**: if your role acts at night (see the roles below), its menu comes to "
+    "your booth; the mafia's night talk and kill vote happen there too.",
+    "**The survey**: after the game your booth asks which player you think was the AI and "
+    "three 1-5 questions about its messages (answers are kept under your character name "
+    "only). The stage is told who the AI was once everyone has answered, or a few minutes "
+    "after the game.",
+)
+#: ... for Slack
+FIRST_STEPS_SLACK = (
+    "**Join**: press **Join** on the game's message in the channel (`/mafia new` opens one), "
+    "or type `/mafia join` there. The first time, you are asked to agree to a short notice.",
+    "**Start**: the host presses **Start** (or types `/mafia start`); AI players take the "
+    "empty seats.",
+    "**Talk**: type in our direct messages (your booth, below); your line appears in the game "
+    "channel under your character's name.",
+    "**Vote**: when voting opens, a menu comes to our direct messages: pick a name; you can "
+    "change your vote until the time is up.",
+    "**At night**: if your role acts at night (see the roles below), its menu comes to "
+    "our direct messages; the mafia's night talk and kill vote happen there too.",
+    "**The survey**: after the game, press **Answer the survey** in our direct messages: "
+    "which player you think was the AI, and three 1-5 questions about its messages (kept "
+    "under your character name only). The game channel is told who the AI was once everyone "
+    "has answered, or a few minutes after the game.",
+)
+#: ... for the terminal
+FIRST_STEPS_TERMINAL = (
+    "**Start**: the game starts as soon as you run it; `/quit` leaves, and the game is saved "
+    "so you can continue it later.",
+    "**Talk**: type a line and press Enter.",
+    "**Vote**: when voting opens, `/vote NAME` (or `/abstain`); you can change your vote until "
+    "the time is up. If you are mafia, the night's kill is a `/vote` too.",
+    "**At night**: a detective or a doctor uses `/act NAME`.",
+    "**After the game**: a few 1-5 questions about how human the others' messages seemed "
+    "(Enter skips one, `/skip` skips them all), kept under your character name only. "
+    "`mafiabot history` lists your games, each with its replay page.",
+)
 
 
 @dataclass(frozen=True)
@@ -37,10 +93,13 @@ DISCORD: tuple[Command, ...] = (
     Command("/mafia help", "this help"),
     Command("/mafia new", "open a game lobby in this channel (you are the host)"),
     Command("/mafia consent", "read the notice, or withdraw your consent and your data"),
-    Command("/mafia stats [member]", "games, wins, survival and spot-the-AI score"),
-    Command("/mafia leaderboard", "this server's best players (skill rating, spot-the-AI)"),
+    Command("/mafia stats [member]", "games, wins by side and role, spot-the-AI, your rank"),
+    Command("/mafia leaderboard [page]", "this server's players ranked, your place, the AI"),
+    Command("/mafia history", "your last games: role, result, who the AI was, your guess"),
+    Command("/mafia web [on|off|name|noname]", "this server's web pages, if the bot has them"),
+    Command("/mafia replay game", "a game's replay page, after the reveal (its players, mods)"),
     Command("/mafia setup, config, status, end, kick", "running the games (moderators)"),
-    Command("/mafia export, replay", "research export; a finished game's replay (moderators)"),
+    Command("/mafia export", "anonymised research export of finished games (moderators)"),
     Command("/mafia spotrate", "how often people named the AI in the survey (moderators)"),
 )
 #: ``/mafia`` on Slack (settings typed as words)
@@ -53,9 +112,11 @@ SLACK: tuple[Command, ...] = (
     Command("/mafia end", "stop the game (host)"),
     Command("/mafia kick @someone", "take someone out; an AI plays their character on (host)"),
     Command("/mafia consent [withdraw]", "your consent, or withdraw it and your data"),
-    Command("/mafia stats [@someone]", "games, wins, survival and spot-the-AI score"),
-    Command("/mafia leaderboard", "this workspace's best players (skill rating, spot-the-AI)"),
-    Command("/mafia replay GAME", "a finished game's replay page (workspace admins)"),
+    Command("/mafia stats [@someone]", "games, wins by side and role, spot-the-AI, your rank"),
+    Command("/mafia leaderboard [page]", "this workspace's players ranked, your place, the AI"),
+    Command("/mafia history [N]", "your last games: role, result, who the AI was, your guess"),
+    Command("/mafia web [on|off|name NAME|noname]", "the workspace's web pages, if any"),
+    Command("/mafia replay GAME", "a game's replay page, after the reveal (its players, admins)"),
     Command("/mafia export", "anonymised research export of finished games (workspace admins)"),
     Command("/mafia spotrate", "how often people named the AI in the survey (workspace admins)"),
 )
@@ -109,9 +170,19 @@ def help_text(
 ) -> str:
     """The whole help: how a game goes, the roles in play (``roles``), the commands, and
     ``booth`` (where the asker's booth is, in the platform's words)."""
+    how, steps = {
+        "discord": (HOW_IT_GOES, FIRST_STEPS_DISCORD),
+        "slack": (HOW_IT_GOES, FIRST_STEPS_SLACK),
+        "plain": (HOW_IT_GOES_TERMINAL, FIRST_STEPS_TERMINAL),
+    }[markup]
     lines = [
-        "**Mafia with a hidden AI player.**",
-        HOW_IT_GOES,
+        "**Mafia with a hidden AI player.**"
+        if markup != "plain"
+        else "**Mafia against AI players.**",
+        how,
+        "",
+        "**First steps**",
+        *(f"- {step}" for step in steps),
         "",
         "**Roles in play here**",
         *role_lines(roles),

@@ -14,7 +14,7 @@ from bot.consent import record_consent
 from bot.privacy import withdraw
 from bot.replay_page import ReplayError, load, render
 from bot.service import GameService
-from bot.stats import leaderboard, leaderboard_text, server_stats, stats_text
+from bot.stats import leaderboard, leaderboard_text, make_board, server_stats, stats_text
 from bot.store import models as m
 from bot.store.db import session_scope
 from bot.table.seats import seat_infos
@@ -128,20 +128,23 @@ async def test_stats_and_leaderboard_show_consenting_people_only(
         else:
             assert (mine.games_bystanders, mine.wins_bystanders, mine.survived) == (1, 1, 1)
         assert (mine.spotted, mine.guesses) == ((0, 1) if uid == BOB else (1, 1))
-    board = leaderboard(stats)
-    # the winners first: the model rates the winning side above the losing one
-    assert board[-1].user_id == mafia_uid and board[0].rating > board[-1].rating
-    text = leaderboard_text(board, lambda u: f"<@{u}>")
-    assert text.count("<@") == 5 and "spot-the-AI 0/1" in text and "spot-the-AI 1/1" in text
+    # one game each: nobody is ranked yet, everyone is listed as not ranked
+    assert leaderboard(stats) == []
+    winners = [s for u, s in stats.items() if u != mafia_uid]
+    assert all(w.rating > stats[mafia_uid].rating for w in winners)
+    text = leaderboard_text(make_board(stats), lambda u: f"<@{u}>", me=ALICE)
+    assert text.count("<@") == 5 and "Not ranked yet (games so far)" in text
+    assert "You: not ranked yet (1 of 3 games)." in text
     assert table.agent_name not in text
     assert "Spotted the AI: 1 of 1 (100%)" in stats_text(stats[ALICE], "Alice")
+    assert "As mafia" not in stats_text(stats[ALICE], "Alice") or mafia_uid == ALICE
 
     # Withdrawal removes the person from the stats and the board; so does a "no".
     withdraw(engine, "discord", SERVER, CAROL)
     record_consent(engine, "discord", SERVER, DAVE, False)
     stats = server_stats(engine, "discord", SERVER)
     assert set(stats) == {ALICE, BOB, ERIN}
-    assert CAROL not in leaderboard_text(leaderboard(stats), lambda u: u)
+    assert CAROL not in leaderboard_text(make_board(stats), lambda u: u)
     # ... and agreeing again later does not bring the withdrawn games back
     record_consent(engine, "discord", SERVER, CAROL, True)
     assert CAROL not in server_stats(engine, "discord", SERVER)
@@ -173,11 +176,12 @@ async def test_replay_page_of_a_finished_game(service: GameService) -> None:  # 
         assert uid not in page
         assert all(n not in page for n in names)
     assert f"<b id='ai'>{table.agent_name}</b>" in page
-    assert "The agent's decisions" in page and "say: " in page  # --research
+    assert "The agent's other decisions" in page and "say: " in page  # --research
     assert f"<b>{mafia}</b> is out" in page
     # nothing loaded from anywhere
-    for outside in ("http://", "https://", "<script", "src=", "@import", "url("):
+    for outside in ("http://", "https://", "src=", "@import", "url("):
         assert outside not in page
+    assert page.count("<script>") == 1  # the player filter's few inline lines, no more
     plain = render(load(engine, table.game_id))
     assert "decisions" not in plain
     assert all(uid not in plain for uid in PEOPLE)  # ids and mentions go even unnamed

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.discord.player_commands import MODS_ONLY
+from bot.discord.player_commands import NOT_YOURS
 from bot.privacy import withdraw
 from tests.bot.discord.harness import Table, answered, bot_stack, custom_ids, db_url_in
 from tests.fakes.discord import FakeDiscord
@@ -77,9 +77,11 @@ async def test_help_reveal_stats_leaderboard_replay(
         assert "roles" in await table.answer(
             await table.slash("mafia config", table.mod, roles="doctor")
         )
-        helped = await answered(await table.slash("mafia help", table.humans[1]))
+        inter = await table.slash("mafia help", table.humans[1])
+        helped = await answered(inter)
         assert helped["flags"] & 64  # private to the asker
-        text = helped["content"]
+        text = helped["content"] + "\n" + (await inter.followup(1))["content"]  # (two pieces)
+        assert "**Join**: press **Join**" in text and "**Vote**" in text
         assert "**doctor**" in text and "**mafia**" in text and "detective" not in text
         assert "private thread" in text and "/mafia stats" in text
 
@@ -93,8 +95,9 @@ async def test_help_reveal_stats_leaderboard_replay(
         # now the help says where the asker's booth is
         booth = table.booth(table.humans[2])
         assert booth is not None
-        helped = await answered(await table.slash("mafia help", table.humans[2]))
-        assert f"<#{booth.id}>" in helped["content"]
+        inter = await table.slash("mafia help", table.humans[2])
+        await answered(inter)
+        assert f"<#{booth.id}>" in (await inter.followup(1))["content"]
 
         agent, target = await vote_out_the_mafia(fake, table, game_id)
 
@@ -133,21 +136,51 @@ async def test_help_reveal_stats_leaderboard_replay(
         assert "Spotted the AI: 1 of 1 (100%)" in stats["content"]
         other = await answered(await table.slash("mafia stats", first, member=table.humans[1]))
         assert f"<@{table.humans[1].id}>" in other["content"]
-        board = (await answered(await table.slash("mafia leaderboard", first)))["content"]
+        inter = await table.slash("mafia leaderboard", first)
+        await inter.response()
+        told = await inter.followup(0)
+        assert told["flags"] & 64
+        board = told["content"]
         assert sorted(int(x) for x in __import__("re").findall(r"<@(\d+)>", board)) == sorted(
             p.id for p in table.humans
         )
-        assert agent not in board and "spot-the-AI" in board
+        assert agent not in board and "Not ranked yet" in board
+        assert "You: not ranked yet (1 of 3 games)." in board
+        assert __import__("re").search(
+            rf"The AI: 1 game, won [01] of 1 \(\d+%\); named by {spotted} of 5 guesses", board
+        ), board
 
         # withdrawal takes a person off the board
         gone = table.humans[3]
         await bot.links.run(withdraw, bot.engine, "discord", str(table.guild.id), str(gone.id))
-        board = (await answered(await table.slash("mafia leaderboard", first)))["content"]
+        inter = await table.slash("mafia leaderboard", first)
+        await inter.response()
+        board = (await inter.followup(0))["content"]
         assert f"<@{gone.id}>" not in board and f"<@{first.id}>" in board
 
-        # the replay: moderators only, as a file
-        refused = await answered(await table.slash("mafia replay", table.humans[1], game=game_id))
-        assert refused["content"] == MODS_ONLY
+        # their history: role, result, who the AI was and their own guess, with the replay
+        inter = await table.slash("mafia history", first)
+        await inter.response()
+        told = await inter.followup(0)
+        assert told["flags"] & 64
+        mine_now = told["content"]
+        assert f"`{game_id}`" in mine_now and f"The AI was {agent}" in mine_now
+        assert f"you named {guesses[0]} (right)" in mine_now
+        assert f"/mafia replay game:{game_id}" in mine_now
+        assert "won 1 of 1" in mine_now or "won 0 of 1" in mine_now
+        inter = await table.slash("mafia history", gone)  # withdrawn: their games are gone
+        await inter.response()
+        assert "No finished games" in (await inter.followup(0))["content"]
+
+        # the replay: for those who played and moderators, as a file
+        refused = await answered(await table.slash("mafia replay", table.spectator, game=game_id))
+        assert refused["content"] == NOT_YOURS
+        refused = await answered(await table.slash("mafia replay", gone, game=game_id))
+        assert refused["content"] == NOT_YOURS
+        inter = await table.slash("mafia replay", table.humans[1], game=game_id)
+        await inter.response()
+        sent = await inter.followup(0)
+        assert sent["attachments"][0]["filename"] == f"mafia-replay-{game_id}.html"
         missing = await answered(await table.slash("mafia replay", table.mod, game="nope"))
         assert "no game 'nope'" in missing["content"]
         inter = await table.slash("mafia replay", table.mod, game=game_id)

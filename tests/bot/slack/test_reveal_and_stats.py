@@ -92,7 +92,7 @@ async def test_help_reveal_stats_leaderboard_replay(
     host = users[0]
     helped = await harness.slash(users[1], "help")
     assert "*mafia*" in helped and "*doctor*" not in helped and "direct messages" in helped
-    assert "`/mafia leaderboard`" in helped
+    assert "`/mafia leaderboard [page]`" in helped and "`/mafia history [N]`" in helped
 
     game_id, agent, mafia = await won_game(harness, users)
 
@@ -119,12 +119,23 @@ async def test_help_reveal_stats_leaderboard_replay(
     assert "Spotted the AI: 0 of 1 (0%)" in theirs
     board = await harness.slash(users[1], "leaderboard")
     assert all(f"<@{u.id}>" in board for u in users) and agent not in board
+    assert "The AI: 1 game" in board and "named by 4 of 5 guesses" in board
+    assert "page" in await harness.slash(users[1], "leaderboard next")
 
     assert "withdrawn" in (await harness.slash(users[2], "consent withdraw")).lower()
     board = await harness.slash(users[1], "leaderboard")
     assert f"<@{users[2].id}>" not in board and f"<@{users[1].id}>" in board
 
-    assert "Only workspace admins" in await harness.slash(users[1], f"replay {game_id}")
+    history = await harness.slash(users[1], "history")
+    assert f"`{game_id}`" in history and f"The AI was {agent}" in history
+    assert f"you named {agent} (right)" in history and f"/mafia replay {game_id}" in history
+    assert "No finished games" in await harness.slash(users[2], "history")  # withdrawn
+    assert "how many" in await harness.slash(users[1], "history lots")
+    # the replay: for the game's players (not a withdrawn one) and the admins
+    assert "played in it" in await harness.slash(users[2], f"replay {game_id}")
+    reply = await harness.slash(users[1], f"replay {game_id}")
+    assert "is in our direct messages" in reply, reply
+    assert upload_server["channel"] == fake.dm(users[1]).id
     assert "no finished game" in await harness.slash(host, "replay nosuch")
     reply = await harness.slash(host, f"replay {game_id}")
     assert "is in our direct messages" in reply, reply

@@ -1,0 +1,83 @@
+"""A person's own games (`bot.history`) and ``mafiabot history``, on a game played through the
+service: role, result, who the AI was (after the reveal only), their guess, and who may get a
+replay (the game's players, not a withdrawn one)."""
+
+from __future__ import annotations
+
+from sqlalchemy.engine import Engine
+from sqlmodel import select
+
+from bot import reveal
+from bot.history import history_text, may_replay, player_history
+from bot.local.terminal import HUMAN_ID
+from bot.privacy import withdraw
+from bot.service import GameService
+from bot.store import models as m
+from bot.store.db import session_scope
+from tests.bot.test_cli import run_cli
+from tests.bot.test_privacy import ALICE, BOB, CAROL, PEOPLE, SERVER
+from tests.bot.test_reveal_stats import WINDOW, answer_all, finished
+
+
+async def test_history_before_and_after_the_reveal(service: GameService) -> None:
+    engine = service.engine
+    table = await finished(service)
+    mine = player_history(engine, "discord", SERVER, ALICE)
+    assert [e.game_id for e in mine] == [table.game_id]
+    entry = mine[0]
+    assert entry.character == table.name_of[ALICE] and entry.role is not None
+    mafia_uid = next(u for u, i in table.seat_of.items() if i == table.mafia_seat)
+    assert entry.result == ("lost" if mafia_uid == ALICE else "won")
+    # before the reveal: neither the AI nor a guess, no replay
+    text = history_text(mine, "Alice", "/mafia replay {game}")
+    assert table.agent_name not in text and "not revealed yet" in text
+    assert "/mafia replay" not in text
+    for uid in PEOPLE:
+        answer_all(engine, table, uid, table.agent_name if uid != BOB else table.name_of[ALICE])
+    assert reveal.claim(engine, table.game_id, window=WINDOW) is not None
+
+    text = history_text(player_history(engine, "discord", SERVER, ALICE), "Alice", "R {game}")
+    assert f"The AI was {table.agent_name}; you named {table.agent_name} (right)." in text
+    assert f"Replay: `R {table.game_id}`" in text
+    bob = history_text(player_history(engine, "discord", SERVER, BOB), "Bob", "R {game}")
+    assert f"you named {table.name_of[ALICE]} (wrong)" in bob
+    assert "named the AI in 0 of 1 guesses" in bob
+    # another server, another person: nothing
+    assert player_history(engine, "discord", "G0OTHER", ALICE) == []
+    assert player_history(engine, "discord", SERVER, "U0STRANGER") == []
+
+    # the replay: the game's players only (the moderators are the adapters' to let in)
+    assert may_replay(engine, "discord", SERVER, table.game_id, ALICE)
+    assert not may_replay(engine, "discord", SERVER, table.game_id, "U0STRANGER")
+    withdraw(engine, "discord", SERVER, CAROL)
+    assert not may_replay(engine, "discord", SERVER, table.game_id, CAROL)
+    assert player_history(engine, "discord", SERVER, CAROL) == []
+
+
+async def test_mafiabot_history_lists_the_terminals_games(
+    service: GameService, engine: Engine, db_url: str
+) -> None:
+    if not db_url.startswith("sqlite"):
+        return  # (the CLI reads the same database; one backend is enough here)
+    table = await finished(service)
+    for uid in PEOPLE:
+        answer_all(engine, table, uid, table.agent_name)
+    reveal.claim(engine, table.game_id, window=WINDOW)
+    # the same game as the terminal's: its one person is the terminal's player
+    with session_scope(engine) as s:
+        game = s.get(m.Game, table.game_id)
+        assert game is not None
+        server = s.get(m.Server, game.server_id)
+        assert server is not None
+        server.platform, server.external_id = "local", "terminal"
+        seat = s.exec(
+            select(m.Seat).where(m.Seat.game_id == table.game_id, m.Seat.user_id == ALICE)
+        ).one()
+        seat.user_id = HUMAN_ID
+    code, out, err = await run_cli("history", "--db", db_url)
+    assert code == 0, err
+    assert out.startswith("Your last 1 game")
+    assert table.game_id in out and f"The AI was {table.agent_name}" in out
+    assert f"replay {table.game_id} --html replay-{table.game_id}.html" in out
+    code, _, err = await run_cli("history", "--count", "0", "--db", db_url)
+    assert code == 2 and "--count" in err
