@@ -1,8 +1,8 @@
 """player_ratings, rated_games: each person's rating and records per server, brought up to
 date once per revealed game (the stats and the board no longer re-rate the whole history)
 
-Revision ID: 0015
-Revises: 0014
+Revision ID: 0016
+Revises: 0015
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import sqlmodel
 import sqlmodel.sql.sqltypes
 from alembic import op
 
-revision: str = "0015"
-down_revision: str | None = "0014"
+revision: str = "0016"
+down_revision: str | None = "0015"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -174,12 +174,12 @@ async def test_a_kicked_person_is_not_announced_as_the_ai(
     page = render(load(engine, table.game_id))
     assert f"<span class='who'>{erin}</span>: {LINES[ERIN][0]}</div>" in page
     person_line = page.index(LINES[ERIN][0])
-    assert page.rfind("<div class='line person'>", 0, person_line) > page.rfind(
-        "<div class='line agent'>", 0, person_line
+    assert page.rfind("<div class='line person'", 0, person_line) > page.rfind(
+        "<div class='line agent'", 0, person_line
     )
     agent_line = page.index("ZZ-AFTER the seat talks on")
-    assert page.rfind("<div class='line agent'>", 0, agent_line) > page.rfind(
-        "<div class='line person'>", 0, agent_line
+    assert page.rfind("<div class='line agent'", 0, agent_line) > page.rfind(
+        "<div class='line person'", 0, agent_line
     )
     assert f"<b id='ai'>{agent}</b>" in page
     players = list(csv.DictReader(io.StringIO(export(engine, table)["csv/players.csv"])))

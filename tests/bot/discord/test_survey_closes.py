@@ -42,7 +42,7 @@ async def test_a_guess_after_the_reveal_is_refused_and_never_counted(
         assert done == "Saved: 4 of 5. All done, thank you for playing!", done
         await bot.delivery.drain()
         stats = await answered(await table.slash("mafia stats", late))
-        assert "Spotted the AI: none yet." in stats["content"], stats["content"]
+        assert "Spotted the AI: no guesses yet." in stats["content"], stats["content"]
         rate = await table.answer(await table.slash("mafia spotrate", table.mod))
         assert "Overall: 0 of 0 answers named an AI" in rate, rate
 
@@ -113,4 +113,4 @@ async def test_a_kicked_person_is_not_announced_as_the_ai(
         for n, person in enumerate(stayed):
             stats = await answered(await table.slash("mafia stats", person))
             spotted = "1 of 1 (100%)" if n == 0 else "0 of 1 (0%)"
-            assert f"Spotted the AI: {spotted}." in stats["content"], stats["content"]
+            assert f"Spotted the AI: {spotted};" in stats["content"], stats["content"]

@@ -28,7 +28,7 @@ async def test_a_guess_after_the_reveal_is_refused_and_never_counted(
     await answer_survey(harness, late, agent)
     assert any(survey.GUESS_CLOSED in t for t in harness.dm_texts(late)), harness.dm_texts(late)
     stats = await harness.slash(late, "stats")
-    assert "Spotted the AI: none yet." in stats, stats
+    assert "Spotted the AI: no guesses yet." in stats, stats
     rate = await harness.slash(users[0], "spotrate")
     assert "Overall: 0 of 0 answers named an AI" in rate, rate
 
@@ -88,4 +88,4 @@ async def test_a_kicked_person_is_not_announced_as_the_ai(harness: SlackHarness)
     )
     for n, u in enumerate(stayed):
         spotted = "1 of 1 (100%)" if n == 0 else "0 of 1 (0%)"
-        assert f"Spotted the AI: {spotted}." in await harness.slash(u, "stats")
+        assert f"Spotted the AI: {spotted};" in await harness.slash(u, "stats")
