@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -17,8 +18,9 @@ from sqlalchemy.engine import Engine
 
 from bot.agents import make_agent_factory
 from bot.clock import GameClock
+from bot.live import LiveGame
 from bot.service import GameService
-from bot.timers import make_scheduler
+from bot.timers import SchedulerTimers, make_scheduler
 from games.config import GameConfig
 from games.events import Event, PhaseStarted
 
@@ -44,7 +46,7 @@ class Stalls:
         self.count = 0
         self.loop = asyncio.get_running_loop()
 
-    async def on_events(self, game: Any, events: list[Event]) -> None:
+    async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None:
         for e in events:
             if isinstance(e, PhaseStarted) and e.phase in ("vote", "night_vote"):
                 self.count += 1
@@ -84,8 +86,6 @@ async def test_a_stall_in_every_vote_leaves_the_votes_in_time(
 async def test_a_held_clock_stands_still_and_a_deadline_waits_for_it(scheduler: Any) -> None:
     """The game's time does not move while held; a deadline that comes due meanwhile runs
     once the hold is released, and not before game time reaches it."""
-    from bot.timers import SchedulerTimers
-
     clock = GameClock(SPEED)
     timers = SchedulerTimers(scheduler, clock)
     release = clock.hold()
@@ -97,8 +97,6 @@ async def test_a_held_clock_stands_still_and_a_deadline_waits_for_it(scheduler: 
         seen.append(clock.held)
         fired.set()
 
-    from datetime import timedelta
-
     handle = timers.call_at(frozen + timedelta(seconds=5), deadline, after_holds=True)
     await asyncio.sleep(0.05)  # 500 game seconds if the clock ran
     assert clock.now() == frozen
@@ -108,3 +106,35 @@ async def test_a_held_clock_stands_still_and_a_deadline_waits_for_it(scheduler: 
     assert seen == [False]
     assert clock.now() >= frozen + timedelta(seconds=5)
     assert not handle.pending
+
+
+class HeldWhenTold:
+    """Notes, as each batch of events is handed out, whether the game's clock is held."""
+
+    def __init__(self) -> None:
+        self.held: list[bool] = []
+
+    async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None:
+        self.held.append(game.clock.held)
+
+
+@pytest.mark.parametrize("people", [0, 2])
+async def test_only_a_game_of_agents_holds_its_clock(
+    engine: Engine, scheduler: Any, people: int
+) -> None:
+    """A game of agents only holds its clock while its agents are told of the game's start
+    (the renderers are told in the same moment); a game with people in it never does."""
+    noted = HeldWhenTold()
+    service = GameService(engine, scheduler, make_agent_factory())
+    service.subscribe(noted)
+    game_id = await service.create_game(GameConfig(), seed=5, speed=SPEED)
+    for i in range(people):
+        await service.join(game_id, f"u{i}")
+    for _ in range(5 - people):
+        await service.join(game_id, None, is_agent=True)
+    try:
+        await service.start(game_id)
+        await service.drain(game_id)
+    finally:
+        await service.close()
+    assert noted.held and noted.held[0] is (people == 0)
