@@ -44,6 +44,7 @@ bench: sync
 	$(UV) run --frozen python bench/memory.py
 	$(UV) run --frozen python bench/scheduler_calls.py
 	$(UV) run --frozen python bench/discord_relay.py
+	$(UV) run --frozen python bench/simulate_speed.py
 
 bench-model: uv
 	$(UV) sync --frozen --all-extras --group realmodel --quiet

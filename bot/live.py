@@ -10,11 +10,12 @@ the `SeatActions` it is given (the service), so nothing marks its actions apart.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -94,6 +95,33 @@ class LiveGame:
     replayed: tuple[Event, ...] = ()
     #: the last change to the lobby (monotonic): an idle lobby closes (`bot.lobbies`)
     active_at: float = field(default_factory=time.monotonic)
+
+    def agents_only(self) -> bool:
+        """Nobody but agents at the table (`simulate`): the game's clock waits for its agents
+        (`GameClock.hold`). A game with a person in it keeps to its clock."""
+        return bool(self.seats) and all(s.is_agent for s in self.seats)
+
+    def agent_timers(self) -> SchedulerTimers:
+        """The timers an agent seat acts on: in a game of agents only, an action holds the
+        game's time while it is carried out."""
+        return SchedulerTimers(self.timers.scheduler, self.clock, holding=self.agents_only)
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """In a game of agents only, the game's time stands still meanwhile (an action being
+        stored, until its events are handed to the agents)."""
+        release = self.clock.hold() if self.agents_only() else None
+        try:
+            yield
+        finally:
+            if release is not None:
+                release()
+
+    def tell(self, seat: int, events: Sequence[Event]) -> None:
+        """Hand an agent seat events (its outbox delivers them to its player with `told`). In a
+        game of agents only the game's time stands still until they are told."""
+        release = self.clock.hold() if self.agents_only() else None
+        self.outboxes[seat].put((events, release))
 
     def seat_names(self) -> dict[int, str]:
         return {s.index: s.name for s in self.seats}
@@ -258,6 +286,18 @@ class SeatPortImpl:
 
     def _wall(self, made: datetime | None) -> datetime | None:
         return None if made is None else self._clock.to_wall(made)
+
+
+async def told(player: Player, item: tuple[Sequence[Event], Callable[[], None] | None]) -> None:
+    """Deliver to ``player`` what `LiveGame.tell` put in its outbox, then let the game's time
+    go on."""
+    events, release = item
+    try:
+        for event in events:
+            await player.on_event(event)
+    finally:
+        if release is not None:
+            release()
 
 
 AgentFactory = Callable[[LiveGame, SeatInfo, SeatPortImpl, GameClock, SchedulerTimers], Player]

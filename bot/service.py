@@ -25,7 +25,6 @@ import sqlalchemy as sa
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlmodel import Session
 
-from agent.base import Player
 from bot import journal, lease, live, recovery, seat_story
 from bot.alerts import Alerts, AlertSink
 from bot.clock import GameClock, utcnow
@@ -287,23 +286,24 @@ class GameService:
         indices change, so an adapter re-reads seat numbers from ``game.seats`` after this."""
         game = self._game(game_id)
         self._refuse_while_closing("start it again")
-        async with game.lock:
-            if game.status != "lobby":
-                raise ServiceError("This game has already started.")
-            t = game.clock.now()
-            order = game.start_order()
-            seated = [game.seats[i] for i in order]
-            state, events = new_game(game.config, [s.name for s in seated], game.seed, t)
+        with game.holding():  # (the agents see the game start when it starts)
+            async with game.lock:
+                if game.status != "lobby":
+                    raise ServiceError("This game has already started.")
+                t = game.clock.now()
+                order = game.start_order()
+                seated = [game.seats[i] for i in order]
+                state, events = new_game(game.config, [s.name for s in seated], game.seed, t)
 
-            def begin(session: Session) -> None:
-                journal.begin(session, game, order, state, events, t)
+                def begin(session: Session) -> None:
+                    journal.begin(session, game, order, state, events, t)
 
-            await self._run_db(begin)
-            game.begin(seated, state, t)
-            self._attach_agents(game)
-            self._advance_seqs(game, events)
-            self._arm_deadline(game)
-        self._dispatch(game, events)
+                await self._run_db(begin)
+                game.begin(seated, state, t)
+                self._attach_agents(game)
+                self._advance_seqs(game, events)
+                self._arm_deadline(game)
+            self._dispatch(game, events)
 
     # --- play ---------------------------------------------------------------------------------
 
@@ -408,35 +408,36 @@ class GameService:
         also before a restart, is ignored (False). It is stored even when the action changes
         nothing (the same vote twice), so replaying an old click can never undo a later one.
         """
-        received = game.clock.now()
-        seen = None if game.state is None else game.state.phase.seq
-        async with game.lock:
-            if platform_id is not None and platform_id in game.client_ids:
-                return False
-            state = game.state
-            if state is None:
-                raise ServiceError("The game hasn't started yet.")
-            action = stamp(game, state, make, received, at, source, seen)
-            if state.over and not isinstance(action, A.Tick):
-                raise RuleError("The game is over.")
-            new, events = apply(state, action)  # RuleError: nothing stored, nothing changes
-            if not events and platform_id is None:
-                return True  # a no-op (same vote twice, early tick): nothing to record
-            seq = game.action_seq + 1
+        with game.holding():  # (a game of agents only: its time waits for this action)
+            received = game.clock.now()
+            seen = None if game.state is None else game.state.phase.seq
+            async with game.lock:
+                if platform_id is not None and platform_id in game.client_ids:
+                    return False
+                state = game.state
+                if state is None:
+                    raise ServiceError("The game hasn't started yet.")
+                action = stamp(game, state, make, received, at, source, seen)
+                if state.over and not isinstance(action, A.Tick):
+                    raise RuleError("The game is over.")
+                new, events = apply(state, action)  # RuleError: nothing stored, nothing changes
+                if not events and platform_id is None:
+                    return True  # a no-op (same vote twice, early tick): nothing to record
+                seq = game.action_seq + 1
 
-            def write(session: Session) -> None:
-                journal.write_action(session, game, seq, action, events, platform_id)
+                def write(session: Session) -> None:
+                    journal.write_action(session, game, seq, action, events, platform_id)
 
-            await self._run_db(write)
-            game.action_seq = seq
-            note_applied(game, action, platform_id)
-            game.state = new
-            self._advance_seqs(game, events)
-            self._arm_deadline(game)
-        self._dispatch(game, events)
-        if new.over:
-            await self._finish(game)
-        return True
+                await self._run_db(write)
+                game.action_seq = seq
+                note_applied(game, action, platform_id)
+                game.state = new
+                self._advance_seqs(game, events)
+                self._arm_deadline(game)
+            self._dispatch(game, events)
+            if new.over:
+                await self._finish(game)
+            return True
 
     @staticmethod
     def _advance_seqs(game: LiveGame, events: Sequence[Event]) -> None:
@@ -468,7 +469,8 @@ class GameService:
 
         game.armed_phase = phase_seq
         game.deadline_handle = (
-            game.timers.call_at(deadline + grace(game), fire)
+            # (a game of agents only: not before its agents' work in flight is in)
+            game.timers.call_at(deadline + grace(game), fire, after_holds=game.agents_only())
             if retry_in is None
             else game.timers.call_later(retry_in, fire)
         )
@@ -624,10 +626,10 @@ class GameService:
         batch = list(events)
         for outbox in self._listeners:
             outbox.put((game, batch))
-        for seat, outbox in game.outboxes.items():
+        for seat in game.outboxes:
             seen = [e for e in batch if visible(e, seat)]
             if seen:
-                outbox.put(seen)
+                game.tell(seat, seen)
 
     def _attach_agents(self, game: LiveGame) -> None:
         if self.agent_factory is None:
@@ -636,13 +638,9 @@ class GameService:
             if not info.is_agent or info.index in game.players:
                 continue
             port = SeatPortImpl(self, game.id, info.index, game.clock)
-            player = self.agent_factory(game, info, port, game.clock, game.timers)
+            player = self.agent_factory(game, info, port, game.clock, game.agent_timers())
             game.players[info.index] = player
-
-            async def deliver(events: Sequence[Event], player: Player = player) -> None:
-                for event in events:
-                    await player.on_event(event)
-
+            deliver = partial(live.told, player)
             game.outboxes[info.index] = Line(deliver, f"{game.id}:{info.index}")
 
     async def replace_seat(
@@ -688,7 +686,7 @@ class GameService:
                 self._attach_agents(game)
                 seen = [e for e in history if visible(e, seat)]
                 if seen and seat in game.outboxes:
-                    game.outboxes[seat].put(seen)
+                    game.tell(seat, seen)
         return info
 
     async def _finish(self, game: LiveGame) -> None:
@@ -746,10 +744,10 @@ class GameService:
                 self.outages.mark_down(game.id, game.clock, since)
             history = game.replayed
             self._attach_agents(game)
-            for seat, outbox in game.outboxes.items():
+            for seat in game.outboxes:
                 seen = [e for e in history if visible(e, seat)]
                 if seen:
-                    outbox.put(seen)
+                    game.tell(seat, seen)
             if game.state.over:  # crashed between the last action and marking the game finished
                 await self._finish(game)
             else:
