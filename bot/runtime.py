@@ -70,6 +70,8 @@ async def running_service(
         metrics.watch_service(service)
     service.decision_log = decisions
     service.llm_factory = llm
+    if llm is not None:
+        llm.alert = service.alerts.alert  # a spend cap reached: the host is told, once a day
     service.subscribe(PendingWithdrawals(engine))
     await asyncio.to_thread(apply_pending_withdrawals, engine)
     try:
