@@ -21,6 +21,7 @@ when the factory gets an :class:`AgentLearning`::
     factory = llm_player_factory(settings, DBDecisionLog(engine), learning=learning)
     ...
     await factory.wait_learning()   # end-of-game debriefs (experience pool, strategy notes)
+    await factory.stop_learning()   # at shutdown: a short grace, then the rest is cut short
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ __all__ = [
 LLM = "llm"
 
 log = logging.getLogger(__name__)
+
+#: how long a stopping process waits for end-of-game debriefs before cutting them short
+STOP_LEARNING_GRACE_S = 2.0
 
 
 def writable_memory_root(root: Path) -> Path | None:
@@ -382,6 +386,25 @@ class LLMPlayerFactory:
         before reading what a game taught, and before shutting down."""
         while self._learning_tasks:
             await asyncio.gather(*list(self._learning_tasks), return_exceptions=True)
+
+    async def stop_learning(self, grace_s: float = STOP_LEARNING_GRACE_S) -> int:
+        """At shutdown: give the end-of-game debriefs under way ``grace_s`` to finish, then
+        cancel the rest (their model calls with them) and return how many were cut short.
+        A stop must not wait for a slow model (a container is killed 10 s after it is asked
+        to stop); what a cut debrief would have taught is dropped."""
+        pending = set(self._learning_tasks)
+        if pending:
+            _, pending = await asyncio.wait(pending, timeout=grace_s)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+            log.warning(
+                "stopping: %d end-of-game debrief(s) cut short; what they would have "
+                "taught the agents is dropped",
+                len(pending),
+            )
+        return len(pending)
 
     async def aclose(self) -> None:
         """Close the shared provider clients (at process shutdown)."""

@@ -79,7 +79,9 @@ async def running_service(
     finally:
         await service.close()  # agents flush their decision records on close
         if llm is not None:
-            await llm.wait_learning()  # end-of-game experiences and strategy notes
+            # end-of-game experiences and strategy notes: a short grace, then cut short (a
+            # stop must not wait for a slow model's answers)
+            await llm.stop_learning()
             await llm.aclose()
         await decisions.aclose()
         scheduler.shutdown(wait=False)

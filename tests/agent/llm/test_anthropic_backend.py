@@ -97,7 +97,7 @@ async def test_settled_history_is_a_marked_block_read_from_the_cache(
     one = await anthropic_client.complete(first)
     two = await anthropic_client.complete(second)
 
-    sent = fake_anthropic.requests[-1].json
+    sent = fake_anthropic.last_json
     assert sent["system"] == [
         {"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}
     ]
@@ -121,7 +121,7 @@ async def test_a_request_without_settled_history_sends_plain_messages(
 ) -> None:
     await anthropic_client.complete(make_request())
 
-    assert fake_anthropic.requests[-1].json["messages"][0] == {
+    assert fake_anthropic.last_json["messages"][0] == {
         "role": "user",
         "content": "Alice: hi all",
     }

@@ -125,7 +125,7 @@ async def test_settled_history_is_sent_as_one_message_and_its_prefix_cached(
     await openai_client.complete(first)
     resp = await openai_client.complete(second)
 
-    sent = fake_openai.requests[-1].json["messages"]
+    sent = fake_openai.last_json["messages"]
     # byte-identical prefix: the system message, then one user message starting with history
     assert sent[0] == {"role": "system", "content": SYSTEM}
     assert sent[1] == {"role": "user", "content": history + "Carol: me\nNow: ask"}
