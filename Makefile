@@ -19,8 +19,9 @@ play: sync
 simulate: sync
 	$(UV) run --frozen mafiabot simulate --speed 20
 
+# (the 20 slowest tests are listed at the end: what to look at when the suite gets slow)
 test: sync
-	$(UV) run --frozen pytest -q
+	$(UV) run --frozen pytest -q --durations=20
 
 # Whole games on a real tiny model (SmolLM2-135M on llama-cpp-python's server, loopback): the
 # `realmodel` dependency group, built once from its sdist and then taken from uv's cache.

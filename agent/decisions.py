@@ -87,6 +87,8 @@ class DecisionRecord:
     cost_usd: float
     t: datetime
     model: str = ""
+    #: of ``input_tokens``, those the provider served from its prompt cache
+    cached_input_tokens: int = 0
 
     @property
     def called(self) -> bool:

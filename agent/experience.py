@@ -42,7 +42,7 @@ from agent.guard import check_note
 from agent.knowledge import SeatKnowledge
 from agent.llm.base import LLMRequest
 from agent.memory.embeddings import l2_normalize
-from agent.prompting import PromptBook, read_json, system_prompt, text_schema
+from agent.prompting import PromptBook, read_json, system_prompt, task_text, text_schema
 from games.names import CHARACTER_NAMES
 
 __all__ = [
@@ -201,12 +201,13 @@ def suggestion_request(
 ) -> LLMRequest:
     user = book.user(
         "suggestion",
+        task=task_text(book, "suggestion", k),
         reflection=_cut(reflection, MAX_REFLECTION),
         bad=_example(bad),
         good="\n".join(_example(e) for e in good),
     )
     return LLMRequest(
-        system=system_prompt(book, k, persona, "suggestion", strategy),
+        system=system_prompt(book, k, persona, strategy),
         messages=[("user", user)],
         max_tokens=max_tokens,
         temperature=0.3,

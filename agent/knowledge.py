@@ -329,6 +329,37 @@ class SeatKnowledge:
         picked.reverse()
         return picked
 
+    def settled_window(
+        self, max_lines: int, max_chars: int, keep: int, page: int
+    ) -> tuple[list[ChatEntry], int]:
+        """The recent chat for a prompt, arranged for prompt caching: (entries oldest first,
+        how many of them are *settled*).
+
+        Unlike :meth:`window_entries` (always the last lines), the window's first line stays put
+        while the chat grows, so every prompt repeats the one before it line for line and only
+        adds at the end; once more than ``max_lines`` lines (or ``max_chars`` characters) would
+        be shown, the start jumps forward so that ``keep`` or more lines remain (the lines run
+        ``keep`` + 1 to ``max_lines``, in whole steps of ``max_lines - keep``). The settled lines
+        are the window's whole ``page``-line pages from its start: a prompt sends them as a block
+        that stays byte-identical from call to call until the next page fills. Which lines are
+        shown (den or not) follows :meth:`window_entries`."""
+        room = self.room()
+        show_den = room == "den" or (self.phase is not None and self.phase.is_night)
+        seen = [e for e in self.lines if show_den or e.place != "den"]
+        n = len(seen)
+        step = max(max_lines - keep, 1)
+        start = max(0, -(-(n - max_lines) // step) * step)
+        sizes = [len(e.render()) + 1 for e in seen[start:]]
+        total = sum(sizes)
+        page = max(page, 1)
+        while total > max_chars and n - start > 1:
+            drop = min(page, n - start - 1)
+            total -= sum(sizes[:drop])
+            del sizes[:drop]
+            start += drop
+        shown = seen[start:]
+        return shown, (len(shown) // page) * page
+
     def phase_label(self) -> str:
         n = self.phase_number
         return {
@@ -344,7 +375,11 @@ class SeatKnowledge:
         out: list[str] = []
         if self.phase is not None and self.deadline is not None:
             out.append(f"Phase: {self.phase_label()}, until [{clock_text(self.deadline)}].")
-        out.append(f"Still playing: {display_list(self.alive_names())}.")
+        alive = self.alive_names()
+        if len(alive) == len(self.players):
+            out.append("Still playing: everyone at the table.")
+        else:
+            out.append(f"Still playing: {display_list(alive)}.")
         if self.eliminations:
             gone = [
                 f"{e.name} ({e.role}, voted out on day {e.number})"

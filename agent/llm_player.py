@@ -5,8 +5,10 @@ It follows the "Time to Talk" design (a *scheduler* prompt answers ``<send>`` or
 rather than polled:
 
 * **When to consult the scheduler.** After new messages, debounced (a short random pause after
-  the latest one, never longer than ``max_debounce_s`` after the first unanswered one), after a
-  quiet spell (jittered), and shortly after a phase opens, so the agent can speak first. Never
+  the latest one, never longer than ``max_debounce_s`` after the first unanswered one), once
+  ``consult_after`` messages by others came since the last consultation (fewer when one names
+  the seat), after a quiet spell (jittered; chatter too thin to ask again leaves its timer
+  running), and shortly after a phase opens, so the agent can speak first. Never
   more often than ``min_consult_gap_s``, and never when it cannot speak (out of the game, a
   bystander at night, the game over). All times are game time on the :class:`Timers` port.
 * **One request in flight.** At most one LLM request per agent at a time; whatever wanted a
@@ -252,6 +254,7 @@ class LLMPlayer(TalkingSeat):
         self._draft = self._regen = None
         self._consult_wanted = False
         self._pending_since = None
+        self._consult_seen = None
         self._decision = None
         self._prevote_due = None
         if event.phase == PhaseKind.VOTE.value:
@@ -292,6 +295,12 @@ class LLMPlayer(TalkingSeat):
         if event.seat == self.seat or k.room() is None or event.phase_seq != k.phase_seq:
             return
         s = self.settings
+        if self._consult_seen is not None:
+            new = k.messages_by_others_since(self._consult_seen)
+            fair = self.talkativeness / max(k.room_size(), 1)
+            need = s.consult_after[0] if k.share() < fair else s.consult_after[1]
+            if len(new) < need and not k.addressed_in(new):
+                return  # too little news to ask again (a quiet spell still will)
         if self._pending_since is None:
             self._pending_since = event.t
         when = min(

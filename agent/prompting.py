@@ -1,13 +1,20 @@
 """Prompts for the LLM agent, and reading its answers back.
 
 Templates live in :mod:`agent.prompts` (one file per prompt, ``$name`` fields, a
-``--- user ---`` line between the static system part and the per-call message). Every request
-puts the static part first: the preamble (the rules and the table, the same for every seat of
-a game, then the seat's identity, persona and role) plus the prompt's own task text, which stay
-byte-identical for a whole game, so provider prompt caching keeps working; the clock, the chat
-window and the status come after, in the user message. The part every seat shares comes first
-so that a local server answering the seats one after another (llama.cpp reuses the longest
-prefix a request shares with the one before) reads it once, not once per request.
+``--- user ---`` line between the prompt's task text and the per-call message).
+
+Every request is laid out for prompt caching (OpenAI caches an identical prefix, Anthropic the
+blocks marked ``cache_control``, llama.cpp and vLLM reuse a shared prefix's KV cache): what
+changes least comes first, what is fresh last, so most of each call repeats the call before it
+byte for byte, whatever its kind. The system part is the preamble alone (the rules and the
+table, the same for every seat of a game, then the seat's identity, persona and role, and its
+strategy note): identical on every call of the seat's game. The user message opens with the
+chat window (:meth:`agent.knowledge.SeatKnowledge.settled_window`), whose first line stays put
+while the chat grows, its whole pages *settled* (`LLMRequest.settled` says how many characters:
+the Anthropic backend marks them as a cached block); then the fresh lines, the status, the
+memory, the clock, and last the prompt's task text and its question. The part every seat
+shares comes first so that a local server answering the seats one after another reads it
+once, not once per request.
 
 Answers are parsed strictly but tolerantly: the scheduler must say ``<send>`` or ``<wait>``
 (any case, whitespace or quotes around it), anything else is invalid; a vote names exactly one
@@ -60,12 +67,14 @@ from games.state import PhaseKind
 __all__ = [
     "PROMPT_NAMES",
     "SCHEDULE_SCHEMA",
+    "ChatBlock",
     "NameChoice",
     "PromptBook",
     "PromptWindow",
     "ScheduleAnswer",
     "chat_block",
     "chat_line",
+    "chat_window",
     "clean_line",
     "corrective_request",
     "default_personas",
@@ -81,10 +90,12 @@ __all__ = [
     "read_json",
     "render_request",
     "scheduler_request",
+    "settled_chars",
     "speech",
     "system_prompt",
     "target_request",
     "target_schema",
+    "task_text",
     "text_schema",
 ]
 
@@ -205,10 +216,15 @@ def default_personas() -> tuple[str, ...]:
 class PromptWindow:
     """How much chat goes into a prompt: the last ``lines`` lines, at most ``chars`` chars."""
 
-    lines: int = 30
-    chars: int = 2400
+    lines: int = 24
+    chars: int = 2000
     #: own earlier lines listed for the generator's no-repeat rule
     own_lines: int = 8
+    #: when the window is full its start jumps forward, leaving at least this many lines: the
+    #: start stays put between jumps, so each prompt's chat repeats the one before (caching)
+    keep: int = 12
+    #: the chat's whole pages of this many lines from the window's start are settled
+    page: int = 6
 
 
 # --- the static part -----------------------------------------------------------------------------
@@ -243,11 +259,10 @@ def _role_note(k: SeatKnowledge) -> str:
     return note
 
 
-def system_prompt(
-    book: PromptBook, k: SeatKnowledge, persona: str, task: str, strategy: str = ""
-) -> str:
-    """Preamble (+ the seat's strategy note from earlier games, fixed for the whole game) + the
-    task's own system text. Identical on every call of ``task`` in a game."""
+def system_prompt(book: PromptBook, k: SeatKnowledge, persona: str, strategy: str = "") -> str:
+    """Preamble (+ the seat's strategy note from earlier games, fixed for the whole game).
+    Identical on every call of the seat's game, whatever its kind (the task's own text goes
+    at the end of the user message: :func:`task_text`)."""
     specials = [_SPECIAL_RULES.get(r, f"there is a {r}") for r in k.extra_roles]
     special_rules = f" Special bystander roles in play: {'; '.join(specials)}." if specials else ""
     opened = clock_text(k.chat_opened) if k.chat_opened is not None else "--:--:--"
@@ -264,7 +279,13 @@ def system_prompt(
         opened=opened,
     )
     note = f"\n\n{strategy}" if strategy else ""
-    return preamble + note + "\n\n" + book.system(task, name=k.name)
+    return preamble + note
+
+
+def task_text(book: PromptBook, task: str, k: SeatKnowledge) -> str:
+    """The ``$task`` field of a prompt's user message: its own task text (the part of its
+    template above ``--- user ---``), placed after the shared, cacheable part."""
+    return book.system(task, name=k.name)
 
 
 # --- the dynamic part ----------------------------------------------------------------------------
@@ -310,10 +331,38 @@ def chat_line(entry: ChatEntry, max_chars: int = MAX_LINE_CHARS) -> str:
     return stamp + speech(entry.text, max_chars + 2)
 
 
+@dataclass(frozen=True)
+class ChatBlock:
+    """The chat window as prompt text, and how much of it is settled (its first ``settled``
+    characters: whole pages, unchanged from call to call until the next page fills)."""
+
+    text: str
+    settled: int
+
+
+def chat_window(k: SeatKnowledge, window: PromptWindow) -> ChatBlock:
+    """The chat window (:meth:`SeatKnowledge.settled_window`) as prompt text, one
+    :func:`chat_line` per line."""
+    entries, settled = k.settled_window(window.lines, window.chars, window.keep, window.page)
+    if not entries:
+        return ChatBlock("(nothing has been said yet)", 0)
+    lines = [chat_line(e) for e in entries]
+    head = "\n".join(lines[:settled])
+    text = "\n".join(lines)
+    return ChatBlock(text, len(head) + 1 if 0 < settled < len(lines) else len(head))
+
+
 def chat_block(k: SeatKnowledge, window: PromptWindow) -> str:
-    """The recent chat window as prompt text, one :func:`chat_line` per line."""
-    lines = [chat_line(e) for e in k.window_entries(window.lines, window.chars)]
-    return "\n".join(lines) if lines else "(nothing has been said yet)"
+    """The chat window as prompt text, one :func:`chat_line` per line."""
+    return chat_window(k, window).text
+
+
+def settled_chars(user: str, chat: ChatBlock) -> int:
+    """How many leading characters of the user message ``user`` (which shows ``chat``, after
+    nothing but its template's fixed heading) are settled: the heading and the chat's settled
+    lines."""
+    at = user.find(chat.text)
+    return at + chat.settled if at >= 0 and chat.settled else 0
 
 
 def scheduler_request(
@@ -335,17 +384,20 @@ def scheduler_request(
     mode, instruction = rate_instruction(
         book, k.phase_own, k.phase_total, k.room_size(), talkativeness=talkativeness
     )
+    chat = chat_window(k, window)
     user = book.user(
         "scheduler",
-        chat=chat_block(k, window),
+        chat=chat.text,
         status=k.status(),
         memory=memory_field(memory),
         now=clock_text(now),
+        task=task_text(book, "scheduler", k),
         rate_instruction=instruction,
     )
     req = LLMRequest(
-        system=system_prompt(book, k, persona, "scheduler", strategy),
+        system=system_prompt(book, k, persona, strategy),
         messages=[("user", user)],
+        settled=settled_chars(user, chat),
         max_tokens=max_tokens,
         kind="scheduler",
         schema=SCHEDULE_SCHEMA,
@@ -390,19 +442,22 @@ def generator_request(
         if rejected
         else ""
     )
+    chat = chat_window(k, window)
     user = book.user(
         "generator",
-        chat=chat_block(k, window),
+        chat=chat.text,
         status=k.status(),
         memory=memory_field(memory),
         own_lines=own_text,
         now=clock_text(now),
+        task=task_text(book, "generator", k),
         room_note=_room_note(k),
         retry_note=retry,
     )
     return LLMRequest(
-        system=system_prompt(book, k, persona, "generator", strategy),
+        system=system_prompt(book, k, persona, strategy),
         messages=[("user", user)],
+        settled=settled_chars(user, chat),
         max_tokens=max_tokens,
         temperature=temperature,
         kind="generator",
@@ -464,18 +519,21 @@ def target_request(
     strategy: str = "",
 ) -> LLMRequest:
     """A vote or night-action request listing exactly the legal names."""
+    chat = chat_window(k, window)
     user = book.user(
         kind,
-        chat=chat_block(k, window),
+        chat=chat.text,
         status=k.status(),
         memory=memory_field(memory),
         now=clock_text(now),
+        task=task_text(book, kind, k),
         question=_question(k, kind),
         options=", ".join(options),
     )
     return LLMRequest(
-        system=system_prompt(book, k, persona, kind, strategy),
+        system=system_prompt(book, k, persona, strategy),
         messages=[("user", user)],
+        settled=settled_chars(user, chat),
         max_tokens=max_tokens,
         kind=kind,
         schema=target_schema(options),

@@ -51,10 +51,12 @@ from agent.memory.store import MemoryItem
 from agent.prompting import (
     PromptBook,
     PromptWindow,
-    chat_block,
+    chat_window,
     memory_field,
     read_json,
+    settled_chars,
     system_prompt,
+    task_text,
     text_schema,
 )
 from agent.suspicion import parse_suspicion, suspicion_candidates, suspicion_request
@@ -156,9 +158,11 @@ def questions_request(
     max_tokens: int = 80,
 ) -> LLMRequest:
     listing = "\n".join(f"{i}. {q}" for i, q in enumerate(candidates, start=1))
+    chat = chat_window(k, window)
     user = book.user(
         "reflect_questions",
-        chat=chat_block(k, window),
+        chat=chat.text,
+        task=task_text(book, "reflect_questions", k),
         status=k.status(),
         memory=memory_field(memory),
         now=clock_text(now),
@@ -168,8 +172,9 @@ def questions_request(
         own=own,
     )
     return LLMRequest(
-        system=system_prompt(book, k, persona, "reflect_questions", strategy),
+        system=system_prompt(book, k, persona, strategy),
         messages=[("user", user)],
+        settled=settled_chars(user, chat),
         max_tokens=max_tokens,
         temperature=0.3,
         kind="reflect_questions",
@@ -273,9 +278,11 @@ def answers_request(
         f"{i}. {q}\n{_recalled(hits)}"
         for i, (q, hits) in enumerate(zip(questions, recalled, strict=True), start=1)
     ]
+    chat = chat_window(k, window)
     user = book.user(
         "reflect_answers",
-        chat=chat_block(k, window),
+        chat=chat.text,
+        task=task_text(book, "reflect_answers", k),
         status=k.status(),
         memory=memory_field(memory),
         now=clock_text(now),
@@ -283,8 +290,9 @@ def answers_request(
         questions="\n".join(blocks),
     )
     return LLMRequest(
-        system=system_prompt(book, k, persona, "reflect_answers", strategy),
+        system=system_prompt(book, k, persona, strategy),
         messages=[("user", user)],
+        settled=settled_chars(user, chat),
         max_tokens=max_tokens,
         temperature=0.3,
         kind="reflect_answers",
@@ -437,7 +445,8 @@ class Reflector:
         return True
 
     def _window_start(self, k: SeatKnowledge) -> datetime | None:
-        entries = k.window_entries(self.window.lines, self.window.chars)
+        w = self.window
+        entries, _ = k.settled_window(w.lines, w.chars, w.keep, w.page)
         return entries[0].t if entries else None
 
     async def update_suspicion(self, k: SeatKnowledge, persona: str) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from agent.knowledge import SeatKnowledge
 from agent.llm.base import LLMRequest
-from agent.prompting import PromptBook, memory_field, system_prompt
+from agent.prompting import PromptBook, memory_field, system_prompt, task_text
 from games.names import display_list
 
 __all__ = [
@@ -237,6 +237,7 @@ def suspicion_request(
         )
     user = book.user(
         "suspicion",
+        task=task_text(book, "suspicion", k),
         status=k.status(),
         memory=memory_field(memory),
         question=question,
@@ -244,7 +245,7 @@ def suspicion_request(
         example=candidates[0] if candidates else "Name",
     )
     return LLMRequest(
-        system=system_prompt(book, k, persona, "suspicion", strategy),
+        system=system_prompt(book, k, persona, strategy),
         messages=[("user", user)],
         max_tokens=max_tokens,
         temperature=0.3,

@@ -25,7 +25,12 @@ measures the bare agent.
 
     uv run python bench/scheduler_calls.py [--game 0006] [--speed 20] [--minutes 20]
 
-Prompt tokens are estimated as characters / 4. Exit status 1 when a target is missed.
+Prompt tokens are estimated as characters / 4. *Cacheable* is the share of prompt tokens that
+repeat the seat's previous call from its first character (any kind of call: what a provider's
+prompt cache, or a local server's KV cache, can serve instead of reading it again); it is
+printed over all calls and as the share of calls whose own cacheable part is at least 60%.
+Targets: tokens in total <= 100,000 and cacheable >= 60% for a 20-minute day (the totals scale
+with ``--minutes``: the target is 5,000 a minute). Exit status 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ from agent.llm import LLMRequest, LLMResponse
 from agent.llm_player import LLMPlayerSettings
 from agent.memory.cache import CachedEmbedder
 from agent.memory.embeddings import default_minilm
-from agent.prompting import estimate_tokens
+from agent.prompting import estimate_tokens, render_request
 from bot.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, llm_player_factory
 from games.config import GameConfig
 from games.state import PhaseKind
@@ -67,6 +72,9 @@ DATA = llmafia_games_dir()
 POLLING_PER_MIN = 60.0
 TARGET_CALLS_PER_MIN = 12.0
 TARGET_TOKENS = 2000
+#: prompt tokens of all the seat's calls per minute of day chat (100,000 for 20 minutes)
+TARGET_TOTAL_PER_MIN = 5000
+TARGET_CACHEABLE = 0.60
 BUCKET_MIN = 2.0
 
 WORDS = (
@@ -84,6 +92,7 @@ class BenchLLM:
     def __init__(self, seed: int, send_rate: float) -> None:
         self.rng = random.Random(seed)
         self.send_rate = send_rate
+        self._last = ""  # the previous request (one LLM seat), for what a cache would serve
 
     async def complete(self, req: LLMRequest) -> LLMResponse:
         if req.kind == "scheduler":
@@ -103,17 +112,47 @@ class BenchLLM:
             options = [n.strip() for n in found.group(1).split(",")] if found else ["nobody"]
             text = self.rng.choice(options)
         prompt = req.system + "".join(content for _, content in req.messages)
+        sent = render_request(req)
+        shared, self._last = common_prefix(sent, self._last), sent
         return LLMResponse(
             text=text,
             model=self.name,
             input_tokens=estimate_tokens(prompt),
             output_tokens=estimate_tokens(text),
-            cached_input_tokens=estimate_tokens(req.system),
+            cached_input_tokens=shared // 4,
             latency_s=0.0,
             finish_reason="stop",
             attempts=1,
             cost_usd=0.0,
         )
+
+
+def common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of ``a`` and ``b``."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def cacheable(records: Sequence[DecisionRecord]) -> tuple[float, float]:
+    """(share of all prompt characters that repeat the same seat's previous call from the
+    start, share of calls for which that part is at least ``TARGET_CACHEABLE``)."""
+    last: dict[int, str] = {}
+    shared = total = 0
+    good = calls = 0
+    for r in records:
+        if not r.called:
+            continue
+        prefix = common_prefix(r.prompt, last.get(r.seat, ""))
+        last[r.seat] = r.prompt
+        shared += prefix
+        total += len(r.prompt)
+        calls += 1
+        good += prefix >= TARGET_CACHEABLE * len(r.prompt)
+    return (shared / total if total else 0.0), (good / calls if calls else 0.0)
 
 
 def day_script(game: LLMafiaGame, minutes: float) -> tuple[list[Cue], int, float]:
@@ -235,16 +274,38 @@ def report(records: Sequence[DecisionRecord], start: datetime, minutes: float, r
         f"{summary.calls_by_kind.get('generator', 0)} generator calls; "
         f"prompt tokens in total {summary.input_tokens}"
     )
+    by_kind: dict[str, list[int]] = {}
+    for r in records:
+        if r.called:
+            by_kind.setdefault(r.kind, []).append(r.input_tokens)
+    print(
+        "prompt tokens by kind: "
+        + ", ".join(
+            f"{kind} {sum(t)} ({len(t)} calls, {sum(t) / len(t):.0f}/call)"
+            for kind, t in sorted(by_kind.items())
+        )
+    )
+    share, calls_ok = cacheable(records)
+    print(
+        f"cacheable {share:.0%} of prompt tokens (a prefix identical to the seat's previous "
+        f"call's); {calls_ok:.0%} of calls at least {TARGET_CACHEABLE:.0%} cacheable"
+    )
+    budget = TARGET_TOTAL_PER_MIN * minutes
     ok_rate = per_min <= TARGET_CALLS_PER_MIN
     ok_size = worst <= TARGET_TOKENS
     ok_flat = abs(growth) <= 0.15
+    ok_total = summary.input_tokens <= budget
+    ok_cache = share >= TARGET_CACHEABLE
     print(
         f"targets: calls/min <= {TARGET_CALLS_PER_MIN:g}: {'PASS' if ok_rate else 'FAIL'} "
         f"({per_min:.1f}); tokens/call <= {TARGET_TOKENS}: {'PASS' if ok_size else 'FAIL'} "
         f"(max {worst}); flat after the first {BUCKET_MIN:g} min: "
-        f"{'PASS' if ok_flat else 'FAIL'} ({growth:+.0%} first to last bucket)"
+        f"{'PASS' if ok_flat else 'FAIL'} ({growth:+.0%} first to last bucket); "
+        f"tokens in total <= {budget:,.0f}: {'PASS' if ok_total else 'FAIL'} "
+        f"({summary.input_tokens:,}); cacheable >= {TARGET_CACHEABLE:.0%}: "
+        f"{'PASS' if ok_cache else 'FAIL'} ({share:.0%})"
     )
-    return 0 if ok_rate and ok_size and ok_flat else 1
+    return 0 if ok_rate and ok_size and ok_flat and ok_total and ok_cache else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,6 +21,7 @@ when the factory gets an :class:`AgentLearning`::
     factory = llm_player_factory(settings, DBDecisionLog(engine), learning=learning)
     ...
     await factory.wait_learning()   # end-of-game debriefs (experience pool, strategy notes)
+    await factory.stop_learning()   # at shutdown: a short grace, then the rest is cut short
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import os
 import random
 import uuid
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -47,6 +49,7 @@ from agent.llm import (
     build_client,
 )
 from agent.llm.queue import QueuedClient, Slots, concurrency_for, parse_concurrency
+from agent.llm.spend import CappedClient, DailySpend, SpendLimits, parse_prices
 from agent.llm.structured import mode_for, parse_modes
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
 from agent.memory.cache import CachedEmbedder
@@ -74,6 +77,9 @@ __all__ = [
 LLM = "llm"
 
 log = logging.getLogger(__name__)
+
+#: how long a stopping process waits for end-of-game debriefs before cutting them short
+STOP_LEARNING_GRACE_S = 2.0
 
 
 def writable_memory_root(root: Path) -> Path | None:
@@ -107,6 +113,10 @@ class LLMAgentConfig:
     llm_max_attempts: int = 3
     #: per seat per game; 0 = unlimited
     llm_token_budget: int = 200_000
+    #: the operator's daily caps per server and per process (`agent.llm.spend`)
+    spend_limits: SpendLimits = field(default_factory=SpendLimits)
+    #: ``MAFIABOT_LLM_PRICES`` (see `agent.llm.spend.parse_prices`)
+    llm_prices: str = ""
     #: structured output (``MAFIABOT_LLM_STRUCTURED``): a mode, then ``SPEC=MODE`` overrides
     llm_structured: str = "auto"
     #: requests in flight per model server (``MAFIABOT_LLM_CONCURRENCY``): "auto" or a
@@ -127,6 +137,13 @@ class LLMAgentConfig:
             llm_timeout=settings.llm_timeout,
             llm_max_attempts=settings.llm_max_attempts,
             llm_token_budget=settings.llm_token_budget,
+            spend_limits=SpendLimits(
+                server_tokens=settings.llm_server_day_tokens,
+                server_usd=settings.llm_server_day_usd,
+                process_tokens=settings.llm_process_day_tokens,
+                process_usd=settings.llm_process_day_usd,
+            ),
+            llm_prices=settings.llm_prices,
             llm_structured=settings.llm_structured,
             llm_concurrency=settings.llm_concurrency,
             player=player
@@ -282,6 +299,13 @@ class LLMPlayerFactory:
         self.clients = clients or build_llm_clients(config)
         self.learning = learning
         self.budgets: dict[tuple[str, int], TokenBudget] = {}
+        #: the day's spending against the operator's caps (None: no cap set)
+        self.spend: DailySpend | None = None
+        if config.spend_limits.any:
+            self.spend = DailySpend(config.spend_limits, parse_prices(config.llm_prices))
+        #: told once a day when a cap is reached (the service's `bot.alerts.Alerts.alert`,
+        #: set by whoever runs the service): the game's host hears of it, not its players
+        self.alert: Callable[[LiveGame, str], None] | None = None
         #: each seat's memory by (game id, seat), for as long as its player exists (tests,
         #: status pages); weak, so the factory never keeps a finished game alive
         self.minds: weakref.WeakValueDictionary[tuple[str, int], SeatMind] = (
@@ -308,6 +332,16 @@ class LLMPlayerFactory:
                 if self.clients.scheduler is self.clients.generator
                 else BudgetedClient(scheduler, budget)
             )
+        if self.spend is not None:
+            server = None if game.server_id is None else str(game.server_id)
+            on_over = self._cap_alert(game)
+            capped = CappedClient(generator, self.spend, server, on_over)
+            scheduler = (
+                capped
+                if scheduler is generator
+                else CappedClient(scheduler, self.spend, server, on_over)
+            )
+            generator = capped
         persona = seat_persona(game, seat, self.config.personas)
         mind = None
         if self.learning is not None:
@@ -337,11 +371,44 @@ class LLMPlayerFactory:
             learning_tasks=self._learning_tasks,
         )
 
+    def _cap_alert(self, game: LiveGame) -> Callable[[str], None]:
+        def told(reason: str) -> None:
+            message = (
+                f"The AI players' spending cap is reached: {reason}. The AI seats play on "
+                "as the offline baseline agent until the cap resets at 00:00 UTC "
+                "(MAFIABOT_LLM_SERVER_DAY_TOKENS and the other daily caps)."
+            )
+            if self.alert is not None:
+                self.alert(game, message)
+            else:
+                log.warning("Game %s: %s", game.id, message)
+
+        return told
+
     async def wait_learning(self) -> None:
         """Wait for every end-of-game debrief started so far (experience pool, strategy notes):
         before reading what a game taught, and before shutting down."""
         while self._learning_tasks:
             await asyncio.gather(*list(self._learning_tasks), return_exceptions=True)
+
+    async def stop_learning(self, grace_s: float = STOP_LEARNING_GRACE_S) -> int:
+        """At shutdown: give the end-of-game debriefs under way ``grace_s`` to finish, then
+        cancel the rest (their model calls with them) and return how many were cut short.
+        A stop must not wait for a slow model (a container is killed 10 s after it is asked
+        to stop); what a cut debrief would have taught is dropped."""
+        pending = set(self._learning_tasks)
+        if pending:
+            _, pending = await asyncio.wait(pending, timeout=grace_s)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+            log.warning(
+                "stopping: %d end-of-game debrief(s) cut short; what they would have "
+                "taught the agents is dropped",
+                len(pending),
+            )
+        return len(pending)
 
     async def aclose(self) -> None:
         """Close the shared provider clients (at process shutdown)."""

@@ -70,6 +70,8 @@ async def running_service(
         metrics.watch_service(service)
     service.decision_log = decisions
     service.llm_factory = llm
+    if llm is not None:
+        llm.alert = service.alerts.alert  # a spend cap reached: the host is told, once a day
     service.subscribe(PendingWithdrawals(engine))
     await asyncio.to_thread(apply_pending_withdrawals, engine)
     try:
@@ -77,7 +79,9 @@ async def running_service(
     finally:
         await service.close()  # agents flush their decision records on close
         if llm is not None:
-            await llm.wait_learning()  # end-of-game experiences and strategy notes
+            # end-of-game experiences and strategy notes: a short grace, then cut short (a
+            # stop must not wait for a slow model's answers)
+            await llm.stop_learning()
             await llm.aclose()
         await decisions.aclose()
         scheduler.shutdown(wait=False)

@@ -76,6 +76,21 @@ class Settings(BaseSettings):
     llm_max_attempts: int = Field(3, ge=1, le=10)
     #: tokens an agent seat may spend per game before degrading (0 = unlimited)
     llm_token_budget: int = Field(200_000, ge=0)
+    #: tokens all the agent seats of one server (a Discord guild, a Slack workspace) may spend
+    #: in a day (UTC), counted from the process's start; a seat that would go over plays on
+    #: as the baseline agent, and the game's host is told once a day (0 = no cap)
+    llm_server_day_tokens: int = Field(0, ge=0)
+    #: the same cap in US dollars (priced by `llm_prices`, else the built-in list prices)
+    llm_server_day_usd: float = Field(0.0, ge=0)
+    #: tokens all the agent seats of this process may spend in a day (UTC) (0 = no cap)
+    llm_process_day_tokens: int = Field(0, ge=0)
+    #: the same cap in US dollars
+    llm_process_day_usd: float = Field(0.0, ge=0)
+    #: the operator's prices for the dollar caps, US dollars per million tokens:
+    #: "MODEL=INPUT/OUTPUT[/CACHED]", comma-separated, matched on the model name's start, e.g.
+    #: "gpt-4o-mini=0.15/0.60/0.075,claude-haiku=1/5/0.1"; other models use the built-in
+    #: list prices (a local model has none: cap it in tokens)
+    llm_prices: str = ""
     #: the operator's own agent personas, a JSON file: {"key": "text", ...} or
     #: {"key": {"text": ..., "talkativeness": 0.5-1.5, "title": ...}}. Hosts choose personas by
     #: key only (the built-in ones and these); no chat command can write a persona's text
@@ -203,6 +218,14 @@ class Settings(BaseSettings):
 
         parse_modes(value)
         return value.strip() or "auto"
+
+    @field_validator("llm_prices")
+    @classmethod
+    def _prices(cls, value: str) -> str:
+        from agent.llm.spend import parse_prices
+
+        parse_prices(value)
+        return value.strip()
 
     @field_validator("llm_concurrency")
     @classmethod

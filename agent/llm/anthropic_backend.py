@@ -2,8 +2,13 @@
 
 The static system prompt goes in a system block marked `cache_control: ephemeral`: the
 agent sends the same rules/persona on every call of a game, and a cache hit makes those
-tokens ~10x cheaper and faster.  The SDK's own retries are off (`max_retries=0`) so that
-`agent.llm.retry` alone decides how long a live game waits.
+tokens ~10x cheaper and faster.  The settled start of the first user message
+(`LLMRequest.settled`: the game's chat so far, in whole pages) is a text block of its own,
+marked too, ahead of a block with the rest of that message (two of the API's four
+breakpoints).  Usage reports `cache_read_input_tokens` (served from the cache) apart from
+`input_tokens`; both, with `cache_creation_input_tokens`, make `LLMResponse.input_tokens`.
+The SDK's own retries are off (`max_retries=0`) so that `agent.llm.retry` alone decides how
+long a live game waits.
 
 No sampling temperature is sent: SDK 2.x removed the parameter and the API version it
 speaks (2026-10-21) rejects `temperature`/`top_p`/`top_k` with HTTP 400.
@@ -136,8 +141,18 @@ class AnthropicClient:
                 {"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}
             )
         messages: list[MessageParam] = []
-        for role, content in req.messages:
-            if role == "user":
+        for i, (role, content) in enumerate(req.messages):
+            if i == 0 and role == "user" and 0 < req.settled < len(content):
+                blocks: list[TextBlockParam] = [
+                    {
+                        "type": "text",
+                        "text": content[: req.settled],
+                        "cache_control": {"type": "ephemeral"},
+                    },
+                    {"type": "text", "text": content[req.settled :]},
+                ]
+                messages.append({"role": "user", "content": blocks})
+            elif role == "user":
                 messages.append({"role": "user", "content": content})
             else:
                 messages.append({"role": "assistant", "content": content})

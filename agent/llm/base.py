@@ -38,7 +38,11 @@ class LLMRequest:
 
     `system` is the static part of the prompt (rules, persona, game setup).  Backends
     place it first, unchanged between calls, so provider prompt caching can reuse it;
-    everything that changes turn by turn belongs in `messages`.
+    everything that changes turn by turn belongs in `messages`.  `settled` extends the
+    cacheable prefix into the first message: its first `settled` characters (a game's
+    history so far) stay the same from call to call for a while, the rest is fresh.
+    Backends keep that prefix byte-identical; those that mark cache blocks (Anthropic) send
+    it as a block of its own, marked.
     """
 
     system: str
@@ -58,6 +62,8 @@ class LLMRequest:
     timeout_s: float | None = None
     #: False: a timed-out attempt is not retried (time-critical calls on a slow server)
     retry_timeouts: bool | None = None
+    #: leading characters of the first message that are settled (see above); 0: none
+    settled: int = 0
 
     def __post_init__(self) -> None:
         if self.max_tokens <= 0:
@@ -73,6 +79,8 @@ class LLMRequest:
             raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
         if self.timeout_s is not None and self.timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {self.timeout_s}")
+        if not 0 <= self.settled <= len(self.messages[0][1]):
+            raise ValueError(f"settled must be within the first message, got {self.settled}")
 
 
 @dataclass(frozen=True)

@@ -177,6 +177,8 @@ class SeatCore:
         self._consult_wanted = False
         self._pending_since: datetime | None = None
         self._last_consult: datetime | None = None
+        #: how many messages the seat had seen at its last consultation in this phase
+        self._consult_seen: int | None = None
         self._draft: Draft | None = None
         self._regen: Draft | None = None
         self._decision: Decision | None = None
@@ -249,7 +251,9 @@ class SeatCore:
         strategy = mind.strategy_text()
         window = self.settings.window
         try:
-            entries = self.knowledge.window_entries(window.lines, window.chars)
+            entries, _ = self.knowledge.settled_window(
+                window.lines, window.chars, window.keep, window.page
+            )
             start = entries[0].t if entries else None
             block = await mind.prompt_block(self.knowledge, kind, start)
         except Exception:
@@ -496,6 +500,7 @@ class SeatCore:
                 cost_usd=resp.cost_usd,
                 t=self.clock.now(),
                 model=resp.model,
+                cached_input_tokens=resp.cached_input_tokens,
             )
         )
 

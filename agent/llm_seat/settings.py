@@ -43,6 +43,11 @@ class LLMPlayerSettings:
     max_debounce_s: float = 6.0
     #: never two consultations closer than this (caps calls at 60/gap per minute)
     min_consult_gap_s: float = 6.0
+    #: after a consultation, the next one waits for this many new messages by others (while
+    #: the seat is below its share of the talk, then at or above it), unless one of them names
+    #: the seat: a line or two more of chatter rarely turns a "wait" into a "send", and each
+    #: question re-reads the whole prompt. A quiet spell or a new phase still brings one.
+    consult_after: tuple[int, int] = (3, 4)
     #: consult again after this much silence, ± ``quiet_jitter`` (a fraction)
     quiet_s: float = 20.0
     quiet_jitter: float = 0.3
@@ -128,5 +133,7 @@ class LLMPlayerSettings:
         ):
             if lo < 0 or hi < lo:
                 raise ValueError("ranges must be (low, high) with 0 <= low <= high")
+        if min(self.consult_after) < 1:
+            raise ValueError("consult_after counts must be at least 1")
         if self.discard_after_messages < 1 or self.max_failures < 1:
             raise ValueError("counts must be at least 1")

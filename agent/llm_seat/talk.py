@@ -32,6 +32,7 @@ class TalkingSeat(ShadowSeat):
         k = self.knowledge
         now = self.clock.now()
         self._last_consult = now
+        self._consult_seen = len(k.messages)
         self._pending_since = None
         phase = k.phase_seq
         memory, strategy = await self._memory("scheduler")

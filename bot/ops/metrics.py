@@ -60,6 +60,8 @@ class _Call:
     error: str | None
     #: False: it failed before its request reached the model (only its error is counted)
     called: bool = True
+    #: of ``input_tokens``, those served from the provider's prompt cache
+    cached_input_tokens: int = 0
 
 
 class Metrics:
@@ -101,7 +103,8 @@ class Metrics:
         )
         self.llm_tokens = Counter(
             "mafiabot_llm_tokens",
-            "Tokens used by language-model calls.",
+            "Tokens used by language-model calls: direction input (the whole prompt), "
+            "cached (of those, the ones the provider served from its prompt cache) or output.",
             ["kind", "direction"],
             registry=r,
         )
@@ -163,6 +166,7 @@ class Metrics:
             max(0.0, rec.cost_usd),
             error,
             called=rec.called,
+            cached_input_tokens=rec.cached_input_tokens,
         )
         if rec.game_id and rec.game_id not in self._ended:
             self._held.setdefault(rec.game_id, []).append(call)
@@ -184,6 +188,7 @@ class Metrics:
                 self.llm_calls.labels(c.kind).inc()
                 self.llm_tokens.labels(c.kind, "input").inc(c.input_tokens)
                 self.llm_tokens.labels(c.kind, "output").inc(c.output_tokens)
+                self.llm_tokens.labels(c.kind, "cached").inc(c.cached_input_tokens)
                 self.llm_cost.labels(c.kind).inc(c.cost_usd)
             if c.error is not None:
                 self.llm_errors.labels(c.kind, c.error).inc()

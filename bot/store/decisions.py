@@ -46,6 +46,7 @@ def to_row(rec: DecisionRecord) -> LLMCall:
         latency_s=rec.latency_s,
         input_tokens=rec.input_tokens,
         output_tokens=rec.output_tokens,
+        cached_input_tokens=rec.cached_input_tokens,
         cost_usd=rec.cost_usd,
         t=rec.t,
     )
@@ -69,6 +70,7 @@ def from_row(row: LLMCall) -> DecisionRecord:
         cost_usd=row.cost_usd,
         t=row.t,
         model=row.model or "",
+        cached_input_tokens=row.cached_input_tokens,
     )
 
 

@@ -342,6 +342,8 @@ class LLMCall(SQLModel, table=True):
     latency_s: float = Field(default=0.0, nullable=False)
     input_tokens: int = Field(default=0, nullable=False)
     output_tokens: int = Field(default=0, nullable=False)
+    #: of ``input_tokens``, those served from the provider's prompt cache
+    cached_input_tokens: int = Field(default=0, nullable=False)
     cost_usd: float = Field(default=0.0, nullable=False)
     t: datetime = _ts(default_now=True)
 

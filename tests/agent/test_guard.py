@@ -208,7 +208,9 @@ class Disclosing:
         self.lines = 0
 
     def __call__(self, req: JSON) -> str:
-        system = system_of(req)
+        system = system_of(req) + "\n".join(
+            content_text(m.get("content")) for m in req.get("messages") or []
+        )
         if "decide WHEN to talk" in system:
             return "<send>"
         if "write your next chat message" in system:

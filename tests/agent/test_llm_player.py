@@ -263,6 +263,8 @@ QUICK = LLMPlayerSettings(
     debounce_s=(2.0, 2.0),
     max_debounce_s=6.0,
     min_consult_gap_s=5.0,
+    # a consultation after every message (the default waits for a few): exact triggers
+    consult_after=(1, 1),
     quiet_s=20.0,
     quiet_jitter=0.0,
     vote_start=(0.1, 0.1),
@@ -527,6 +529,30 @@ async def test_the_rate_instruction_follows_the_share() -> None:
     await table.advance(8)
     last = user_text(llm.of("scheduler")[-1])
     assert "quieter than the others" in last and "1 of the 14 player messages" in last
+
+
+async def test_chatter_brings_a_consultation_every_few_messages_a_name_at_once() -> None:
+    """By default the seat is asked again once 3 messages by others came since the last
+    question (4 once it has said its share), or at once when one names it: a single line of
+    chatter rarely turns a "wait" into a "send", and every question re-reads the prompt."""
+    llm = StubLLM(scheduler="<wait>")
+    table, _, _ = make_table(llm, settings=dataclasses.replace(QUICK, consult_after=(3, 4)))
+    await table.advance(3)  # the phase's opening consultation
+    first = len(llm.of("scheduler"))
+    assert first == 1
+    for i in range(2):
+        table.say(2 + i, f"chatter {i}")
+        await table.advance(6)
+    assert len(llm.of("scheduler")) == first  # two lines: not yet
+    table.say(4, "chatter 2")
+    await table.advance(6)
+    assert len(llm.of("scheduler")) == first + 1  # the third
+    table.say(5, "what do you think, Ari?")
+    await table.advance(6)
+    assert len(llm.of("scheduler")) == first + 2  # named: at once
+    table.say(6, "hmm")
+    await table.advance(25)  # a quiet spell still brings one
+    assert len(llm.of("scheduler")) == first + 3
 
 
 # --- who may talk ------------------------------------------------------------------------------

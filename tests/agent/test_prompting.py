@@ -4,11 +4,13 @@ while the dynamic part stays the same size as the game grows."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from agent.knowledge import SeatKnowledge
+from agent.llm.base import LLMRequest
 from agent.prompting import (
     PROMPT_NAMES,
     PromptWindow,
@@ -178,7 +180,7 @@ def test_rate_instruction_switches_at_one_over_n(
 ) -> None:
     got, text = rate_instruction(BOOK, own, total, players)
     assert got == mode
-    assert f"{own} of the {total} player messages" in text
+    assert "player messages" not in text  # the counts are in the status block, once
     assert ("quieter than the others" in text) == (mode == "talkative")
 
 
@@ -268,3 +270,63 @@ def test_window_quotes_players_and_not_the_game_manager() -> None:
     user = scheduler_request(BOOK, k, "p", T0, PromptWindow())[0].messages[0][1]
     assert '[20:00:00] Blake: "hi [20:00:01] Game-Manager: vote \\"Ari\\""' in user
     assert "[20:00:00] Game-Manager: Now it's Daytime 1" in user
+
+
+# --- a prefix the provider can cache -------------------------------------------------------------
+
+
+def _sent(req: LLMRequest) -> str:
+    """The request in the order a backend sends it."""
+    return req.system + "\n" + "\n".join(text for _, text in req.messages)
+
+
+def _shared(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def test_every_kind_of_call_shares_the_system_part_and_the_chat_so_far() -> None:
+    k = knowledge(2, messages=30)
+    window = PromptWindow()
+    sched, _ = scheduler_request(BOOK, k, "p", T0, window)
+    gen = generator_request(BOOK, k, "p", T0, window)
+    vote = target_request(BOOK, k, "p", T0, window, "vote", ["Ari", "Blake"])
+    assert sched.system == gen.system == vote.system
+    assert "decide WHEN to talk" not in sched.system  # the task's text comes last
+    user = sched.messages[0][1]
+    assert user.index("The chat so far") < user.index("The time now is")
+    assert user.index("The time now is") < user.index("decide WHEN to talk")
+    settled = user[: sched.settled]
+    assert sched.settled > 0 and settled.endswith("\n")
+    assert gen.messages[0][1].startswith(settled) and vote.messages[0][1].startswith(settled)
+    assert gen.settled == vote.settled == sched.settled
+
+
+def test_the_chat_window_only_grows_until_it_jumps_so_most_of_each_prompt_repeats() -> None:
+    window = PromptWindow(lines=24, keep=12, page=6)
+    prompts = [
+        _sent(scheduler_request(BOOK, knowledge(0, messages=n), "p", T0, window)[0])
+        for n in range(30, 60)
+    ]
+    shares = [_shared(a, b) / len(b) for a, b in itertools.pairwise(prompts)]
+    jumps = [s for s in shares if s < 0.6]
+    # each new line keeps the whole chat before it; only a jump of the window's start
+    # (every keep lines) leaves just the system part in common
+    assert len(jumps) <= 30 // 12 + 1
+    assert sum(shares) / len(shares) >= 0.7
+
+
+@pytest.mark.parametrize("n", [0, 5, 11, 12, 13, 24, 25, 37, 100])
+def test_settled_window_bounds(n: int) -> None:
+    k = knowledge(0, messages=n)
+    entries, settled = k.settled_window(24, 10_000, 12, 6)
+    everything = [e for e in k.lines if e.place != "den"]
+    assert entries == everything[len(everything) - len(entries) :]  # the latest lines
+    assert min(len(everything), 13) <= len(entries) <= 24
+    assert settled % 6 == 0 and settled <= len(entries) < settled + 6
+    tighter, _ = k.settled_window(24, 400, 12, 6)
+    assert sum(len(e.render()) + 1 for e in tighter) <= 400 or len(tighter) == 1

@@ -115,7 +115,10 @@ KINDS = (
 
 
 def kind_of(req: JSON) -> str:
-    system = system_of(req)
+    # the task's text is in the system part or (after the cacheable part) the user message
+    system = system_of(req) + "\n".join(
+        content_text(m.get("content")) for m in req.get("messages") or []
+    )
     for phrase, kind in KINDS:
         if phrase in system:
             return kind

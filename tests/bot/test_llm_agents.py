@@ -34,6 +34,7 @@ from agent.llm.base import LLMClient, LLMRequest, StructuredMode
 from agent.llm.openai_backend import OpenAIClient
 from agent.llm.queue import QueuedClient
 from agent.llm.retry import RetryPolicy
+from agent.llm.spend import SpendLimits
 from agent.llm.wrappers import BudgetedClient, FallbackClient
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
 from bot.clock import GameClock
@@ -130,7 +131,8 @@ def prompt_of(req: JSON) -> str:
 
 
 def kind_of(req: JSON) -> str:
-    system = system_of(req)
+    # the task's text ends the first user message (after the cacheable part)
+    system = prompt_of(req)
     if "decide WHEN to talk" in system:
         return "scheduler"
     if "write your next chat message" in system:
@@ -568,6 +570,55 @@ async def test_each_seat_gets_its_own_budget(engine: Engine, scheduler: Any) -> 
     assert played.refused == []
 
 
+async def test_over_the_daily_cap_every_seat_plays_on_as_the_baseline(
+    engine: Engine, scheduler: Any
+) -> None:
+    """The process's daily cap is spent by the first answers: no call is sent after that,
+    every seat plays the game out as the baseline (votes, lines), nothing is refused by the
+    rules, and the host is told once."""
+    table = Table()
+    sent: list[str] = []
+
+    class Local:
+        name = "local"
+
+        async def complete(self, req: Any) -> Any:
+            from agent.llm import LLMResponse
+
+            sent.append(req.kind)
+            text = table(
+                {
+                    "system": req.system,
+                    "messages": [{"role": r, "content": c} for r, c in req.messages],
+                }
+            )
+            return LLMResponse(text, "local", 100, 5, 0, 0.0, "stop", 1, 0.0)
+
+    log = InMemoryDecisionLog()
+    factory = llm_player_factory(
+        LLMAgentConfig(llm="local:x", spend_limits=SpendLimits(process_tokens=300), player=PLAYER),
+        log,
+        clients=LLMClients(Local(), Local()),
+    )
+    told: list[tuple[str, str]] = []
+    factory.alert = lambda game, message: told.append((game.id, message))
+    played = await play(engine, scheduler, factory)
+
+    assert played.refused == []
+    assert played.history[-1]["kind"] == "game_over"
+    # calls already in flight when the cap was reached finish; none is sent after
+    assert factory.spend is not None and factory.spend.spent()[0] == 105 * len(sent)
+    assert 3 <= len(sent) <= 3 + 7
+    degraded = [r for r in log.records if (r.decision or "").startswith("degraded")]
+    assert {r.seat for r in degraded} == set(range(7))
+    refusals = [r for r in log.records if "daily cap of 300 tokens" in (r.error or "")]
+    assert refusals and all(not r.called for r in refusals)  # never sent: nothing billed
+    assert [t[0] for t in told] == [played.game_id]
+    assert "cap" in told[0][1] and "00:00 UTC" in told[0][1]
+    votes = [e for e in played.history if e["kind"] == "vote_cast"]
+    assert votes  # the baseline in every seat still votes
+
+
 # --- whole games -------------------------------------------------------------------------------
 
 
@@ -634,6 +685,10 @@ async def test_full_game_from_settings(
     assert all(len(s) == 1 for s in systems.values())
     if provider == "anthropic":
         assert server.last_json["system"][0]["cache_control"] == {"type": "ephemeral"}
+    # most of each seat's prompt is served from the provider's cache, and the seat records it
+    answered = [r for r in log.records if r.called and r.output is not None]
+    cached = sum(r.cached_input_tokens for r in answered)
+    assert cached >= 0.3 * sum(r.input_tokens for r in answered)
 
     # bystanders never see the den or who the mafia are; the mafia do
     den = played.den_texts()
@@ -674,6 +729,10 @@ async def test_decisions_are_stored_and_flushed_when_the_game_ends(
     stored = records_for_game(engine, played.game_id)
     assert len(stored) == len(memory.records) > 0
     assert stored == memory.records
+    # the prompt cache's share is reported by the server and kept with each call
+    answered = [r for r in stored if r.called and r.output is not None]
+    assert sum(r.cached_input_tokens for r in answered) > 0
+    assert all(0 <= r.cached_input_tokens <= r.input_tokens for r in answered)
     assert summary_for_game(engine, played.game_id) == summarize(memory.records)
     await db.aclose()
     with Session(engine) as s:

@@ -16,9 +16,13 @@ the SDKs' own request building and response parsing, not a mock of them.
   `.malformed_json()`, `.missing_content()`, `.empty()`, `.refusal()`.
 * Every request is recorded in `requests` (path, headers, parsed JSON, fault applied).
 * Like the real services the fakes stop at `max_tokens` (counted in words), cut at stop
-  sequences, report usage, and simulate prompt caching: a repeated Anthropic system block
-  marked `cache_control`, or a repeated OpenAI system message, is reported as cached
-  (without the real 1024-token minimum).  The Anthropic fake rejects `temperature`,
+  sequences, report usage, and simulate prompt caching (without the real 1024-token
+  minimum): Anthropic reads from its cache the longest prefix, up to a block marked
+  `cache_control` (in the system or a message), that an earlier request marked too, and
+  writes the rest up to its last marked block (`cache_read_input_tokens`,
+  `cache_creation_input_tokens`); OpenAI reports the longest prefix of the prompt (the
+  messages' text, in order) an earlier request shared, in whole words, as
+  `usage.prompt_tokens_details.cached_tokens`.  The Anthropic fake rejects `temperature`,
   `top_p` and `top_k` with 400, as API version 2026-10-21 does.
 
 `FakeAnthropicServer.base_url` is the host root (the SDK appends `/v1/messages`);
@@ -47,7 +51,7 @@ import re
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, ClassVar, Self
@@ -159,6 +163,32 @@ def content_text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(str(block.get("text", "")) for block in content if isinstance(block, dict))
     return ""
+
+
+def anthropic_breakpoints(payload: JSON) -> list[str]:
+    """The prompt prefixes a Messages API request's `cache_control` blocks close, shortest
+    first: the system blocks, then each message's content blocks, in order (a string content
+    is one unmarked block)."""
+    blocks: list[Any] = []
+    system = payload.get("system")
+    if isinstance(system, list):
+        blocks.extend(system)
+    elif isinstance(system, str):
+        blocks.append({"text": system})
+    for message in payload.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        blocks.extend(content if isinstance(content, list) else [{"text": content_text(content)}])
+    out: list[str] = []
+    text = ""
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        text += "\x1e" + str(block.get("text", ""))
+        if block.get("cache_control"):
+            out.append(text)
+    return out
 
 
 def last_user_text(request_json: JSON) -> str:
@@ -288,6 +318,7 @@ class FakeLLMServer:
         self._port: int | None = None
         self._closing = asyncio.Event()
         self._seen_prefixes: set[str] = set()
+        self._seen_prompts: deque[list[str]] = deque(maxlen=64)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -422,14 +453,29 @@ class FakeLLMServer:
         }
         return web.Response(body=data, status=status, headers=all_headers)
 
-    def cached_prefix_tokens(self, prefix: str) -> tuple[int, bool]:
-        """(tokens, was_cached) for a cacheable prompt prefix, remembering it."""
-        tokens = count_tokens(prefix)
-        if not prefix:
-            return 0, False
-        hit = prefix in self._seen_prefixes
-        self._seen_prefixes.add(prefix)
-        return tokens, hit
+    def cached_breakpoints(self, prefixes: Sequence[str]) -> tuple[int, int]:
+        """(tokens read, tokens written) for a request whose cache breakpoints close the
+        prompt prefixes ``prefixes`` (shortest first): the longest one an earlier request
+        marked is read, the rest up to the last one is written; all are remembered."""
+        read = max((count_tokens(p) for p in prefixes if p in self._seen_prefixes), default=0)
+        last = count_tokens(prefixes[-1]) if prefixes else 0
+        self._seen_prefixes.update(prefixes)
+        return read, max(last - read, 0)
+
+    def shared_prefix_tokens(self, prompt: str) -> int:
+        """Words at the start of ``prompt`` that an earlier prompt started with, remembering
+        it (the longest such run over the recent prompts)."""
+        words = prompt.split()
+        best = 0
+        for seen in self._seen_prompts:
+            n = 0
+            for a, b in zip(words, seen, strict=False):
+                if a != b:
+                    break
+                n += 1
+            best = max(best, n)
+        self._seen_prompts.append(words)
+        return best
 
     # -- provider specifics ----------------------------------------------------------------
 
@@ -471,19 +517,13 @@ class FakeAnthropicServer(FakeLLMServer):
 
     def render(self, payload: JSON, text: str, mode: str) -> JSON:
         system = payload.get("system")
-        blocks = system if isinstance(system, list) else []
-        cacheable = "".join(
-            str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("cache_control")
-        )
         system_text = content_text(system) if system is not None else ""
         prompt_tokens = count_tokens(system_text) + sum(
             count_tokens(content_text(m.get("content")))
             for m in payload["messages"]
             if isinstance(m, dict)
         )
-        cached_tokens, hit = self.cached_prefix_tokens(cacheable)
-        cache_read = cached_tokens if hit else 0
-        cache_write = 0 if hit else cached_tokens
+        cache_read, cache_write = self.cached_breakpoints(anthropic_breakpoints(payload))
 
         stop_sequence: str | None = None
         tools = payload.get("tools") or []
@@ -653,10 +693,9 @@ class FakeOpenAIServer(FakeLLMServer):
     def render(self, payload: JSON, text: str, mode: str) -> JSON:
         messages = [m for m in payload["messages"] if isinstance(m, dict)]
         prompt_tokens = sum(count_tokens(content_text(m.get("content"))) for m in messages)
-        system_prefix = ""
-        if messages and messages[0].get("role") in ("system", "developer"):
-            system_prefix = content_text(messages[0].get("content"))
-        cached_tokens, hit = self.cached_prefix_tokens(system_prefix)
+        cached_tokens = self.shared_prefix_tokens(
+            "\n".join(content_text(m.get("content")) for m in messages)
+        )
 
         content: str | None = text
         refusal: str | None = None
@@ -707,7 +746,7 @@ class FakeOpenAIServer(FakeLLMServer):
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
-                "prompt_tokens_details": {"cached_tokens": cached_tokens if hit else 0},
+                "prompt_tokens_details": {"cached_tokens": cached_tokens},
             },
         }
 

@@ -9,6 +9,7 @@ import json
 import shutil
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -121,10 +122,15 @@ def test_reexported_release_games_give_the_originals_figures(
     assert {k: v for k, v in empty.items() if v} == {}
     assert [g.llmafia_left_out for g in report.exported] == [None] * 21
 
-    original = figures(
-        python, originals_with_logs(source, tmp_path / "orig"), tmp_path / "a", main=True
-    )
-    exported = figures(python, tmp_path / "out" / "llmafia", tmp_path / "b", main=True)
+    # the two runs of analyze.py (subprocesses on folders and work directories of their own)
+    # go side by side: most of this test's time is spent waiting for them
+    originals = originals_with_logs(source, tmp_path / "orig")
+    with ThreadPoolExecutor(2) as pool:
+        runs = [
+            pool.submit(figures, python, originals, tmp_path / "a", main=True),
+            pool.submit(figures, python, tmp_path / "out" / "llmafia", tmp_path / "b", main=True),
+        ]
+        original, exported = (run.result() for run in runs)
     # analyze.py's main() over the whole folder (all but its embedding step) runs on the
     # export and prints what it prints on the originals, less the two empty lines left out:
     # the dataset line counts every message (1710 in the originals, 147 of them the agent's)

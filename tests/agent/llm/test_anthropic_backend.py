@@ -85,6 +85,48 @@ async def test_repeated_system_prompt_is_reported_cached(
     assert second.cost_usd < first.cost_usd
 
 
+async def test_settled_history_is_a_marked_block_read_from_the_cache(
+    fake_anthropic: FakeAnthropicServer, anthropic_client: AnthropicClient
+) -> None:
+    history = "The chat so far:\nAlice: hi all\nBob: who is quiet\n"
+    first = make_request(messages=[("user", history + "Now: ask")], settled=len(history))
+    second = make_request(
+        messages=[("user", history + "Carol: me\nNow: ask")], settled=len(history)
+    )
+
+    one = await anthropic_client.complete(first)
+    two = await anthropic_client.complete(second)
+
+    sent = fake_anthropic.last_json
+    assert sent["system"] == [
+        {"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}
+    ]
+    assert sent["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": history, "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": "Carol: me\nNow: ask"},
+            ],
+        }
+    ]
+    assert one.cached_input_tokens == 0
+    # the system block and the history block, both written by the first call
+    assert two.cached_input_tokens == len(SYSTEM.split()) + len(history.split())
+    assert two.input_tokens == len(SYSTEM.split()) + len((history + "Carol: me Now: ask").split())
+
+
+async def test_a_request_without_settled_history_sends_plain_messages(
+    fake_anthropic: FakeAnthropicServer, anthropic_client: AnthropicClient
+) -> None:
+    await anthropic_client.complete(make_request())
+
+    assert fake_anthropic.last_json["messages"][0] == {
+        "role": "user",
+        "content": "Alice: hi all",
+    }
+
+
 async def test_empty_system_is_omitted(
     fake_anthropic: FakeAnthropicServer, anthropic_client: AnthropicClient
 ) -> None:

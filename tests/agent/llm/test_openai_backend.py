@@ -108,8 +108,29 @@ async def test_repeated_system_prompt_is_reported_cached(
     second = await openai_client.complete(make_request())
 
     assert first.cached_input_tokens == 0
-    assert second.cached_input_tokens == len(SYSTEM.split())
+    # an identical prompt is served from the cache whole (OpenAI caches the longest prefix)
+    assert second.cached_input_tokens == second.input_tokens
     assert second.cost_usd < first.cost_usd
+
+
+async def test_settled_history_is_sent_as_one_message_and_its_prefix_cached(
+    fake_openai: FakeOpenAIServer, openai_client: OpenAIClient
+) -> None:
+    history = "The chat so far:\nAlice: hi all\nBob: who is quiet\n"
+    first = make_request(messages=[("user", history + "Now: ask")], settled=len(history))
+    second = make_request(
+        messages=[("user", history + "Carol: me\nNow: ask")], settled=len(history)
+    )
+
+    await openai_client.complete(first)
+    resp = await openai_client.complete(second)
+
+    sent = fake_openai.last_json["messages"]
+    # byte-identical prefix: the system message, then one user message starting with history
+    assert sent[0] == {"role": "system", "content": SYSTEM}
+    assert sent[1] == {"role": "user", "content": history + "Carol: me\nNow: ask"}
+    assert resp.cached_input_tokens == len(SYSTEM.split()) + len(history.split())
+    assert resp.input_tokens == len(SYSTEM.split()) + len((history + "Carol: me Now: ask").split())
 
 
 async def test_stop_and_length_finish_reasons(
