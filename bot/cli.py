@@ -25,12 +25,54 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # (every subcommand too)
 )
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
 err = Console(stderr=True)
 T = TypeVar("T")
+
+
+def _plain_help_types() -> None:
+    """typer's help shows ``<bool>`` beside every flag and ``<int range>
+    [0<=x<=9223372036854775807]`` beside a bounded number; our help texts say the values
+    and ranges in words, so a flag shows no type and a number no range."""
+    from typer import core
+
+    shown = core.TyperOption.display_type
+
+    def display_type(self: Any, ctx: Any) -> str | None:
+        if self.is_flag:
+            return None
+        return shown(self, ctx).replace(" range>", ">")
+
+    core.TyperOption.display_type = display_type  # type: ignore[assignment,method-assign]
+    core.TyperOption._get_number_range_help_str = lambda self: None  # type: ignore[method-assign]
+
+
+_plain_help_types()
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"mafiabot {version('mafiabot')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Host Mafia with an AI agent as a hidden player."""
+
 
 #: the database the running command uses, to name it if it fails mid-way
 _db_in_use: str | None = None
@@ -138,8 +180,11 @@ Speed = Annotated[
 ]
 Db = Annotated[str | None, typer.Option("--db", help="Database URL (default: SQLite in data/).")]
 Roles = Annotated[
-    list[str] | None, typer.Option("--role", help="Extra role in play: detective, doctor.")
+    list[str] | None,
+    typer.Option("--with-role", metavar="ROLE", help="Extra role in play: detective, doctor."),
 ]
+#: the old spelling of --with-role, still taken by `simulate` (in `play`, --role is yours)
+OldRoles = Annotated[list[str] | None, typer.Option("--role", hidden=True)]
 Tie = Annotated[str, typer.Option(help="Day vote ties: none (nobody out) or random.")]
 AgentKind = Annotated[
     str | None,
@@ -176,7 +221,8 @@ def simulate(
     night_vote_seconds: NightVoteSeconds = None,
     speed: Speed = 1.0,
     agent: AgentKind = None,
-    role: Roles = None,
+    with_role: Roles = None,
+    old_role: OldRoles = None,
     tie_rule: Tie = "none",
     db: Db = None,
     resume: Annotated[
@@ -194,6 +240,7 @@ def simulate(
     from bot.local.simulate import run_simulation
 
     _check_speed(speed)
+    role = [*(with_role or []), *(old_role or [])] or None
     settings, agent, config = _setup(agent, players, resume, mafia=mafia, roles=role,
                               tie_rule=tie_rule, day_seconds=day_seconds,
                               vote_seconds=vote_seconds, night_seconds=night_seconds,
@@ -217,7 +264,16 @@ def play(
     vote_seconds: VoteSeconds = None,
     night_seconds: NightSeconds = None,
     night_vote_seconds: NightVoteSeconds = None,
-    role: Roles = None,
+    with_role: Roles = None,
+    role: Annotated[
+        str | None,
+        typer.Option(
+            "--role",
+            metavar="ROLE",
+            help="Your own role (mafia, bystander, detective, doctor...); the others are "
+            "dealt at random.",
+        ),
+    ] = None,
     tie_rule: Tie = "none",
     agent: AgentKind = None,
     db: Db = None,
@@ -228,21 +284,26 @@ def play(
 ) -> None:
     """Play in the terminal against agent players (you type in your booth)."""
     from bot.local.terminal import run_play
+    from games.roles import registered_roles
 
-    settings, agent, config = _setup(agent, players, resume, mafia=mafia, roles=role,
+    if role is not None:
+        if resume is not None:
+            raise typer.BadParameter("a resumed game keeps its roles", param_hint="--role")
+        if role.strip().lower() not in registered_roles():
+            known = ", ".join(registered_roles())
+            raise typer.BadParameter(f"no role {role!r}; one of {known}", param_hint="--role")
+        role = role.strip().lower()
+        if role not in ("mafia", "bystander") and role not in (with_role or []):
+            with_role = [*(with_role or []), role]  # (a special role you play is in play)
+    settings, agent, config = _setup(agent, players, resume, mafia=mafia, roles=with_role,
                                      tie_rule=tie_rule, day_seconds=day_seconds,
                                      vote_seconds=vote_seconds, night_seconds=night_seconds,
                                      night_vote_seconds=night_vote_seconds)  # fmt: skip
     url = _db_url(db, write=True, settings=settings)
-    try:
-        _run_game(
-            run_play(settings, config=config, players=players, seed=seed, agent=agent,
-                     db_url=url, resume=resume)
-        )  # fmt: skip
-    except KeyboardInterrupt:
-        from bot.invocation import command
-
-        err.print(f"Stopped. Resume with: {command('play --resume')}", markup=False)
+    _run_game(
+        run_play(settings, config=config, players=players, seed=seed, agent=agent,
+                 db_url=url, resume=resume, role=role)
+    )  # fmt: skip
 
 
 def _setup(
@@ -271,11 +332,14 @@ def _setup(
 def _run_game(main: Coroutine[Any, Any, T]) -> T:
     """Run a game command; refusals (unknown game, missing LLM credentials) exit 2."""
     from agent.llm.base import LLMConfigError
+    from bot.local.stopping import Stopped, run_stoppable
     from bot.service import ServiceError
     from games.errors import ConfigError
 
     try:
-        return asyncio.run(main)
+        return run_stoppable(main)  # Ctrl-C, SIGTERM, a closed stdout: saved, a hint, no trace
+    except Stopped as e:
+        raise typer.Exit(e.exit_code) from None
     except ConfigError as e:
         _fail(str(e))
     except (LookupError, ServiceError, LLMConfigError) as e:
@@ -311,12 +375,18 @@ def run(
             metavar="N",
             min=1,
             max=65_536,
-            help="How many shards the Discord bot is split into (default: Discord's advice).",
+            help="How many shards the Discord bot is split into, 1-65536 (default: "
+            "Discord's advice).",
         ),
     ] = None,
     db: Db = None,
 ) -> None:
-    """Run the chat adapters; --discord and --slack can run together on one event loop."""
+    """Run the chat adapters; --discord and --slack can run together on one event loop.
+
+    The tokens come from the environment or a .env file in the folder you run it from:
+    MAFIABOT_DISCORD_TOKEN (docs/discord.md); MAFIABOT_SLACK_BOT_TOKEN with
+    MAFIABOT_SLACK_APP_TOKEN, or with --http MAFIABOT_SLACK_SIGNING_SECRET (docs/slack.md).
+    """
     from bot.errors import PlatformUnreachable
     from bot.settings import SettingsError
     from bot.slack.app import SlackSetupError, check_settings
@@ -737,8 +807,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     """The ``mafiabot`` command. Bad input and unusable resources end it with one line on
     stderr and exit code 2, never a traceback: usage errors (click's multi-line panel is
     folded into one line) and database failures at any point."""
+    from bot.local.stopping import guard_stdout
     from bot.store.db import DatabaseUnusable, explain, first_line
 
+    guard_stdout()  # `mafiabot ... | head -2` ends quietly
     args = _optional_resume_value(list(sys.argv[1:] if argv is None else argv))
     try:
         code = app(args=args, prog_name="mafiabot", standalone_mode=False)

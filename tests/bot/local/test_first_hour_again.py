@@ -1,0 +1,179 @@
+"""The first hour again (issue 34): what a new user and an operator still tripped over, as they
+meet it (real subprocesses, loopback fakes only)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.settings import PROVIDER_ENV, provider_env_from_dotenv
+from tests.bot.test_cli import QUICK
+from tests.bot.test_llm_agents import Table
+from tests.fakes.llm_servers import FakeOpenAIServer
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+async def run_in(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> tuple[int, str, str]:
+    """``mafiabot ARGS`` run from ``cwd`` (where its ``.env`` is read), with the provider
+    variables and MAFIABOT_LLM taken out of the environment unless ``env`` gives them."""
+    base = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
+    base.pop("MAFIABOT_LLM", None)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", *args,
+        cwd=cwd,
+        env={**base, "PYTHONPATH": str(ROOT), "COLUMNS": "200", **(env or {})},
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(stdin), 180)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+# --- 2. the model's settings are read from .env ----------------------------------------------
+
+
+@pytest.mark.slow
+async def test_model_settings_in_dotenv_are_used_and_never_shown(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    fake_openai.responder = Table(seed=5)
+    key = "sk-from-dotenv-0123456789"
+    (tmp_path / ".env").write_text(
+        "MAFIABOT_LLM=openai:gpt-4o-mini\n"
+        f"OPENAI_BASE_URL={fake_openai.base_url}\n"
+        f"OPENAI_API_KEY={key}\n"
+        "MAFIABOT_LOG_LEVEL=DEBUG\n",
+        encoding="utf-8",
+    )
+    code, out, err = await run_in(
+        tmp_path, "simulate", "--players", "5", "--seed", "4", "--speed", "20", *QUICK,
+        "--db", f"sqlite:///{tmp_path / 'g.db'}",
+    )  # fmt: skip
+    assert code == 0, err[-3000:]
+    assert "the LLM agent (openai:gpt-4o-mini)" in out
+    assert fake_openai.requests, "the model server named in .env was never asked"
+    assert all(r.headers.get("Authorization") == f"Bearer {key}" for r in fake_openai.requests)
+    assert key not in out and key not in err
+
+
+def test_the_environment_wins_over_dotenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = tmp_path / ".env"
+    env.write_text(
+        "OPENAI_API_KEY=from-file\nANTHROPIC_BASE_URL=http://127.0.0.1:1/\nOTHER=x\n", "utf-8"
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", "from-env")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    monkeypatch.delenv("OTHER", raising=False)
+    assert provider_env_from_dotenv(env) == ["ANTHROPIC_BASE_URL"]
+    assert os.environ["OPENAI_API_KEY"] == "from-env"
+    assert os.environ["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:1/"
+    assert "OTHER" not in os.environ  # only the providers' variables
+
+
+# --- 9. texts that pointed to what is not there -----------------------------------------------
+
+
+def _docs_named(text: str) -> list[str]:
+    return re.findall(r"docs/[\w-]+\.md", text)
+
+
+def test_the_missing_token_line_points_to_a_page_that_exists() -> None:
+    from bot.discord.app import check_token
+    from bot.settings import SettingsError, load_settings
+
+    with pytest.raises(SettingsError) as refused:
+        check_token(load_settings(discord_token=None))
+    line = str(refused.value)
+    assert "README" not in line and ".env" in line
+    assert _docs_named(line) and all((ROOT / d).is_file() for d in _docs_named(line))
+
+
+def test_env_example_points_to_sections_that_exist() -> None:
+    text = (ROOT / ".env.example").read_text("utf-8")
+    for page, section in re.findall(r'(docs/[\w-]+\.md|README): "([^"]+)"', text):
+        target = ROOT / ("README.md" if page == "README" else page)
+        headings = [h for h in target.read_text("utf-8").splitlines() if h.startswith("#")]
+        assert any(section in h for h in headings), (page, section)
+
+
+def test_the_configuration_reference_calls_a_file_a_file() -> None:
+    rows = (ROOT / "docs" / "configuration.md").read_text("utf-8").splitlines()
+    for row in rows:
+        if re.match(r"\| `MAFIABOT_\w+_FILE` \|", row):
+            assert row.split("|")[2].strip() == "a file", row
+
+
+def test_commands_in_the_docs_run_inside_the_project_environment() -> None:
+    """``python -c "from cryptography ..."`` fails outside the venv; ``uv run python`` works."""
+    for page in (ROOT / "docs").glob("*.md"):
+        for line in page.read_text("utf-8").splitlines():
+            if re.match(r"\s*python3? -c ", line):
+                pytest.fail(f"{page.name}: {line.strip()}")
+
+
+# --- 5. play --role ROLE: your own role, the rest dealt at random ------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("role", ["mafia", "detective", "doctor", "bystander"])
+async def test_play_deals_you_the_role_you_ask_for(role: str, tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    for seed in ("1", "2"):
+        code, out, err = await run_in(
+            ROOT, "play", "--role", role, "--seed", seed, "--players", "7", "--db", db,
+            stdin=b"/quit\n",
+        )  # fmt: skip
+        assert code == 0, err
+        assert f"Your role: {role}." in out, out
+
+
+def test_your_role_leaves_the_rest_to_the_seed() -> None:
+    from bot.local.terminal import deal_with_role
+    from games.config import GameConfig
+    from games.engine import assign_roles
+    from games.roles import registered_roles
+
+    config = GameConfig(roles=("detective", "doctor"))
+    for role in registered_roles():
+        places = set()
+        for seed in range(40):
+            fixed, place = deal_with_role(config, 8, seed, role)
+            assert fixed.deal[place] == role
+            assert list(fixed.deal) == assign_roles(config, 8, seed)  # the seed's own deal
+            fixed.validate(8)
+            places.add(place)
+        assert len(places) > 3  # the person's seat is not always the same one
+
+
+@pytest.mark.parametrize("args", [["play", "--role", "wizard"], ["simulate", "--role", "x"]])
+async def test_an_unknown_role_is_one_line(args: list[str], tmp_path: Path) -> None:
+    code, _, err = await run_in(ROOT, *args, "--db", f"sqlite:///{tmp_path / 'u.db'}")
+    assert code == 2 and err.strip().count("\n") == 0, err
+    assert "wizard" in err or "'x'" in err
+
+
+@pytest.mark.slow
+async def test_simulate_still_takes_the_old_role_spelling(tmp_path: Path) -> None:
+    code, out, err = await run_in(
+        ROOT, "simulate", "--role", "doctor", "--with-role", "detective", "--players", "7",
+        "--speed", "1000", "--seed", "3", "--db", f"sqlite:///{tmp_path / 's.db'}", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    roles = {p["role"] for p in json.loads(out)["players"]}
+    assert {"doctor", "detective"} <= roles
