@@ -16,6 +16,7 @@ from bot.settings import PROVIDER_ENV, provider_env_from_dotenv
 from tests.bot.test_cli import QUICK
 from tests.bot.test_llm_agents import Table
 from tests.fakes.llm_servers import FakeOpenAIServer
+from tests.fakes.slack import FakeSlack
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -177,3 +178,52 @@ async def test_simulate_still_takes_the_old_role_spelling(tmp_path: Path) -> Non
     assert code == 0, err
     roles = {p["role"] for p in json.loads(out)["players"]}
     assert {"doctor", "detective"} <= roles
+
+
+# --- 4. run --slack: one line when Slack can't be reached or refuses a token ------------------
+
+
+async def run_slack(tmp_path: Path, api_url: str, *extra: str, **tokens: str) -> tuple[int, str]:
+    env = {
+        "MAFIABOT_SLACK_BOT_TOKEN": "xoxb-1-2-3",
+        "MAFIABOT_SLACK_APP_TOKEN": "xapp-1-2-3",
+        "MAFIABOT_SLACK_SIGNING_SECRET": "s3cret",
+        "MAFIABOT_SLACK_API_URL": api_url,
+        "MAFIABOT_HTTP_ADDR": "",
+        "MAFIABOT_DATA_DIR": str(tmp_path),
+        "MAFIABOT_DATABASE_URL": f"sqlite:///{tmp_path / 'd.db'}",
+        **tokens,
+    }
+    code, _, err = await run_in(tmp_path, "run", "--slack", *extra, env=env)
+    return code, err
+
+
+def one_line(err: str, starts: str) -> str:
+    assert "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if line.startswith("mafiabot run:")]
+    assert len(lines) == 1 and lines[0].startswith(f"mafiabot run: {starts}"), err
+    said = [line for line in err.strip().splitlines() if " WARNING " not in line]
+    assert len(said) <= 2, err  # that line, and slack-sdk's retry notice
+    return lines[0]
+
+
+@pytest.mark.parametrize("mode", [[], ["--http", "0"]], ids=["socket", "http"])
+async def test_unreachable_slack_is_one_line(mode: list[str], tmp_path: Path) -> None:
+    code, err = await run_slack(tmp_path, "http://127.0.0.1:9/", *mode)  # (refused)
+    assert code == 1, err
+    one_line(err, "Can't reach Slack")
+
+
+async def test_a_refused_bot_token_is_one_line(fake_slack: FakeSlack, tmp_path: Path) -> None:
+    code, err = await run_slack(tmp_path, fake_slack.base_url)  # not the fake's token
+    assert code == 2, err
+    line = one_line(err, "Slack refused MAFIABOT_SLACK_BOT_TOKEN (invalid_auth)")
+    assert "xoxb-1-2-3" not in line
+
+
+async def test_a_refused_app_token_is_one_line(fake_slack: FakeSlack, tmp_path: Path) -> None:
+    code, err = await run_slack(
+        tmp_path, fake_slack.base_url, MAFIABOT_SLACK_BOT_TOKEN=fake_slack.bot_token
+    )
+    assert code == 2, err
+    one_line(err, "Slack refused MAFIABOT_SLACK_APP_TOKEN (invalid_auth)")
