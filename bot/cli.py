@@ -77,6 +77,9 @@ def _main(
 #: the database the running command uses, to name it if it fails mid-way
 _db_in_use: str | None = None
 
+#: `play`'s log, in MAFIABOT_DATA_DIR: what goes wrong (a model's retries) stays off the screen
+PLAY_LOG = "play.log"
+
 #: ranges of the numbers the commands take (stated in --help)
 SPEED_MAX = 10_000.0
 PHASE_MIN, PHASE_MAX = 1.0, 86_400.0
@@ -151,10 +154,17 @@ def _check_phases(**seconds: float | None) -> None:
             )
 
 
-def _logging(settings: Settings) -> None:
+def _logging(settings: Settings, log_file: Path | None = None) -> None:
     from bot.ops.logs import configure_logging  # text or JSON lines, secrets blanked out
 
-    configure_logging(settings)
+    stream = None
+    if log_file is not None:  # (`play`: the log stays off the player's screen)
+        try:
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            stream = log_file.open("a", encoding="utf-8")
+        except OSError:
+            stream = None
+    configure_logging(settings, stream)
 
     # what a person must act on (a database refusing a game's writes): one plain line each
     alerts = logging.getLogger("bot.service.alerts")
@@ -295,7 +305,7 @@ def play(
         role = role.strip().lower()
         if role not in ("mafia", "bystander") and role not in (with_role or []):
             with_role = [*(with_role or []), role]  # (a special role you play is in play)
-    settings, agent, config = _setup(agent, players, resume, mafia=mafia, roles=with_role,
+    settings, agent, config = _setup(agent, players, resume, PLAY_LOG, mafia=mafia, roles=with_role,
                                      tie_rule=tie_rule, day_seconds=day_seconds,
                                      vote_seconds=vote_seconds, night_seconds=night_seconds,
                                      night_vote_seconds=night_vote_seconds)  # fmt: skip
@@ -307,7 +317,7 @@ def play(
 
 
 def _setup(
-    agent: str | None, players: int, resume: str | None, **given: Any
+    agent: str | None, players: int, resume: str | None, log_file: str = "", **given: Any
 ) -> tuple[Settings, str, Any]:
     """Settings, the agent kind (``--agent``, else the LLM agent when a model is configured)
     and a checked game config, or one clear error (exit 2) and nothing created."""
@@ -317,7 +327,7 @@ def _setup(
         raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
     _check_phases(**{k: v for k, v in given.items() if k.endswith("_seconds")})
     settings = _settings()
-    _logging(settings)
+    _logging(settings, settings.data_dir / log_file if log_file else None)
     if agent is None:
         agent = "llm" if settings.llm else "baseline"
     try:

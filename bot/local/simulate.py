@@ -14,6 +14,7 @@ from rich.console import Console
 from agent.decisions import DecisionSummary
 from bot import invocation
 from bot.live import LiveGame
+from bot.local.model_check import agent_for_the_model
 from bot.local.render import ConsoleRenderer
 from bot.local.stopping import stdout_closed
 from bot.runtime import database_url, running_service
@@ -128,6 +129,7 @@ async def run_simulation(
     if agent == "llm" and not settings.llm:
         out.print("[yellow]No LLM configured (MAFIABOT_LLM); the offline baseline agent plays.[/]")
         agent = "baseline"
+    agent = await agent_for_the_model(settings, agent, out)
     with stop_hint(_COMMAND[SIMULATION], settings, db_url) as playing:
         return await _simulate(settings, out, config, players, seed, speed, agent, db_url,
                                resume, playing)  # fmt: skip

@@ -25,6 +25,7 @@ from bot import invocation, reveal, survey
 from bot.clock import utcnow
 from bot.errors import ServiceError
 from bot.live import LiveGame
+from bot.local.model_check import agent_for_the_model
 from bot.local.render import ConsoleRenderer
 from bot.local.simulate import (
     TERMINAL,
@@ -492,6 +493,7 @@ async def run_play(
             "[yellow]No LLM configured (MAFIABOT_LLM); the offline baseline agent plays.[/]"
         )
         agent = "baseline"
+    agent = await agent_for_the_model(settings, agent, console)
     place = 0
     if role is not None and resume is None:
         if seed is None:

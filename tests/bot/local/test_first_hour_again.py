@@ -227,3 +227,27 @@ async def test_a_refused_app_token_is_one_line(fake_slack: FakeSlack, tmp_path: 
     )
     assert code == 2, err
     one_line(err, "Slack refused MAFIABOT_SLACK_APP_TOKEN (invalid_auth)")
+
+
+# --- 7. a model server that can't be reached: said once, at start; the baseline plays ----------
+
+
+@pytest.mark.slow
+async def test_an_unreachable_model_is_one_line_at_start(tmp_path: Path) -> None:
+    env = {
+        "MAFIABOT_LLM": "openai:gpt-4o-mini",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",  # (the discard port: refused)
+        "OPENAI_API_KEY": "sk-test",
+        "MAFIABOT_DATA_DIR": str(tmp_path / "data"),
+    }
+    code, out, err = await run_in(
+        tmp_path, "play", "--players", "5", "--seed", "1",
+        "--db", f"sqlite:///{tmp_path / 'm.db'}", env=env, stdin=b"/quit\n",
+    )  # fmt: skip
+    screen = out + err
+    assert code == 0, screen
+    said = [line for line in screen.splitlines() if "can't be reached" in line]
+    assert len(said) == 1, screen
+    assert "http://127.0.0.1:9/v1" in said[0] and "baseline agent plays" in said[0]
+    assert "the offline baseline agent" in out  # the banner says who plays
+    assert "WARNING" not in screen and "Traceback" not in screen and "retry" not in screen
