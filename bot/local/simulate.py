@@ -52,6 +52,12 @@ async def pick_resume(service: GameService, resume: str, origin: str = SIMULATIO
     return resume
 
 
+def to_stderr(line: str) -> None:
+    """A progress line on stderr (nothing once stdout is closed: the command is ending)."""
+    if not stdout_closed():
+        Console(stderr=True).print(line, markup=False, highlight=False, soft_wrap=True)
+
+
 def resume_command(command: str, game_id: str, settings: Settings, db_url: str | None) -> str:
     """The line that continues ``game_id``: ``--db`` too when the game is not in the
     default database (``uv run mafiabot play --resume ID --db URL``)."""
@@ -147,7 +153,7 @@ async def _simulate(
     resume: str | None,
     playing: list[LiveGame],
 ) -> dict[str, Any]:
-    async with running_service(settings, db_url, agent) as service:
+    async with running_service(settings, db_url, agent, progress=to_stderr) as service:
         if resume is not None:
             game_id = await pick_resume(service, resume)
             out.print(f"Game {game_id}", highlight=False)

@@ -35,6 +35,7 @@ from bot.local.simulate import (
     pick_resume,
     resume_command,
     stop_hint,
+    to_stderr,
 )
 from bot.runtime import running_service
 from bot.service import GameService
@@ -517,7 +518,7 @@ async def _play(
     place: int = 0,
 ) -> None:
     bar = Keyboard.has_bar()
-    async with running_service(settings, db_url, agent) as service:
+    async with running_service(settings, db_url, agent, progress=to_stderr) as service:
         if resume is not None:
             game_id = await pick_resume(service, resume, TERMINAL)
             console.print(f"Game {game_id}")

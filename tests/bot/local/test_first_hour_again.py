@@ -251,3 +251,76 @@ async def test_an_unreachable_model_is_one_line_at_start(tmp_path: Path) -> None
     assert "http://127.0.0.1:9/v1" in said[0] and "baseline agent plays" in said[0]
     assert "the offline baseline agent" in out  # the banner says who plays
     assert "WARNING" not in screen and "Traceback" not in screen and "retry" not in screen
+
+
+# --- 8. long steps say how far they are; Ctrl-C skips the learning step ------------------------
+
+
+@pytest.mark.slow
+async def test_replay_says_each_phase_as_it_goes(tmp_path: Path) -> None:
+    from research.paths import llmafia_games_dir
+
+    game = llmafia_games_dir() / "0001"
+    if not game.exists():
+        pytest.skip("the LLMafia games are not beside the repository")
+    code, _, err = await run_in(ROOT, "replay", str(game), "--speed", "200", "--seed", "1")
+    assert code == 0, err[-3000:]
+    steps = [line for line in err.splitlines() if line.startswith("Replaying: ")]
+    assert len(steps) >= 3, err
+    assert "phase 1 of" in steps[0] and "s so far" in steps[-1]
+
+
+class Debriefs:
+    """Two end-of-game debriefs, each ending when told (`bot.runtime.Learning`)."""
+
+    def __init__(self) -> None:
+        self.go = [asyncio.Event(), asyncio.Event()]
+        self.tasks = {asyncio.create_task(g.wait()) for g in self.go}  # type: ignore[misc]
+        self.skipped = False
+
+    def learning(self) -> set[asyncio.Task[None]]:
+        return {t for t in self.tasks if not t.done()}
+
+    async def skip_learning(self) -> None:
+        self.skipped = True
+        for t in self.tasks:
+            t.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+async def test_learning_says_a_line_a_step() -> None:
+    from bot.runtime import learn_with_progress
+
+    debriefs, said = Debriefs(), list[str]()
+    waiting = asyncio.create_task(learn_with_progress(debriefs, said.append))
+    for g in debriefs.go:
+        await asyncio.sleep(0)
+        g.set()
+    await asyncio.wait_for(waiting, 10)
+    assert said[0].startswith("Learning from the game: 2 debriefs (Ctrl-C skips")
+    assert said[-1] == "Learning from the game: 2/2 done"
+
+
+async def test_ctrl_c_skips_the_learning_and_shutting_down_goes_on() -> None:
+    from bot.runtime import learn_with_progress
+
+    debriefs, said = Debriefs(), list[str]()
+    closed: list[bool] = []
+    begun = asyncio.Event()
+
+    def say(line: str) -> None:
+        said.append(line)
+        begun.set()
+
+    async def shutting_down() -> str:  # (running_service's finally: learning, then closing)
+        await learn_with_progress(debriefs, say)
+        closed.append(True)
+        return "ended as usual"
+
+    task = asyncio.create_task(shutting_down())
+    await asyncio.wait_for(begun.wait(), 10)
+    task.cancel()  # Ctrl-C: asyncio.run cancels the command's task
+    assert await asyncio.wait_for(task, 10) == "ended as usual"
+    assert debriefs.skipped and closed == [True]
+    assert said[-1] == "Learning from the game: skipped."
+    assert all(t.cancelled() for t in debriefs.tasks)
