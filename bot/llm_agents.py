@@ -339,14 +339,14 @@ class LLMPlayerFactory:
         while self._learning_tasks:
             await asyncio.gather(*list(self._learning_tasks), return_exceptions=True)
 
-    def learning(self) -> set[asyncio.Task[None]]:
+    def learning_pending(self) -> set[asyncio.Task[None]]:
         """The end-of-game debriefs still running (`bot.runtime` shows their progress)."""
         return {t for t in self._learning_tasks if not t.done()}
 
     async def skip_learning(self) -> None:
         """Stop the debriefs still running (Ctrl-C after a local game): what they had not
         stored yet is not learnt; everything already stored stays."""
-        tasks = self.learning()
+        tasks = self.learning_pending()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -93,7 +93,7 @@ async def running_service(
 class Learning(Protocol):
     """The end-of-game learning of the LLM seats (`bot.llm_agents.LLMPlayerFactory`)."""
 
-    def learning(self) -> set[asyncio.Task[None]]: ...
+    def learning_pending(self) -> set[asyncio.Task[None]]: ...
 
     async def skip_learning(self) -> None: ...
 
@@ -101,7 +101,7 @@ class Learning(Protocol):
 async def learn_with_progress(llm: Learning, say: Callable[[str], None]) -> None:
     """Wait for the end-of-game debriefs, a line as each ends; a cancel (Ctrl-C) skips the
     rest safely (what is stored stays) and is taken back, so the command ends as usual."""
-    pending = llm.learning()
+    pending = llm.learning_pending()
     if not pending:
         return
     total, done = len(pending), 0
@@ -110,7 +110,7 @@ async def learn_with_progress(llm: Learning, say: Callable[[str], None]) -> None
         while pending:
             finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             done += len(finished)
-            pending |= llm.learning() - finished  # (one started meanwhile)
+            pending |= llm.learning_pending() - finished  # (one started meanwhile)
             total = max(total, done + len(pending))
             say(f"Learning from the game: {done}/{total} done")
     except asyncio.CancelledError:

@@ -364,7 +364,7 @@ class SlackRunner:
                 handler.client.wss_uri = str(opened["url"])
                 await handler.connect_async()  # type: ignore[no-untyped-call]
         except BaseException:
-            await handler.close_async()
+            await handler.close_async()  # type: ignore[no-untyped-call]
             raise
         watch_reconnects(handler.client, self.adapter)
         self._socket = handler

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.settings import PROVIDER_ENV, provider_env_from_dotenv
 from tests.bot.test_cli import QUICK
 from tests.bot.test_llm_agents import Table
 from tests.fakes.llm_servers import FakeOpenAIServer
 from tests.fakes.slack import FakeSlack
 
 ROOT = Path(__file__).resolve().parents[3]
+#: the model providers' variables (`bot.settings.PROVIDER_ENV`)
+PROVIDER_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
 
 
 async def run_in(
@@ -71,9 +72,13 @@ async def test_model_settings_in_dotenv_are_used_and_never_shown(
     assert fake_openai.requests, "the model server named in .env was never asked"
     assert all(r.headers.get("Authorization") == f"Bearer {key}" for r in fake_openai.requests)
     assert key not in out and key not in err
+    # after the game the LLM seats learn from it, a line a step (item 8)
+    assert "Learning from the game: " in err and " done" in err, err[-2000:]
 
 
 def test_the_environment_wins_over_dotenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.settings import provider_env_from_dotenv
+
     env = tmp_path / ".env"
     env.write_text(
         "OPENAI_API_KEY=from-file\nANTHROPIC_BASE_URL=http://127.0.0.1:1/\nOTHER=x\n", "utf-8"
@@ -275,10 +280,14 @@ class Debriefs:
 
     def __init__(self) -> None:
         self.go = [asyncio.Event(), asyncio.Event()]
-        self.tasks = {asyncio.create_task(g.wait()) for g in self.go}  # type: ignore[misc]
+        self.tasks = {asyncio.create_task(self._debrief(g)) for g in self.go}
         self.skipped = False
 
-    def learning(self) -> set[asyncio.Task[None]]:
+    @staticmethod
+    async def _debrief(go: asyncio.Event) -> None:
+        await go.wait()
+
+    def learning_pending(self) -> set[asyncio.Task[None]]:
         return {t for t in self.tasks if not t.done()}
 
     async def skip_learning(self) -> None:
