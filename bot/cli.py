@@ -9,7 +9,7 @@ import math
 import sys
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import IO, Annotated, Any, NoReturn, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -154,17 +154,33 @@ def _check_phases(**seconds: float | None) -> None:
             )
 
 
+class _LogFile:
+    """A log file opened at its first line (bad input, refused before any, leaves none);
+    where it can't be written, the lines go to stderr."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: IO[str] | None = None
+
+    def write(self, text: str) -> int:
+        if self._file is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = self.path.open("a", encoding="utf-8")
+            except OSError:
+                self._file = sys.stderr
+        return self._file.write(text)
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+
+
 def _logging(settings: Settings, log_file: Path | None = None) -> None:
     from bot.ops.logs import configure_logging  # text or JSON lines, secrets blanked out
 
-    stream = None
-    if log_file is not None:  # (`play`: the log stays off the player's screen)
-        try:
-            log_file.parent.mkdir(parents=True, exist_ok=True)
-            stream = log_file.open("a", encoding="utf-8")
-        except OSError:
-            stream = None
-    configure_logging(settings, stream)
+    # (`play`: the log stays off the player's screen, in a file made at its first line)
+    configure_logging(settings, None if log_file is None else cast(IO[str], _LogFile(log_file)))
 
     # what a person must act on (a database refusing a game's writes): one plain line each
     alerts = logging.getLogger("bot.service.alerts")
