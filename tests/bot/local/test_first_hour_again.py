@@ -333,3 +333,35 @@ async def test_ctrl_c_skips_the_learning_and_shutting_down_goes_on() -> None:
     assert debriefs.skipped and closed == [True]
     assert said[-1] == "Learning from the game: skipped."
     assert all(t.cancelled() for t in debriefs.tasks)
+
+
+# --- 10. help texts: no <bool>, no raw ranges, -h, --version, where the token goes -------------
+
+
+def _help(*args: str) -> str:
+    from typer.testing import CliRunner
+
+    from bot.cli import app
+
+    done = CliRunner().invoke(app, [*args], env={"COLUMNS": "100"}, prog_name="mafiabot")
+    assert done.exit_code == 0, done.output
+    return done.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[], ["play"], ["simulate"], ["run"], ["replay"], ["report"], ["export"], ["db", "upgrade"]],
+)
+def test_help_says_types_in_words(command: list[str]) -> None:
+    text = _help(*command, "--help")
+    assert "<bool>" not in text and "range>" not in text, text
+    assert "9223372036854775807" not in text and "<=x<=" not in text, text
+    assert _help(*command, "-h") == text
+
+
+def test_version_and_where_the_token_goes() -> None:
+    from importlib.metadata import version
+
+    assert _help("--version").strip() == f"mafiabot {version('mafiabot')}"
+    run = " ".join(_help("run", "--help").split())
+    assert ".env" in run and "MAFIABOT_DISCORD_TOKEN" in run and "MAFIABOT_SLACK_BOT_TOKEN" in run
