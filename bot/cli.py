@@ -18,6 +18,7 @@ from rich.console import Console
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer._click.globals import get_current_context as click_context
 
+from bot import cli_help
 from bot.settings import Settings, SettingsError, load_settings
 
 app = typer.Typer(
@@ -34,44 +35,8 @@ err = Console(stderr=True)
 T = TypeVar("T")
 
 
-def _plain_help_types() -> None:
-    """typer's help shows ``<bool>`` beside every flag and ``<int range>
-    [0<=x<=9223372036854775807]`` beside a bounded number; our help texts say the values
-    and ranges in words, so a flag shows no type and a number no range."""
-    from typer import core
-
-    shown = core.TyperOption.display_type
-
-    def display_type(self: Any, ctx: Any) -> str | None:
-        if self.is_flag:
-            return None
-        return shown(self, ctx).replace(" range>", ">")
-
-    core.TyperOption.display_type = display_type  # type: ignore[assignment,method-assign]
-    core.TyperOption._get_number_range_help_str = lambda self: None  # type: ignore[method-assign]
-
-
-_plain_help_types()
-
-
-def _version(value: bool) -> None:
-    if value:
-        from importlib.metadata import version
-
-        typer.echo(f"mafiabot {version('mafiabot')}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _main(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", callback=_version, is_eager=True, help="Show the version and exit."
-        ),
-    ] = False,
-) -> None:
-    """Host Mafia with an AI agent as a hidden player."""
+cli_help.plain_help_types()
+app.callback()(cli_help.main_options)  # --version
 
 
 #: the database the running command uses, to name it if it fails mid-way
@@ -154,33 +119,13 @@ def _check_phases(**seconds: float | None) -> None:
             )
 
 
-class _LogFile:
-    """A log file opened at its first line (bad input, refused before any, leaves none);
-    where it can't be written, the lines go to stderr."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file: IO[str] | None = None
-
-    def write(self, text: str) -> int:
-        if self._file is None:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = self.path.open("a", encoding="utf-8")
-            except OSError:
-                self._file = sys.stderr
-        return self._file.write(text)
-
-    def flush(self) -> None:
-        if self._file is not None:
-            self._file.flush()
-
-
 def _logging(settings: Settings, log_file: Path | None = None) -> None:
     from bot.ops.logs import configure_logging  # text or JSON lines, secrets blanked out
 
     # (`play`: the log stays off the player's screen, in a file made at its first line)
-    configure_logging(settings, None if log_file is None else cast(IO[str], _LogFile(log_file)))
+    configure_logging(
+        settings, None if log_file is None else cast(IO[str], cli_help.LogFile(log_file))
+    )
 
     # what a person must act on (a database refusing a game's writes): one plain line each
     alerts = logging.getLogger("bot.service.alerts")
@@ -291,15 +236,7 @@ def play(
     night_seconds: NightSeconds = None,
     night_vote_seconds: NightVoteSeconds = None,
     with_role: Roles = None,
-    role: Annotated[
-        str | None,
-        typer.Option(
-            "--role",
-            metavar="ROLE",
-            help="Your own role (mafia, bystander, detective, doctor...); the others are "
-            "dealt at random.",
-        ),
-    ] = None,
+    role: cli_help.YourRole = None,
     tie_rule: Tie = "none",
     agent: AgentKind = None,
     db: Db = None,
@@ -310,17 +247,8 @@ def play(
 ) -> None:
     """Play in the terminal against agent players (you type in your booth)."""
     from bot.local.terminal import run_play
-    from games.roles import registered_roles
 
-    if role is not None:
-        if resume is not None:
-            raise typer.BadParameter("a resumed game keeps its roles", param_hint="--role")
-        if role.strip().lower() not in registered_roles():
-            known = ", ".join(registered_roles())
-            raise typer.BadParameter(f"no role {role!r}; one of {known}", param_hint="--role")
-        role = role.strip().lower()
-        if role not in ("mafia", "bystander") and role not in (with_role or []):
-            with_role = [*(with_role or []), role]  # (a special role you play is in play)
+    role, with_role = cli_help.your_role(role, with_role, resume)
     settings, agent, config = _setup(agent, players, resume, PLAY_LOG, mafia=mafia, roles=with_role,
                                      tie_rule=tie_rule, day_seconds=day_seconds,
                                      vote_seconds=vote_seconds, night_seconds=night_seconds,
@@ -591,6 +519,9 @@ def replay(
         )
     except (FileNotFoundError, ValueError, LLMConfigError) as e:
         _fail(str(e))
+    except KeyboardInterrupt:  # Ctrl-C: nothing of the recording changes; run it again later
+        err.print("Stopped; the replay did not finish.", markup=False, highlight=False)
+        raise typer.Exit(130) from None
 
 
 def _replay_page(
