@@ -1,13 +1,16 @@
 # Two commands do all the set-up on a fresh machine (Python 3.11+ and make):
 #   make play   installs everything into .venv and starts a game in your terminal
 #   make test   installs everything into .venv and runs the whole test suite
-UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
+# uv: the one on PATH, else one installed into a venv of the project's own (.tools/uv-venv),
+# which a PEP 668 system Python (Debian 12, Ubuntu 23.04+) allows where `pip install` is refused
+UV_VENV := .tools/uv-venv
+UV := $(shell command -v uv 2>/dev/null || echo $(UV_VENV)/bin/uv)
 export UV_PYTHON_DOWNLOADS := never
 
 .PHONY: uv sync play simulate test test-model check lint bench bench-model docs
 
 uv:
-	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
+	@$(UV) --version >/dev/null 2>&1 || sh tools/install-uv.sh $(UV_VENV)
 
 # --all-extras: the research commands' extra too (the container image leaves it out)
 sync: uv

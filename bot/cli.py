@@ -9,7 +9,7 @@ import math
 import sys
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import IO, Annotated, Any, NoReturn, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -18,6 +18,7 @@ from rich.console import Console
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer._click.globals import get_current_context as click_context
 
+from bot import cli_help
 from bot.settings import Settings, SettingsError, load_settings
 
 app = typer.Typer(
@@ -25,6 +26,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # (every subcommand too)
 )
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -32,8 +34,16 @@ app.add_typer(db_app, name="db")
 err = Console(stderr=True)
 T = TypeVar("T")
 
+
+cli_help.plain_help_types()
+app.callback()(cli_help.main_options)  # --version
+
+
 #: the database the running command uses, to name it if it fails mid-way
 _db_in_use: str | None = None
+
+#: `play`'s log, in MAFIABOT_DATA_DIR: what goes wrong (a model's retries) stays off the screen
+PLAY_LOG = "play.log"
 
 #: ranges of the numbers the commands take (stated in --help)
 SPEED_MAX = 10_000.0
@@ -109,10 +119,13 @@ def _check_phases(**seconds: float | None) -> None:
             )
 
 
-def _logging(settings: Settings) -> None:
+def _logging(settings: Settings, log_file: Path | None = None) -> None:
     from bot.ops.logs import configure_logging  # text or JSON lines, secrets blanked out
 
-    configure_logging(settings)
+    # (`play`: the log stays off the player's screen, in a file made at its first line)
+    configure_logging(
+        settings, None if log_file is None else cast(IO[str], cli_help.LogFile(log_file))
+    )
 
     # what a person must act on (a database refusing a game's writes): one plain line each
     alerts = logging.getLogger("bot.service.alerts")
@@ -138,8 +151,11 @@ Speed = Annotated[
 ]
 Db = Annotated[str | None, typer.Option("--db", help="Database URL (default: SQLite in data/).")]
 Roles = Annotated[
-    list[str] | None, typer.Option("--role", help="Extra role in play: detective, doctor.")
+    list[str] | None,
+    typer.Option("--with-role", metavar="ROLE", help="Extra role in play: detective, doctor."),
 ]
+#: the old spelling of --with-role, still taken by `simulate` (in `play`, --role is yours)
+OldRoles = Annotated[list[str] | None, typer.Option("--role", hidden=True)]
 Tie = Annotated[str, typer.Option(help="Day vote ties: none (nobody out) or random.")]
 AgentKind = Annotated[
     str | None,
@@ -176,7 +192,8 @@ def simulate(
     night_vote_seconds: NightVoteSeconds = None,
     speed: Speed = 1.0,
     agent: AgentKind = None,
-    role: Roles = None,
+    with_role: Roles = None,
+    old_role: OldRoles = None,
     tie_rule: Tie = "none",
     db: Db = None,
     resume: Annotated[
@@ -194,6 +211,7 @@ def simulate(
     from bot.local.simulate import run_simulation
 
     _check_speed(speed)
+    role = [*(with_role or []), *(old_role or [])] or None
     settings, agent, config = _setup(agent, players, resume, mafia=mafia, roles=role,
                               tie_rule=tie_rule, day_seconds=day_seconds,
                               vote_seconds=vote_seconds, night_seconds=night_seconds,
@@ -217,7 +235,8 @@ def play(
     vote_seconds: VoteSeconds = None,
     night_seconds: NightSeconds = None,
     night_vote_seconds: NightVoteSeconds = None,
-    role: Roles = None,
+    with_role: Roles = None,
+    role: cli_help.YourRole = None,
     tie_rule: Tie = "none",
     agent: AgentKind = None,
     db: Db = None,
@@ -229,24 +248,20 @@ def play(
     """Play in the terminal against agent players (you type in your booth)."""
     from bot.local.terminal import run_play
 
-    settings, agent, config = _setup(agent, players, resume, mafia=mafia, roles=role,
+    role, with_role = cli_help.your_role(role, with_role, resume)
+    settings, agent, config = _setup(agent, players, resume, PLAY_LOG, mafia=mafia, roles=with_role,
                                      tie_rule=tie_rule, day_seconds=day_seconds,
                                      vote_seconds=vote_seconds, night_seconds=night_seconds,
                                      night_vote_seconds=night_vote_seconds)  # fmt: skip
     url = _db_url(db, write=True, settings=settings)
-    try:
-        _run_game(
-            run_play(settings, config=config, players=players, seed=seed, agent=agent,
-                     db_url=url, resume=resume)
-        )  # fmt: skip
-    except KeyboardInterrupt:
-        from bot.invocation import command
-
-        err.print(f"Stopped. Resume with: {command('play --resume')}", markup=False)
+    _run_game(
+        run_play(settings, config=config, players=players, seed=seed, agent=agent,
+                 db_url=url, resume=resume, role=role)
+    )  # fmt: skip
 
 
 def _setup(
-    agent: str | None, players: int, resume: str | None, **given: Any
+    agent: str | None, players: int, resume: str | None, log_file: str = "", **given: Any
 ) -> tuple[Settings, str, Any]:
     """Settings, the agent kind (``--agent``, else the LLM agent when a model is configured)
     and a checked game config, or one clear error (exit 2) and nothing created."""
@@ -256,7 +271,7 @@ def _setup(
         raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
     _check_phases(**{k: v for k, v in given.items() if k.endswith("_seconds")})
     settings = _settings()
-    _logging(settings)
+    _logging(settings, settings.data_dir / log_file if log_file else None)
     if agent is None:
         agent = "llm" if settings.llm else "baseline"
     try:
@@ -271,11 +286,14 @@ def _setup(
 def _run_game(main: Coroutine[Any, Any, T]) -> T:
     """Run a game command; refusals (unknown game, missing LLM credentials) exit 2."""
     from agent.llm.base import LLMConfigError
+    from bot.local.stopping import Stopped, run_stoppable
     from bot.service import ServiceError
     from games.errors import ConfigError
 
     try:
-        return asyncio.run(main)
+        return run_stoppable(main)  # Ctrl-C, SIGTERM, a closed stdout: saved, a hint, no trace
+    except Stopped as e:
+        raise typer.Exit(e.exit_code) from None
     except ConfigError as e:
         _fail(str(e))
     except (LookupError, ServiceError, LLMConfigError) as e:
@@ -311,12 +329,18 @@ def run(
             metavar="N",
             min=1,
             max=65_536,
-            help="How many shards the Discord bot is split into (default: Discord's advice).",
+            help="How many shards the Discord bot is split into, 1-65536 (default: "
+            "Discord's advice).",
         ),
     ] = None,
     db: Db = None,
 ) -> None:
-    """Run the chat adapters; --discord and --slack can run together on one event loop."""
+    """Run the chat adapters; --discord and --slack can run together on one event loop.
+
+    The tokens come from the environment or a .env file in the folder you run it from:
+    MAFIABOT_DISCORD_TOKEN (docs/discord.md); MAFIABOT_SLACK_BOT_TOKEN with
+    MAFIABOT_SLACK_APP_TOKEN, or with --http MAFIABOT_SLACK_SIGNING_SECRET (docs/slack.md).
+    """
     from bot.errors import PlatformUnreachable
     from bot.settings import SettingsError
     from bot.slack.app import SlackSetupError, check_settings
@@ -495,6 +519,9 @@ def replay(
         )
     except (FileNotFoundError, ValueError, LLMConfigError) as e:
         _fail(str(e))
+    except KeyboardInterrupt:  # Ctrl-C: nothing of the recording changes; run it again later
+        err.print("Stopped; the replay did not finish.", markup=False, highlight=False)
+        raise typer.Exit(130) from None
 
 
 def _replay_page(
@@ -762,8 +789,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     """The ``mafiabot`` command. Bad input and unusable resources end it with one line on
     stderr and exit code 2, never a traceback: usage errors (click's multi-line panel is
     folded into one line) and database failures at any point."""
+    from bot.local.stopping import guard_stdout
     from bot.store.db import DatabaseUnusable, explain, first_line
 
+    guard_stdout()  # `mafiabot ... | head -2` ends quietly
     args = _optional_resume_value(list(sys.argv[1:] if argv is None else argv))
     try:
         code = app(args=args, prog_name="mafiabot", standalone_mode=False)

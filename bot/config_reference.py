@@ -75,7 +75,8 @@ Secrets are never logged: they are replaced by `[secret]` wherever they would ap
 FOOTER = """\
 ## Read by the language-model SDKs
 
-Not ours: the provider SDKs read these themselves when `MAFIABOT_LLM` names their provider.
+Not ours: the provider SDKs read these when `MAFIABOT_LLM` names their provider. Like every
+setting they may be in `.env` (the environment wins); the keys are never logged.
 
 | variable | what it does |
 | --- | --- |
@@ -189,6 +190,8 @@ def entries() -> Iterator[tuple[str | None, Entry]]:
             seen.add(variable)
             section, description = notes.get(field, ("", ""))
             values = _values(info.annotation, info)
+            if field.endswith("_file"):  # (a Path setting is a folder unless it names a file)
+                values = values.replace("a folder", "a file")
             yield title, Entry(variable, section, values, _default(info), description)
 
 

@@ -410,6 +410,18 @@ class LLMPlayerFactory:
             )
         return len(pending)
 
+    def learning_pending(self) -> set[asyncio.Task[None]]:
+        """The end-of-game debriefs still running (`bot.runtime` shows their progress)."""
+        return {t for t in self._learning_tasks if not t.done()}
+
+    async def skip_learning(self) -> None:
+        """Stop the debriefs still running (Ctrl-C after a local game): what they had not
+        stored yet is not learnt; everything already stored stays."""
+        tasks = self.learning_pending()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     async def aclose(self) -> None:
         """Close the shared provider clients (at process shutdown)."""
         await self.clients.aclose()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agent.decisions import DecisionLog
 from agent.memory import set_search_threads
@@ -38,9 +38,12 @@ async def running_service(
     agent_kind: str = "baseline",
     *,
     metrics: Metrics | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> AsyncIterator[GameService]:
     """A migrated database and a started scheduler; everything is shut down on exit.
-    With ``metrics``, the service and the LLM agents' calls are measured into it."""
+    With ``metrics``, the service and the LLM agents' calls are measured into it. With
+    ``progress`` (a local command's), the end-of-game learning says how far it is, a line
+    a step, and a cancel (Ctrl-C) while it runs skips it; shutting down goes on."""
     url = database_url(settings, db_url)
     upgrade(url)
     engine = make_engine(url)
@@ -79,10 +82,44 @@ async def running_service(
     finally:
         await service.close()  # agents flush their decision records on close
         if llm is not None:
-            # end-of-game experiences and strategy notes: a short grace, then cut short (a
-            # stop must not wait for a slow model's answers)
-            await llm.stop_learning()
+            if progress is None:
+                # end-of-game experiences and strategy notes: a short grace, then cut short (a
+                # stop must not wait for a slow model's answers)
+                await llm.stop_learning()
+            else:
+                await learn_with_progress(llm, progress)
             await llm.aclose()
         await decisions.aclose()
         scheduler.shutdown(wait=False)
         engine.dispose()
+
+
+class Learning(Protocol):
+    """The end-of-game learning of the LLM seats (`bot.llm_agents.LLMPlayerFactory`)."""
+
+    def learning_pending(self) -> set[asyncio.Task[None]]: ...
+
+    async def skip_learning(self) -> None: ...
+
+
+async def learn_with_progress(llm: Learning, say: Callable[[str], None]) -> None:
+    """Wait for the end-of-game debriefs, a line as each ends; a cancel (Ctrl-C) skips the
+    rest safely (what is stored stays) and is taken back, so the command ends as usual."""
+    pending = llm.learning_pending()
+    if not pending:
+        return
+    total, done = len(pending), 0
+    say(f"Learning from the game: {total} debriefs (Ctrl-C skips this step)...")
+    try:
+        while pending:
+            finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            done += len(finished)
+            pending |= llm.learning_pending() - finished  # (one started meanwhile)
+            total = max(total, done + len(pending))
+            say(f"Learning from the game: {done}/{total} done")
+    except asyncio.CancelledError:
+        await llm.skip_learning()
+        say("Learning from the game: skipped.")
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()

@@ -2,12 +2,14 @@
 
 Bad values fail fast at start-up with the variable's name. Secrets are ``SecretStr`` so they
 never show up in logs or reprs. Provider SDK variables (ANTHROPIC_API_KEY, OPENAI_API_KEY,
-their *_BASE_URL) are read by the SDKs themselves.
+their *_BASE_URL) are read by the SDKs themselves, from the environment: `load_settings` puts
+those found in ``.env`` there (`provider_env_from_dotenv`), so ``.env`` serves them too.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 import typing
 from functools import lru_cache
@@ -331,8 +333,37 @@ def load_env(cls: type[S], **overrides: object) -> S:
         raise SettingsError(f"Invalid setting {prefix}{field.upper()}: must be {wanted}.") from None
 
 
+#: the model providers' variables, read by their SDKs from the environment only
+PROVIDER_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+
+
+def provider_env_from_dotenv(env_file: str | Path | None = None) -> list[str]:
+    """Put the `PROVIDER_ENV` variables that ``.env`` sets (and the environment does not:
+    it wins, as for every setting) into the environment, where the SDKs look; returns their
+    names. The values are never logged: the log formatter blanks these keys wherever they
+    would appear (`bot.ops.logs`)."""
+    from dotenv import dotenv_values
+
+    path = Path(env_file or str(Settings.model_config.get("env_file") or ".env"))
+    if not path.is_file():
+        return []
+    try:
+        values = dotenv_values(path, encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    taken = []
+    for name in PROVIDER_ENV:
+        value = values.get(name)
+        if value and not os.environ.get(name):
+            os.environ[name] = value
+            taken.append(name)
+    return taken
+
+
 def load_settings(**overrides: object) -> Settings:
-    """Read settings, turning validation errors into one readable line."""
+    """Read settings, turning validation errors into one readable line; the providers'
+    variables in ``.env`` are put into the environment for their SDKs."""
+    provider_env_from_dotenv()
     return load_env(Settings, **overrides)
 
 

@@ -274,6 +274,7 @@ async def run_replay(
     db_url: str | None = None,
     seed: int | None = None,
     notice: Callable[[str], None] = lambda _: None,
+    progress: Callable[[str], None] | None = None,
 ) -> ReplayResult:
     """Replay one recorded game (see the module doc). ``db_url`` keeps the live game in that
     database; by default it lives in a temporary one. ``notice`` gets one-line remarks."""
@@ -310,12 +311,14 @@ async def run_replay(
     with tempfile.TemporaryDirectory(prefix="mafiabot-replay-") as tmp:
         url = db_url or f"sqlite:///{Path(tmp) / 'replay.db'}"
         real0 = time.monotonic()
-        async with running_service(settings, url, kind) as service:
+        async with running_service(settings, url, kind, progress=progress) as service:
             game_id = await seat_recorded_game(
                 service, table, config, speed=speed, seed=seed, agent_kind=kind
             )
             watch = PhaseWatch(game_id)
             service.subscribe(watch)
+            if progress is not None:  # a line a phase: a replay at --speed 10 takes minutes
+                service.subscribe(PhaseProgress(game_id, len(game.phases), progress))
             await service.start(game_id)
             player = ScriptPlayer(service, game_id, watch)
             await player.play(script.cues)
@@ -360,6 +363,32 @@ async def run_replay(
         db_url=db_url,
         notices=notices,
     )
+
+
+class PhaseProgress:
+    """Says each phase of the replayed game as it starts (``say``: stderr), with the time
+    taken so far: a long replay shows it is moving."""
+
+    def __init__(self, game_id: str, phases: int, say: Callable[[str], None]) -> None:
+        self.game_id, self.phases, self.say = game_id, phases, say
+        self.began = time.monotonic()
+        self.count = 0
+
+    async def on_events(self, game: Any, events: Any) -> None:
+        from bot.table.status import phase_label
+        from games.events import PhaseStarted
+
+        if game.id != self.game_id:
+            return
+        for event in events:
+            if isinstance(event, PhaseStarted):
+                self.count += 1
+                name = phase_label(event.phase, event.number)
+                elapsed = time.monotonic() - self.began
+                self.say(
+                    f"Replaying: {name} (phase {self.count} of the recording's {self.phases}, "
+                    f"{elapsed:.0f} s so far)"
+                )
 
 
 # --- output -----------------------------------------------------------------------------------
@@ -470,9 +499,10 @@ def run_replay_command(
 
     result = asyncio.run(
         run_replay(
-            settings, game_dir, speed=speed, agent=agent, db_url=db_url, seed=seed, notice=notice
+            settings, game_dir, speed=speed, agent=agent, db_url=db_url, seed=seed, notice=notice,
+            progress=notice,
         )
-    )
+    )  # fmt: skip
     print(render_table(result), file=table_out, flush=True)
     if json_out:
         sys.stdout.write(json.dumps(result.to_json(), default=str) + "\n")

@@ -28,7 +28,10 @@ def check_token(settings: Settings) -> str:
     """The bot token, or a SettingsError saying how to get one (before anything starts)."""
     token = settings.discord_token.get_secret_value() if settings.discord_token else ""
     if not token:
-        raise SettingsError("MAFIABOT_DISCORD_TOKEN is not set (see the README's Discord section).")
+        raise SettingsError(
+            "MAFIABOT_DISCORD_TOKEN is not set: put the bot token in .env or the environment "
+            "(see docs/discord.md)."
+        )
     return token
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import shlex
+from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any
 
@@ -11,7 +14,9 @@ from rich.console import Console
 from agent.decisions import DecisionSummary
 from bot import invocation
 from bot.live import LiveGame
+from bot.local.model_check import agent_for_the_model
 from bot.local.render import ConsoleRenderer
+from bot.local.stopping import stdout_closed
 from bot.runtime import database_url, running_service
 from bot.service import GameService
 from bot.settings import Settings
@@ -45,6 +50,44 @@ async def pick_resume(service: GameService, resume: str, origin: str = SIMULATIO
             f"continue it with: {elsewhere} {resume}"
         )
     return resume
+
+
+def to_stderr(line: str) -> None:
+    """A progress line on stderr (nothing once stdout is closed: the command is ending)."""
+    if not stdout_closed():
+        Console(stderr=True).print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def resume_command(command: str, game_id: str, settings: Settings, db_url: str | None) -> str:
+    """The line that continues ``game_id``: ``--db`` too when the game is not in the
+    default database (``uv run mafiabot play --resume ID --db URL``)."""
+    args = f"{command} --resume {game_id}"
+    if db_url and db_url != database_url(settings):
+        args += f" --db {shlex.quote(db_url)}"
+    return invocation.command(args)
+
+
+@contextlib.contextmanager
+def stop_hint(command: str, settings: Settings, db_url: str | None) -> Iterator[list[LiveGame]]:
+    """On Ctrl-C or SIGTERM (the command's task cancelled: `bot.local.stopping`), once the
+    service has shut down and saved, one line on stderr: how to carry on with the game put
+    in the yielded list, if it has not ended (nothing when standard output was closed: the
+    command then ends quietly)."""
+    playing: list[LiveGame] = []
+    try:
+        yield playing
+    except asyncio.CancelledError:
+        game = playing[-1] if playing else None
+        started = game is not None and game.state is not None and not game.finished.is_set()
+        if game is not None and started and not stdout_closed():
+            Console(stderr=True).print(
+                f"Stopped; game {game.id} is saved. Continue with: "
+                f"{resume_command(command, game.id, settings, db_url)}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+        raise
 
 
 def ensure_started(game: LiveGame, command: str) -> None:
@@ -92,19 +135,39 @@ async def run_simulation(
     if agent == "llm" and not settings.llm:
         out.print("[yellow]No LLM configured (MAFIABOT_LLM); the offline baseline agent plays.[/]")
         agent = "baseline"
-    async with running_service(settings, db_url, agent) as service:
+    agent = await agent_for_the_model(settings, agent, out)
+    with stop_hint(_COMMAND[SIMULATION], settings, db_url) as playing:
+        return await _simulate(settings, out, config, players, seed, speed, agent, db_url,
+                               resume, playing)  # fmt: skip
+
+
+async def _simulate(
+    settings: Settings,
+    out: Console,
+    config: GameConfig,
+    players: int,
+    seed: int | None,
+    speed: float,
+    agent: str,
+    db_url: str | None,
+    resume: str | None,
+    playing: list[LiveGame],
+) -> dict[str, Any]:
+    async with running_service(settings, db_url, agent, progress=to_stderr) as service:
         if resume is not None:
             game_id = await pick_resume(service, resume)
             out.print(f"Game {game_id}", highlight=False)
             service.subscribe(ConsoleRenderer(out, omniscient=True, game_id=game_id))
             ensure_started(await service.replay(game_id), _COMMAND[SIMULATION])  # (read only)
             game = await service.resume(game_id)
+            playing.append(game)
             out.print(describe_resume(game), highlight=False)
         else:
             game_id = await service.create_game(
                 config, seed=seed, speed=speed, server_external_id=SIMULATION
             )
             out.print(f"Game {game_id}", highlight=False)
+            playing.append(service.games[game_id])
             out.print(
                 f"{players} AI agents play: {describe_agents(settings, agent)}.", highlight=False
             )

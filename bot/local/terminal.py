@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import re
 import sys
 import threading
@@ -24,6 +25,7 @@ from bot import invocation, reveal, survey
 from bot.clock import utcnow
 from bot.errors import ServiceError
 from bot.live import LiveGame
+from bot.local.model_check import agent_for_the_model
 from bot.local.render import ConsoleRenderer
 from bot.local.simulate import (
     TERMINAL,
@@ -31,6 +33,9 @@ from bot.local.simulate import (
     describe_resume,
     ensure_started,
     pick_resume,
+    resume_command,
+    stop_hint,
+    to_stderr,
 )
 from bot.runtime import running_service
 from bot.service import GameService
@@ -39,7 +44,7 @@ from bot.table.help import RESUME, help_text, roles_in_play
 from bot.table.help import TERMINAL as TERMINAL_COMMANDS
 from bot.table.status import PHASE_NAMES
 from games.config import GameConfig
-from games.errors import RuleError
+from games.errors import ConfigError, RuleError
 from games.events import ChoicesOffered, Event, GameOver, PhaseStarted, is_draw
 from games.names import display_list
 from games.state import GameState, PhaseKind
@@ -341,26 +346,43 @@ class Keyboard:
 
 
 async def _input_loop(
-    service: GameService, game: LiveGame, seat: int, console: Console, keys: Keyboard
+    service: GameService,
+    game: LiveGame,
+    seat: int,
+    console: Console,
+    keys: Keyboard,
+    resume: str | None = None,
 ) -> bool:
-    """Play until the game ends (True) or the person leaves (False)."""
+    """Play until the game ends (True) or the person leaves (False): /quit, or Ctrl-D and
+    Ctrl-C at the prompt, which say the same as /quit."""
     while not game.finished.is_set():
         typed = await keys.read(game.finished)
         if typed is None:
             if keys.ended and not keys.interactive:  # end of input: watch until the end
                 await game.finished.wait()
+            elif keys.ended and not game.finished.is_set():  # Ctrl-D or Ctrl-C at the prompt
+                console.print(f"Saved. Continue with: {_resume_line(game, resume)}", soft_wrap=True)
             return game.finished.is_set()
-        if not await _run_line(service, game, seat, typed, console):
+        if not await _run_line(service, game, seat, typed, console, resume):
             return False
     return True
 
 
+def _resume_line(game: LiveGame, resume: str | None) -> str:
+    return resume or invocation.command(f"play --resume {game.id}")
+
+
 async def _run_line(
-    service: GameService, game: LiveGame, seat: int, typed: Typed, console: Console
+    service: GameService,
+    game: LiveGame,
+    seat: int,
+    typed: Typed,
+    console: Console,
+    resume: str | None = None,
 ) -> bool:
     line, at = typed
     if typed_text(line).lower() in ("/quit", "/exit"):
-        console.print(f"Saved. Continue with: {invocation.command(f'play --resume {game.id}')}")
+        console.print(f"Saved. Continue with: {_resume_line(game, resume)}", soft_wrap=True)
         return False
     try:
         reply = await handle_line(service, game, seat, line, at)
@@ -435,6 +457,26 @@ def survey_prompt(game: LiveGame, seat: int, question: survey.Question) -> str:
     return question.text
 
 
+def deal_with_role(
+    config: GameConfig, players: int, seed: int, role: str
+) -> tuple[GameConfig, int]:
+    """The game's deal with the person's seat holding ``role``: the seed deals every role
+    as usual (`games.engine.assign_roles`), then one seat of that role, drawn by the seed, is
+    the person's. Returns the config with that deal fixed and the person's place in it
+    (the deal is by seat as joined, so the person joins there)."""
+    import dataclasses
+    import random
+
+    from games.engine import assign_roles
+
+    dealt = assign_roles(config, players, seed)
+    seats = [i for i, r in enumerate(dealt) if r == role]
+    if not seats:
+        raise ConfigError(f"This game deals no {role} seat; choose another role.")
+    place = random.Random(f"{seed}:your-role").choice(seats)
+    return dataclasses.replace(config, deal=tuple(dealt)), place
+
+
 async def run_play(
     settings: Settings,
     *,
@@ -444,6 +486,7 @@ async def run_play(
     agent: str,
     db_url: str | None,
     resume: str | None,
+    role: str | None = None,
 ) -> None:
     console = Console(force_terminal=sys.stdout.isatty() or None, highlight=False)
     if agent == "llm" and not settings.llm:
@@ -451,13 +494,37 @@ async def run_play(
             "[yellow]No LLM configured (MAFIABOT_LLM); the offline baseline agent plays.[/]"
         )
         agent = "baseline"
+    agent = await agent_for_the_model(settings, agent, console)
+    place = 0
+    if role is not None and resume is None:
+        if seed is None:
+            seed = random.randrange(2**63)
+        config, place = deal_with_role(config, players, seed, role)
+    with stop_hint("play", settings, db_url) as playing:  # Ctrl-C off the prompt, SIGTERM
+        await _play(settings, console, config, players, seed, agent, db_url, resume, playing,
+                    place)  # fmt: skip
+
+
+async def _play(
+    settings: Settings,
+    console: Console,
+    config: GameConfig,
+    players: int,
+    seed: int | None,
+    agent: str,
+    db_url: str | None,
+    resume: str | None,
+    playing: list[LiveGame],
+    place: int = 0,
+) -> None:
     bar = Keyboard.has_bar()
-    async with running_service(settings, db_url, agent) as service:
+    async with running_service(settings, db_url, agent, progress=to_stderr) as service:
         if resume is not None:
             game_id = await pick_resume(service, resume, TERMINAL)
             console.print(f"Game {game_id}")
             ensure_started(await service.replay(game_id), "play")  # (read only)
             game = await service.resume(game_id, paused=True)
+            playing.append(game)
             me = game.seat_of_user(HUMAN_ID)
             if me is None:
                 raise LookupError(f"Game {game_id} has no terminal player to resume as.")
@@ -478,8 +545,11 @@ async def run_play(
                 config, seed=seed, speed=settings.clock_speed, server_external_id=TERMINAL
             )
             console.print(f"Game {game_id}")
+            playing.append(service.games[game_id])
+            for _ in range(place):  # (with --role, the deal is by seat as joined)
+                await service.join(game_id, None, is_agent=True, agent_kind=agent)
             me = await service.join(game_id, HUMAN_ID)
-            for _ in range(players - 1):
+            for _ in range(players - 1 - place):
                 await service.join(game_id, None, is_agent=True, agent_kind=agent)
             service.subscribe(ConsoleRenderer(console, game_id=game_id, user_id=HUMAN_ID))
             if not bar:  # (the status bar counts down already)
@@ -493,8 +563,9 @@ async def run_play(
             await service.start(game_id)
         game = service.games[game_id]
         keys = Keyboard(lambda: status_line(game, me.index))
+        resume_line = resume_command("play", game_id, settings, db_url)
         with keys.opened():
-            over = await _input_loop(service, game, me.index, console, keys)
+            over = await _input_loop(service, game, me.index, console, keys, resume_line)
             await service.drain(game_id)
             state = game.state
             if over and state is not None and (state.winner or is_draw(None, state.end_reason)):

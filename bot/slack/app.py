@@ -57,6 +57,41 @@ class SlackSetupError(RuntimeError):
     """A setting the Slack app cannot run without; the message names it."""
 
 
+#: Slack's answers to a token it does not take
+REFUSED = frozenset({"invalid_auth", "not_authed", "account_inactive", "token_revoked",
+                     "token_expired", "not_allowed_token_type"})  # fmt: skip
+UNREACHABLE = (
+    "check this machine's network connection, DNS and firewall (or proxy), and "
+    "MAFIABOT_SLACK_API_URL if set, then start again; running games carry on from where they "
+    "were."
+)
+
+
+@asynccontextmanager
+async def start_calls(token: str) -> AsyncIterator[None]:
+    """Slack's first calls at start: a refused ``token`` (the variable's name) is a
+    `SlackSetupError` and no connection at all `PlatformUnreachable`, each one line for the
+    person starting the bot (`mafiabot run`), not a traceback."""
+    import aiohttp
+    from slack_sdk.errors import SlackApiError
+
+    from bot.errors import PlatformUnreachable
+
+    try:
+        yield
+    except SlackApiError as e:
+        error = str(e.response.get("error", "")) if e.response is not None else ""
+        if error not in REFUSED:
+            raise
+        raise SlackSetupError(
+            f"Slack refused {token} ({error}): copy it again from the app's settings page "
+            "(docs/slack.md)."
+        ) from None
+    except (aiohttp.ClientConnectionError, TimeoutError) as e:
+        reason = str(e).split(" [", 1)[0] or type(e).__name__
+        raise PlatformUnreachable(f"Can't reach Slack ({reason}): {UNREACHABLE}") from None
+
+
 def make_client(
     token: str | None,
     *,
@@ -297,7 +332,8 @@ class SlackRunner:
         await self.adapter.relay.idle()  # the booth lines already received reach the service
 
     async def prepare(self) -> None:
-        await self.adapter.start()
+        async with start_calls("MAFIABOT_SLACK_BOT_TOKEN"):
+            await self.adapter.start()
 
     async def serve(self, *, http_port: int | None = None, host: str = "0.0.0.0") -> None:
         """Receive Slack's requests until cancelled."""
@@ -318,7 +354,18 @@ class SlackRunner:
         handler = AsyncSocketModeHandler(
             self.app, app_token.get_secret_value(), web_client=self.client
         )
-        await handler.connect_async()  # type: ignore[no-untyped-call]
+        try:
+            async with start_calls("MAFIABOT_SLACK_APP_TOKEN"):
+                # asked here once: connect_async retries a refused token for ever (a traceback
+                # each time); the URL it gives is the one connected to
+                opened = await handler.client.web_client.apps_connections_open(
+                    app_token=app_token.get_secret_value()
+                )
+                handler.client.wss_uri = str(opened["url"])
+                await handler.connect_async()  # type: ignore[no-untyped-call]
+        except BaseException:
+            await handler.close_async()  # type: ignore[no-untyped-call]
+            raise
         watch_reconnects(handler.client, self.adapter)
         self._socket = handler
         log.info("Slack: connected in Socket Mode")

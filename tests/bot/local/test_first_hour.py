@@ -141,7 +141,7 @@ async def test_help_and_quit_say_uv_run_after_make_play(tmp_path: Path) -> None:
     term.type("/help")
     await term.expect(r"continue with: uv run mafiabot play --resume$")
     term.type("/quit")
-    await term.expect(r"^Saved\. Continue with: uv run mafiabot play --resume \S+$")
+    await term.expect(r"^Saved\. Continue with: uv run mafiabot play --resume \S+ --db \S+$")
     assert await term.exit_code() == 0
 
 
