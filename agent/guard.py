@@ -91,7 +91,7 @@ _SELF_REFERENCE = re.compile(
     r"creators?|developers?|knowledge cutoff|model|weights|context window|personality "
     r"settings?)\b"
     r"|\bi (?:was|have been|'ve been|am|'m) (?:programmed|trained|instructed|designed|built|"
-    r"prompted|coded)\b"
+    r"prompted|coded)\b(?!\s+as\b)"
     r"|\bi (?:don'?t|do not|cannot|can'?t) have (?:personal )?(?:opinions|feelings|emotions|"
     r"a body|preferences)\b"
     r"|\b(?:not|never) (?:a )?(?:real|human) (?:person|player|being)\b"
@@ -253,6 +253,9 @@ def check_line(text: str, k: SeatKnowledge, raw: str | None = None) -> str | Non
         or MODEL_NAMES.search(folded)
         or _named_self(folded, k.name)
     ):
+        return "self-reference"
+    loose = fold(text, loose=True)
+    if loose != folded and (_SELF_REFERENCE.search(loose) or SELF_AI.search(loose)):
         return "self-reference"
     if _REFUSAL.search(folded) or REFUSAL.search(folded):
         return "refusal"

@@ -68,7 +68,7 @@ def _strip_marks(text: str) -> str:
     return unicodedata.normalize("NFC", "".join(out))
 
 
-def _unmask(word: str, latin_line: bool) -> str:
+def _unmask(word: str, latin_line: bool, loose: bool = False) -> str:
     """A word with look-alike letters read as Latin, when it is (meant as) a Latin word."""
     letters = [c for c in word if c.isalpha()]
     if not letters:
@@ -77,6 +77,9 @@ def _unmask(word: str, latin_line: bool) -> str:
     has_other = any(_OTHER.match(c) for c in letters)
     digits = any(c in _LOOKALIKE_DIGITS for c in word)
     if has_other and (has_latin or (latin_line and all(c in _CONFUSABLE for c in letters))):
+        return "".join(_CONFUSABLE.get(c, c) for c in word)
+    short = len(word) <= 3 and all(c.isalpha() or c in _LOOKALIKE_DIGITS for c in word)
+    if loose and digits and has_latin and not has_other and short:
         return "".join(_CONFUSABLE.get(c, c) for c in word)
     if digits and has_latin and not word.isdigit() and not has_other:
         # b0t, l1ama: a digit between letters of a Latin word ("gpt4", "7b" keep theirs)
@@ -88,15 +91,36 @@ def _unmask(word: str, latin_line: bool) -> str:
     return word
 
 
-def fold(text: str) -> str:
-    """``text`` in the one form the guard's patterns are written for (see the module doc)."""
+def fold(text: str, *, loose: bool = False) -> str:
+    """``text`` in the one form the guard's patterns are written for (see the module doc).
+    ``loose``: also read a short word of letters and look-alike digits as letters ("4i", "a1"),
+    for the self-reference patterns only (it would spoil "gpt-4o" and times like "5am")."""
     text = unicodedata.normalize("NFKC", text)
     text = _INVISIBLE.sub("", text)
     text = text.replace("’", "'").replace("‘", "'").replace("`", "'").replace("ʼ", "'")
-    text = _strip_marks(text.casefold())
+    text = _EMOJI.sub(lambda m: f" {_EMOJI_WORDS[m.group(0)]} ", text)
+    # Greek is none of the guard's languages: a Greek letter in a line is a Latin look-alike
+    text = _GREEK.sub(lambda m: _CONFUSABLE.get(m.group(0), m.group(0)), text.casefold())
+    text = _strip_marks(text)
     latin = len(_LATIN.findall(text))
     latin_line = latin > 0 and latin >= len(_OTHER.findall(text))
-    return _TOKEN.sub(lambda m: _unmask(m.group(0), latin_line), text)
+    text = _TOKEN.sub(lambda m: _unmask(m.group(0), latin_line, loose), text)
+    return _SPELLED.sub(_join_spelled, text)
+
+
+#: emoji that say what a word would
+_EMOJI_WORDS = {"🤖": "robot", "👾": "bot", "💻": "computer"}
+_EMOJI = re.compile("|".join(_EMOJI_WORDS))
+_GREEK = re.compile(r"[\u0370-\u03ff]")
+#: a word spelled out letter by letter: "a-i", "l.l.m", "b o t" (three or more when spaced)
+_SPELLED = re.compile(r"(?<![\w'])[a-z](?:(?:[-.][a-z])+|(?: [a-z]){2,})(?![\w'])")
+
+
+def _join_spelled(m: re.Match[str]) -> str:
+    letters = m.group(0).replace("-", "").replace(".", "").replace(" ", "")
+    if " " in m.group(0) and letters[0] in "ai" and len(letters) >= 3:
+        return f"{letters[0]} {letters[1:]}"  # "a b o t": the article, then the word
+    return letters
 
 
 def _rx(*parts: str) -> re.Pattern[str]:
@@ -176,7 +200,7 @@ SELF_AI = _rx(
     r"\bi'?m (?:just |only |literally |nothing but |made of |pure |basically )+(?:code|software|"
     r"silicon|math|numbers|weights|text prediction|autocomplete)\b",
     r"\bi(?:'m| am) (?:a |an )?(?:neural|digital|virtual|artificial) \w+",
-    r"\bi (?:don'?t|do not|can'?t|cannot|dont) (?:have|experience|feel) (?:any )?(?:personal |"
+    r"\bi (?:don'?t|do not|can'?t|cannot|dont) (?:have|experience|feel) (?:any |a )?(?:personal |"
     r"real |human )?(?:opinions|feelings|emotions|a body|preferences|experiences?|consciousness|"
     r"memories|intuitions?|gut feelings?|instincts?)\b",
     r"\b(?:my|our) (?:training(?: data)?|programming|system prompt|guidelines|creators?|"
@@ -184,7 +208,7 @@ SELF_AI = _rx(
     r"algorithms?)\b",
     r"\bi(?:\s+(?:was|have been|am|got)|'ve been|'m|m)\s+(?:(?:just|only|specifically|"
     r"heavily)\s+)?(?:programmed|trained|instructed|designed to|built to|prompted|coded|"
-    r"created by|made by|developed by|fine-?tuned|pre-?trained)\b",
+    r"created by|made by|developed by|fine-?tuned|pre-?trained)\b(?!\s+as\b)",
     r"\b(?:run|powered|driven|controlled|operated|played|written) by (?:an? |the )?(?:ai|a\.i\.|"
     r"llm|(?:large )?language model|model|neural net\w*|chat ?gpt|gpt\S*|openai|anthropic|"
     r"claude|gemini|llama|mistral|qwen|deepseek|algorithm|software|code)\b",
@@ -195,6 +219,21 @@ SELF_AI = _rx(
     r"\b(?:trained|created|made|developed|built) by (?:openai|anthropic|google|meta|mistral|"
     r"alibaba|microsoft|deepseek)\b",
     r"\b(?:stay|staying|remain|remaining|break|breaking|in|out of) character\b",
+    r"\bi (?:can'?t|cannot|am unable to|'m unable to|am not able to|don'?t|do not) (?:have )?"
+    r"(?:browse|access|search|surf|use) (?:to )?the (?:internet|web)\b|\breal-?time (?:data|"
+    r"information|access)\b",
+    # trained or programmed, in the other languages: programmed at all, trained on data
+    r"\b(?:fui|he sido|sono stat[oa]|ich wurde|ik ben|j'ai ete|ik werd|eu fui) (?:\w+ )?"
+    r"(?:programad[oa]|programmat[oa]|programmiert|geprogrammeerd|programmee?)\b",
+    r"\b(?:fui|he sido|sono stat[oa]|ich wurde|ik ben|j'ai ete|ik werd|eu fui|me entrenaron|"
+    r"me treinaram|mi hanno) (?:\w+ )?(?:entrenad[oa]|treinad[oa]|addestrat[oa]|trainiert|"
+    r"getraind|entraine?e?|entrenado|allenat[oa])\b.{0,30}\b(?:datos|dados|dati|donnees|daten|"
+    r"data|textos?|testi|texte)\b",
+    r"(?<!\w)(?:меня (?:обучили|запрограммировали|натренировали)|я был[аои]? (?:обучен\w*|"
+    r"запрограммирован\w*))",
+    r"我(?:是)?被(?:训练|訓練|编程|編程)|(?:训练|訓練)(?:数据|數據)|学習データ|(?:訓練|学習|"
+    r"プログラム)されて(?:いる|います|る)",
+    r"(?<!\w)(?:אומנתי|תוכנתתי|אימנו אותי|תכנתו אותי)(?!\w)",
     r"\bi(?:'ll| will) (?:stay|remain|keep) (?:in )?(?:character|role|the role)\b",
     r"\bmy (?:character|persona)\b",
     # Spanish
@@ -391,12 +430,14 @@ MAFIA_ROLE = _rx(
     rf"\b(?:i'?m|i am|im|i'?m also|i play)\s+(?:(?:actually|really|secretly|literally|"
     rf"also)\s+)*(?:part of|on|in|with|for|playing for|playing on|"
     rf"on team) (?:the )?{_MAFIA}\b(?!\s*\?)",
+    rf"(?<!\bno )(?<!\bnao )(?<!\bnon )(?<!\bnicht )"
     rf"\b(?:soy|sou|sono|je suis|ich bin|ik ben)\s+(?:(?:de la|da|della|la|de|die|"
     rf"der)\s+)?{_MAFIA}\b(?!\s*\?)",
     rf"\b(?:mi rol es|meu papel e|mon role est|il mio ruolo e|meine rolle ist|"
     rf"mijn rol is)\s+(?:la |de |die |a |il )?{_MAFIA}",
     rf"(?<!\w)(?:я|моя роль)\s*[-—:]?\s*(?:из\s+)?{_MAFIA}",
-    rf"(?:我是|我的角色是|我的身份是){_MAFIA}|(?:私|僕|俺)(?:は|が){_MAFIA}|{_MAFIA}(?:です|だよ)",
+    rf"(?<!不)(?:我是|我的角色是|我的身份是){_MAFIA}|(?:私|僕|俺)(?:は|が){_MAFIA}"
+    rf"(?!\s*(?:じゃ|では|でない|ではない))|{_MAFIA}(?:です|だよ)",
     rf"(?<!\w)(?:אני|התפקיד שלי(?: הוא)?)\s+(?:ה)?{_MAFIA}",
 )
 
