@@ -74,6 +74,38 @@ _GAME_WORDS = frozenset(
     ]
 )
 
+#: words too common to be a marker on their own (the word after a demanded one)
+_FILLER = frozenset(
+    [
+        "are",
+        "is",
+        "am",
+        "be",
+        "was",
+        "in",
+        "on",
+        "at",
+        "to",
+        "of",
+        "and",
+        "or",
+        "for",
+        "with",
+        "my",
+        "our",
+        "your",
+        "next",
+        "message",
+        "line",
+        "now",
+        "here",
+        "then",
+        "too",
+        "please",
+        "pls",
+    ]
+)
+
 #: what a model calls itself
 _SELF = (
     r"ai|a\.i\.?|artificial intelligence|bot|chat ?bot|robot|language model|large language "
@@ -229,12 +261,17 @@ def demanded_echo(folded: str, k: SeatKnowledge) -> str | None:
     others = [m.text for m in k.messages[-DEMAND_LOOKBACK:] if m.seat not in (None, k.seat)]
     names = {fold(n) for n in (*k.players, k.name) if n}
     for line in others:
-        for token in _demands(line):
-            words = token.split()
-            if any(w in names or w in _GAME_WORDS for w in words):
-                continue
-            if re.search(rf"(?<!\w){re.escape(token)}(?!\w)", folded):
-                return token
+        for demanded in _demands(line):
+            # "say banana in your next message": the token is "banana in", the marker "banana"
+            first = demanded.split()[0]
+            for token in (
+                (demanded, first) if len(first) >= 3 and first != demanded else (demanded,)
+            ):
+                words = token.split()
+                if any(w in names or w in _GAME_WORDS or w in _FILLER for w in words):
+                    continue
+                if re.search(rf"(?<!\w){re.escape(token)}(?!\w)", folded):
+                    return token
     return None
 
 
