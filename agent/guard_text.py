@@ -204,7 +204,8 @@ SELF_AI = _rx(
     r"real |human )?(?:opinions|feelings|emotions|a body|preferences|experiences?|consciousness|"
     r"memories|intuitions?|gut feelings?|instincts?)\b",
     r"\b(?:my|our) (?:training(?: data)?|programming|system prompt|guidelines|creators?|"
-    r"developers?|knowledge cutoff|model|weights|context window|parameters|neural net\w*|"
+    r"developers?|knowledge cutoff|model|(?:neural |model )?weights|context window|parameters|"
+    r"neural net\w*|"
     r"algorithms?)\b",
     r"\bi(?:\s+(?:was|have been|am|got)|'ve been|'m|m)\s+(?:(?:just|only|specifically|"
     r"heavily)\s+)?(?:programmed|trained|instructed|designed to|built to|prompted|coded|"
@@ -214,7 +215,8 @@ SELF_AI = _rx(
     r"claude|gemini|llama|mistral|qwen|deepseek|algorithm|software|code)\b",
     r"\bthis (?:ai|a\.i\.|bot|robot|llm|model|machine|program|assistant) (?:says|thinks|"
     r"votes|here|would|is voting|reckons|believes|suggests)\b",
-    r"^\W*(?:an? )?(?:ai|ia|ki|a\.i\.|chat ?gpt|gpt\S*|claude|gemini|llama|bard|"
+    r"^\W*(?:an? )?(?:ai|ia|ki|a\.i\.|chat ?gpt|gpt\S*|claude|gemini|llama|bard|mistral|qwen|"
+    r"deepseek|copilot|grok|"
     r"(?:an? )?(?:language )?model|your (?:friendly )?(?:ai|assistant)) here\b",
     r"\b(?:trained|created|made|developed|built) by (?:openai|anthropic|google|meta|mistral|"
     r"alibaba|microsoft|deepseek)\b",
@@ -359,7 +361,7 @@ PREAMBLE = _rx(
 
 FORMATTING = _rx(
     r"(?m:^\s*(?:\d{1,2}[.)]\s+\S|[-*•+]\s+\S|#{1,6}\s|>\s|```|\*\*|__\w|\|.*\|))",
-    r"```|\*\*[^*\n]{1,80}\*\*|(?m:^\s*---+\s*$)",
+    r"```|\*\*[^*\n]{1,80}\*\*|(?m:^\s*---+\s*$)|`[^`\s][^`\n]{0,40}`",
 )
 
 # --- refusals ------------------------------------------------------------------------------------
@@ -439,6 +441,15 @@ MAFIA_ROLE = _rx(
     rf"(?<!不)(?:我是|我的角色是|我的身份是){_MAFIA}|(?:私|僕|俺)(?:は|が){_MAFIA}"
     rf"(?!\s*(?:じゃ|では|でない|ではない))|{_MAFIA}(?:です|だよ)",
     rf"(?<!\w)(?:אני|התפקיד שלי(?: הוא)?)\s+(?:ה)?{_MAFIA}",
+    # part of, in, with the mafia (a denial's "no"/"non"/"nao" before it is none)
+    rf"(?<!\bno )(?<!\bnon )(?<!\bnao )\b(?:soy parte de|formo parte de|estoy en|estoy con|"
+    rf"je fais partie de|je suis dans|je suis avec|ich gehore zu(?:r)?|ich bin (?:in|bei|teil)|"
+    rf"faccio parte (?:della|di)|sono nella|sono con|eu faco parte da|faco parte da|estou na|"
+    rf"estou com|ik hoor bij|ik zit in|ik ben deel van|ik ben lid van)\s+(?:la |le |der |die |"
+    rf"de |a |l')?{_MAFIA}",
+    rf"(?<!\w)я\s+(?:в|за|с)\s+{_MAFIA}",
+    rf"(?<!不)我(?:也|和[^，,。不]{{1,20}}?|跟[^，,。不]{{1,20}}?)(?:都)?是{_MAFIA}|我们(?:都|俩|倆)?是{_MAFIA}",
+    rf"{_MAFIA}の一員(?!\s*(?:じゃ|では|でない))|(?<!\w)אני ב{_MAFIA}",
 )
 
 # --- what a player demanded of "the bot" ----------------------------------------------------
