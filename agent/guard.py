@@ -74,6 +74,38 @@ _GAME_WORDS = frozenset(
     ]
 )
 
+#: words too common to be a marker on their own (the word after a demanded one)
+_FILLER = frozenset(
+    [
+        "are",
+        "is",
+        "am",
+        "be",
+        "was",
+        "in",
+        "on",
+        "at",
+        "to",
+        "of",
+        "and",
+        "or",
+        "for",
+        "with",
+        "my",
+        "our",
+        "your",
+        "next",
+        "message",
+        "line",
+        "now",
+        "here",
+        "then",
+        "too",
+        "please",
+        "pls",
+    ]
+)
+
 #: what a model calls itself
 _SELF = (
     r"ai|a\.i\.?|artificial intelligence|bot|chat ?bot|robot|language model|large language "
@@ -91,7 +123,7 @@ _SELF_REFERENCE = re.compile(
     r"creators?|developers?|knowledge cutoff|model|weights|context window|personality "
     r"settings?)\b"
     r"|\bi (?:was|have been|'ve been|am|'m) (?:programmed|trained|instructed|designed|built|"
-    r"prompted|coded)\b"
+    r"prompted|coded)\b(?!\s+as\b)"
     r"|\bi (?:don'?t|do not|cannot|can'?t) have (?:personal )?(?:opinions|feelings|emotions|"
     r"a body|preferences)\b"
     r"|\b(?:not|never) (?:a )?(?:real|human) (?:person|player|being)\b"
@@ -229,12 +261,17 @@ def demanded_echo(folded: str, k: SeatKnowledge) -> str | None:
     others = [m.text for m in k.messages[-DEMAND_LOOKBACK:] if m.seat not in (None, k.seat)]
     names = {fold(n) for n in (*k.players, k.name) if n}
     for line in others:
-        for token in _demands(line):
-            words = token.split()
-            if any(w in names or w in _GAME_WORDS for w in words):
-                continue
-            if re.search(rf"(?<!\w){re.escape(token)}(?!\w)", folded):
-                return token
+        for demanded in _demands(line):
+            # "say banana in your next message": the token is "banana in", the marker "banana"
+            first = demanded.split()[0]
+            for token in (
+                (demanded, first) if len(first) >= 3 and first != demanded else (demanded,)
+            ):
+                words = token.split()
+                if any(w in names or w in _GAME_WORDS or w in _FILLER for w in words):
+                    continue
+                if re.search(rf"(?<!\w){re.escape(token)}(?!\w)", folded):
+                    return token
     return None
 
 
@@ -253,6 +290,9 @@ def check_line(text: str, k: SeatKnowledge, raw: str | None = None) -> str | Non
         or MODEL_NAMES.search(folded)
         or _named_self(folded, k.name)
     ):
+        return "self-reference"
+    loose = fold(text, loose=True)
+    if loose != folded and (_SELF_REFERENCE.search(loose) or SELF_AI.search(loose)):
         return "self-reference"
     if _REFUSAL.search(folded) or REFUSAL.search(folded):
         return "refusal"
@@ -314,6 +354,49 @@ _MARKER = re.compile(
 )
 
 
+#: a note that sets how the seat writes: what every line carries ("in every message", in any of
+#: the eleven languages), a writing verb after "always", "never", "remember to", "from now on"
+#: (not "always say why you vote"), capitals, a language, a letter, a voice
+_WRITING = (
+    r"(?:say|says|write|type|mention|include|add|put|sign|spell|misspell|drop|insert|append|"
+    r"repeat)"
+)
+_STYLE = re.compile(
+    r"(?:in|to|at|on|with|into|for) (?:every|each|all|all of) (?:(?:your|the|of your|of the) )?"
+    r"(?:\w+ )?(?:messages?|lines?|sentences?|replies|posts?|chats?|turns?|answers?)\b"
+    rf"|\b(?:always|never|remember to|don'?t forget to|make sure to|be sure to|from now on,?"
+    rf"(?: always)?|every time|each time|whenever you (?:speak|talk|vote))\s+{_WRITING}\b"
+    r"(?!\s+(?:why|who|what|which|how|when|where|your (?:reasons?|vote|suspicions?)|the reason)\b)"
+    r"|\b(?:end|start|begin|finish|sign|close|open) (?:all |your |the )?(?:messages|lines|posts|"
+    r"replies|sentences)\b"
+    r"|\ball caps\b|\bcapital letters\b|\bthe letter \w\b|\blike a (?:pirate|robot|cowboy|"
+    r"poet|child)\b|\b(?:write|talk|speak|reply|answer|messages?|lines?|posts?)(?: \w+)? "
+    r"(?:only )?in (?:spanish|english|french|"
+    r"german|portuguese|italian|dutch|russian|chinese|japanese|hebrew|latin|rhymes?|caps)\b"
+    r"|\b(?:cada|todos los|todas las|toda|chaque|tous les|toutes les|jede[rnms]?|alle|todas as|"
+    r"todos os|ogni|tutti i|tutte le|elk[e]?|alle) (?:\w+ )?(?:mensajes?|mensagens?|lineas?|linhas?"
+    r"|frases?|messages?|lignes?|phrases?|nachrichten|nachricht|zeilen?|satze?|satz|messaggi[o]?|"
+    r"righe|riga|bericht(?:en)?|regels?|zinnen|zin)\b"
+    r"|\b(?:siempre|nunca|recuerda|recuerde|no olvides|desde ahora|toujours|jamais|n'oublie pas|"
+    r"desormais|immer|niemals|vergiss nicht|ab jetzt|sempre|nunca|lembre-se de|lembra de|"
+    r"d'ora in poi|ricorda di|non dimenticare di|altijd|nooit|vergeet niet|vanaf nu)\s+(?:de |"
+    r"di )?(?:di|diga|dis|dites|sag|sage|schreib|schreibe|zeg|schrijf|escribe|escriba|escreva|"
+    r"ecris|ecrivez|scrivi|scrivere|decir|dire|escribir|escrever|usa|use|utilise|benutze|gebruik|"
+    r"pon|ponha|mets|metti|setz|añade|anade|adicione|ajoute|aggiungi|termina|termine|finisci|"
+    r"beende|eindig|empieza|comienza|comece|commence|inizia|beginne|begin|menciona|mencione|"
+    r"mentionne|erwahne|noem)\b"
+    r"|каждо\w* (?:сообщени\w*|строк\w*|фраз\w*|реплик\w*)|(?:всегда|никогда|не забудь|"
+    r"отныне|с этого момента)\s+(?:пиши|говори|скажи|напиши|добавляй|добавь|используй|заканчивай"
+    r"|начинай|упоминай)"
+    r"|每(?:条|條|句|个|個|次)(?:消息|訊息|信息|话|話|发言|發言|回复|回覆)|(?:总是|總是|永远|永遠|"
+    r"记得|記得|从现在起|從現在起)(?:说|說|写|寫|用|加|提到|以)"
+    r"|(?:毎回|すべての|全ての|どの)の?(?:メッセージ|発言|文|返信)|(?:必ず|いつも)[^。]{0,12}"
+    r"(?:書いて|言って|付けて|使って|入れて|終わらせて)"
+    r"|(?<!\w)(?:כל הודעה|בכל הודעה|כל שורה|בכל שורה|תמיד (?:תכתוב|תגיד|תשתמש|תוסיף|תסיים)|"
+    r"אל תשכח (?:לכתוב|להגיד|להוסיף))"
+)
+
+
 #: a note that talks to the seat as what it is ("you are a language model")
 _NOTE_SELF = re.compile(
     r"\b(?:language model|llm|chatbot|chat bot|artificial intelligence|ai model|ai assistant)s?\b"
@@ -343,7 +426,7 @@ def check_note(text: str) -> str | None:
         return "assistant boilerplate"
     if _QUOTED.search(text):
         return "a quoted marker"
-    if _MARKER.search(folded) or demanded_tokens(text):
+    if _MARKER.search(folded) or _STYLE.search(folded) or demanded_tokens(text):
         return "an instruction to say a marker"
     if similarity(text)[0]:
         return "like a disclosing line"

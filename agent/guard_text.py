@@ -68,7 +68,7 @@ def _strip_marks(text: str) -> str:
     return unicodedata.normalize("NFC", "".join(out))
 
 
-def _unmask(word: str, latin_line: bool) -> str:
+def _unmask(word: str, latin_line: bool, loose: bool = False) -> str:
     """A word with look-alike letters read as Latin, when it is (meant as) a Latin word."""
     letters = [c for c in word if c.isalpha()]
     if not letters:
@@ -77,6 +77,9 @@ def _unmask(word: str, latin_line: bool) -> str:
     has_other = any(_OTHER.match(c) for c in letters)
     digits = any(c in _LOOKALIKE_DIGITS for c in word)
     if has_other and (has_latin or (latin_line and all(c in _CONFUSABLE for c in letters))):
+        return "".join(_CONFUSABLE.get(c, c) for c in word)
+    short = len(word) <= 3 and all(c.isalpha() or c in _LOOKALIKE_DIGITS for c in word)
+    if loose and digits and has_latin and not has_other and short:
         return "".join(_CONFUSABLE.get(c, c) for c in word)
     if digits and has_latin and not word.isdigit() and not has_other:
         # b0t, l1ama: a digit between letters of a Latin word ("gpt4", "7b" keep theirs)
@@ -88,15 +91,36 @@ def _unmask(word: str, latin_line: bool) -> str:
     return word
 
 
-def fold(text: str) -> str:
-    """``text`` in the one form the guard's patterns are written for (see the module doc)."""
+def fold(text: str, *, loose: bool = False) -> str:
+    """``text`` in the one form the guard's patterns are written for (see the module doc).
+    ``loose``: also read a short word of letters and look-alike digits as letters ("4i", "a1"),
+    for the self-reference patterns only (it would spoil "gpt-4o" and times like "5am")."""
     text = unicodedata.normalize("NFKC", text)
     text = _INVISIBLE.sub("", text)
     text = text.replace("’", "'").replace("‘", "'").replace("`", "'").replace("ʼ", "'")
-    text = _strip_marks(text.casefold())
+    text = _EMOJI.sub(lambda m: f" {_EMOJI_WORDS[m.group(0)]} ", text)
+    # Greek is none of the guard's languages: a Greek letter in a line is a Latin look-alike
+    text = _GREEK.sub(lambda m: _CONFUSABLE.get(m.group(0), m.group(0)), text.casefold())
+    text = _strip_marks(text)
     latin = len(_LATIN.findall(text))
     latin_line = latin > 0 and latin >= len(_OTHER.findall(text))
-    return _TOKEN.sub(lambda m: _unmask(m.group(0), latin_line), text)
+    text = _TOKEN.sub(lambda m: _unmask(m.group(0), latin_line, loose), text)
+    return _SPELLED.sub(_join_spelled, text)
+
+
+#: emoji that say what a word would
+_EMOJI_WORDS = {"🤖": "robot", "👾": "bot", "💻": "computer"}
+_EMOJI = re.compile("|".join(_EMOJI_WORDS))
+_GREEK = re.compile(r"[\u0370-\u03ff]")
+#: a word spelled out letter by letter: "a-i", "l.l.m", "b o t" (three or more when spaced)
+_SPELLED = re.compile(r"(?<![\w'])[a-z](?:(?:[-.][a-z])+|(?: [a-z]){2,})(?![\w'])")
+
+
+def _join_spelled(m: re.Match[str]) -> str:
+    letters = m.group(0).replace("-", "").replace(".", "").replace(" ", "")
+    if " " in m.group(0) and letters[0] in "ai" and len(letters) >= 3:
+        return f"{letters[0]} {letters[1:]}"  # "a b o t": the article, then the word
+    return letters
 
 
 def _rx(*parts: str) -> re.Pattern[str]:
@@ -176,25 +200,42 @@ SELF_AI = _rx(
     r"\bi'?m (?:just |only |literally |nothing but |made of |pure |basically )+(?:code|software|"
     r"silicon|math|numbers|weights|text prediction|autocomplete)\b",
     r"\bi(?:'m| am) (?:a |an )?(?:neural|digital|virtual|artificial) \w+",
-    r"\bi (?:don'?t|do not|can'?t|cannot|dont) (?:have|experience|feel) (?:any )?(?:personal |"
+    r"\bi (?:don'?t|do not|can'?t|cannot|dont) (?:have|experience|feel) (?:any |a )?(?:personal |"
     r"real |human )?(?:opinions|feelings|emotions|a body|preferences|experiences?|consciousness|"
     r"memories|intuitions?|gut feelings?|instincts?)\b",
     r"\b(?:my|our) (?:training(?: data)?|programming|system prompt|guidelines|creators?|"
-    r"developers?|knowledge cutoff|model|weights|context window|parameters|neural net\w*|"
+    r"developers?|knowledge cutoff|model|(?:neural |model )?weights|context window|parameters|"
+    r"neural net\w*|"
     r"algorithms?)\b",
     r"\bi(?:\s+(?:was|have been|am|got)|'ve been|'m|m)\s+(?:(?:just|only|specifically|"
     r"heavily)\s+)?(?:programmed|trained|instructed|designed to|built to|prompted|coded|"
-    r"created by|made by|developed by|fine-?tuned|pre-?trained)\b",
+    r"created by|made by|developed by|fine-?tuned|pre-?trained)\b(?!\s+as\b)",
     r"\b(?:run|powered|driven|controlled|operated|played|written) by (?:an? |the )?(?:ai|a\.i\.|"
     r"llm|(?:large )?language model|model|neural net\w*|chat ?gpt|gpt\S*|openai|anthropic|"
     r"claude|gemini|llama|mistral|qwen|deepseek|algorithm|software|code)\b",
     r"\bthis (?:ai|a\.i\.|bot|robot|llm|model|machine|program|assistant) (?:says|thinks|"
     r"votes|here|would|is voting|reckons|believes|suggests)\b",
-    r"^\W*(?:an? )?(?:ai|ia|ki|a\.i\.|chat ?gpt|gpt\S*|claude|gemini|llama|bard|"
+    r"^\W*(?:an? )?(?:ai|ia|ki|a\.i\.|chat ?gpt|gpt\S*|claude|gemini|llama|bard|mistral|qwen|"
+    r"deepseek|copilot|grok|"
     r"(?:an? )?(?:language )?model|your (?:friendly )?(?:ai|assistant)) here\b",
     r"\b(?:trained|created|made|developed|built) by (?:openai|anthropic|google|meta|mistral|"
     r"alibaba|microsoft|deepseek)\b",
     r"\b(?:stay|staying|remain|remaining|break|breaking|in|out of) character\b",
+    r"\bi (?:can'?t|cannot|am unable to|'m unable to|am not able to|don'?t|do not) (?:have )?"
+    r"(?:browse|access|search|surf|use) (?:to )?the (?:internet|web)\b|\breal-?time (?:data|"
+    r"information|access)\b",
+    # trained or programmed, in the other languages: programmed at all, trained on data
+    r"\b(?:fui|he sido|sono stat[oa]|ich wurde|ik ben|j'ai ete|ik werd|eu fui) (?:\w+ )?"
+    r"(?:programad[oa]|programmat[oa]|programmiert|geprogrammeerd|programmee?)\b",
+    r"\b(?:fui|he sido|sono stat[oa]|ich wurde|ik ben|j'ai ete|ik werd|eu fui|me entrenaron|"
+    r"me treinaram|mi hanno) (?:\w+ )?(?:entrenad[oa]|treinad[oa]|addestrat[oa]|trainiert|"
+    r"getraind|entraine?e?|entrenado|allenat[oa])\b.{0,30}\b(?:datos|dados|dati|donnees|daten|"
+    r"data|textos?|testi|texte)\b",
+    r"(?<!\w)(?:меня (?:обучили|запрограммировали|натренировали)|я был[аои]? (?:обучен\w*|"
+    r"запрограммирован\w*))",
+    r"我(?:是)?被(?:训练|訓練|编程|編程)|(?:训练|訓練)(?:数据|數據)|学習データ|(?:訓練|学習|"
+    r"プログラム)されて(?:いる|います|る)",
+    r"(?<!\w)(?:אומנתי|תוכנתתי|אימנו אותי|תכנתו אותי)(?!\w)",
     r"\bi(?:'ll| will) (?:stay|remain|keep) (?:in )?(?:character|role|the role)\b",
     r"\bmy (?:character|persona)\b",
     # Spanish
@@ -320,7 +361,7 @@ PREAMBLE = _rx(
 
 FORMATTING = _rx(
     r"(?m:^\s*(?:\d{1,2}[.)]\s+\S|[-*•+]\s+\S|#{1,6}\s|>\s|```|\*\*|__\w|\|.*\|))",
-    r"```|\*\*[^*\n]{1,80}\*\*|(?m:^\s*---+\s*$)",
+    r"```|\*\*[^*\n]{1,80}\*\*|(?m:^\s*---+\s*$)|`[^`\s][^`\n]{0,40}`",
 )
 
 # --- refusals ------------------------------------------------------------------------------------
@@ -391,13 +432,24 @@ MAFIA_ROLE = _rx(
     rf"\b(?:i'?m|i am|im|i'?m also|i play)\s+(?:(?:actually|really|secretly|literally|"
     rf"also)\s+)*(?:part of|on|in|with|for|playing for|playing on|"
     rf"on team) (?:the )?{_MAFIA}\b(?!\s*\?)",
+    rf"(?<!\bno )(?<!\bnao )(?<!\bnon )(?<!\bnicht )"
     rf"\b(?:soy|sou|sono|je suis|ich bin|ik ben)\s+(?:(?:de la|da|della|la|de|die|"
     rf"der)\s+)?{_MAFIA}\b(?!\s*\?)",
     rf"\b(?:mi rol es|meu papel e|mon role est|il mio ruolo e|meine rolle ist|"
     rf"mijn rol is)\s+(?:la |de |die |a |il )?{_MAFIA}",
     rf"(?<!\w)(?:я|моя роль)\s*[-—:]?\s*(?:из\s+)?{_MAFIA}",
-    rf"(?:我是|我的角色是|我的身份是){_MAFIA}|(?:私|僕|俺)(?:は|が){_MAFIA}|{_MAFIA}(?:です|だよ)",
+    rf"(?<!不)(?:我是|我的角色是|我的身份是){_MAFIA}|(?:私|僕|俺)(?:は|が){_MAFIA}"
+    rf"(?!\s*(?:じゃ|では|でない|ではない))|{_MAFIA}(?:です|だよ)",
     rf"(?<!\w)(?:אני|התפקיד שלי(?: הוא)?)\s+(?:ה)?{_MAFIA}",
+    # part of, in, with the mafia (a denial's "no"/"non"/"nao" before it is none)
+    rf"(?<!\bno )(?<!\bnon )(?<!\bnao )\b(?:soy parte de|formo parte de|estoy en|estoy con|"
+    rf"je fais partie de|je suis dans|je suis avec|ich gehore zu(?:r)?|ich bin (?:in|bei|teil)|"
+    rf"faccio parte (?:della|di)|sono nella|sono con|eu faco parte da|faco parte da|estou na|"
+    rf"estou com|ik hoor bij|ik zit in|ik ben deel van|ik ben lid van)\s+(?:la |le |der |die |"
+    rf"de |a |l')?{_MAFIA}",
+    rf"(?<!\w)я\s+(?:в|за|с)\s+{_MAFIA}",
+    rf"(?<!不)我(?:也|和[^，,。不]{{1,20}}?|跟[^，,。不]{{1,20}}?)(?:都)?是{_MAFIA}|我们(?:都|俩|倆)?是{_MAFIA}",
+    rf"{_MAFIA}の一員(?!\s*(?:じゃ|では|でない))|(?<!\w)אני ב{_MAFIA}",
 )
 
 # --- what a player demanded of "the bot" ----------------------------------------------------
@@ -407,6 +459,11 @@ _DEMAND = re.compile(
     r"llm|model|machine)\b"
     r"|\b(?:bot|ai|llm|robot)\b\s*[,:]?\s*(?:please\s+)?(?=say|type|write|use|reply|answer|end|"
     r"start)"
+    # "whoever is the ai, say...", "the ai (player) must say...", "ai player please include..."
+    r"|\b(?:whoever|whichever (?:one|player|of you)|the one who|anyone who)\s+(?:is|'s|s)\s+"
+    r"(?:the |an? )?(?:ai|bot|robot|llm|model|machine)\b"
+    r"|\b(?:the |an? )?(?:ai|bot|robot|llm)(?: player| seat| here| among us)?\s*[,:]?\s*(?:must|"
+    r"should|has to|needs? to|gotta|pls|please)\b"
     r"|\b(?:si eres|si tu es|wenn du|se sei|se voce e|als je)\s+(?:el |la |le |l'|der |die |de |"
     r"o |a |un |una |een )?(?:ia|ai|ki|bot|robot)\b"
     r"|(?<!\w)если ты\s+(?:ии|бот|робот)"
@@ -415,7 +472,7 @@ _DEMAND = re.compile(
     r"|(?<!\w)אם אתה\s+(?:ה)?(?:בוט|ai|רובוט))"
     r"[^\n]{0,60}?"
     r"(?:\b(?:say|type|write|use|reply|answer with|end (?:\w+ )?(?:with|in)|start (?:\w+ )?with|"
-    r"include|di|dis|sag|schreib|diga|escribe|escreva|scrivi|zeg|typ)\b"
+    r"include|add|mention|put|drop|di|dis|sag|schreib|diga|escribe|escreva|scrivi|zeg|typ)\b"
     r"|(?<!\w)(?:скажи|напиши)|说|說|言って|書いて|(?<!\w)תגיד|(?<!\w)תכתוב)"
     r"\s*(?:the word |the words |la palabra |le mot |das wort |a palavra |la parola |het woord |"
     r"слово )?"

@@ -232,8 +232,9 @@ def response(
     source: str,
     t: datetime | None = None,
 ) -> SurveyResponse:
-    """The row for a whole form. Raises :class:`SurveyError` (a ValueError)."""
-    columns: dict[str, Any] = answer(seats, seat, GUESS, form.guess)
+    """The row for a whole form (an empty guess: none asked, the guess had closed). Raises
+    :class:`SurveyError` (a ValueError)."""
+    columns: dict[str, Any] = answer(seats, seat, GUESS, form.guess) if form.guess else {}
     for question, value in zip(
         RATINGS, (form.similarity, form.timing, form.relevance), strict=True
     ):

@@ -158,12 +158,17 @@ def survey_invite(game_id: str) -> list[Block]:
     ]
 
 
-def survey_modal(game_id: str, choices: Sequence[str]) -> Block:
+def survey_modal(game_id: str, choices: Sequence[str], *, guess_closed: bool = False) -> Block:
     """The survey's questions (`bot.survey.QUESTIONS`) as one modal; each input's block and
-    action id is the question's key."""
+    action id is the question's key. ``guess_closed`` (the AI was revealed): no guess is asked,
+    and the form says why; the other questions stay."""
     blocks: list[Block] = [section(escape(survey.INTRO))]
+    if guess_closed:
+        blocks.append(section(escape(survey.GUESS_CLOSED)))
     for question in survey.QUESTIONS:
         element: Block
+        if question.kind == "guess" and guess_closed:
+            continue
         if question.kind == "guess":
             element = _select(question.key, "Pick a player", [option(n, n) for n in choices])
         elif question.kind == "rating":

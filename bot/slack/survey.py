@@ -35,10 +35,11 @@ async def open_survey(adapter: SlackAdapter, ctx: Ctx, game_id: str) -> str | No
         return "You have already answered this survey. Thank you!"
     if ctx.trigger_id is None:
         return "Click the button again, please."
+    closed = await adapter.store.run(lambda: reveal.revealed(engine, game_id))
     try:
         await (await adapter.out.client(ctx.team)).views_open(
             trigger_id=ctx.trigger_id,
-            view=B.survey_modal(game_id, survey.choices(seats, mine.index)),
+            view=B.survey_modal(game_id, survey.choices(seats, mine.index), guess_closed=closed),
         )
     except (SlackApiError, WorkspaceGone) as err:
         log.warning("survey modal failed: %s", why(err))
@@ -60,7 +61,11 @@ async def submit_survey(
         return B.selected(values, question.key, question.key) or ""
 
     errors: dict[str, str] = {}
+    # a form opened after the reveal asks no guess (and one sent then has its guess dropped)
+    closed = await adapter.store.run(lambda: reveal.revealed(engine, game_id))
     for question in survey.REQUIRED:
+        if question.kind == "guess" and closed and not given(question):
+            continue
         try:
             survey.answer(seats, mine.index, question, given(question))
         except survey.SurveyError as err:

@@ -313,3 +313,44 @@ async def test_provocations_never_get_a_disclosing_line_on_stage(
     assert len(refused) >= len(PROVOCATIONS)
     assert any(r.decision == "guard: the baseline's line instead" for r in log.records)
     assert table.refused == []
+
+
+#: a reviewer's lines that got past the guard (spelled-out letters, look-alikes, emoji, short
+#: leetspeak, training in other languages, being part of the mafia in other languages)
+SLIPPED = [
+    ("I'm an A-I, deal with it", False),
+    ("i'm a L L M", False),
+    ("i'm a b.o.t", False),
+    ("Ι'm аn ΑΙ", False),  # Greek and Cyrillic look-alikes
+    ("i am 🤖 btw", False),
+    ("im a 4i lol", False),
+    ("fui entrenado con muchos datos", False),
+    ("i can't browse the internet but drew is sus", False),
+    ("Mistral here, drew is sus", False),
+    ("je fais partie de la mafia", True),
+    ("ich gehöre zur Mafia", True),
+    ("я в мафии", True),
+    ("我和Casey是黑手党", True),
+]
+
+
+@pytest.mark.parametrize(("line", "mafia_only"), SLIPPED)
+def test_lines_that_slipped_past_are_refused(line: str, mafia_only: bool) -> None:
+    assert check_line(line, knowledge("Blake", mafia=True)) is not None
+    if not mafia_only:
+        assert check_line(line, knowledge()) is not None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "no soy mafia, lo juro",
+        "non sono la mafia",
+        "não sou da máfia",
+        "non faccio parte della mafia",
+        "私はマフィアじゃない",
+        "我和Casey都不是黑手党",
+    ],
+)
+def test_a_mafia_seats_denial_is_no_role_statement(line: str) -> None:
+    assert check_line(line, knowledge("Blake", mafia=True)) is None

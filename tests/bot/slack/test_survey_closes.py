@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+from sqlmodel import Session, select
+
 from bot import survey
+from bot.store.models import SurveyResponse
 from tests.bot.slack.conftest import SlackHarness, seed_where
 from tests.bot.slack.test_reveal_and_stats import (
     REVEAL,
@@ -17,15 +20,27 @@ async def test_a_guess_after_the_reveal_is_refused_and_never_counted(
     harness: SlackHarness,
 ) -> None:
     assert harness.adapter is not None
-    harness.adapter.reveals.window = 1.5
+    harness.adapter.reveals.window = 600.0
+    fake = harness.fake
     users = harness.people(5)
-    _, agent, _ = await won_game(harness, users)
+    game_id, agent, _ = await won_game(harness, users)
+    late = users[1]  # opens the form before the reveal and sends it after
+    await fake.wait_until(
+        lambda: any("survey" in t.lower() for t in harness.dm_texts(late)), what="survey"
+    )
+    await fake.click(user=late, action_id="mafia_survey_open", channel=fake.dm(late))
+    [view] = await fake.wait_until(lambda: fake.open_views(late), what="survey modal")
+    harness.adapter.reveals.close()  # the window ends now
+    harness.adapter.reveals.game_over(game_id, delay=0)
     expected = f"{REVEAL} {agent}. 0 of 5 of you named them."
     await harness.wait_stage(
         lambda: any(m.text == expected for m in harness.stage()), what="the reveal"
     )
-    late = users[1]
-    await answer_survey(harness, late, agent)
+    values = {"guessed_name": agent, "similarity": "4", "timing": "3", "relevance": "3"}
+    await fake.submit_view(user=late, view=view, values=values)
+    await fake.wait_until(
+        lambda: any("Thank you" in t for t in harness.dm_texts(late)), what="thanks"
+    )
     assert any(survey.GUESS_CLOSED in t for t in harness.dm_texts(late)), harness.dm_texts(late)
     stats = await harness.slash(late, "stats")
     assert "Spotted the AI: no guesses yet." in stats, stats
@@ -89,3 +104,41 @@ async def test_a_kicked_person_is_not_announced_as_the_ai(harness: SlackHarness)
     for n, u in enumerate(stayed):
         spotted = "1 of 1 (100%)" if n == 0 else "0 of 1 (0%)"
         assert f"Spotted the AI: {spotted};" in await harness.slash(u, "stats")
+
+
+async def test_a_form_opened_after_the_reveal_asks_no_guess_and_keeps_the_ratings(
+    harness: SlackHarness,
+) -> None:
+    assert harness.adapter is not None and harness.service is not None
+    harness.adapter.reveals.window = 1.5
+    fake = harness.fake
+    users = harness.people(5)
+    game_id, agent, _ = await won_game(harness, users)
+    expected = f"{REVEAL} {agent}. 0 of 5 of you named them."
+    await harness.wait_stage(
+        lambda: any(m.text == expected for m in harness.stage()), what="the reveal"
+    )
+    late = users[2]
+    await fake.wait_until(
+        lambda: any("survey" in t.lower() for t in harness.dm_texts(late)), what="survey"
+    )
+    await fake.click(user=late, action_id="mafia_survey_open", channel=fake.dm(late))
+    [view] = await fake.wait_until(lambda: fake.open_views(late), what="survey modal")
+    blocks = view.view["blocks"]
+    assert survey.GUESS.key not in {b.get("block_id") for b in blocks}, blocks
+    assert any(survey.GUESS_CLOSED in str(b.get("text")) for b in blocks), blocks
+    values = {"similarity": "4", "timing": "3", "relevance": "2"}
+    await fake.submit_view(user=late, view=view, values=values)
+    await fake.wait_until(
+        lambda: any("ratings are saved" in t for t in harness.dm_texts(late)), what="thanks"
+    )
+    seat = harness.live(game_id).seat_of_user(late.id)
+    assert seat is not None
+    with Session(harness.engine) as s:
+        [row] = s.exec(
+            select(SurveyResponse).where(
+                SurveyResponse.game_id == game_id, SurveyResponse.seat_index == seat.index
+            )
+        ).all()
+    assert (row.similarity, row.timing, row.relevance) == (4.0, 3.0, 2.0)
+    assert row.guessed_name is None and row.identified_ai is None and row.guessed_at is None
