@@ -1217,7 +1217,8 @@ def _day_lines(seed: int, seconds: float, extend_at: float | None = None) -> int
             end = seconds * 2
             table.feed(PhaseExtended(t=sec(extend_at), phase="day", number=1, seq=table.seq,
                                      deadline=sec(end), seconds=seconds))  # fmt: skip
-            extend_at, now = None, sec(max(extend_at, (now - T0).total_seconds()))
+            now = sec(max(extend_at, (now - T0).total_seconds()))
+            extend_at = None
             continue
         if intent is None or at >= end:
             return lines
