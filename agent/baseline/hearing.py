@@ -24,7 +24,14 @@ from agent.baseline.common import (
 )
 from agent.baseline.ledger import Room
 from agent.baseline.seat import NOTHING_HEARD, SeatState
-from agent.baseline.talk import asked_by, on_other_line, plan_day_talk, spoke, wait
+from agent.baseline.talk import (
+    asked_by,
+    extend_day_talk,
+    on_other_line,
+    plan_day_talk,
+    spoke,
+    wait,
+)
 from agent.baseline.voting import maybe_bandwagon, maybe_follow_partner
 from agent.templates import Reading
 from games.events import (
@@ -132,6 +139,8 @@ def on_phase_extended(p: SeatState, event: PhaseExtended) -> None:
     if event.seq == p._seq:
         p._deadline = event.deadline
         p._seconds += event.seconds
+        if p._kind is _DAY_K:
+            extend_day_talk(p, event.seconds)
         p._dirty = True
 
 

@@ -110,6 +110,7 @@ class SeatState:
         "_partners_alive",
         "_place",
         "_promised",
+        "_rate",
         "_rescore",
         "_restale",
         "_reveal",
@@ -294,6 +295,8 @@ class SeatState:
         #: draw from people's timing); a question put to me by name, to answer by then
         self._budget = 0
         self._budget_used = 0  # (lines of this seat it planned itself: not a predecessor's)
+        #: by day: this seat's rate of lines per minute drawn for the phase
+        self._rate = 0.0
         self._next_at: datetime | None = None
         self._answer_from: int | None = None
         self._answer_at: datetime | None = None

@@ -33,6 +33,7 @@ __all__ = [
     "below_share",
     "done_say",
     "draft",
+    "extend_day_talk",
     "on_other_line",
     "pause",
     "plan_day_talk",
@@ -90,11 +91,24 @@ def plan_day_talk(p: SeatState, start: datetime, seconds: float, vote: bool) -> 
     scale = min(1.0, seconds / timing.people_day_s)
     spread = timing.rate_spread
     mood = math.exp(spread * _normal(rng) - spread * spread / 2)  # (mean 1)
-    mean = timing.day_rate * p._chatty * mood * seconds / 60.0
+    p._rate = timing.day_rate * p._chatty * mood
+    mean = p._rate * seconds / 60.0
     p._budget = poisson(mean, p._rng)
     if p._budget == 0 and rng() >= timing.silent_day:
         p._budget = 1  # people seldom say nothing at all in a day
     p._next_at = start + timedelta(0, draw(FIRST_LINE_S, rng()) * scale)
+
+
+def extend_day_talk(p: SeatState, seconds: float) -> None:
+    """The discussion was given ``seconds`` more (the platform's input was down; the
+    seat's phase already counts them): more to say, at the rate drawn for this day, and a cap
+    to match, as people, who go on talking through the time given back. Without it a seat
+    that had said its day's share before an outage (a restart) keeps quiet after it."""
+    before = p._seconds - seconds
+    if seconds <= 0 or before <= 0:
+        return
+    p._budget += poisson(p._rate * seconds / 60.0, p._rng)
+    p._lines_cap = max(p._lines_cap, round(p._lines_cap * p._seconds / before))
 
 
 def after_own_line(p: SeatState, t: datetime) -> None:

@@ -39,6 +39,7 @@ from agent.llm_seat.settings import QUIET_BASELINE, SHADOW_TIMING, LLMPlayerSett
 from agent.memory.seatmind import SeatMind
 from agent.prompting import PromptBook, TargetKind, load_prompts, render_request
 from agent.reflection import Reflector
+from agent.shape import Endings
 from games.events import Event
 
 __all__ = ["Decision", "Degrade", "Draft", "SeatCore"]
@@ -139,6 +140,8 @@ class SeatCore:
         self.game_id = game_id
         self.prompts = prompts or load_prompts()
         self.knowledge = SeatKnowledge(seat, name)
+        #: how this seat's lines end, steered to people's (agent.shape)
+        self.endings = Endings()
         # the heuristic scores need only the record, not a whole policy: that is built (and
         # shown the game so far) only if the seat degrades to the baseline
         seed = rng.random()

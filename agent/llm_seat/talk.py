@@ -19,7 +19,14 @@ from agent.prompting import (
     parse_schedule,
     scheduler_request,
 )
-from agent.shape import earliest_post, fit_length, length_hint, target_chars
+from agent.shape import (
+    earliest_post,
+    fit_ending,
+    fit_length,
+    generator_tokens,
+    length_hint,
+    target_chars,
+)
 from games.state import PhaseKind
 
 __all__ = ["TalkingSeat"]
@@ -137,7 +144,9 @@ class TalkingSeat(ShadowSeat):
         rejected: str | None = None
         guarded = False
         for _ in range(2):
-            target = target_chars(self.rng) if s.people_lengths else s.max_line_chars
+            target = (
+                target_chars(self.rng, s.max_line_chars) if s.people_lengths else s.max_line_chars
+            )
             memory, strategy = await self._memory("generator")
             req = generator_request(
                 self.prompts,
@@ -146,7 +155,11 @@ class TalkingSeat(ShadowSeat):
                 self.clock.now(),
                 s.window,
                 rejected=rejected,
-                max_tokens=s.generator_max_tokens,
+                max_tokens=(
+                    generator_tokens(target, s.generator_max_tokens)
+                    if s.people_lengths
+                    else s.generator_max_tokens
+                ),
                 temperature=s.generator_temperature,
                 memory=memory,
                 strategy=strategy,
@@ -167,6 +180,8 @@ class TalkingSeat(ShadowSeat):
                 resp.text, own_name=k.name, names=k.players, max_chars=s.max_line_chars
             )
             text = fit_length(text, target, s.max_line_chars)
+            if s.people_lengths and text:
+                text = fit_ending(text, self.rng, self.endings)
             if not text:
                 self._record_call("generator", req, resp, decision="empty", valid=False)
                 self._note_answer(False)

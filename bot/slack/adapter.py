@@ -22,6 +22,7 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -166,11 +167,13 @@ class SlackAdapter:
             text = "Your withdrawal is done. " + " ".join(report.summary()[1:])
             self.out.post(dm, to_slack(text), team=team, report=False)
 
-    def input_lost(self) -> None:
-        """Slack's input stopped reaching us (the socket dropped): the service pauses the
-        running Slack games (their agents and clocks) until `input_regained`."""
+    def input_lost(self, since: datetime | None = None) -> None:
+        """Slack's input stopped reaching us (the socket dropped, or in HTTP mode Slack can't
+        reach the endpoint, `bot.slack.http_watch`) since ``since`` (None: now): the service
+        pauses the running Slack games (their agents and clocks) until `input_regained`."""
         self.service.input_down(
-            sg.id for sg in list(self.games.by_id.values()) if self.games.running(sg) is not None
+            (sg.id for sg in list(self.games.by_id.values()) if self.games.running(sg) is not None),
+            since,
         )
 
     def input_regained(self) -> None:

@@ -38,6 +38,7 @@ from bot.service import GameService
 from bot.settings import Settings
 from bot.slack import inbound
 from bot.slack.adapter import SlackAdapter
+from bot.slack.http_watch import HttpWatch, events_handler, watch_http
 from bot.slack.oauth import (
     Departures,
     InstallGate,
@@ -225,6 +226,8 @@ class SlackRunner:
         #: the transport while it runs: the Socket Mode handler, or the HTTP mode's server
         self._socket: Any = None
         self._http_runner: web.AppRunner | None = None
+        #: HTTP mode: the endpoint's health (`bot.slack.http_watch`)
+        self.http_watch: HttpWatch | None = None
         self._allow_test_options = allow_test_options
         self._avatar_template = avatar_template
         api_url = base_url or settings.slack_api_url or None
@@ -401,10 +404,13 @@ class SlackRunner:
         with Add to Slack, the browser's two stops of an install."""
         from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 
-        async def handle(request: web.Request) -> web.Response:
-            bolt_request = await to_bolt_request(request)
-            return await to_aiohttp_response(await self.app.async_dispatch(bolt_request))
-
+        # Slack failing to reach this endpoint is an outage, as a dropped socket is
+        if self.http_watch is None:
+            self.http_watch = watch_http(self.adapter)
+        secret = self.settings.slack_signing_secret
+        handle = events_handler(
+            self.app, self.http_watch, secret.get_secret_value() if secret else ""
+        )
         web_app = web.Application()
         web_app.router.add_post(EVENTS_PATH, handle)
         flow = self.app.oauth_flow
@@ -440,6 +446,8 @@ class SlackRunner:
         return web_app
 
     async def close(self) -> None:
+        if self.http_watch is not None:
+            self.http_watch.close()
         await self.adapter.close()
 
 

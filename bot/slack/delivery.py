@@ -223,6 +223,9 @@ class Delivery:
         self.plain: set[str | None] = set()
         #: set by the adapter: what to do when a workspace turns out to have removed the app
         self.on_gone: OnGone | None = None
+        #: set in HTTP mode: told the conversation of each message posted (Slack echoes it
+        #: back as an event, `bot.slack.http_watch`)
+        self.on_posted: Callable[[str], None] | None = None
 
     # the policy's knobs, settable here as before
     @property
@@ -314,6 +317,8 @@ class Delivery:
                     self.on_gone(job.team)  # uninstalled (maybe seen by another process)
                 raise
             data = dict(response.data) if isinstance(response.data, dict) else {}
+            if job.method == "chat.postMessage" and self.on_posted is not None:
+                self.on_posted(str(data.get("channel") or kwargs.get("channel") or ""))
             if not job.future.done():
                 job.future.set_result(data)
             return

@@ -32,6 +32,7 @@ from games.events import (
     NightActionRecorded,
     NightResult,
     PhaseEnded,
+    PhaseExtended,
     PhaseStarted,
     PlayerEliminated,
     RoleAssigned,
@@ -1198,3 +1199,46 @@ def test_an_answer_said_before_a_restart_is_not_said_again() -> None:
         table.say(0, answer.text, at)  # the replay reaches the line said before the restart
         again = table.policy.plan(sec(at))
         assert again is None or again.text != answer.text
+
+
+def _day_lines(seed: int, seconds: float, extend_at: float | None = None) -> int:
+    """The seat's lines in a day of ``seconds``, others talking every 10 s; with
+    ``extend_at``: the day is given ``seconds`` more at that moment (an outage given back)."""
+    table = Table(seed, timing=BaselineTiming())
+    table.phase("day", 0, seconds)
+    end, lines, now, other = seconds, 0, sec(0), 10.0
+    while True:
+        intent = table.policy.plan(now)
+        at = (intent.at - T0).total_seconds() if intent is not None else end
+        if extend_at is not None and at >= extend_at:
+            while other <= extend_at:
+                table.say(1 + int(other) % 4, f"line {other}", other)
+                other += 10.0
+            end = seconds * 2
+            table.feed(PhaseExtended(t=sec(extend_at), phase="day", number=1, seq=table.seq,
+                                     deadline=sec(end), seconds=seconds))  # fmt: skip
+            now = sec(max(extend_at, (now - T0).total_seconds()))
+            extend_at = None
+            continue
+        if intent is None or at >= end:
+            return lines
+        while other <= at:
+            table.say(1 + int(other) % 4, f"line {other}", other)
+            other += 10.0
+        assert intent.kind == "say" and intent.text
+        now = intent.at
+        table.say(0, intent.text, at)
+        table.policy.done(intent, None)
+        lines += 1
+
+
+def test_a_day_given_time_back_is_talked_through_like_a_longer_day() -> None:
+    """A day of 3 minutes given 3 more (its input was down: a restart) is talked through as
+    a day of 6 minutes is: the seat does not fall quiet in the time given back. Fails on the
+    code that kept the 3-minute day's count of lines: about half as many."""
+    seeds = range(80)
+    extended = sum(_day_lines(s, 180.0, extend_at=170.0) for s in seeds)
+    longer = sum(_day_lines(s, 360.0) for s in seeds)
+    shorter = sum(_day_lines(s, 180.0) for s in seeds)
+    assert shorter < 0.75 * longer, (shorter, longer)
+    assert 0.8 * longer <= extended <= 1.25 * longer, (extended, longer, shorter)

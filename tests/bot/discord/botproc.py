@@ -30,7 +30,7 @@ async def main(config: dict[str, Any]) -> None:
         test_seed=None if seed is None else int(seed),
     ) as bot:
         runner = asyncio.create_task(bot.start(config["token"]))
-        await asyncio.wait_for(bot.caught_up.wait(), 20)
+        await asyncio.wait_for(bot.caught_up.wait(), 60)
         print("READY", flush=True)
         await runner
 

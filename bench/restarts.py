@@ -1,0 +1,110 @@
+"""Is the agent quiet after a restart? Whole games on the fake Discord and the fake Slack (two
+baseline agents among five people, a fast game clock), the bot in a process of its own killed
+with SIGKILL at random moments while people type through it; for each platform the agents'
+share of the stage's character lines in the minute (game time) after each catch-up, beside
+their share in the rest of the games, and the 95% interval the first should fall in if a
+restart changes nothing (the binomial spread of as many lines at the second's share).
+
+    uv run python bench/restarts.py [--restarts 20] [--speed 4] [--line-every 40]
+                                    [--platform discord slack] [--budget 900] [--seed 1]
+
+Each person types a line every ``--line-every`` game seconds on average (1.5 a minute: the
+LLMafia games' people say 1.3 a minute at the median). The clock's speed-up does not speed
+up the platforms' own posting limits (a Slack channel takes about a message a second), so
+people's real rate (five of them, ``speed / line_every`` lines a second each) must stay well
+under them, or the stage falls behind and every line comes late. Each platform's run stops
+at ``--budget`` real seconds even if fewer restarts were made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.bot.restarts import (  # noqa: E402
+    DiscordPlatform,
+    Platform,
+    Run,
+    SlackPlatform,
+    measure,
+    shares,
+)
+
+
+async def one(
+    name: str, restarts: int, speed: float, budget: float, seed: int, line_every: float
+) -> bool:
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        if name == "discord":
+            from tests.fakes.discord import FakeDiscord
+
+            fake_cm: object = FakeDiscord()
+        else:
+            from tests.fakes.slack import FakeSlack
+
+            fake_cm = FakeSlack()
+        async with fake_cm as fake:  # type: ignore[attr-defined]
+            platform: Platform = (
+                DiscordPlatform(fake, tmp, speed)
+                if name == "discord"
+                else SlackPlatform(fake, tmp, speed)
+            )
+            try:
+                run = await measure(
+                    platform,
+                    restarts=restarts,
+                    speed=speed,
+                    rng=random.Random(seed),
+                    budget_s=budget,
+                    line_every_s=line_every,
+                    report=lambda line: print(f"  {name}: {line}", flush=True),
+                )
+            finally:
+                await platform.close()
+            return figures(name, run)
+    return False
+
+
+def figures(name: str, run: Run) -> bool:
+    s = shares(run)
+    print(
+        f"{name}: {len(run.restarts)} restarts in {run.games} games, {len(run.posts)} stage lines\n"
+        f"  agents' share in the minute after a catch-up: {s.after:.3f} "
+        f"({s.after_agent} of {s.after_all})\n"
+        f"  agents' share in the rest of the games:       {s.rest:.3f} "
+        f"({s.rest_agent} of {s.rest_all})\n"
+        f"  95% interval for {s.after_all} lines at that share: [{s.low:.3f}, {s.high:.3f}] "
+        f"-> {'within' if s.matches else 'OUTSIDE'}",
+        flush=True,
+    )
+    return s.matches
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--restarts", type=int, default=20)
+    ap.add_argument("--speed", type=float, default=4.0)
+    ap.add_argument("--line-every", type=float, default=40.0)
+    ap.add_argument("--budget", type=float, default=900.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--platform", nargs="+", default=["discord", "slack"])
+    args = ap.parse_args()
+    ok = True
+    for name in args.platform:
+        ok &= asyncio.run(
+            one(name, args.restarts, args.speed, args.budget, args.seed, args.line_every)
+        )
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
