@@ -20,6 +20,7 @@ from agent.baseline.common import (
     _PHASE_KINDS,
     _VOTE,
     _VOTE_K,
+    MAFIA_ROLES,
     say_at,
 )
 from agent.baseline.ledger import Room
@@ -64,7 +65,7 @@ def on_role(p: SeatState, event: RoleAssigned) -> None:
     if event.seat != p.seat:
         return  # (never visible to this seat anyway)
     p._role = event.role
-    p._mafia = event.role == "mafia"
+    p._mafia = event.team == "mafia"
     p._den_heard = p._ledger.den_heard if p._mafia else NOTHING_HEARD
     p._partner_names = event.partners
     p._resolve_partners()
@@ -297,7 +298,7 @@ def on_eliminated(p: SeatState, event: PlayerEliminated) -> None:
     p._phase_facts()
     p._revealed[event.seat] = event.role
     for claimer, (target, kind) in p._ledger.claims.items():
-        if target == event.seat and (event.role == "mafia") != (kind == "mafia"):
+        if target == event.seat and (event.role in MAFIA_ROLES) != (kind == "mafia"):
             p._liars.add(claimer)  # the reveal proved their "detective result" false
     if event.cause == "vote":
         votes = p._yesterday_votes
