@@ -646,6 +646,8 @@ def _resolve_day(state: GameState, t: datetime) -> Result:
     if chosen is not None:
         victim = state.seats[chosen]
         state = _eliminate(state, chosen)
+        if state.quiet_nights:
+            state = _evolve(state, quiet_nights=0)
         role = "hidden" if get_role(victim.role).hidden_on_death else victim.role
         events.append(PlayerEliminated(t=t, seat=chosen, name=victim.name, role=role, cause="vote"))
         if state.executions or get_role(victim.role).win == "jester":

@@ -65,7 +65,10 @@ def solo_wins(state: GameState, t: datetime, wins: list[tuple[int, str]]) -> Res
 
 
 def can_stall(state: GameState) -> bool:
-    return any(get_role(s.role).win == "solo_killer" for s in state.seats if s.alive)
+    """Whether a game can stall without deaths (blocks, vests, a serial killer against the
+    mafia): every setup but LLMafia's, whose rules are kept exactly."""
+    config = state.config
+    return bool(config.role_list or config.dealt_roles(len(state.seats)) is not None)
 
 
 def orphaned_executioners(state: GameState, t: datetime, died: set[int]) -> Result:

@@ -3,8 +3,8 @@
 - Town ("bystanders"): no mafia and no serial killer alive.
 - Mafia: no serial killer alive, and the mafia are at least as many as the rest.
 - Serial killer: the only killer alive, and at least as many as the rest (one against one).
-- Nobody alive, or three nights in a row without a death while a serial killer stalls the game
-  against the mafia: a draw.
+- Nobody alive, or (in any setup but LLMafia's) three days and nights in a row without a death:
+  a draw.
 - Jester: voted out by day (the game goes on). Executioner: their target voted out by day
   while they live (the game goes on); if the target dies another way they become a jester.
   Survivor: alive when the game ends, whoever else wins.
@@ -30,12 +30,11 @@ def winner(state: GameState) -> tuple[str, str] | None:
             return ("bystanders", "no mafia are left") if alive else ("draw", "nobody is left")
         if mafia >= others:
             return "mafia", "the mafia are at least as many as the rest"
-        return None
-    if mafia == 0 and len(solo) == 1 and others <= 1:
+    elif mafia == 0 and len(solo) == 1 and others <= 1:
         role = state.seats[solo[0]].role
         return role, f"the {role.replace('_', ' ')} is the last killer standing"
     if state.quiet_nights >= STALL_NIGHTS:
-        return "draw", f"nobody died for {STALL_NIGHTS} nights in a row"
+        return "draw", f"nobody died for {STALL_NIGHTS} days and nights in a row"
     return None
 
 

@@ -40,9 +40,11 @@ from games.events import (
     PhaseExtended,
     PhaseStarted,
     PlayerEliminated,
+    PrivateNote,
     RoleAssigned,
     VoteCast,
 )
+from games.roles import get_role
 from games.state import PhaseKind
 
 __all__ = ["HANDLERS", "on_accused", "on_stage_line"]
@@ -66,6 +68,8 @@ def on_role(p: SeatState, event: RoleAssigned) -> None:
         return  # (never visible to this seat anyway)
     p._role = event.role
     p._mafia = event.team == "mafia"
+    uses = get_role(event.role).uses
+    p._uses_left = -1 if uses is None else uses
     p._den_heard = p._ledger.den_heard if p._mafia else NOTHING_HEARD
     p._partner_names = event.partners
     p._resolve_partners()
@@ -327,6 +331,29 @@ def on_inspection(p: SeatState, event: InspectionResult) -> None:
     p._dirty = True
 
 
+def on_note(p: SeatState, event: PrivateNote) -> None:
+    """A role's private result: what it proves about a player shapes votes as an
+    investigation does (a mafia role found, a lone visitor of the night's victim)."""
+    if event.seat != p.seat:
+        return
+    p._version += 1
+    target, verb = event.target, event.verb
+    if verb == "target" and target is not None:
+        p._exe_target = target
+    elif verb == "became":
+        p._role, p._exe_target = event.result, None
+    elif verb == "investigate" and target is not None:
+        bad = event.result in MAFIA_ROLES or event.result == "serial_killer"
+        p._inspections[target] = bad
+        if bad and target in p._alive and p._rng.random() < 0.75:
+            p._reveal = target
+    elif verb == "watch" and target not in p._alive and len(event.seats) == 1:
+        p._inspections[event.seats[0]] = True  # the only visitor of tonight's victim
+    elif verb == "track" and target is not None and any(s not in p._alive for s in event.seats):
+        p._inspections[target] = True  # they visited tonight's victim
+    p._dirty = True
+
+
 def on_night_action(p: SeatState, event: NightActionRecorded) -> None:
     if event.seat == p.seat:
         p._acted = True
@@ -354,6 +381,7 @@ HANDLERS: dict[type[Event], _Handler] = {
     PlayerEliminated: cast(_Handler, on_eliminated),
     NightResult: cast(_Handler, on_night_result),
     InspectionResult: cast(_Handler, on_inspection),
+    PrivateNote: cast(_Handler, on_note),
     NightActionRecorded: cast(_Handler, on_night_action),
     GameOver: cast(_Handler, on_game_over),
 }

@@ -63,7 +63,7 @@ def full_game() -> tuple[GameState, list[Event]]:
     return state, events
 
 
-#: events only setups beyond LLMafia's produce (tests/games/test_setups_play.py covers them)
+#: events only setups beyond LLMafia's produce (tests/games/test_abilities.py covers them)
 SETUP_ONLY = {"private_note", "solo_win"}
 
 
