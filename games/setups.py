@@ -27,6 +27,12 @@ class Setup:
     llmafia: bool = False
     #: where the setup comes from
     source: str = ""
+    #: the table size its balance is measured at (``mafiabot balance`` without --players)
+    players: int = 0
+
+    @property
+    def balance_players(self) -> int:
+        return self.players or self.min_players
 
     def roles_for(self, players: int) -> tuple[str, ...]:
         """The roles dealt at ``players`` seats (LLMafia: its mafia and bystanders)."""
@@ -55,6 +61,7 @@ SETUPS: dict[str, Setup] = {
             30,
             llmafia=True,
             source="LLMafia",
+            players=7,
         ),
         Setup(
             "vanilla_plus",
@@ -63,6 +70,7 @@ SETUPS: dict[str, Setup] = {
             8,
             ((5, "mafia"), (5, "detective"), (6, "doctor"), (7, "mafia")),
             source="Mafia Universe (vanilla plus a cop and a doctor)",
+            players=5,
         ),
         Setup(
             "classic",
@@ -75,14 +83,14 @@ SETUPS: dict[str, Setup] = {
                 (7, "mafia"),
                 (7, "detective"),
                 (7, "doctor"),
-                (8, "escort"),
-                (9, "mayor"),
-                (10, "consort"),
-                (10, "bodyguard"),
-                (11, "tracker"),
-                (12, "mafia"),
+                (9, "consort"),
+                (9, "escort"),
+                (10, "mayor"),
+                (11, "mafia"),
+                (12, "bodyguard"),
             ),
             source="Mafia Universe / Town of Salem roles",
+            players=7,
         ),
         Setup(
             "salem",
@@ -108,6 +116,7 @@ SETUPS: dict[str, Setup] = {
                 (15, "veteran"),
             ),
             source="Town of Salem",
+            players=9,
         ),
         Setup(
             "carnival",
@@ -127,27 +136,29 @@ SETUPS: dict[str, Setup] = {
                 (12, "consigliere"),
             ),
             source="Town of Salem neutrals",
+            players=8,
         ),
         Setup(
             "mountainous",
-            "A large table of many plain voices: mafia with a phantom whose role dies with "
-            "them, a miller who looks guilty, a detective, a doctor, a bus driver.",
+            "A large table of many plain voices: a godfather and a phantom whose role dies with "
+            "them among the mafia, a miller who looks guilty, a detective, a doctor, a bus "
+            "driver.",
             12,
-            20,
+            16,
             (
                 (12, "mafia"),
                 (12, "mafia"),
                 (12, "phantom"),
+                (12, "godfather"),
                 (12, "detective"),
-                (12, "doctor"),
                 (12, "miller"),
+                (13, "doctor"),
                 (14, "bus_driver"),
-                (16, "mafia"),
+                (15, "mafia"),
                 (16, "vigilante"),
-                (18, "veteran"),
-                (20, "mafia"),
             ),
             source="Mafia Universe",
+            players=12,
         ),
     )
 }
