@@ -79,3 +79,19 @@ def test_wilson_interval() -> None:
     low, high = wilson(50, 100)
     assert 0.40 < low < 0.41 and 0.59 < high < 0.60
     assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == pytest.approx(1.0)
+
+
+def test_chat_settings_choose_a_setup_or_a_role_list() -> None:
+    from bot.table.config import SettingsTextError, apply_settings, config_summary, parse_settings
+    from games.config import GameConfig
+
+    named = apply_settings(GameConfig(mafia=2), parse_settings("setup=salem").config)
+    assert (named.setup, named.mafia, named.roles) == ("salem", None, ())
+    named.validate(9)
+    assert "the salem setup's" in config_summary(named)
+    listed = apply_settings(GameConfig(), parse_settings("setup=godfather,doctor,jester").config)
+    assert listed.role_list == ("godfather", "doctor", "jester")
+    with pytest.raises(SettingsTextError, match="setup=nosuch: choose a setup"):
+        parse_settings("setup=nosuch")
+    with pytest.raises(SettingsTextError, match="Unknown role 'wizard'"):
+        parse_settings("setup=mafia,wizard")
