@@ -8,6 +8,7 @@ from typing import Any, Literal
 from games.errors import ConfigError
 from games.roles import get_role, registered_roles
 from games.setups import DEFAULT_SETUP, get_setup
+from games.setups import default_mafia_count as default_mafia_count
 
 TieRule = Literal["none", "random"]
 TIE_RULES: tuple[TieRule, ...] = ("none", "random")
@@ -16,15 +17,6 @@ MIN_PLAYERS = 5
 MAX_PLAYERS = 30
 MAX_PHASE_SECONDS = 24 * 3600.0
 MAX_MESSAGE_CHARS = 1000
-
-
-def default_mafia_count(players: int) -> int:
-    """LLMafia defaults: 1 mafia under 7 players, 2 up to 10, 3 above."""
-    if players <= 6:
-        return 1
-    if players <= 10:
-        return 2
-    return 3
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,15 @@ from games.errors import ConfigError
 DEFAULT_SETUP = "llmafia"
 
 
+def default_mafia_count(players: int) -> int:
+    """LLMafia defaults: 1 mafia under 7 players, 2 up to 10, 3 above."""
+    if players <= 6:
+        return 1
+    if players <= 10:
+        return 2
+    return 3
+
+
 @dataclass(frozen=True)
 class Setup:
     name: str
@@ -42,8 +51,6 @@ class Setup:
                 f"players; this game has {players}."
             )
         if self.llmafia:
-            from games.config import default_mafia_count  # (config imports this module)
-
             mafia = default_mafia_count(players)
             return ("mafia",) * mafia + ("bystander",) * (players - mafia)
         roles = [role for at, role in self.slots if at <= players]
