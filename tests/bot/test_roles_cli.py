@@ -95,3 +95,11 @@ def test_chat_settings_choose_a_setup_or_a_role_list() -> None:
         parse_settings("setup=nosuch")
     with pytest.raises(SettingsTextError, match="Unknown role 'wizard'"):
         parse_settings("setup=mafia,wizard")
+
+
+def test_the_llmafia_export_says_when_a_setup_cannot_be_expressed() -> None:
+    from bot.dataset.export import setup_problem
+
+    assert setup_problem(["mafia", "bystander", "detective", "doctor", None]) is None
+    why = setup_problem(["godfather", "jester", "bystander", "jester"])
+    assert why is not None and "can't express (godfather, jester)" in why
