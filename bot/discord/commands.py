@@ -41,7 +41,7 @@ from bot.privacy import WithdrawalReport
 from bot.service import GameService
 from bot.settings import Settings
 from bot.spotrate import server_chat_lines
-from bot.table.config import MAX_AGENTS, MIN_AGENTS
+from bot.table.config import MAX_AGENTS, MIN_AGENTS, setup_names
 from bot.table.personas import (
     PERSONA_NOTE,
     PersonaError,
@@ -172,6 +172,7 @@ class MafiaCommands(
         roles="Extra roles in play",
         agents="How many of the players are AI agents (default 1)",
         persona="The AI players' persona: one of the listed keys (any: drawn per player)",
+        setup="A setup (mafiabot setups) or one role a seat, comma-separated",
     )
     async def new(
         self,
@@ -183,6 +184,7 @@ class MafiaCommands(
         roles: RoleChoice | None = None,
         agents: app_commands.Range[int, MIN_AGENTS, MAX_AGENTS] | None = None,
         persona: app_commands.Range[str, 1, 40] | None = None,
+        setup: app_commands.Range[str, 1, 400] | None = None,
     ) -> None:
         guild, channel = interaction.guild, interaction.channel
         assert guild is not None and channel is not None
@@ -215,6 +217,7 @@ class MafiaCommands(
                 vote_minutes=vote_minutes,
                 tie_rule=tie_rule,
                 roles=_roles(roles) if roles is not None else None,
+                setup=setup,
             )
             GameConfig.from_dict(config.to_dict())
         except ConfigError as exc:
@@ -223,6 +226,12 @@ class MafiaCommands(
         count = agents if agents is not None else int(server.get("agents", 1))
         default = server_persona(server, configured_personas(self.settings))
         await self.lobby.open(interaction, config, count, chosen or default, server)
+
+    @new.autocomplete("setup")
+    async def _new_setup(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return [app_commands.Choice(name=n, value=n) for n in setup_names(current)]
 
     @new.autocomplete("persona")
     async def _new_persona(

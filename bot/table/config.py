@@ -119,7 +119,7 @@ def parse_settings(text: str, *, allow_hidden: bool = False) -> LobbySettings:
                     )
             out.config["roles"] = roles
         elif key == "setup":
-            out.config.update(_setup_value(value))
+            out.config.update(setup_fields(value))
         elif key in _TIES:
             if value.lower() not in ("none", "random"):
                 raise SettingsTextError(f"{key}={value}: ties are none or random.")
@@ -145,7 +145,7 @@ def parse_settings(text: str, *, allow_hidden: bool = False) -> LobbySettings:
     return out
 
 
-def _setup_value(value: str) -> dict[str, Any]:
+def setup_fields(value: str) -> dict[str, Any]:
     """``setup=classic`` or ``setup=godfather,doctor,...`` (one role a seat) as config fields;
     a setup replaces the mafia count and extra roles."""
     from games.setups import SETUPS
@@ -165,6 +165,17 @@ def _setup_value(value: str) -> dict[str, Any]:
         if role not in known:
             raise SettingsTextError(f"Unknown role {role!r}; choose from {', '.join(known)}.")
     return {"setup": "", "role_list": roles, "mafia": None, "roles": ()}
+
+
+def setup_names(current: str) -> list[str]:
+    """What a setup box suggests for ``current``: the setups whose name contains it, or the
+    typed role list itself (at most 25, Discord's limit)."""
+    from games.setups import SETUPS
+
+    typed = current.strip().lower()
+    if "," in typed:
+        return [typed[:100]]
+    return [name for name in SETUPS if typed in name][:25]
 
 
 def apply_settings(config: GameConfig, changes: dict[str, Any]) -> GameConfig:
