@@ -3,12 +3,18 @@ an act its role can't (a refused intent would show a hidden role to the table)."
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from agent.balance import measure
-from agent.fastsim import simulate_fast
+from agent.fastsim import EPOCH, simulate_fast
+from agent.knowledge import SeatKnowledge
+from agent.prompting import _role_note
 from games.config import GameConfig
-from games.events import NightActionRecorded, PrivateNote, RoleAssigned
+from games.engine import new_game
+from games.events import NightActionRecorded, PrivateNote, RoleAssigned, visible
+from games.names import pick_names
 from games.roles import get_role
 from games.setups import SETUPS
 
@@ -50,3 +56,23 @@ def test_a_balance_count_agrees_with_the_games_it_played() -> None:
     winners = [simulate_fast(config, 8, s).winner for s in range(10)]
     assert balance.wins["town"] == winners.count("bystanders")
     assert balance.wins["mafia"] == winners.count("mafia")
+
+
+def test_the_llm_seat_is_told_its_roles_goal_from_the_registry() -> None:
+    config = GameConfig(setup="salem")
+    state, events = new_game(config, pick_names(9, random.Random(1)), 1, EPOCH)
+    told = set()
+    for seat in state.seats:
+        k = SeatKnowledge(seat.index, seat.name)
+        for e in events:
+            if visible(e, seat.index):
+                k.observe(e)
+        note = _role_note(k)
+        role = get_role(seat.role)
+        if role.faction == "neutral":
+            assert note == role.description
+            told.add(seat.role)
+        elif role.faction == "town" and seat.role not in ("bystander", "detective", "doctor"):
+            assert role.description in note
+            told.add(seat.role)
+    assert {"jester", "lookout"} <= told
