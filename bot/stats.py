@@ -122,7 +122,7 @@ def server_stats(engine: Engine, platform: str, server: str) -> dict[str, Player
             side = _side(seat.role)
             if side is None:
                 continue
-            won = side == game.winner
+            won = side == game.winner or seat.role == game.winner  # (a solo killer)
             person = seat.user_id if _counts(seat, shown) else None
             if person is None:
                 teams[won].append((None, model.rating()))  # agent or not shown: a newcomer
