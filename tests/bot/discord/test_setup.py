@@ -1,4 +1,5 @@
-"""/mafia new takes a setup (offered by autocomplete) or one role a seat; the game deals it."""
+"""/mafia new takes a setup (offered by autocomplete) or one role a seat; a whole Discord game
+with a custom six-role setup (5 people and the agent) plays to the town's win."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from bot.table.config import setup_names
-from tests.bot.discord.harness import Table, bot_stack, db_url_in
+from tests.bot.discord.harness import Table, bot_stack, component, db_url_in
 from tests.fakes.discord import FakeDiscord
 
 ROLES = ("godfather", "detective", "doctor", "jester", "tracker", "bystander")
@@ -33,9 +34,20 @@ async def test_a_custom_setup_is_dealt_and_a_bad_one_refused(
         assert text.startswith("Can't set up this game: Unknown role 'wizard'"), text
         assert not [g for g in bot.service.games.values() if g.status == "lobby"]
 
-        game_id = await table.play(setup=",".join(ROLES))
+        game_id = await table.play(
+            setup=",".join(ROLES), day_minutes=0.25, vote_minutes=3.0, night_minutes=3.0
+        )
         game = bot.service.games[game_id]
         assert game.state is not None
         assert Counter(s.role for s in game.state.seats) == Counter(ROLES)
         for person in table.humans:  # each card is the registry's, in the person's booth
             assert table.roles[person.id] in ROLES
+        # the five people vote the godfather out (a person or the agent): the town wins
+        godfather = next(s.name for s in game.state.seats if s.role == "godfather")
+        vote = await table.wait_stage(lambda m: "Voting is open" in m["content"], within=10)
+        select_id = component(vote, f"mafia:vote:{game_id}:")
+        voters = [p for p in table.humans if table.names[p.id] != godfather]
+        for voter in voters:
+            await (await fake_discord.select(vote, select_id, [godfather], user=voter)).response()
+        done = await table.wait_stage(lambda m: "Bystanders win!" in m["content"], within=15)
+        assert f"{godfather} (godfather)" in done["content"]
