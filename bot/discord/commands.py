@@ -42,6 +42,7 @@ from bot.service import GameService
 from bot.settings import Settings
 from bot.spotrate import server_chat_lines
 from bot.table.config import MAX_AGENTS, MIN_AGENTS, setup_names
+from bot.table.help import catalog_text
 from bot.table.personas import (
     PERSONA_NOTE,
     PersonaError,
@@ -347,6 +348,10 @@ class MafiaCommands(
         assert guild is not None
         lines = status_lines(self.rooms.rooms.values(), self.service.games, guild.id)
         await reply(interaction, "\n".join(lines) if lines else "No games open here.")
+
+    @app_commands.command(name="roles", description="Every role and setup a game can use")
+    async def roles(self, interaction: discord.Interaction[Any]) -> None:
+        await reply(interaction, catalog_text("discord"))
 
     # --- end ------------------------------------------------------------------------------------
 

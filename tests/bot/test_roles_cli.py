@@ -103,3 +103,14 @@ def test_the_llmafia_export_says_when_a_setup_cannot_be_expressed() -> None:
     assert setup_problem(["mafia", "bystander", "detective", "doctor", None]) is None
     why = setup_problem(["godfather", "jester", "bystander", "jester"])
     assert why is not None and "can't express (godfather, jester)" in why
+
+
+def test_the_chat_roles_command_lists_every_role_and_setup_in_one_message() -> None:
+    from bot.table.help import catalog_text
+    from games.roles import registered_roles
+
+    for text in (catalog_text("discord"), catalog_text("slack")):
+        assert len(text) < 2000  # one Discord message
+        assert all(role in text for role in registered_roles())
+        assert all(name in text for name in SETUPS)
+    assert "*Neutral*:" in catalog_text("slack")
