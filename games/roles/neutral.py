@@ -18,7 +18,7 @@ class SerialKiller(Role):
     name = "serial_killer"
     team = "neutral"
     win = "solo_killer"
-    night_verb = "kill"
+    night_verb = "attack"  # (not "kill": that is the mafia's night vote)
     ability = "kill"
     bulletproof = True
     source = "Town of Salem"

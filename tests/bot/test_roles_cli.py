@@ -114,3 +114,13 @@ def test_the_chat_roles_command_lists_every_role_and_setup_in_one_message() -> N
         assert all(role in text for role in registered_roles())
         assert all(name in text for name in SETUPS)
     assert "*Neutral*:" in catalog_text("slack")
+
+
+def test_discord_offers_a_menu_for_every_roles_night_action() -> None:
+    from bot.discord.posts import MENU_KINDS, NIGHT_VERBS
+    from games.roles import get_role, registered_roles
+
+    verbs = {v for v in (get_role(r).night_verb for r in registered_roles()) if v is not None}
+    assert verbs == NIGHT_VERBS and len(verbs) >= 10
+    assert not verbs & {"vote", "kill"}  # a role's action never reads as a vote menu
+    assert all(MENU_KINDS.get(v, "act") == "act" for v in verbs)
