@@ -29,6 +29,7 @@ from games.events import (
     PhaseExtended,
     PhaseStarted,
     PlayerEliminated,
+    PrivateNote,
     RoleAssigned,
     VoteCast,
     visible,
@@ -124,6 +125,8 @@ class SeatKnowledge:
         self.votes: list[VoteSeen] = []
         self.current_votes: dict[str, str | None] = {}
         self.inspections: dict[str, bool] = {}
+        #: private results of other roles (tracking, watching, exact roles...), as told
+        self.private_results: list[str] = []
         #: night number -> the player this seat acted on that night
         self.night_targets: dict[int, str] = {}
         #: what the engine last offered this seat (its vote, or its night action)
@@ -190,6 +193,9 @@ class SeatKnowledge:
         elif isinstance(event, InspectionResult):
             if event.seat == self.seat:
                 self.inspections[event.target_name] = event.is_mafia
+        elif isinstance(event, PrivateNote):
+            if event.seat == self.seat:
+                self.private_results.append(manager_line(event) or "")
         elif isinstance(event, NightActionRecorded):
             if event.seat == self.seat:
                 self.night_targets[self.phase_number] = event.target_name
@@ -397,6 +403,8 @@ class SeatKnowledge:
                 for n, is_mafia in self.inspections.items()
             ]
             out.append(f"Your investigations: {'; '.join(found)}.")
+        if self.private_results:
+            out.append(f"What your role told you: {' '.join(self.private_results)}")
         if self.night_targets and self.role == "doctor":
             last = self.night_targets.get(self.phase_number - 1)
             if last is not None and self.phase is not None and self.phase.is_night:

@@ -62,6 +62,7 @@ from agent.knowledge import MAX_LINE_CHARS, ChatEntry, SeatKnowledge, clock_text
 from agent.llm.base import LLMRequest
 from games.names import display_list, names_in_text
 from games.narration import MANAGER
+from games.roles import get_role
 from games.state import PhaseKind
 
 __all__ = [
@@ -248,10 +249,15 @@ def _role_note(k: SeatKnowledge) -> str:
             f"{team} By day, pass for a bystander and steer suspicion away from your team; "
             "never reveal who the mafia are or that there is a hidden mafia chat you are in."
         )
+    role = get_role(k.role) if k.role is not None else None
+    if role is not None and role.faction == "neutral":  # their own goal, from the registry
+        return role.description
     note = (
         "You don't know who the mafia are: work it out from what people say and how they "
         "vote, and vote them out."
     )
+    if role is not None and k.role not in ("detective", "doctor", "bystander"):
+        note += " " + role.description
     if k.role == "detective":
         note += " Each night you investigate one player; revealing what you found is risky."
     elif k.role == "doctor":

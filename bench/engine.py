@@ -6,6 +6,7 @@ same games' actions through the rules engine alone, so the split between engine 
 time is visible. ``--profile`` prints the top functions by own time.
 
     uv run python bench/engine.py [--games 400] [--players 8] [--roles detective,doctor]
+    uv run python bench/engine.py --setup largest   # the largest shipped setup at its size
 """
 
 from __future__ import annotations
@@ -82,10 +83,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=400)
     parser.add_argument("--players", type=int, default=8)
     parser.add_argument("--roles", default="", help="extra roles, e.g. detective,doctor")
+    parser.add_argument(
+        "--setup", default="", help="a shipped setup (at its balance size), or 'largest'"
+    )
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
     roles = tuple(r for r in args.roles.split(",") if r)
     config = GameConfig(roles=roles)
+    if args.setup:
+        from games.setups import SETUPS
+
+        name = args.setup
+        if name == "largest":
+            name = max(SETUPS.values(), key=lambda s: (s.balance_players, len(s.slots))).name
+        config = GameConfig(setup=name)
+        args.players = SETUPS[name].balance_players
+        roles = (f"setup {name}",)
 
     simulate_fast(config, args.players, 10**6)  # warm caches and imports
     stats = run(args.games, args.players, config)

@@ -157,6 +157,14 @@ Roles = Annotated[
 #: the old spelling of --with-role, still taken by `simulate` (in `play`, --role is yours)
 OldRoles = Annotated[list[str] | None, typer.Option("--role", hidden=True)]
 Tie = Annotated[str, typer.Option(help="Day vote ties: none (nobody out) or random.")]
+SetupOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--setup",
+        help="A named setup (mafiabot setups) or a custom list of roles, comma-separated "
+        "(mafiabot roles); default: llmafia.",
+    ),
+]
 AgentKind = Annotated[
     str | None,
     typer.Option(help="baseline or llm (default: llm when MAFIABOT_LLM names a model)."),
@@ -178,6 +186,10 @@ def _game_config(settings: Settings, **given: Any) -> Any:
     values.update({k: v for k, v in given.items() if v is not None})
     if "roles" in values:
         values["roles"] = tuple(values["roles"])
+    if "setup" in values:
+        from bot.roles_cli import setup_config
+
+        values.update(setup_config(values.pop("setup")))
     return GameConfig(**values)
 
 
@@ -194,6 +206,7 @@ def simulate(
     agent: AgentKind = None,
     with_role: Roles = None,
     old_role: OldRoles = None,
+    setup: SetupOpt = None,
     tie_rule: Tie = "none",
     db: Db = None,
     resume: Annotated[
@@ -213,7 +226,7 @@ def simulate(
     _check_speed(speed)
     role = [*(with_role or []), *(old_role or [])] or None
     settings, agent, config = _setup(agent, players, resume, mafia=mafia, roles=role,
-                              tie_rule=tie_rule, day_seconds=day_seconds,
+                              setup=setup, tie_rule=tie_rule, day_seconds=day_seconds,
                               vote_seconds=vote_seconds, night_seconds=night_seconds,
                               night_vote_seconds=night_vote_seconds)  # fmt: skip
     url = _db_url(db, write=True, settings=settings)
@@ -237,6 +250,7 @@ def play(
     night_vote_seconds: NightVoteSeconds = None,
     with_role: Roles = None,
     role: cli_help.YourRole = None,
+    setup: SetupOpt = None,
     tie_rule: Tie = "none",
     agent: AgentKind = None,
     db: Db = None,
@@ -250,7 +264,7 @@ def play(
 
     role, with_role = cli_help.your_role(role, with_role, resume)
     settings, agent, config = _setup(agent, players, resume, PLAY_LOG, mafia=mafia, roles=with_role,
-                                     tie_rule=tie_rule, day_seconds=day_seconds,
+                                     setup=setup, tie_rule=tie_rule, day_seconds=day_seconds,
                                      vote_seconds=vote_seconds, night_seconds=night_seconds,
                                      night_vote_seconds=night_vote_seconds)  # fmt: skip
     url = _db_url(db, write=True, settings=settings)
@@ -258,6 +272,48 @@ def play(
         run_play(settings, config=config, players=players, seed=seed, agent=agent,
                  db_url=url, resume=resume, role=role)
     )  # fmt: skip
+
+
+JsonOut = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+@app.command("roles")
+def roles_command(json_out: JsonOut = False) -> None:
+    """Every role: name, faction, abilities and description."""
+    from bot.roles_cli import print_roles
+
+    sys.stdout.write(print_roles(json_out) + "\n")
+
+
+@app.command("setups")
+def setups_command(json_out: JsonOut = False) -> None:
+    """The shipped setups and the roles each deals by table size."""
+    from bot.roles_cli import print_setups
+
+    sys.stdout.write(print_setups(json_out) + "\n")
+
+
+@app.command()
+def balance(
+    setup: Annotated[str, typer.Argument(help="A setup's name or a comma-separated role list.")],
+    games: Annotated[int, typer.Option(min=1, max=1_000_000, help="Games to play.")] = 400,
+    players: Annotated[
+        int | None, typer.Option("--players", "-n", help="Seats (default: the setup's own).")
+    ] = None,
+    seed: Annotated[int, typer.Option(min=0, max=SEED_MAX, help="First game's seed.")] = 0,
+    json_out: JsonOut = False,
+) -> None:
+    """Each faction's win rate (95% interval) over all-baseline games of a setup."""
+    from agent.balance import measure
+    from bot.roles_cli import balance_config, balance_text
+    from games.errors import ConfigError
+
+    try:
+        config, players = balance_config(setup, players)
+        data = measure(config, players, games, seed).to_dict()
+    except ConfigError as e:
+        _fail(str(e))
+    sys.stdout.write((json.dumps(data) if json_out else balance_text(data)) + "\n")
 
 
 def _setup(

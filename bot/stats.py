@@ -278,12 +278,12 @@ def _count_game(
     ai = row_of(AI) if agents else None
     if ai is not None:
         ai.games += 1
-        ai.wins += any(_side(s.role) == game.winner for s in the_ai)
+        ai.wins += any(game.winner in (_side(s.role), s.role) for s in the_ai)
     for seat in seats:
         side = _side(seat.role)
         if side is None:
             continue
-        won = side == game.winner
+        won = side == game.winner or seat.role == game.winner  # (a solo killer)
         person = seat.user_id
         late = person in withdrew and game.started_at and withdrew[person] >= game.started_at
         if seat.is_agent or seat.withdrawn or person is None or late:

@@ -7,7 +7,6 @@ the same seed always gives the same game (that is how the service recovers after
 
 from __future__ import annotations
 
-import random
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -36,10 +35,21 @@ from games.events import (
     VoteCast,
     VoteResolved,
 )
+from games.evolve import evolve as _evolve
 from games.names import normalize_name, resolve_name
-from games.roles import NightContext, Team, get_role
+from games.neutrals import (
+    assign_executions,
+    orphaned_executioners,
+    private_note,
+    solo_wins,
+)
+from games.night import resolve as resolve_actions
+from games.rng import rng_for
+from games.roles import get_role
 from games.state import GameState, Phase, PhaseKind, PriorPhase, SeatState
 from games.text import one_line
+from games.wins import lynch_wins, survivors
+from games.wins import winner as decided
 
 # In Python 3.11 ``PhaseKind.DAY`` read off the class costs several times a module global:
 # the hot paths below use these aliases instead.
@@ -50,11 +60,6 @@ _NIGHT_VOTE = PhaseKind.NIGHT_VOTE
 _OVER = PhaseKind.OVER
 
 Result = tuple[GameState, list[Event]]
-
-
-def rng_for(state_seed: int, label: str) -> random.Random:
-    """A generator derived from the game seed and a label (stable across processes)."""
-    return random.Random(f"{state_seed}:{label}")
 
 
 def _require_aware(t: datetime) -> None:
@@ -72,6 +77,12 @@ def assign_roles(config: GameConfig, players: int, seed: int) -> list[str]:
         return list(config.deal)
     order = list(range(players))
     rng_for(seed, "roles").shuffle(order)
+    dealt = config.dealt_roles(players) if config.role_list or config.setup else None
+    if dealt is not None:  # a setup: its roles, seat by shuffled seat
+        roles = ["bystander"] * players
+        for i, role in zip(order, dealt, strict=True):
+            roles[i] = role
+        return roles
     roles = ["bystander"] * players
     mafia = config.mafia_count(players)
     for i in order[:mafia]:
@@ -104,13 +115,14 @@ def new_game(config: GameConfig, names: Sequence[str], seed: int, t: datetime) -
     phase = Phase(_DAY, 1, 1, t, t + timedelta(seconds=config.day_seconds))
     state = GameState(config=config, seed=seed, seats=seats, phase=phase)
     mafia_names = tuple(s.name for s in seats if s.is_mafia)
+    dealt = config.dealt_roles(len(cleaned)) if config.role_list or config.setup else None
+    extras = (
+        tuple(config.roles)
+        if dealt is None
+        else tuple(sorted({r for r in dealt if r not in ("mafia", "bystander")}))
+    )
     events: list[Event] = [
-        GameStarted(
-            t=t,
-            players=tuple(cleaned),
-            mafia_count=len(mafia_names),
-            extra_roles=tuple(config.roles),
-        )
+        GameStarted(t=t, players=tuple(cleaned), mafia_count=len(mafia_names), extra_roles=extras)
     ]
     for s in seats:
         partners = tuple(n for n in mafia_names if n != s.name) if s.is_mafia else ()
@@ -126,6 +138,8 @@ def new_game(config: GameConfig, names: Sequence[str], seed: int, t: datetime) -
                 partners=partners,
             )
         )
+    state, notes = assign_executions(state, t)
+    events.extend(notes)
     events.append(_phase_started(state, talk_skipped=False))
     return state, events
 
@@ -418,18 +432,6 @@ def _with_votes(state: GameState, votes: dict[int, int | None]) -> GameState:
     return new
 
 
-def _evolve(state: GameState, **changes: object) -> GameState:
-    """``replace(state, **changes)`` for the engine's own (known) field names, without
-    replace's per-field introspection: the phase changes several times a day."""
-    if not _FAST_STATE:  # pragma: no cover - GameState changed shape
-        return replace(state, **changes)  # type: ignore[arg-type]  # (names checked by replace)
-    new: GameState = _object_new(GameState)
-    fields_ = state.__dict__.copy()
-    fields_.update(changes)
-    _object_setattr(new, "__dict__", fields_)
-    return new
-
-
 def _with_night_actions(state: GameState, actions: dict[int, int]) -> GameState:
     """``replace(state, night_actions=actions)``, as :func:`_with_votes`."""
     if not _FAST_STATE:  # pragma: no cover - GameState changed shape
@@ -457,6 +459,8 @@ def _night_act(state: GameState, action: NightAct) -> Result:
         raise RuleError("You have been eliminated and can no longer act.")
     if role.night_verb is None:
         raise RuleError("Your role has no night action.")
+    if not state.can_act(seat.index):
+        raise RuleError(f"You have used up your {role.night_verb} for this game.")
     _too_late(state, action.t)
     kind = state.phase.kind
     if kind is not _NIGHT and kind is not _NIGHT_VOTE:
@@ -524,11 +528,9 @@ def _opening(state: GameState, talk_skipped: bool) -> list[Event]:
     p = state.phase
     first_night_phase = p.kind is _NIGHT or (p.kind is _NIGHT_VOTE and talk_skipped)
     for s in state.seats:
-        choice = state.choice(s.index)
-        if choice is None:
-            continue
-        verb, targets, can_abstain = choice
-        if verb in ("vote", "kill") or first_night_phase:
+        for verb, targets, can_abstain in state.choices(s.index):
+            if verb not in ("vote", "kill") and not first_night_phase:
+                continue
             events.append(
                 ChoicesOffered(
                     t=p.started_at,
@@ -593,6 +595,11 @@ def _tally(
 ) -> tuple[int | None, tuple[tuple[str, int], ...], tuple[str, ...], bool]:
     """Plurality of the cast votes. Returns (chosen, tally, tied names, broken randomly)."""
     counts = Counter(v for v in state.votes.values() if v is not None)
+    if label == "day-tie" and any(state.vote_weight(v) != 1 for v in state.votes):
+        counts = Counter()  # a mayor's vote counts twice
+        for voter, v in state.votes.items():
+            if v is not None:
+                counts[v] += state.vote_weight(voter)
     tally = tuple(
         sorted(((state.seats[i].name, n) for i, n in counts.items()), key=lambda x: (-x[1], x[0]))
     )
@@ -640,12 +647,14 @@ def _resolve_day(state: GameState, t: datetime) -> Result:
     if chosen is not None:
         victim = state.seats[chosen]
         state = _eliminate(state, chosen)
-        events.append(
-            PlayerEliminated(t=t, seat=chosen, name=victim.name, role=victim.role, cause="vote")
-        )
-        winner = _winner(state)
-        if winner is not None:
-            state, more = _finish(state, t, winner, _win_reason(winner))
+        role = "hidden" if get_role(victim.role).hidden_on_death else victim.role
+        events.append(PlayerEliminated(t=t, seat=chosen, name=victim.name, role=role, cause="vote"))
+        if state.executions or get_role(victim.role).win == "jester":
+            state, more = solo_wins(state, t, lynch_wins(state, chosen))
+            events.extend(more)
+        result = decided(state)
+        if result is not None:
+            state, more = _finish(state, t, *result)
             return state, events + more
     number = state.phase.number
     single = len(state.alive_mafia()) == 1 and state.config.skip_night_talk_single_mafia
@@ -672,25 +681,34 @@ def _resolve_night(state: GameState, t: datetime) -> Result:
             tie_broken_randomly=randomly,
         )
     ]
-    ctx = NightContext(kill_target=chosen)
-    teams: dict[int, Team] = state.teams()
-    ordered = sorted(
-        state.night_actions.items(),
-        key=lambda kv: (get_role(state.seats[kv[0]].role).priority, kv[0]),
+    voters = [v for v in sorted(mafia) if chosen is not None and state.votes.get(v) == chosen]
+    out = resolve_actions(
+        [s.role for s in state.seats], state.alive(), state.night_actions, chosen, voters
     )
-    for actor, target in ordered:
-        get_role(state.seats[actor].role).resolve(actor, target, ctx, teams)
-    victim = ctx.kill_target if ctx.kill_target not in ctx.protected else None
     last_actions = dict(state.night_actions)
-    quiet = 0 if victim is not None else state.quiet_votes + 1
-    state = _evolve(state, night_actions={}, last_night_actions=last_actions, quiet_votes=quiet)
-    if victim is not None:
+    changes: dict[str, object] = {"night_actions": {}, "last_night_actions": last_actions}
+    if out.spent:
+        used = dict(state.used)
+        for seat, n in out.spent.items():
+            used[seat] = used.get(seat, 0) + n
+        changes["used"] = used
+    changes["quiet_votes"] = 0 if out.deaths else state.quiet_votes + 1
+    state = _evolve(state, **changes)
+    for victim in out.deaths:
         state = _eliminate(state, victim)
-    v = state.seats[victim] if victim is not None else None
-    events.append(NightResult(t=t, victim=victim, victim_name=v.name if v else None))
-    if v is not None:
-        events.append(PlayerEliminated(t=t, seat=v.index, name=v.name, role=v.role, cause="night"))
-    for actor, (target, is_mafia) in sorted(ctx.inspections.items()):
+    first = state.seats[out.deaths[0]] if out.deaths else None
+    events.append(
+        NightResult(
+            t=t,
+            victim=None if first is None else first.index,
+            victim_name=None if first is None else first.name,
+        )
+    )
+    for d in out.deaths:
+        v = state.seats[d]
+        role = "hidden" if d in out.hidden else v.role
+        events.append(PlayerEliminated(t=t, seat=v.index, name=v.name, role=role, cause="night"))
+    for actor, (target, is_mafia) in sorted(out.inspections.items()):
         if state.seats[actor].alive:
             events.append(
                 InspectionResult(
@@ -703,9 +721,18 @@ def _resolve_night(state: GameState, t: datetime) -> Result:
                     is_mafia=is_mafia,
                 )
             )
-    winner = _winner(state)
-    if winner is not None:
-        state, more = _finish(state, t, winner, _win_reason(winner))
+    for note in out.notes:
+        if state.seats[note.seat].alive:
+            target_name = state.name_of(note.target)
+            names = tuple(state.seats[i].name for i in note.seats)
+            args = (note.verb, note.target, target_name, note.result, note.seats, names)
+            events.append(private_note(t, note.seat, *args))
+    if state.executions and out.deaths:
+        state, more = orphaned_executioners(state, t, set(out.deaths))
+        events.extend(more)
+    result = decided(state)
+    if result is not None:
+        state, more = _finish(state, t, *result)
         return state, events + more
     days = state.config.draw_after_quiet_days
     if state.quiet_votes >= 2 * days:
@@ -719,29 +746,13 @@ def _resolve_night(state: GameState, t: datetime) -> Result:
 # --- the end ----------------------------------------------------------------------------------
 
 
-def _winner(state: GameState) -> Team | None:
-    mafia = len(state.alive_mafia())
-    others = len(state.alive()) - mafia
-    if mafia == 0:
-        return "bystanders"
-    if mafia >= others:
-        return "mafia"
-    return None
-
-
 def draw_reason(days: int) -> str:
     """The end reason of a game drawn by the quiet-days rule (it starts with "draw")."""
     return f"{DRAW}: nobody was voted out or killed for {days} days in a row"
 
 
-def _win_reason(winner: Team) -> str:
-    if winner == "bystanders":
-        return "no mafia are left"
-    return "the mafia are at least as many as the rest"
-
-
 def _finish(
-    state: GameState, t: datetime, winner: Team | None, reason: str, end_phase: bool = False
+    state: GameState, t: datetime, winner: str | None, reason: str, end_phase: bool = False
 ) -> Result:
     p = state.phase
     over = Phase(_OVER, p.number, p.seq + 1, t, None)
@@ -751,6 +762,10 @@ def _finish(
         events.append(
             PhaseEnded(t=t, phase=p.kind.value, number=p.number, seq=p.seq, reason="game_over")
         )
+    if winner is not None:
+        lived = [(i, "the survivor is alive at the end") for i in survivors(state)]
+        new, more = solo_wins(new, t, lived)
+        events.extend(more)
     events.append(
         GameOver(
             t=t,

@@ -181,9 +181,43 @@ def is_draw(winner: str | None, reason: str | None) -> bool:
 
 
 @dataclass(frozen=True, kw_only=True)
+class PrivateNote(Event):
+    """What a role learnt or suffered, for that seat only (at dawn, or at the start for an
+    executioner's target). ``verb`` names the ability: "investigate" (``result`` the role
+    the target appears as), "track" (``seats``: whom the target visited), "watch"
+    (``seats``: who visited the target), "clean" (``result`` the victim's role), "blocked"
+    (``result`` "blocked": the action did nothing), "target" (an executioner's target),
+    "became" (``result`` the seat's new role)."""
+
+    kind: ClassVar[str] = "private_note"
+    place: Place = "booth"
+    seat: int
+    verb: str
+    target: int | None
+    target_name: str | None
+    result: str
+    seats: tuple[int, ...] = ()
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class SoloWin(Event):
+    """A neutral player met their own win condition (a jester voted out, an executioner's
+    target voted out, a survivor alive at the end). Public."""
+
+    kind: ClassVar[str] = "solo_win"
+    seat: int
+    name: str
+    role: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class GameOver(Event):
     kind: ClassVar[str] = "game_over"
-    winner: str | None  # "mafia" | "bystanders" | None when aborted or drawn
+    #: "mafia" | "bystanders" | a solo killer's role | None when aborted or drawn (a draw's
+    #: ``reason`` starts with "draw:", `is_draw`)
+    winner: str | None
     reason: str
     #: (name, role) for every seat, revealed to all
     roles: tuple[tuple[str, str], ...]
@@ -211,6 +245,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         PlayerEliminated,
         NightResult,
         InspectionResult,
+        PrivateNote,
+        SoloWin,
         GameOver,
     )
 }

@@ -16,7 +16,9 @@ from games.events import (
     PhaseExtended,
     PhaseStarted,
     PlayerEliminated,
+    PrivateNote,
     RoleAssigned,
+    SoloWin,
     VoteCast,
     VoteResolved,
     is_draw,
@@ -111,6 +113,9 @@ def manager_line(event: Event) -> str | None:
             else ("No votes were cast, so nobody is voted out.")
         )
     if isinstance(event, PlayerEliminated):
+        if event.role == "hidden":
+            how = "killed during the night" if event.cause == "night" else "voted out"
+            return f"{event.name} was {how}. Their role is hidden"
         if event.cause == "night":
             return f"{event.name} was killed during the night. Their role was {event.role}"
         return f"{event.name} was voted out. Their role was {event.role}"
@@ -119,6 +124,10 @@ def manager_line(event: Event) -> str | None:
     if isinstance(event, InspectionResult):
         verdict = "IS mafia" if event.is_mafia else "is NOT mafia"
         return f"Your investigation: {event.target_name} {verdict}."
+    if isinstance(event, PrivateNote):
+        return note_line(event)
+    if isinstance(event, SoloWin):
+        return f"{event.name} ({_role_name(event.role)}) wins: {event.reason}."
     if isinstance(event, NightActionRecorded):
         return f"You chose to {event.verb} {event.target_name} tonight."
     if isinstance(event, GameOver):
@@ -127,7 +136,40 @@ def manager_line(event: Event) -> str | None:
         elif event.winner is None:
             head = f"The game was stopped ({event.reason})."
         else:
-            head = "Mafia wins!" if event.winner == "mafia" else "Bystanders win!"
+            head = _winner_line(event.winner)
         roles = ", ".join(f"{n} ({r})" for n, r in event.roles)
         return f"{head} Roles: {roles}."
     return None
+
+
+def _role_name(role: str) -> str:
+    return role.replace("_", " ")
+
+
+def _winner_line(winner: str) -> str:
+    if winner == "mafia":
+        return "Mafia wins!"
+    if winner == "bystanders":
+        return "Bystanders win!"
+    return f"The {_role_name(winner)} wins!"
+
+
+def note_line(event: PrivateNote) -> str:
+    """A private result, in the booth's words."""
+    who = event.target_name or "someone"
+    names = display_list(list(event.names)) if event.names else "nobody"
+    if event.result == "blocked":
+        return f"Someone kept you busy tonight: your {event.verb} did nothing."
+    if event.verb == "investigate":
+        return f"Your investigation: {who}'s role is {_role_name(event.result)}."
+    if event.verb == "track":
+        return f"You followed {who}: they visited {names}."
+    if event.verb == "watch":
+        return f"You watched {who}: visited by {names}."
+    if event.verb == "clean":
+        return f"You cleaned up after {who}: their role was {_role_name(event.result)}."
+    if event.verb == "target":
+        return f"Your target: get {who} voted out by day."
+    if event.verb == "became":
+        return f"Your target {who} died, and not by a vote: you are now a jester."
+    return f"{event.verb}: {event.result}."

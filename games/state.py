@@ -98,12 +98,19 @@ class GameState:
     night_actions: Mapping[int, int] = field(default_factory=dict)
     #: previous night's role night actions, for rules like the doctor's
     last_night_actions: Mapping[int, int] = field(default_factory=dict)
-    winner: Team | None = None
+    #: "mafia", "bystanders", a solo killer's role; None while playing, aborted or drawn
+    winner: str | None = None
     end_reason: str | None = None
     #: day and night votes resolved in a row without anybody leaving the game (the draw rule)
     quiet_votes: int = 0
     #: the phase before this one (None on day 1), for actions that arrive after it ended
     prior: PriorPhase | None = None
+    #: limited abilities: seat -> uses spent so far
+    used: Mapping[int, int] = field(default_factory=dict)
+    #: executioners: seat -> the seat they want voted out
+    executions: Mapping[int, int] = field(default_factory=dict)
+    #: neutral seats that have already met their win condition (a jester voted out)
+    solo_won: frozenset[int] = frozenset()
 
     # --- queries -------------------------------------------------------------------------
     @property
@@ -136,10 +143,19 @@ class GameState:
         return {s.index: s.team for s in self.seats}
 
     def night_actors(self) -> frozenset[int]:
-        """Alive seats whose role has a night action (mafia excluded: they vote)."""
-        return frozenset(
-            s.index for s in self.seats if s.alive and get_role(s.role).night_verb is not None
-        )
+        """Alive seats whose role has a night action with uses left (the mafia's kill is
+        their vote, not an action)."""
+        return frozenset(s.index for s in self.seats if s.alive and self.can_act(s.index))
+
+    def can_act(self, seat: int) -> bool:
+        """Whether ``seat``'s role has a night action and uses of it left (alive or not)."""
+        role = get_role(self.seats[seat].role)
+        if role.night_verb is None:
+            return False
+        return role.uses is None or self.used.get(seat, 0) < role.uses
+
+    def vote_weight(self, seat: int) -> int:
+        return get_role(self.seats[seat].role).votes
 
     def eligible_voters(self) -> frozenset[int]:
         kind = self.phase.kind
@@ -172,27 +188,36 @@ class GameState:
             return []
         me = self.seats[seat]
         role = get_role(me.role)
-        if not me.alive or role.night_verb is None:
+        if not me.alive or not self.can_act(seat):
             return []
         alive = self.alive()
         last = self.last_night_actions
         return [i for i in sorted(alive) if role.check_target(seat, i, alive, last) is None]
 
     def choice(self, seat: int) -> tuple[str, list[int], bool] | None:
-        """What ``seat`` can do now: (kind, targets, can abstain), kind being "vote", "kill",
-        "investigate" or "protect"; None when it can do nothing. A night actor's choice is
-        offered for the whole night (its talk and its vote)."""
+        """What ``seat`` can do now: (kind, targets, can abstain), kind being "vote", "kill"
+        or a role's night verb ("investigate", "protect", ...); None when it can do nothing.
+        A night actor's choice is offered for the whole night (its talk and its vote); a
+        mafia role with a night action of its own is offered the kill first in the night
+        vote (:meth:`choices` lists both)."""
+        options = self.choices(seat)
+        return options[0] if options else None
+
+    def choices(self, seat: int) -> list[tuple[str, list[int], bool]]:
+        """Every choice ``seat`` has now (see :meth:`choice`)."""
         if self.over or not self.seats[seat].alive:
-            return None
+            return []
         kind = self.phase.kind
         if kind is _VOTE:
-            return "vote", self.vote_targets(seat), True
+            return [("vote", self.vote_targets(seat), True)]
+        out: list[tuple[str, list[int], bool]] = []
         if kind is _NIGHT_VOTE and self.seats[seat].is_mafia:
-            return "kill", self.vote_targets(seat), True
-        verb = get_role(self.seats[seat].role).night_verb
-        if verb is not None and (kind is _NIGHT or kind is _NIGHT_VOTE):
-            return verb, self.night_targets(seat), False
-        return None
+            out.append(("kill", self.vote_targets(seat), True))
+        if (kind is _NIGHT or kind is _NIGHT_VOTE) and self.can_act(seat):
+            verb = get_role(self.seats[seat].role).night_verb
+            assert verb is not None
+            out.append((verb, self.night_targets(seat), False))
+        return out
 
     def opened_at(self) -> datetime:
         """When the current phase was applied: an action made before then belongs to the

@@ -13,7 +13,11 @@ from dataclasses import fields
 from datetime import UTC, datetime
 
 from agent.base import Intent
+from games.roles import get_role, registered_roles
 from games.state import PhaseKind
+
+#: every role on the mafia's side (a revealed godfather is as mafia as a plain mafia)
+MAFIA_ROLES = frozenset(r for r in registered_roles() if get_role(r).team == "mafia")
 
 _NO_VOTE = -2  # "has not voted this phase" (None would be an abstention)
 _EMPTY: Mapping[int, int] = {}  # read-only stand-in for "no record"

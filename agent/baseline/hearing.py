@@ -20,6 +20,7 @@ from agent.baseline.common import (
     _PHASE_KINDS,
     _VOTE,
     _VOTE_K,
+    MAFIA_ROLES,
     say_at,
 )
 from agent.baseline.ledger import Room
@@ -46,9 +47,11 @@ from games.events import (
     PhaseExtended,
     PhaseStarted,
     PlayerEliminated,
+    PrivateNote,
     RoleAssigned,
     VoteCast,
 )
+from games.roles import get_role
 from games.state import PhaseKind
 
 __all__ = ["HANDLERS", "on_accused", "on_stage_line"]
@@ -71,7 +74,9 @@ def on_role(p: SeatState, event: RoleAssigned) -> None:
     if event.seat != p.seat:
         return  # (never visible to this seat anyway)
     p._role = event.role
-    p._mafia = event.role == "mafia"
+    p._mafia = event.team == "mafia"
+    uses = get_role(event.role).uses
+    p._uses_left = -1 if uses is None else uses
     p._den_heard = p._ledger.den_heard if p._mafia else NOTHING_HEARD
     p._partner_names = event.partners
     p._resolve_partners()
@@ -306,7 +311,7 @@ def on_eliminated(p: SeatState, event: PlayerEliminated) -> None:
     p._phase_facts()
     p._revealed[event.seat] = event.role
     for claimer, (target, kind) in p._ledger.claims.items():
-        if target == event.seat and (event.role == "mafia") != (kind == "mafia"):
+        if target == event.seat and (event.role in MAFIA_ROLES) != (kind == "mafia"):
             p._liars.add(claimer)  # the reveal proved their "detective result" false
     if event.cause == "vote":
         votes = p._yesterday_votes
@@ -332,6 +337,29 @@ def on_inspection(p: SeatState, event: InspectionResult) -> None:
     # revealing paints a target on the detective: only for a found mafia, and not always
     if event.is_mafia and event.target in p._alive and p._rng.random() < 0.75:
         p._reveal = event.target
+    p._dirty = True
+
+
+def on_note(p: SeatState, event: PrivateNote) -> None:
+    """A role's private result: what it proves about a player shapes votes as an
+    investigation does (a mafia role found, a lone visitor of the night's victim)."""
+    if event.seat != p.seat:
+        return
+    p._version += 1
+    target, verb = event.target, event.verb
+    if verb == "target" and target is not None:
+        p._exe_target = target
+    elif verb == "became":
+        p._role, p._exe_target = event.result, None
+    elif verb == "investigate" and target is not None:
+        bad = event.result in MAFIA_ROLES or event.result == "serial_killer"
+        p._inspections[target] = bad
+        if bad and target in p._alive and p._rng.random() < 0.75:
+            p._reveal = target
+    elif verb == "watch" and target not in p._alive and len(event.seats) == 1:
+        p._inspections[event.seats[0]] = True  # the only visitor of tonight's victim
+    elif verb == "track" and target is not None and any(s not in p._alive for s in event.seats):
+        p._inspections[target] = True  # they visited tonight's victim
     p._dirty = True
 
 
@@ -362,6 +390,7 @@ HANDLERS: dict[type[Event], _Handler] = {
     PlayerEliminated: cast(_Handler, on_eliminated),
     NightResult: cast(_Handler, on_night_result),
     InspectionResult: cast(_Handler, on_inspection),
+    PrivateNote: cast(_Handler, on_note),
     NightActionRecorded: cast(_Handler, on_night_action),
     GameOver: cast(_Handler, on_game_over),
 }

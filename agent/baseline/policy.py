@@ -75,7 +75,7 @@ class BaselinePolicy(SeatState):
 
     @property
     def is_mafia(self) -> bool:
-        return self._role == "mafia"
+        return self._mafia
 
     def suspicion(self) -> dict[int, float]:
         """Town's view: how likely each living other player is mafia (higher = more)."""

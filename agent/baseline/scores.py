@@ -12,6 +12,7 @@ import random
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 
+from agent.baseline.common import MAFIA_ROLES
 from agent.baseline.ledger import TableLedger
 from games.events import (
     Event,
@@ -82,13 +83,13 @@ def suspicion(
                     v += 0.9 * k
                 role = revealed_of(b)
                 if role is not None:
-                    v += -0.6 * k if role == "mafia" else 0.6 * k
+                    v += -0.6 * k if role in MAFIA_ROLES else 0.6 * k
         voted = voted_of(a)
         if voted:
             for target, n in voted.items():
                 role = revealed_of(target)
                 if role is not None:
-                    v += -0.8 * n if role == "mafia" else 0.8 * n
+                    v += -0.8 * n if role in MAFIA_ROLES else 0.8 * n
                 if target == me:
                     v += 0.4 * n
         score[a] = v
@@ -192,7 +193,7 @@ class SeatRecord:
             self.detective_in_play = "detective" in event.extra_roles
             self.noise = {i: self._rng.random() * 0.25 for i in self.alive}
         elif isinstance(event, RoleAssigned) and event.seat == self.seat:
-            self.mafia = event.role == "mafia"
+            self.mafia = event.team == "mafia"
             wanted = {n.casefold() for n in event.partners}
             self.partners = frozenset(i for i, n in enumerate(self.names) if n.casefold() in wanted)
         elif isinstance(event, PhaseStarted):
@@ -210,7 +211,7 @@ class SeatRecord:
             self.alive.discard(event.seat)
             self.revealed[event.seat] = event.role
             for claimer, (target, kind) in self.ledger.claims.items():
-                if target == event.seat and (event.role == "mafia") != (kind == "mafia"):
+                if target == event.seat and (event.role in MAFIA_ROLES) != (kind == "mafia"):
                     self.liars.add(claimer)
         elif isinstance(event, InspectionResult) and event.seat == self.seat:
             self.inspections[event.target] = event.is_mafia

@@ -72,6 +72,7 @@ class SeatState:
         "_detective_in_play",
         "_dirty",
         "_doctor_in_play",
+        "_exe_target",
         "_extra",
         "_facts_alive",
         "_facts_partners",
@@ -136,6 +137,7 @@ class SeatState:
         "_target_version",
         "_target_votes",
         "_topics",
+        "_uses_left",
         "_version",
         "_vote_at",
         "_vote_banned",
@@ -201,6 +203,9 @@ class SeatState:
         self._target_votes = self._target_banned = -1
         self._votes_seen = 0
         self._inspections: dict[int, bool] = {}
+        #: uses left of a limited night ability (-1: unlimited); an executioner's target
+        self._uses_left = -1
+        self._exe_target: int | None = None
         self._reveal: int | None = None
         self._gates: dict[tuple[object, ...], bool] = {}
         #: my own lines (case-folded), refused ones included; the ledger has what I heard
@@ -414,6 +419,13 @@ class SeatState:
         return self._day_target()
 
     def _compute_day_target(self) -> int | None:
+        exe = self._exe_target
+        if exe is not None and exe in self._alive and exe not in self._vote_banned:
+            return exe  # an executioner votes its target
+        if self._role == "jester":  # courts suspicion: votes out the town's most trusted
+            scores = self._scores("suspicion")
+            cands = [s for s in scores if s not in self._vote_banned]
+            return min(cands, key=scores.__getitem__) if cands else None
         return day_target(self._my_scores(), self._tally_now, self._vote_banned, mafia=self._mafia)
 
     def _night_target(self) -> int | None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from importlib import resources
 
-from agent.baseline.common import _DAY_K, _EMPTY, _NO_VOTE, _VOTE_K, Option
+from agent.baseline.common import _DAY_K, _EMPTY, _NO_VOTE, _VOTE_K, MAFIA_ROLES, Option
 from agent.baseline.view import Speaker, SpeechView
 from agent.templates import PREFIXES, SUFFIXES, TEMPLATES, Reading
 from games.names import display_list
@@ -365,7 +365,7 @@ def opt_elim(p: SpeechView) -> _Option | None:
         return None
     topic = ("elim", p.day)
     name = p.names[v]
-    if role == "mafia":
+    if role in MAFIA_ROLES:
         return (2.5, "elim_mafia", {"v": name}, topic)
     others = p.others_set
     shown = [p.names[s] for s in voters if s in others]
@@ -399,7 +399,7 @@ def opt_accuse(p: SpeechView) -> _Option | None:
     mine = p.voted_by.get(p.seat, _EMPTY)  # (who voted a bystander out blames nobody)
     if voted:
         for victim in voted:
-            if revealed(victim, "mafia") != "mafia":
+            if revealed(victim, "mafia") not in MAFIA_ROLES:
                 if victim not in p.partners and victim not in mine:
                     slots = {"x": x, "v": names[victim], "r": revealed(victim, "bystander")}
                     opts.append((2.5, "accuse_vote", slots, about))
@@ -407,7 +407,7 @@ def opt_accuse(p: SpeechView) -> _Option | None:
     accused = ledger.accused_by.get(top)
     if accused:
         for victim in accused:
-            if revealed(victim, "mafia") != "mafia":
+            if revealed(victim, "mafia") not in MAFIA_ROLES:
                 if victim != p.seat and victim not in p.partners and victim not in mine:
                     slots = {"x": x, "v": names[victim], "r": revealed(victim, "bystander")}
                     opts.append((2.0, "accuse_accused", slots, about))

@@ -239,11 +239,13 @@ def _write_bundle(
         files: list[str] = []
         exported = ExportedGame(g.id, len(g.seats), g.withheld_labels(), g.withheld_lines(), files)
         if "llmafia" in wanted:
-            game = g.llmafia(engine)
-            left_out = llmafia_problem(game)
+            unfit = setup_problem(s.role for s in g.seats)
+            game = g.llmafia(engine) if unfit is None else None
+            left_out = unfit if game is None else llmafia_problem(game)
             if left_out is not None:
                 exported.llmafia_left_out = left_out
             else:
+                assert game is not None
                 folder = _llmafia_folder(game.game_id if g.imported else None, folders)
                 log = g.llmafia_agent_log() if with_agent_log else None
                 written = write_counted(game, inside(out, f"llmafia/{folder}"), agent_log=log)
@@ -271,6 +273,22 @@ def _write_bundle(
         ):
             _write_csv(out / "csv" / f"{name}.csv", header, tables[name])
     _put(out / "manifest.json", json.dumps(report.manifest(), indent=2, ensure_ascii=False))
+
+
+#: the roles LLMafia's format holds (players are mafia or not; a detective and a doctor are
+#: bystanders whose night action the format leaves out)
+LLMAFIA_ROLES = frozenset({"mafia", "bystander", "detective", "doctor"})
+
+
+def setup_problem(roles: Iterable[str | None]) -> str | None:
+    """Why LLMafia's format cannot express a game dealt ``roles``, or None."""
+    odd = sorted({r for r in roles if r is not None and r not in LLMAFIA_ROLES})
+    if not odd:
+        return None
+    return (
+        f"its setup has roles LLMafia's format can't express ({', '.join(odd)}); "
+        "the JSONL and CSV exports keep them"
+    )
 
 
 def llmafia_problem(game: LLMafiaGame) -> str | None:

@@ -40,7 +40,8 @@ from bot.privacy import WithdrawalReport
 from bot.service import GameService
 from bot.settings import Settings
 from bot.spotrate import server_chat_lines
-from bot.table.config import MAX_AGENTS, MIN_AGENTS
+from bot.table.config import MAX_AGENTS, MIN_AGENTS, setup_names
+from bot.table.help import catalog_text
 from bot.table.personas import (
     PersonaError,
     choose_persona,
@@ -136,6 +137,7 @@ class MafiaCommands(
         roles="Extra roles in play",
         agents="How many of the players are AI agents (default 1)",
         persona="The AI players' persona: one of the listed keys (any: drawn per player)",
+        setup="A setup (mafiabot setups) or one role a seat, comma-separated",
     )
     async def new(
         self,
@@ -147,6 +149,7 @@ class MafiaCommands(
         roles: RoleChoice | None = None,
         agents: app_commands.Range[int, MIN_AGENTS, MAX_AGENTS] | None = None,
         persona: app_commands.Range[str, 1, 40] | None = None,
+        setup: app_commands.Range[str, 1, 400] | None = None,
     ) -> None:
         guild, channel = interaction.guild, interaction.channel
         assert guild is not None and channel is not None
@@ -179,6 +182,7 @@ class MafiaCommands(
                 vote_minutes=vote_minutes,
                 tie_rule=tie_rule,
                 roles=_roles(roles) if roles is not None else None,
+                setup=setup,
             )
             GameConfig.from_dict(config.to_dict())
         except ConfigError as exc:
@@ -187,6 +191,12 @@ class MafiaCommands(
         count = agents if agents is not None else int(server.get("agents", 1))
         default = server_persona(server, configured_personas(self.settings))
         await self.lobby.open(interaction, config, count, chosen or default, server)
+
+    @new.autocomplete("setup")
+    async def _new_setup(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return [app_commands.Choice(name=n, value=n) for n in setup_names(current)]
 
     @new.autocomplete("persona")
     async def _new_persona(
@@ -294,6 +304,10 @@ class MafiaCommands(
         assert guild is not None
         lines = status_lines(self.rooms.rooms.values(), self.service.games, guild.id)
         await reply(interaction, "\n".join(lines) if lines else "No games open here.")
+
+    @app_commands.command(name="roles", description="Every role and setup a game can use")
+    async def roles(self, interaction: discord.Interaction[Any]) -> None:
+        await reply(interaction, catalog_text("discord"))
 
     # --- end ------------------------------------------------------------------------------------
 

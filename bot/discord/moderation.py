@@ -15,11 +15,13 @@ from bot.discord.options import DiscordOptions
 from bot.discord.rooms import Room, real_deadline
 from bot.live import LiveGame
 from bot.settings import Settings
+from bot.table.config import SettingsTextError, setup_fields
 from bot.table.config import config_summary as describe_config
 from bot.table.links import identity_names
 from bot.table.personas import persona_summary
 from bot.table.status import phase_label
 from games.config import GameConfig
+from games.errors import ConfigError
 
 RoleChoice = Literal["none", "detective", "doctor", "detective+doctor"]
 TieChoice = Literal["none", "random"]
@@ -43,7 +45,16 @@ def game_config(settings: Settings, server: dict[str, Any], **given: Any) -> Gam
     values.update({k: server[k] for k in values if k in server})
     values.update({k: v for k, v in given.items() if v is not None})
     roles = values["roles"]
+    chosen: dict[str, Any] = {}
+    if values.get("setup"):  # a named setup or one role a seat, as in the chat settings
+        try:
+            chosen = setup_fields(str(values["setup"]))
+        except SettingsTextError as exc:
+            raise ConfigError(str(exc)) from None
+        roles = chosen.pop("roles")
+        chosen.pop("mafia")
     return GameConfig(
+        **chosen,
         day_seconds=float(values["day_minutes"]) * 60,
         vote_seconds=float(values["vote_minutes"]) * 60,
         night_seconds=float(values["night_minutes"]) * 60,

@@ -28,7 +28,7 @@ from games.events import (
     RoleAssigned,
 )
 from games.narration import role_card
-from games.roles import get_role
+from games.roles import get_role, registered_roles
 from games.state import GameState, PhaseKind
 
 BOOTH_INTRO = (
@@ -136,7 +136,7 @@ def offer(room: Room, e: ChoicesOffered) -> None:
 
 
 def menu_of(room: Room, e: ChoicesOffered) -> Menu:
-    kind = MENU_KINDS[e.verb]
+    kind = MENU_KINDS.get(e.verb, "act")  # every role's own night verb is an action menu
     verb = e.verb if kind == "act" else None
     return Menu(room.game_id, kind, e.phase_seq, e.target_names, e.can_abstain, verb)
 
@@ -166,7 +166,7 @@ def kill_menus(room: Room, seq: int) -> dict[int, Menu]:
 
 
 def act_post(room: Room, e: ChoicesOffered) -> Post | None:
-    """A human detective's or doctor's night menu."""
+    """A human night actor's menu (detective, doctor, escort...)."""
     if e.seat not in room.humans:
         return None
     menu = menu_of(room, e)
@@ -178,7 +178,10 @@ def act_posts(room: Room, seq: int) -> list[Post]:
     return [p for p in posts if p is not None]
 
 
-NIGHT_VERBS = frozenset({"investigate", "protect"})
+#: every role's night action verb (investigate, protect, block, track...)
+NIGHT_VERBS = frozenset(
+    verb for verb in (get_role(r).night_verb for r in registered_roles()) if verb is not None
+)
 
 
 def open_act(room: Room, state: GameState, seat: int) -> ChoicesOffered | None:

@@ -62,6 +62,7 @@ from games.events import (
     NightActionRecorded,
     PhaseStarted,
     PlayerEliminated,
+    PrivateNote,
     RoleAssigned,
 )
 from games.narration import manager_line
@@ -130,7 +131,7 @@ class Renderer:
         elif isinstance(e, PhaseStarted):
             when = f"<t:{real_deadline(game, e.deadline)}:R>"
             self.send(room, phase_posts(room, e, line, when))
-        elif isinstance(e, NightActionRecorded | InspectionResult):
+        elif isinstance(e, NightActionRecorded | InspectionResult | PrivateNote):
             if line is not None:
                 self.notify.booth(room, e.seat, line)
         elif isinstance(e, PlayerEliminated):

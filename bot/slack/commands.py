@@ -28,6 +28,7 @@ from bot.slack.player_commands import (
 from bot.slack.problems import explain
 from bot.slack.text import to_slack
 from bot.slack.workspaces import WorkspaceGone
+from bot.table.help import catalog_text
 from bot.table.links import identity_names
 from bot.table.status import status_text
 
@@ -76,6 +77,8 @@ async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
         return await spotrate_command(adapter, ctx)
     if sub == "status":
         return status_command(adapter, ctx)
+    if sub == "roles":
+        return catalog_text("slack")
     sg = adapter.games.in_channel(ctx.channel)
     if sg is None:
         return "There is no open game in this channel. `/mafia new` opens one."

@@ -62,7 +62,7 @@ MIN_AGENTS = 1
 MAX_AGENTS = 3
 SETTINGS_HELP = (
     "day=2m vote=45s night=45s night_vote=30s mafia=auto|N roles=detective,doctor|none "
-    "tie=none|random night_tie=none|random agents=1"
+    "tie=none|random night_tie=none|random agents=1 setup=NAME|role,role,..."
 )
 
 
@@ -118,6 +118,8 @@ def parse_settings(text: str, *, allow_hidden: bool = False) -> LobbySettings:
                         f"Unknown role {role!r}; choose from {', '.join(known)}."
                     )
             out.config["roles"] = roles
+        elif key == "setup":
+            out.config.update(setup_fields(value))
         elif key in _TIES:
             if value.lower() not in ("none", "random"):
                 raise SettingsTextError(f"{key}={value}: ties are none or random.")
@@ -143,6 +145,39 @@ def parse_settings(text: str, *, allow_hidden: bool = False) -> LobbySettings:
     return out
 
 
+def setup_fields(value: str) -> dict[str, Any]:
+    """``setup=classic`` or ``setup=godfather,doctor,...`` (one role a seat) as config fields;
+    a setup replaces the mafia count and extra roles."""
+    from games.setups import SETUPS
+
+    value = value.strip().lower()
+    if "," not in value:
+        if value not in SETUPS:
+            raise SettingsTextError(
+                f"setup={value}: choose a setup ({', '.join(SETUPS)}) or list one role a seat, "
+                "comma-separated."
+            )
+        return {"setup": "" if value == "llmafia" else value, "role_list": (), "mafia": None,
+                "roles": ()}  # fmt: skip
+    roles = tuple(r.strip() for r in value.split(",") if r.strip())
+    known = registered_roles()
+    for role in roles:
+        if role not in known:
+            raise SettingsTextError(f"Unknown role {role!r}; choose from {', '.join(known)}.")
+    return {"setup": "", "role_list": roles, "mafia": None, "roles": ()}
+
+
+def setup_names(current: str) -> list[str]:
+    """What a setup box suggests for ``current``: the setups whose name contains it, or the
+    typed role list itself (at most 25, Discord's limit)."""
+    from games.setups import SETUPS
+
+    typed = current.strip().lower()
+    if "," in typed:
+        return [typed[:100]]
+    return [name for name in SETUPS if typed in name][:25]
+
+
 def apply_settings(config: GameConfig, changes: dict[str, Any]) -> GameConfig:
     """``config`` with ``changes``; raises `games.errors.ConfigError` on an impossible value."""
     data = config.to_dict()
@@ -158,6 +193,10 @@ def config_summary(config: GameConfig, agents: int | None = None) -> str:
     """The settings in one paragraph; ``agents`` (the AI seats asked for) when known."""
     mafia = "set by the player count" if config.mafia is None else str(config.mafia)
     roles = display_list(list(config.roles)) if config.roles else "none"
+    if config.role_list:
+        mafia, roles = "as listed", display_list(list(config.role_list))
+    elif config.setup and config.setup != "llmafia":
+        mafia, roles = f"as the {config.setup} setup deals", f"the {config.setup} setup's"
     ties = "nobody is out" if config.tie_rule == "none" else "chance decides"
     text = (
         f"Day {duration(config.day_seconds)}, vote {duration(config.vote_seconds)}, "

@@ -101,6 +101,7 @@ DISCORD: tuple[Command, ...] = (
     Command("/mafia setup, config, status, end, kick", "running the games (moderators)"),
     Command("/mafia export", "anonymised research export of finished games (moderators)"),
     Command("/mafia spotrate", "how often people named the AI in the survey (moderators)"),
+    Command("/mafia roles", "every role and setup a game can use"),
 )
 #: ``/mafia`` on Slack (settings typed as words)
 SLACK: tuple[Command, ...] = (
@@ -119,6 +120,7 @@ SLACK: tuple[Command, ...] = (
     Command("/mafia replay GAME", "a game's replay page, after the reveal (its players, admins)"),
     Command("/mafia export", "anonymised research export of finished games (workspace admins)"),
     Command("/mafia spotrate", "how often people named the AI in the survey (workspace admins)"),
+    Command("/mafia roles", "every role and setup a game can use"),
 )
 #: how the terminal's help names the resume command (the terminal says it as it can be run)
 RESUME = "mafiabot play --resume"
@@ -158,6 +160,22 @@ def _third_person(description: str) -> str:
     if head.startswith("You are") and "," in head:
         return head.split(",", 1)[1].strip().capitalize() + ". " + rest
     return rest or description
+
+
+def catalog_text(markup: Markup = "discord") -> str:
+    """``/mafia roles``: every role by faction with its abilities, then the setups (short
+    enough for one chat message)."""
+    from games.setups import SETUPS
+
+    lines = ["**Roles** (town, mafia and neutrals; a host picks them with `setup=`)"]
+    for faction in ("town", "mafia", "neutral"):
+        names = [r for r in registered_roles() if get_role(r).faction == faction]
+        shown = ", ".join(f"{r} ({get_role(r).abilities_text()})" for r in names)
+        lines.append(f"**{faction.capitalize()}**: {shown}")
+    lines.append("**Setups**: " + ", ".join(
+        f"{s.name} ({s.min_players}-{s.max_players})" for s in SETUPS.values()
+    ))  # fmt: skip
+    return render("\n".join(lines), markup)
 
 
 def help_text(

@@ -1,11 +1,37 @@
-"""The role registry: a role is one small module that registers a :class:`Role`.
+"""The role registry: a role is one small module or data entry that registers a :class:`Role`.
 
-Town roles with a night action (detective, doctor) plug into the night resolution through
-:meth:`Role.check_target` and :meth:`Role.resolve`; the mafia kill itself is the night vote,
-handled by the engine.
+The LLMafia roles (bystander, mafia, detective, doctor) have a module each; the others are data
+entries in :mod:`games.roles.town`, :mod:`games.roles.mafia_team` and
+:mod:`games.roles.neutral`. Night resolution reads their abilities (:mod:`games.night`).
 """
 
-from games.roles import bystander, detective, doctor, mafia  # noqa: F401  (registration)
-from games.roles.base import NightContext, Role, Team, get_role, register, registered_roles
+from games.roles import (  # noqa: F401  (registration)
+    bystander,
+    detective,
+    doctor,
+    mafia,
+    mafia_team,
+    neutral,
+    town,
+)
+from games.roles.base import (
+    Ability,
+    Faction,
+    Role,
+    Team,
+    WinCondition,
+    get_role,
+    register,
+    registered_roles,
+)
 
-__all__ = ["NightContext", "Role", "Team", "get_role", "register", "registered_roles"]
+__all__ = [
+    "Ability",
+    "Faction",
+    "Role",
+    "Team",
+    "WinCondition",
+    "get_role",
+    "register",
+    "registered_roles",
+]

@@ -2,14 +2,17 @@
 
 from collections.abc import Mapping
 
-from games.roles.base import NightContext, Role, Team, register
+from games.roles.base import Role, register
 
 
 class Doctor(Role):
     name = "doctor"
     team = "bystanders"
     night_verb = "protect"
+    ability = "protect"
+    self_target = "allowed"
     priority = 10
+    source = "LLMafia (Town of Salem, Mafia Universe)"
     description = (
         "You are the doctor, on the bystanders' side. Each night, choose one player to protect "
         "(yourself allowed): if the mafia pick them, nobody dies. You can't protect the same "
@@ -22,11 +25,6 @@ class Doctor(Role):
         if last_targets.get(actor) == target:
             return "You protected that player last night; choose someone else tonight."
         return None
-
-    def resolve(
-        self, actor: int, target: int, ctx: NightContext, teams: Mapping[int, Team]
-    ) -> None:
-        ctx.protected.add(target)
 
 
 DOCTOR = register(Doctor())

@@ -141,7 +141,7 @@ SIX = list(NAMES[:6])
             GameConfig(roles=("sheriff",)),
             SIX,
             r"Unknown extra role 'sheriff'\. Available: "
-            r"detective, doctor\.",
+            r"bodyguard, .*detective, doctor, .*vigilante\.",
         ),
         (GameConfig(roles=("mafia",)), SIX, "Unknown extra role 'mafia'"),
         (GameConfig(roles=("bystander",)), SIX, "Unknown extra role 'bystander'"),

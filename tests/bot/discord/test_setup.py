@@ -1,0 +1,53 @@
+"""/mafia new takes a setup (offered by autocomplete) or one role a seat; a whole Discord game
+with a custom six-role setup (5 people and the agent) plays to the town's win."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from bot.table.config import setup_names
+from tests.bot.discord.harness import Table, bot_stack, component, db_url_in
+from tests.fakes.discord import FakeDiscord
+
+ROLES = ("godfather", "detective", "doctor", "jester", "tracker", "bystander")
+
+
+def test_the_setup_box_offers_setups_or_the_typed_list() -> None:
+    assert setup_names("sal") == ["salem"]
+    assert "llmafia" in setup_names("")
+    assert setup_names("godfather, doctor") == ["godfather, doctor"]
+
+
+async def test_a_custom_setup_is_dealt_and_a_bad_one_refused(
+    fake_discord: FakeDiscord, tmp_path: Path
+) -> None:
+    table = Table.build(fake_discord)
+    async with bot_stack(fake_discord, db_url_in(tmp_path), speed=40.0) as bot:
+        assert "every permission" in await table.setup()
+        commands = [*fake_discord.global_commands]
+        commands += [c for cs in fake_discord.guild_commands.values() for c in cs]
+        mafia = next(c for c in commands if c["name"] == "mafia")
+        new = next(o for o in mafia["options"] if o["name"] == "new")
+        assert next(o for o in new["options"] if o["name"] == "setup")["autocomplete"] is True
+        text = await table.answer(await table.slash("mafia new", table.mod, setup="mafia,wizard"))
+        assert text.startswith("Can't set up this game: Unknown role 'wizard'"), text
+        assert not [g for g in bot.service.games.values() if g.status == "lobby"]
+
+        game_id = await table.play(
+            setup=",".join(ROLES), day_minutes=0.25, vote_minutes=3.0, night_minutes=3.0
+        )
+        game = bot.service.games[game_id]
+        assert game.state is not None
+        assert Counter(s.role for s in game.state.seats) == Counter(ROLES)
+        for person in table.humans:  # each card is the registry's, in the person's booth
+            assert table.roles[person.id] in ROLES
+        # the five people vote the godfather out (a person or the agent): the town wins
+        godfather = next(s.name for s in game.state.seats if s.role == "godfather")
+        vote = await table.wait_stage(lambda m: "Voting is open" in m["content"], within=10)
+        select_id = component(vote, f"mafia:vote:{game_id}:")
+        voters = [p for p in table.humans if table.names[p.id] != godfather]
+        for voter in voters:
+            await (await fake_discord.select(vote, select_id, [godfather], user=voter)).response()
+        done = await table.wait_stage(lambda m: "Bystanders win!" in m["content"], within=15)
+        assert f"{godfather} (godfather)" in done["content"]
