@@ -23,7 +23,7 @@ capitalised), and a note that still names someone is refused.
 
 Storage is behind :class:`ExperiencePool` (the bot keeps it in the database, scoped per server
 or globally, and only feeds it from games whose people consented: see
-``bot.experience_store``). :class:`InMemoryExperiencePool` serves tests and offline runs.
+``bot.seats.experience_store``). :class:`InMemoryExperiencePool` serves tests and offline runs.
 """
 
 from __future__ import annotations

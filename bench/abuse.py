@@ -10,7 +10,8 @@ again and again: an action, its events and the game row, through the service's w
   game's write latency before and during.
 - ``withdraw``: one person withdraws consent on a server with 1,000 ended games they played
   in (each with its lines, events, actions, votes, an LLM call and a survey answer), as the
-  ``/mafia consent withdraw`` command runs it (`bot.withdrawals`). Printed: how long it took,
+  ``/mafia consent withdraw`` command runs it (`bot.protection.withdrawals`). Printed: how long it
+  took,
   and the game's write latency during it; the target is that no write waits more than 50 ms.
 
     uv run python bench/abuse.py [install|withdraw|all] [--games 1000] [--requests 10000]
@@ -83,8 +84,8 @@ class Writes:
 
 
 async def running_vote(service: Any, server: str) -> tuple[str, list[str]]:
-    from bot.consent import record_consent
     from bot.limits import ChangeLimiter
+    from bot.protection.consent import record_consent
     from games.config import GameConfig
     from games.state import PhaseKind
     from tests.bot.waiting import until_phase
@@ -112,14 +113,14 @@ async def bench_install(requests: int) -> None:
     from aiohttp import web
     from pydantic import SecretStr
 
-    from bot.service import GameService
+    from bot.service.port import GameService
+    from bot.service.timers import make_scheduler
     from bot.settings import Settings
     from bot.slack.app import SlackRunner
     from bot.slack.oauth import MAX_STATES
     from bot.store.db import make_engine
     from bot.store.migrate import upgrade
     from bot.store.models import SLACK_OAUTH_STATES
-    from bot.timers import make_scheduler
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-abuse-"))
     url = f"sqlite:///{tmp / 'mafiabot.db'}"
@@ -292,11 +293,11 @@ def seed_ended_games(engine: Any, server: str, user: str, games: int) -> None:
 
 
 async def bench_withdraw(games: int, quiet: float, db: str | None = None) -> None:
-    from bot.service import GameService
+    from bot.protection.withdrawals import Withdrawals
+    from bot.service.port import GameService
+    from bot.service.timers import make_scheduler
     from bot.store.db import make_engine
     from bot.store.migrate import upgrade
-    from bot.timers import make_scheduler
-    from bot.withdrawals import Withdrawals
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-abuse-"))
     url = db or f"sqlite:///{tmp / 'mafiabot.db'}"

@@ -103,15 +103,15 @@ async def child(config: dict[str, Any]) -> None:
     discord.http.Route.BASE = config["api_base"]
     discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(config["ws_url"])
 
-    from bot.agents import make_agent_factory
     from bot.discord.app import MafiaBot
     from bot.discord.options import DiscordOptions
     from bot.discord.relay import RelayMetrics
-    from bot.service import GameService
+    from bot.seats.agents import make_agent_factory
+    from bot.service.port import GameService
+    from bot.service.timers import make_scheduler
     from bot.settings import Settings
     from bot.store.db import make_engine
     from bot.store.migrate import upgrade
-    from bot.timers import make_scheduler
 
     url = config["db_url"]
     upgrade(url)

@@ -54,7 +54,7 @@ from agent.llm_player import LLMPlayerSettings
 from agent.memory.cache import CachedEmbedder
 from agent.memory.embeddings import default_minilm
 from agent.prompting import estimate_tokens, render_request
-from bot.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, llm_player_factory
+from bot.seats.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, llm_player_factory
 from games.config import GameConfig
 from games.state import PhaseKind
 from research.llmafia import LLMafiaGame, read_game

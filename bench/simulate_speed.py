@@ -1,7 +1,7 @@
 """Whole `mafiabot simulate` games at the fastest clock, several at once on a busy machine.
 
 At ``--speed 10000`` a phase lasts milliseconds, less than the agents' own work; a game of
-agents only holds its clock for them (`bot.clock.GameClock.hold`), so its votes count. This
+agents only holds its clock for them (`bot.service.clock.GameClock.hold`), so its votes count. This
 runs ``--copies`` games at once (each its own process and SQLite database, the way a user
 starting several would) and prints, for each, how long it took, how it ended, how many
 phases it had and how many players were voted out. Target: every game ends in under a
@@ -31,7 +31,7 @@ TARGET_S = 60.0
 async def one(args: argparse.Namespace, folder: Path, i: int) -> tuple[float, dict[str, Any]]:
     started = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "simulate", "--players", str(args.players),
+        sys.executable, "-m", "mafiabot.cli", "simulate", "--players", str(args.players),
         "--seed", str(args.seed + i), "--speed", str(args.speed), "--agent", "baseline",
         "--db", f"sqlite:///{folder / f'game{i}.db'}", "--json",
         cwd=ROOT, env={**os.environ, "MAFIABOT_LLM": ""},

@@ -156,7 +156,7 @@ def main() -> int:
         print("--games and --queries must be at least 1, --people at least 5", file=sys.stderr)
         return 2
 
-    from bot.stats import board, leaderboard_text, stats_text
+    from bot.players.stats import board, leaderboard_text, stats_text
     from bot.store.db import make_engine
     from bot.store.migrate import upgrade
 

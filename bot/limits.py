@@ -237,7 +237,7 @@ class Cooldowns:
 
 
 #: commands no limit holds back: a person's consent (reading the notice, withdrawing: the
-#: withdrawal has its own cooldown, `bot.withdrawals`) and help, which costs nothing
+#: withdrawal has its own cooldown, `bot.protection.withdrawals`) and help, which costs nothing
 UNLIMITED_COMMANDS = frozenset({"consent", "help"})
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bot.roles_cli import role_rows
 from games.night import ORDER
 from games.setups import SETUPS
+from mafiabot.roles_cli import role_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "roles.md"

@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING, Protocol
 
 from agent.decisions import DecisionLog
 from agent.memory import set_search_threads
-from bot.agents import make_agent_factory
 from bot.limits import COMMAND_BURST, LOBBY_COOLDOWN
-from bot.llm_agents import AgentLearning, llm_player_factory
-from bot.privacy import PendingWithdrawals, apply_pending_withdrawals
-from bot.service import GameService
+from bot.protection.privacy import PendingWithdrawals, apply_pending_withdrawals
+from bot.seats.agents import make_agent_factory
+from bot.seats.llm_agents import AgentLearning, llm_player_factory
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from bot.settings import Settings
 from bot.store.db import make_engine
 from bot.store.decisions import DBDecisionLog
 from bot.store.migrate import upgrade
-from bot.timers import make_scheduler
 
 if TYPE_CHECKING:
     from bot.ops.metrics import Metrics
@@ -95,7 +95,7 @@ async def running_service(
 
 
 class Learning(Protocol):
-    """The end-of-game learning of the LLM seats (`bot.llm_agents.LLMPlayerFactory`)."""
+    """The end-of-game learning of the LLM seats (`bot.seats.llm_agents.LLMPlayerFactory`)."""
 
     def learning_pending(self) -> set[asyncio.Task[None]]: ...
 

@@ -1,6 +1,6 @@
 """What ``mafiabot import-llmafia`` and ``mafiabot report`` do, as plain functions.
 
-The typer wrappers in bot/cli.py only resolve the database URL and pass the options on, so
+The typer wrappers in mafiabot/cli.py only resolve the database URL and pass the options on, so
 everything here is testable without the CLI. Both migrate the database first: an import into a
 fresh file must work, and a report on an old schema would fail on the survey table.
 """
@@ -12,9 +12,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from bot.dataset.outdir import OutputFolder, check_output_file
-from bot.dataset.stored import resolve_game_ids
-from bot.spotrate import table_lines
+from bot.players.spotrate import table_lines
+from bot.protection.dataset.outdir import OutputFolder, check_output_file
+from bot.protection.dataset.stored import resolve_game_ids
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
 from research.importer import ImportResult, import_llmafia
@@ -82,7 +82,8 @@ def run_report(
     Ids may be given one per item or comma-separated; LLMafia folder names work ("0013").
 
     ``embeddings`` turns Table 4 on, with ``embedder`` or the offline MiniLM model. The output
-    folder is treated as `bot.dataset.outdir` says (``force`` replaces an earlier report, and
+    folder is treated as `bot.protection.dataset.outdir` says (``force`` replaces an earlier report,
+    and
     an existing ``json_file``); a bad one raises ValueError with one line before any work.
     """
     if out is None and json_file is None:

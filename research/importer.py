@@ -26,8 +26,9 @@ records map onto the store's rows:
   reader's 1-5 values (0-100 pilot answers mapped as 1 + 4*v/100) with ``original_scale``.
 - Privacy. The reader never keeps ``real_name``, notes or local paths, so none reach the store.
 
-`bot.dataset.stored.game_from_store` turns stored rows back into an LLMafiaGame, so a game
-can be exported in the release's layout with `bot.dataset.llmafia_write.write_game`.
+`bot.protection.dataset.stored.game_from_store` turns stored rows back into an LLMafiaGame, so a
+game
+can be exported in the release's layout with `bot.protection.dataset.llmafia_write.write_game`.
 """
 
 from __future__ import annotations
@@ -43,12 +44,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.dataset.llmafia_model import (
+from bot.protection.dataset.llmafia_model import (
     MANAGER,
     LLMafiaGame,
     Repair,
 )
-from bot.dataset.stored import SERVER_EXTERNAL_ID, SERVER_PLATFORM, SOURCE, store_game_id
+from bot.protection.dataset.stored import SERVER_EXTERNAL_ID, SERVER_PLATFORM, SOURCE, store_game_id
 from bot.store.db import session_scope
 from bot.store.models import (
     Action,

@@ -201,7 +201,7 @@ def days_from_llmafia(games: Iterable[LLMafiaGame]) -> list[Day]:
 
 def days_from_store(engine: Engine, game_ids: Sequence[str] | None = None) -> list[Day]:
     """Days of stored games (finished ones when ``game_ids`` is None), kinds by seat."""
-    from bot.dataset.stored import VOTED_OUT
+    from bot.protection.dataset.stored import VOTED_OUT
     from research.report import _load
 
     games = _load(engine, game_ids)

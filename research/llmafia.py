@@ -56,7 +56,7 @@ from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from bot.dataset.llmafia_model import (
+from bot.protection.dataset.llmafia_model import (
     MANAGER,
     ChatLine,
     Elimination,
@@ -71,14 +71,14 @@ from bot.dataset.llmafia_model import (
     VoteRecord,
     place_time,
 )
-from bot.dataset.llmafia_survey import (
+from bot.protection.dataset.llmafia_survey import (
     SurveyAnswers,
     detect_scale,
     parse_survey_text,
     to_survey,
 )
-from bot.dataset.llmafia_write import write_game
-from bot.dataset.scrub import GAME_WORDS, name_variants, replace_words
+from bot.protection.dataset.llmafia_write import write_game
+from bot.protection.dataset.scrub import GAME_WORDS, name_variants, replace_words
 from research.llmafia_folder import (
     DAY_FILE,
     MANAGER_FILE,

@@ -2,7 +2,7 @@
 
 What a folder must hold, or it is not read (:class:`BadGame`, naming the file and the reason):
 a config.json holding an object whose ``players`` is a list of objects, each with a ``name``
-that is a safe one-word file name (`bot.dataset.names`) and unique; the three public chat
+that is a safe one-word file name (`bot.protection.dataset.names`) and unique; the three public chat
 files. No file is read from outside the game folder (names and links are checked), no file
 over ``MAX_FILE_BYTES`` is read, and a line longer than ``MAX_LINE_CHARS`` is cut there (a
 repair says how many). `research.llmafia` reads the games on top of this.
@@ -17,8 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bot.dataset.llmafia_model import Place, Repair
-from bot.dataset.names import UnsafePath, inside, name_problem
+from bot.protection.dataset.llmafia_model import Place, Repair
+from bot.protection.dataset.names import UnsafePath, inside, name_problem
 
 __all__ = [
     "DAY_FILE",

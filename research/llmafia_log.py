@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from pathlib import Path
 
-from bot.dataset.llmafia_model import LLMafiaGame, place_time
+from bot.protection.dataset.llmafia_model import LLMafiaGame, place_time
 
 _TIME = re.compile(r"^## TIME: (\d{1,2}):(\d{2}):(\d{2})\s*$")
 _OPERATION = "## OPERATION: "

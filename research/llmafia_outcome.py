@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from bot.dataset.llmafia_model import MANAGER, Elimination, Player, VoteRecord, Winner
+from bot.protection.dataset.llmafia_model import MANAGER, Elimination, Player, VoteRecord, Winner
 from research.llmafia_folder import GameFolder, RawLine
 
 __all__ = [

@@ -64,8 +64,8 @@ from typing import Any
 
 from sqlalchemy import make_url
 
-from bot.dataset.llmafia_model import LLMafiaGame
-from bot.dataset.stored import store_game_id
+from bot.protection.dataset.llmafia_model import LLMafiaGame
+from bot.protection.dataset.stored import store_game_id
 from bot.runtime import running_service
 from bot.settings import Settings
 from bot.store.db import make_engine

@@ -25,12 +25,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from bot.dataset.llmafia_model import LLMafiaGame
-from bot.live import AgentFactory, LiveGame
-from bot.service import GameService, ServiceError
+from bot.protection.dataset.llmafia_model import LLMafiaGame
+from bot.service.live import AgentFactory, LiveGame
+from bot.service.port import GameService, ServiceError
+from bot.service.timers import make_scheduler
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
-from bot.timers import make_scheduler
 from games.config import GameConfig
 from games.errors import RuleError
 from games.events import Event, GameOver, PhaseStarted, PlayerEliminated

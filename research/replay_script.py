@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bot.dataset.llmafia_model import MANAGER, LLMafiaGame, Phase
+from bot.protection.dataset.llmafia_model import MANAGER, LLMafiaGame, Phase
 from games.config import GameConfig
 from games.state import PhaseKind
 from research.replay_harness import Cue

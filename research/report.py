@@ -62,8 +62,8 @@ import numpy.typing as npt
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.dataset.stored import KILLED, SOURCE, VOTED_OUT
-from bot.spotrate import spot_rates
+from bot.players.spotrate import spot_rates
+from bot.protection.dataset.stored import KILLED, SOURCE, VOTED_OUT
 from bot.store.models import GAME_MANAGER, Game, Message, Seat, SurveyResponse
 from bot.store.models import Phase as PhaseRow
 from games.events import is_draw

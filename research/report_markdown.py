@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.spotrate import table_lines
+from bot.players.spotrate import table_lines
 from research.report_paper import PAPER, RATINGS, TYPES
 
 __all__ = ["render_markdown"]

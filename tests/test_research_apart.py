@@ -13,7 +13,7 @@ from typing import cast
 ROOT = Path(__file__).resolve().parents[1]
 LIVE = ("bot", "agent", "games")
 #: the one module that may name research, and then only inside a function (a lazy import)
-WIRING = "bot/cli.py"
+WIRING = "mafiabot/cli.py"
 
 
 def research_imports(tree: ast.AST) -> list[tuple[int, bool]]:
@@ -64,7 +64,7 @@ def test_the_command_line_starts_without_loading_research() -> None:
     code = (
         "import sys\n"
         "from typer.testing import CliRunner\n"
-        "from bot.cli import app\n"
+        "from mafiabot.cli import app\n"
         "result = CliRunner().invoke(app, ['--help'])\n"
         "assert result.exit_code == 0, result.output\n"
         "loaded = sorted(m for m in sys.modules if m == 'research' or m.startswith('research.'))\n"

@@ -15,7 +15,7 @@ import ast
 import sys
 from pathlib import Path
 
-DEFAULT_ROOTS = ("bot", "agent", "games", "research")
+DEFAULT_ROOTS = ("bot", "agent", "games", "research", "mafiabot")
 
 
 def modules(roots: list[Path]) -> dict[str, Path]:

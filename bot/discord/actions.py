@@ -21,8 +21,8 @@ from bot.discord.posts import open_act, seat_card
 from bot.discord.relay import Relay, interaction_id, moment
 from bot.discord.rooms import Room, Rooms
 from bot.errors import ServiceError
-from bot.live import LiveGame
-from bot.service import GameService
+from bot.service.live import LiveGame
+from bot.service.port import GameService
 from games.errors import RuleError
 
 if TYPE_CHECKING:

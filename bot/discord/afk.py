@@ -26,8 +26,8 @@ from datetime import datetime, timedelta
 from bot.discord.notify import Notifier
 from bot.discord.options import DiscordOptions
 from bot.discord.rooms import Room, Rooms
-from bot.live import LiveGame
-from bot.timers import TimerHandle
+from bot.service.live import LiveGame
+from bot.service.timers import TimerHandle
 from games.events import (
     Event,
     GameOver,

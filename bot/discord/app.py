@@ -46,13 +46,13 @@ from bot.discord.startup import check_token, start_refusals
 from bot.discord.survey import Survey
 from bot.discord.tree import GameTree, TreeHost
 from bot.discord.views import DYNAMIC_ITEMS, Handlers
-from bot.live import LiveGame
-from bot.lobbies import IdleLobbies
 from bot.ops.logs import guard_library_loggers
-from bot.ownership import GameHeld
-from bot.privacy import WithdrawalReport
-from bot.reveal import Reveals
-from bot.service import GameService, ServiceError
+from bot.players.reveal import Reveals
+from bot.protection.privacy import WithdrawalReport
+from bot.service.live import LiveGame
+from bot.service.lobbies import IdleLobbies
+from bot.service.ownership import GameHeld
+from bot.service.port import GameService, ServiceError
 from bot.settings import Settings, load_settings
 
 log = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ class MafiaBot(discord.AutoShardedClient):
             metrics=metrics,
             game_ended=lambda game_id: self.reveals.game_over(game_id),
         )
-        #: who the AI was, on the stage once the survey closes (`bot.reveal`)
+        #: who the AI was, on the stage once the survey closes (`bot.players.reveal`)
         self.reveals = Reveals(
             self.engine, self.settings.reveal_after_seconds, self._post_reveal, self.links.run
         )
@@ -261,7 +261,7 @@ class MafiaBot(discord.AutoShardedClient):
         self.rooms.register(room)  # before the service can emit anything for it
         try:
             # input down until the booths are read back (`Relay.catch_up_all`): the agents and
-            # the clock wait for what people typed meanwhile (bot.outages)
+            # the clock wait for what people typed meanwhile (bot.service.outages)
             game = await self.service.resume(row.id, input_down=True)
         except Exception:
             self.rooms.forget(room)
@@ -300,7 +300,8 @@ class MafiaBot(discord.AutoShardedClient):
             self._later(self.reveals.recover(PLATFORM), "reveals")
         log.info("ready on %s", self.serving.describe())
 
-    # --- gateway gaps (bot.outages: the service pauses the games whose input is down) -------
+    # --- gateway gaps (bot.service.outages: the service pauses the games whose input is down)
+    # -------
 
     def _games_on_shard(self, shard_id: int | None) -> list[str]:
         """The running games of this process whose guild is on ``shard_id`` (None: all)."""
@@ -442,7 +443,7 @@ if TYPE_CHECKING:  # a clicked component reaches the bot's handlers as `Handlers
     _tree_host: type[TreeHost] = MafiaBot  # what the command tree asks of its client
 
 
-_token = check_token  # the name bot/cli.py imports
+_token = check_token  # the name mafiabot/cli.py imports
 
 
 async def serve_discord(

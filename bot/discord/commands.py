@@ -15,8 +15,6 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
-from bot.consent import CONSENT_VERSION, consent_status, consent_text, has_consent
-from bot.dataset.export import export_file_name, export_zip
 from bot.discord.actions import Actions
 from bot.discord.links import LinkStore
 from bot.discord.lobby import Lobby
@@ -35,11 +33,14 @@ from bot.discord.rooms import Room, Rooms
 from bot.discord.servers import Servers, defer, reply, tell
 from bot.discord.views import consent_view
 from bot.errors import ServiceError
-from bot.live import LiveGame
-from bot.privacy import WithdrawalReport
-from bot.service import GameService
+from bot.players.spotrate import server_chat_lines
+from bot.protection.consent import CONSENT_VERSION, consent_status, consent_text, has_consent
+from bot.protection.dataset.export import export_file_name, export_zip
+from bot.protection.privacy import WithdrawalReport
+from bot.protection.withdrawals import Withdrawals, withdrawn_reply
+from bot.service.live import LiveGame
+from bot.service.port import GameService
 from bot.settings import Settings
-from bot.spotrate import server_chat_lines
 from bot.table.config import MAX_AGENTS, MIN_AGENTS, setup_names
 from bot.table.help import catalog_text
 from bot.table.personas import (
@@ -50,7 +51,6 @@ from bot.table.personas import (
     server_persona,
 )
 from bot.table.server_settings import bind_channel, set_defaults
-from bot.withdrawals import Withdrawals, withdrawn_reply
 from games.config import GameConfig
 from games.errors import ConfigError
 
@@ -92,7 +92,7 @@ class MafiaCommands(
         self.settings = settings
         self.options = options
         self.end_lobby = end_lobby
-        #: consent withdrawals, run in the background (`bot.withdrawals`)
+        #: consent withdrawals, run in the background (`bot.protection.withdrawals`)
         self.withdrawals = Withdrawals(service.engine, write=service.write)
 
     async def moderator(self, interaction: discord.Interaction[Any]) -> bool:

@@ -1,5 +1,5 @@
 """Ordered, never-dropping delivery to Discord, one queue per destination: Discord's policy
-over `bot.lanes`.
+over `bot.service.lanes`.
 
 Everything the bot posts goes through an :class:`Delivery` under a *key* (the stage of a game,
 one booth, the graveyard...). Jobs under one key are sent strictly one after another, in the order
@@ -19,7 +19,7 @@ the den's lines, which are sent by different rules (a den line is dropped once t
 changed hands), so a note must never ride along inside a den job.
 
 Where players' lines share a queue with the Game-Manager's posts (the stage; a booth that
-carries den talk), the lane is fair (`bot.lanes`): the Game-Manager's posts go before any
+carries den talk), the lane is fair (`bot.service.lanes`): the Game-Manager's posts go before any
 player's line, and players' lines are taken one seat at a time in turn (``lane``: the
 speaking seat), so a flooding seat's backlog delays another seat's line by one post at most.
 Players' lines under one key are spaced `bot.limits.STAGE_INTERVAL` apart (the webhook's
@@ -42,8 +42,8 @@ import aiohttp
 import discord
 
 from bot.discord.sanitize import MAX_CONTENT
-from bot.lanes import Lanes, Pace, Policy
 from bot.limits import STAGE_INTERVAL
+from bot.service.lanes import Lanes, Pace, Policy
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class DiscordPolicy(Policy[Job]):
 
 
 class Delivery(Lanes[str, Job]):
-    """The adapter's `bot.lanes.Lanes`: a job goes out as ``job.send(job.text)``; a job
+    """The adapter's `bot.service.lanes.Lanes`: a job goes out as ``job.send(job.text)``; a job
     given up goes to ``on_fault``; ``job.on_done`` runs once it is out, given up or cut
     off."""
 

@@ -20,7 +20,7 @@ from bot.discord.notify import Notifier
 from bot.discord.posts import seat_card
 from bot.discord.relay import Relay
 from bot.discord.rooms import Room, Rooms
-from bot.service import GameService
+from bot.service.port import GameService
 
 log = logging.getLogger(__name__)
 

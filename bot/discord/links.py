@@ -6,7 +6,8 @@
   ``incident`` (a deleted thread or channel, what was done about it). A restarted bot finds its
   threads and webhooks again from these.
 - ``servers.settings`` holds per-server defaults and the channels bound with ``/mafia setup``.
-- Survey answers (``survey_responses``, source "discord") are stored by `bot.survey`, on this
+- Survey answers (``survey_responses``, source "discord") are stored by `bot.players.survey`, on
+this
   thread.
 
 The service has its own single DB thread; this one keeps the adapter's writes from queueing
@@ -25,7 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot import lease
+from bot.service import lease
 from bot.store.models import Game, GameLease, Message, PlatformLink, Seat, Server, utcnow
 from bot.table.links import OPEN, Link, PlatformLinks
 

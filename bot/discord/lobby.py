@@ -1,9 +1,11 @@
 """The lobby: open a game, consent, join, leave, start.
 
 Before a person's first game on a server the service refuses their join with
-`bot.consent.ConsentRequired`, which carries the notice to show (one player is an AI; what is
+`bot.protection.consent.ConsentRequired`, which carries the notice to show (one player is an AI;
+what is
 recorded; how to withdraw). They get it privately with Agree / Decline; the answer and the
-notice's version are stored (`bot.consent.record_consent`) and, on Agree, they are seated.
+notice's version are stored (`bot.protection.consent.record_consent`) and, on Agree, they are
+seated.
 
 Starting prepares the Discord side before the service deals the roles (the stage webhook, the
 stage locked to the bot); the service then seats everyone in a seed-drawn order, and the booths
@@ -18,7 +20,6 @@ from typing import Any
 
 import discord
 
-from bot.consent import ConsentRequired, record_consent
 from bot.discord.links import LinkStore
 from bot.discord.options import DiscordOptions
 from bot.discord.permissions import blocking, describe_missing
@@ -26,8 +27,9 @@ from bot.discord.rooms import Room, Rooms
 from bot.discord.servers import defer
 from bot.discord.views import consent_view, lobby_view
 from bot.limits import CoolingDown
-from bot.live import LiveGame
-from bot.service import GameService, ServiceError
+from bot.protection.consent import ConsentRequired, record_consent
+from bot.service.live import LiveGame
+from bot.service.port import GameService, ServiceError
 from bot.settings import Settings
 from bot.table.config import config_summary
 from bot.table.lobby import may_manage, seat_agents, start_problem

@@ -13,7 +13,7 @@ import discord
 from bot.discord.links import LinkStore
 from bot.discord.options import DiscordOptions
 from bot.discord.rooms import Room, real_deadline
-from bot.live import LiveGame
+from bot.service.live import LiveGame
 from bot.settings import Settings
 from bot.table.config import SettingsTextError, setup_fields
 from bot.table.config import config_summary as describe_config

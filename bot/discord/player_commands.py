@@ -2,7 +2,8 @@
 ``/mafia replay``: added to the ``/mafia`` group (`bot.discord.commands.MafiaCommands`) by
 :func:`add_player_commands`.
 
-The words are the table's (`bot.table.help`, `bot.stats`, `bot.history`, `bot.replay_page`),
+The words are the table's (`bot.table.help`, `bot.players.stats`, `bot.players.history`,
+`bot.players.replay_page`),
 the same on every platform; every answer is private to the person who asked. ``replay`` is for
 everyone who played in the game and for moderators, as a file, and only for a game of this
 server that has finished and revealed its AI.
@@ -16,18 +17,18 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bot import reveal
 from bot.discord.links import LinkStore
 from bot.discord.moderation import _identities, game_config
 from bot.discord.rooms import Rooms
 from bot.discord.servers import Servers, defer, reply
-from bot.history import MOST, SHOWN, history_text, may_replay, player_history
-from bot.replay_page import ReplayError, page_bytes
+from bot.players import reveal
+from bot.players.history import MOST, SHOWN, history_text, may_replay, player_history
+from bot.players.replay_page import ReplayError, page_bytes
+from bot.players.stats import board as server_board
+from bot.players.stats import leaderboard_text, stats_text
+from bot.players.web_pages import web_command
 from bot.settings import Settings
-from bot.stats import board as server_board
-from bot.stats import leaderboard_text, stats_text
 from bot.table.help import DISCORD, help_text, roles_in_play
-from bot.web_pages import web_command
 
 PLATFORM = "discord"
 MODS_ONLY = (

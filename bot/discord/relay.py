@@ -1,6 +1,6 @@
 """Booth -> service: what a human types in their booth becomes the seat's line.
 
-Each booth has its lane of `bot.lanes` (one worker at a time), so a person's lines reach the
+Each booth has its lane of `bot.service.lanes` (one worker at a time), so a person's lines reach the
 service in the order they typed them. A line goes to `GameService.say` with the moment Discord took
 it (its snowflake time) and its id (``platform_id="discord:msg:<message id>"``): the engine
 judges the line against the phase of that moment (a den line typed an instant before the night
@@ -13,7 +13,7 @@ a new session after an outage) every booth is read back from its history after t
 message already handled (its *watermark*), and those lines are relayed once, in the order
 they were typed across all booths. Once read, the service is told the games' input is back
 (`GameService.input_back`): it releases the backlog at the pace it was typed, so handing a
-line over waits for its place (`bot.outages`). The watermark is the newest line the service
+line over waits for its place (`bot.service.outages`). The watermark is the newest line the service
 stored for that seat, or the newest refused line (saved with the booth's link); live messages
 that arrive while a booth catches up wait behind the history, and anything seen twice is
 skipped by id.
@@ -40,8 +40,8 @@ from bot.discord.posts import graveyard_readers
 from bot.discord.rooms import Booth, Room, Rooms
 from bot.discord.sanitize import plain
 from bot.errors import ServiceError
-from bot.lanes import Lanes
-from bot.service import GameService
+from bot.service.lanes import Lanes
+from bot.service.port import GameService
 from bot.table.booths import in_typed_order
 from games.errors import RuleError
 
@@ -293,7 +293,7 @@ class Relay:
         # reaches the service in the order it was typed; then the live lines that waited.
         reads = await asyncio.gather(*(q.read_back() for q in queues), return_exceptions=True)
         # the input of these games is back: the service releases what was typed meanwhile
-        # at the pace it was typed, the agents answering inside it (bot.outages)
+        # at the pace it was typed, the agents answering inside it (bot.service.outages)
         first: dict[str, datetime] = {}
         for queue, read in zip(queues, reads, strict=True):
             if isinstance(read, list) and read:

@@ -32,7 +32,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import discord
 
-from bot import survey
 from bot.discord.delivery import Job
 from bot.discord.notify import DEN, MenuFor, Notifier
 from bot.discord.posts import (
@@ -52,7 +51,8 @@ from bot.discord.rooms import Room, Rooms, real_deadline
 from bot.discord.sanitize import relay_chunks
 from bot.discord.survey import comment_message, survey_message
 from bot.discord.views import night_action_view, night_vote_view, vote_view
-from bot.live import LiveGame
+from bot.players import survey
+from bot.service.live import LiveGame
 from games.events import (
     ChoicesOffered,
     Event,

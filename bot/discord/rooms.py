@@ -33,7 +33,7 @@ import discord
 
 from bot.discord.links import GameRow, Link, LinkStore
 from bot.discord.sanitize import chunks
-from bot.live import LiveGame
+from bot.service.live import LiveGame
 from bot.table.booths import den_audience
 from bot.table.text import avatar_url
 from games.events import ChoicesOffered

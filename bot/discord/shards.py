@@ -7,7 +7,8 @@ started with ``--shards 0-3 --shard-count 8`` connects only shards 0 to 3 (disco
 them. Every process reads the same database, so each also filters what it takes from it: it
 resumes and takes over only the games of servers in its own shards (`Shards.has`).
 
-Within its shards, a process drives only the games whose lease it holds (`bot.lease`). During
+Within its shards, a process drives only the games whose lease it holds (`bot.service.lease`).
+During
 a rolling restart two processes serve the same shards and both receive every gateway event;
 the one that does not hold a game stays silent about it: no answer to a click, no relayed
 line, no post, no write (`Handover.claim` says False, and the event is dropped before any
@@ -39,7 +40,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.discord.links import GameRow, LinkStore
-from bot.service import GameService
+from bot.service.port import GameService
 from bot.table.links import OPEN
 
 log = logging.getLogger(__name__)

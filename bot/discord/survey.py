@@ -1,12 +1,12 @@
-"""The post-game survey in each human's booth: `bot.survey`'s questions, rendered as menus.
+"""The post-game survey in each human's booth: `bot.players.survey`'s questions, rendered as menus.
 
 The questions, their order, the 1-5 scale and how an answer is checked and stored are
-`bot.survey`'s, the same on every platform; this module only draws them. One message holds
+`bot.players.survey`'s, the same on every platform; this module only draws them. One message holds
 the guess (one or two menus of the other characters) and the three ratings; a second one
 offers the optional comment (a button opening a form). Every answer is stored the moment it
 is chosen (``survey_responses``, source "discord"), so a half-finished survey still counts and
 a restart loses nothing; choosing again changes the answer. The guess closes at the reveal
-(`bot.survey.save_answer` refuses it, in one line); the other menus stay open.
+(`bot.players.survey.save_answer` refuses it, in one line); the other menus stay open.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 
 import discord
 
-from bot import reveal, survey
 from bot.discord.links import LinkStore
 from bot.discord.rooms import Rooms
 from bot.discord.sanitize import plain
 from bot.discord.views import MAX_OPTIONS, CommentButton, CommentModal, SurveySelect
-from bot.live import SeatInfo
+from bot.players import reveal, survey
+from bot.service.live import SeatInfo
 
 Reply = Callable[[discord.Interaction[Any], str], Awaitable[None]]
 
@@ -48,7 +48,7 @@ def survey_text() -> str:
 
 def survey_message(game_id: str, seat: int, choices: list[str]) -> tuple[str, discord.ui.View]:
     """The guess and the ratings: ``choices`` are the characters the respondent may name
-    (`bot.survey.choices`)."""
+    (`bot.players.survey.choices`)."""
     view = discord.ui.View(timeout=None)
     parts = [choices[i : i + MAX_OPTIONS] for i in range(0, len(choices), MAX_OPTIONS)][:2]
     for i, part in enumerate(parts):

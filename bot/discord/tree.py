@@ -15,7 +15,7 @@ from bot.discord.rooms import Rooms
 from bot.discord.servers import defer, reply
 from bot.discord.shards import Handover
 from bot.limits import CoolingDown
-from bot.service import GameService
+from bot.service.port import GameService
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.markup import escape
 
-from bot.live import LiveGame
+from bot.service.live import LiveGame
 from games.events import Event, MessageAccepted, VoteCast, visible
 from games.narration import MANAGER, manager_line
 from games.text import one_line

@@ -13,18 +13,18 @@ from rich.console import Console
 
 from agent.decisions import DecisionSummary
 from bot import invocation
-from bot.live import LiveGame
 from bot.local.model_check import agent_for_the_model
 from bot.local.render import ConsoleRenderer
 from bot.local.stopping import stdout_closed
 from bot.runtime import database_url, running_service
-from bot.service import GameService
+from bot.service.live import LiveGame
+from bot.service.port import GameService
+from bot.service.transcript import transcript
 from bot.settings import Settings
 from bot.store.db import make_engine, session_scope
 from bot.store.decisions import summary_for_game
 from bot.store.models import Game
 from bot.table.status import PHASE_NAMES
-from bot.transcript import transcript
 from games.config import GameConfig
 
 #: the local "servers" games are created on: one per command, so each resumes its own games

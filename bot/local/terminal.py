@@ -21,10 +21,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from bot import invocation, reveal, survey
-from bot.clock import utcnow
+from bot import invocation
 from bot.errors import ServiceError
-from bot.live import LiveGame
 from bot.local.model_check import agent_for_the_model
 from bot.local.render import ConsoleRenderer
 from bot.local.simulate import (
@@ -37,8 +35,11 @@ from bot.local.simulate import (
     stop_hint,
     to_stderr,
 )
+from bot.players import reveal, survey
 from bot.runtime import running_service
-from bot.service import GameService
+from bot.service.clock import utcnow
+from bot.service.live import LiveGame
+from bot.service.port import GameService
 from bot.settings import Settings
 from bot.table.help import RESUME, help_text, roles_in_play
 from bot.table.help import TERMINAL as TERMINAL_COMMANDS
@@ -401,7 +402,7 @@ async def _run_line(
 async def ask_survey(
     service: GameService, game: LiveGame, seat: int, console: Console, keys: Keyboard
 ) -> None:
-    """The post-game survey of every platform (`bot.survey`), one line per question: Enter
+    """The post-game survey of every platform (`bot.players.survey`), one line per question: Enter
     skips a question, /skip the rest. Each answer is stored as soon as it is given."""
     questions = survey.questions_for(game.seats, seat)
     console.print(
@@ -436,7 +437,7 @@ async def ask_survey(
 async def show_reveal(
     service: GameService, game: LiveGame, console: Console, window: float
 ) -> None:
-    """The reveal (`bot.reveal`), the same words as on every platform: the terminal's one
+    """The reveal (`bot.players.reveal`), the same words as on every platform: the terminal's one
     person has answered (or skipped) the survey, so it has closed."""
     text = await asyncio.to_thread(
         reveal.claim, service.engine, game.id, window=window, closed=True

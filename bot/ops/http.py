@@ -1,6 +1,6 @@
 """The operations endpoint: ``GET /healthz`` and ``GET /metrics`` on ``MAFIABOT_HTTP_ADDR``;
 and, when ``pages`` is given (an engine: ``MAFIABOT_PUBLIC_URL`` is set), the servers' web
-pages that moderators turned on (`bot.web_pages`) under ``/p/``.
+pages that moderators turned on (`bot.players.web_pages`) under ``/p/``.
 
 It is a server of its own (aiohttp, on the bot's event loop) rather than a route on the
 Slack HTTP mode's server: that one exists only in Slack's HTTP mode, listens on the public
@@ -19,8 +19,8 @@ from sqlalchemy.engine import Engine
 
 from bot.ops.health import Health
 from bot.ops.metrics import Metrics
+from bot.players.web_pages import board_page, history_page, replay_bytes, site
 from bot.settings import SettingsError, split_addr
-from bot.web_pages import board_page, history_page, replay_bytes, site
 
 #: what a page may do in the browser: its own inline style and script, nothing from anywhere
 PAGE_HEADERS = {

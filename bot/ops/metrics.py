@@ -38,8 +38,8 @@ from agent.decisions import DecisionLog, DecisionRecord, flush_log
 from games.events import Event, GameOver, MessageAccepted
 
 if TYPE_CHECKING:
-    from bot.live import LiveGame
-    from bot.service import GameService
+    from bot.service.live import LiveGame
+    from bot.service.port import GameService
 
 #: latency buckets, seconds: from a fast commit to a rate-limited post
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)

@@ -33,7 +33,7 @@ from bot.ops.metrics import (
     watch_slack_rate_limits,
     watching_discord_rate_limits,
 )
-from bot.service import GameService
+from bot.service.port import GameService
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.errors import ServiceError
-from bot.live import LiveGame
-from bot.service import GameService
+from bot.service.live import LiveGame
+from bot.service.port import GameService
 from bot.slack import blocks as B
 from bot.slack.moments import action_id, ts_moment
 from games.errors import RuleError

@@ -27,11 +27,12 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.live import LiveGame
-from bot.lobbies import IdleLobbies
-from bot.privacy import WithdrawalReport
-from bot.reveal import Reveals
-from bot.service import GameService, ServiceError
+from bot.players.reveal import Reveals
+from bot.protection.privacy import WithdrawalReport
+from bot.protection.withdrawals import Withdrawals
+from bot.service.live import LiveGame
+from bot.service.lobbies import IdleLobbies
+from bot.service.port import GameService, ServiceError
 from bot.settings import Settings
 from bot.slack.games import Games
 from bot.slack.links import LinkStore, SlackGame
@@ -43,7 +44,6 @@ from bot.slack.text import to_slack
 from bot.slack.workspaces import OneWorkspace, Workspaces
 from bot.table.latency import RelayLatency
 from bot.table.text import AVATAR_URL_TEMPLATE
-from bot.withdrawals import Withdrawals
 from games.errors import RuleError
 from games.events import Event, GameOver
 
@@ -87,7 +87,7 @@ class SlackAdapter:
         self.client = client if isinstance(client, AsyncWebClient) else None
         self.workspaces = OneWorkspace(client) if isinstance(client, AsyncWebClient) else client
         self.store = LinkStore(service.engine)
-        #: consent withdrawals, run in the background (`bot.withdrawals`)
+        #: consent withdrawals, run in the background (`bot.protection.withdrawals`)
         self.withdrawals = Withdrawals(service.engine, write=service.write)
         self.idle_lobbies = IdleLobbies(service, lambda: list(self.games.by_id), self._close_idle)
         self.games = Games(service, self.store)
@@ -109,7 +109,7 @@ class SlackAdapter:
         self.out.delivery.on_gone = lambda team: self._spawn(self.leave_workspace(team, GONE))
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
-        #: who the AI was, on the stage once the survey closes (`bot.reveal`)
+        #: who the AI was, on the stage once the survey closes (`bot.players.reveal`)
         self.reveals = Reveals(
             service.engine,
             (
@@ -147,7 +147,7 @@ class SlackAdapter:
                 # its player paused to resume later. (Idempotent: a shared service that has
                 # already resumed a game just returns it.)
                 # input down until the booths are read back (`Relay.catch_up`): the agents
-                # and the clock wait for what people typed meanwhile (bot.outages)
+                # and the clock wait for what people typed meanwhile (bot.service.outages)
                 await self.service.resume(game_id, input_down=True)
             except Exception:
                 log.exception("could not resume Slack game %s", game_id)

@@ -32,9 +32,9 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.crypto import SecretBox, SecretKeyError, check_rows, key_file_box
-from bot.live import LiveGame
-from bot.service import GameService
+from bot.protection.crypto import SecretBox, SecretKeyError, check_rows, key_file_box
+from bot.service.live import LiveGame
+from bot.service.port import GameService
 from bot.settings import Settings
 from bot.slack import inbound
 from bot.slack.adapter import SlackAdapter
@@ -453,7 +453,7 @@ class SlackRunner:
 
 @asynccontextmanager
 async def _own_service(settings: Settings) -> AsyncIterator[GameService]:
-    from bot.privacy import PendingWithdrawals
+    from bot.protection.privacy import PendingWithdrawals
     from bot.runtime import running_service
 
     async with running_service(settings) as service:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot import survey
+from bot.players import survey
 from bot.slack.text import escape
 
 Block = dict[str, Any]
@@ -159,7 +159,7 @@ def survey_invite(game_id: str) -> list[Block]:
 
 
 def survey_modal(game_id: str, choices: Sequence[str], *, guess_closed: bool = False) -> Block:
-    """The survey's questions (`bot.survey.QUESTIONS`) as one modal; each input's block and
+    """The survey's questions (`bot.players.survey.QUESTIONS`) as one modal; each input's block and
     action id is the question's key. ``guess_closed`` (the AI was revealed): no guess is asked,
     and the form says why; the other questions stay."""
     blocks: list[Block] = [section(escape(survey.INTRO))]

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from bot.consent import consent_status
 from bot.limits import CoolingDown
-from bot.privacy import WithdrawalReport
-from bot.service import ServiceError
+from bot.protection.consent import consent_status
+from bot.protection.privacy import WithdrawalReport
+from bot.service.port import ServiceError
 from bot.slack import blocks as B
 from bot.slack.delivery import error_fields
 from bot.slack.lobby import PLATFORM
@@ -149,7 +149,7 @@ async def consent_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> Reply:
 
 
 async def spotrate_command(adapter: SlackAdapter, ctx: Ctx) -> str:
-    from bot.spotrate import server_chat_lines
+    from bot.players.spotrate import server_chat_lines
 
     if not await adapter.out.is_admin(ctx.team, ctx.user):
         return "Only workspace admins can see the spot-the-AI rate."
@@ -159,7 +159,7 @@ async def spotrate_command(adapter: SlackAdapter, ctx: Ctx) -> str:
 
 
 async def export_command(adapter: SlackAdapter, ctx: Ctx, args: str) -> str:
-    from bot.dataset.export import export_file_name, export_zip
+    from bot.protection.dataset.export import export_file_name, export_zip
 
     if not await adapter.out.is_admin(ctx.team, ctx.user):
         return "Only workspace admins can export games (the export is anonymised research data)."

@@ -1,5 +1,5 @@
 """Ordered delivery to Slack: one queue and one worker per conversation (Slack's policy over
-`bot.lanes`).
+`bot.service.lanes`).
 
 Slack allows about one ``chat.postMessage`` a second per conversation (a short burst
 tolerated): posts are paced to that allowance (`SlackPolicy`), so a busy stage is spaced out
@@ -11,7 +11,7 @@ one worker taking calls in the order they were queued, a rate limit delays the q
 never drop a line or let a later one overtake it. Other conversations are not held up.
 
 Players' lines (``speaker``: the seat) share a conversation's queue with the Game-Manager's
-posts fairly (`bot.lanes`): the Game-Manager's calls go before any player's line, and
+posts fairly (`bot.service.lanes`): the Game-Manager's calls go before any player's line, and
 players' lines are taken one seat at a time in turn, so a flooding seat delays another
 seat's line by one post at most (each seat's own lines keep their order).
 
@@ -38,7 +38,7 @@ from typing import Any
 import aiohttp
 from slack_sdk.errors import SlackApiError
 
-from bot.lanes import Lanes, Pace, Policy
+from bot.service.lanes import Lanes, Pace, Policy
 from bot.slack.problems import STALE_TOKEN, TRANSIENT
 from bot.slack.workspaces import TokenRefreshFailed, WorkspaceGone, Workspaces
 

@@ -7,8 +7,8 @@ its events cost one lookup, not one per event.
 
 from __future__ import annotations
 
-from bot.live import LiveGame
-from bot.service import GameService
+from bot.service.live import LiveGame
+from bot.service.port import GameService
 from bot.slack.links import Booth, LinkStore, SlackGame
 
 

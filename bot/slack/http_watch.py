@@ -18,7 +18,7 @@ watch reads the endpoint's health from what arrives (and fails to):
 - **app_rate_limited.** Slack drops the workspace's events for the rest of the minute named:
   the input is down from that minute's start to its end.
 
-Down is handled as for a dropped socket (`bot.outages`): the adapter pauses the running
+Down is handled as for a dropped socket (`bot.service.outages`): the adapter pauses the running
 games' agents and clocks (`SlackAdapter.input_lost`); the next request that arrives means
 the endpoint is reachable again (`SlackAdapter.input_regained`): what people typed meanwhile
 is read back from the booths and released at the pace it was typed, and each phase gets the

@@ -13,8 +13,8 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.consent import CONSENT_VERSION, consent_status, consent_text
 from bot.limits import CoolingDown
+from bot.protection.consent import CONSENT_VERSION, consent_status, consent_text
 from bot.slack import blocks as B
 from bot.slack.actions import NIGHT_ACT, VOTE, Menu, choose
 from bot.slack.adapter import PLATFORM, Ctx, SlackAdapter

@@ -16,9 +16,9 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.consent import CONSENT_VERSION, ConsentRequired, record_consent
-from bot.live import LiveGame
-from bot.service import GameService, ServiceError
+from bot.protection.consent import CONSENT_VERSION, ConsentRequired, record_consent
+from bot.service.live import LiveGame
+from bot.service.port import GameService, ServiceError
 from bot.settings import Settings
 from bot.slack import blocks as B
 from bot.slack.delivery import error_fields, why

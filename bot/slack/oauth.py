@@ -45,8 +45,8 @@ from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.engine import Engine
 
-from bot.crypto import SecretBox, open_value
 from bot.limits import LOCAL_PROXIES, AddressLimiter, client_key, proxy_networks
+from bot.protection.crypto import SecretBox, open_value
 from bot.slack.problems import REQUIRED_SCOPES
 from bot.slack.workspaces import InstalledWorkspaces, WorkspaceAuthorize
 
@@ -80,7 +80,8 @@ class InstallStore(AsyncInstallationStore):
         self.sync = SQLAlchemyInstallationStore(
             client_id=client_id, engine=engine, logger=logging.getLogger(__name__)
         )
-        #: tokens are stored encrypted under it (`bot.crypto`); None: as Slack issued them
+        #: tokens are stored encrypted under it (`bot.protection.crypto`); None: as Slack issued
+        # them
         self.box = box
 
     def _seal(self, item: Item) -> Item:

@@ -1,6 +1,7 @@
 """``/mafia help``, ``/mafia stats [@someone]``, ``/mafia leaderboard``, ``/mafia history
-[N]`` and ``/mafia replay GAME`` on Slack: the table's words (`bot.table.help`, `bot.stats`,
-`bot.history`, `bot.replay_page`), the same as on Discord, each answer for the asker only.
+[N]`` and ``/mafia replay GAME`` on Slack: the table's words (`bot.table.help`, `bot.players.stats`,
+`bot.players.history`, `bot.players.replay_page`), the same as on Discord, each answer for the asker
+only.
 ``replay`` is for the game's players and workspace admins; the page comes as a file in our
 direct messages, only for a finished game of this workspace whose AI has been revealed.
 """
@@ -14,17 +15,17 @@ from typing import TYPE_CHECKING
 
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from bot import reveal
-from bot.history import SHOWN, history_text, may_replay, player_history
-from bot.replay_page import ReplayError, page_bytes
+from bot.players import reveal
+from bot.players.history import SHOWN, history_text, may_replay, player_history
+from bot.players.replay_page import ReplayError, page_bytes
+from bot.players.stats import board, leaderboard_text, stats_text
+from bot.players.web_pages import web_command
 from bot.slack.delivery import error_fields
 from bot.slack.lobby import PLATFORM
 from bot.slack.problems import explain
 from bot.slack.workspaces import WorkspaceGone
-from bot.stats import board, leaderboard_text, stats_text
 from bot.table.config import SETTINGS_HELP
 from bot.table.help import SLACK, help_text, render, roles_in_play
-from bot.web_pages import web_command
 
 if TYPE_CHECKING:
     from bot.slack.adapter import Ctx, SlackAdapter

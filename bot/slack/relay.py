@@ -5,7 +5,7 @@ typed and its platform id (`bot.slack.moments`): the service places it by the ph
 when it was typed and applies it once. After a restart `catch_up` hands
 over, once and in the order typed, what players wrote while the app was down (the table's
 rules: `bot.table.booths`), after telling the service the input is back: the service
-releases that backlog at the pace it was typed (`bot.outages`).
+releases that backlog at the pace it was typed (`bot.service.outages`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from bot.limits import STRAY_NOTE_EVERY, Cooldowns, CoolingDown
-from bot.service import GameService, ServiceError
+from bot.service.port import GameService, ServiceError
 from bot.slack.delivery import Failure, error_fields
 from bot.slack.games import Games
 from bot.slack.links import Booth, LinkStore, SlackGame
@@ -141,7 +141,7 @@ class Relay:
             lines = await self._typed_since(sg, booth)
             backlogs.append([(ts, text, sg, booth) for ts, text in lines])
         # the input of these games is back: the service releases what was typed meanwhile at
-        # the pace it was typed, the agents answering inside it (bot.outages)
+        # the pace it was typed, the agents answering inside it (bot.service.outages)
         first: dict[str, datetime] = {}
         for backlog in backlogs:
             at = ts_moment(backlog[0][0]) if backlog else None

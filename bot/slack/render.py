@@ -23,7 +23,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.live import LiveGame
+from bot.service.live import LiveGame
 from bot.slack import blocks as B
 from bot.slack.links import Booth, LinkStore, SlackGame
 from bot.slack.notify import Notifier

@@ -1,5 +1,6 @@
 """The post-game survey on Slack: a button in each booth opens a modal of the survey's
-questions (`bot.survey`, the same on every platform); the answers are checked there and stored
+questions (`bot.players.survey`, the same on every platform); the answers are checked there and
+stored
 once per seat. A form sent after the reveal keeps its ratings but not its guess (the guess
 closes at the reveal), and the respondent is told so in one line.
 """
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot import reveal, survey
+from bot.players import reveal, survey
 from bot.slack import blocks as B
 from bot.slack.delivery import why
 from bot.slack.lobby import PLATFORM
@@ -83,7 +84,7 @@ async def submit_survey(
     async def thank() -> None:
         if stored:
             # Who the AI was is said on the stage, to everyone at once, when the survey
-            # closes (bot.reveal): never to one player ahead of the others.
+            # closes (bot.players.reveal): never to one player ahead of the others.
             await adapter.reveals.answered(game_id)
         dm = await adapter.out.open_dm(ctx.team, ctx.user, report=False)
         if dm is None:

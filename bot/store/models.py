@@ -123,10 +123,10 @@ class Game(SQLModel, table=True):
     end_reason: str | None = Field(default=None)
     clock_speed: float = Field(default=1.0, nullable=False)
     last_seq: int = Field(default=0, nullable=False)
-    #: when the stage was told who the AI was (`bot.reveal`); None: not yet
+    #: when the stage was told who the AI was (`bot.players.reveal`); None: not yet
     revealed_at: datetime | None = _ts(nullable=True)
     #: a lobby's last change (a join, a leave, its settings): its idle time counts from
-    #: here, across restarts (`bot.lobbies`); None: from its creation
+    #: here, across restarts (`bot.service.lobbies`); None: from its creation
     lobby_active_at: datetime | None = _ts(nullable=True)
     #: per-game agent summary (LLM calls, tokens, cost, valid-response rate), set at the end
     agent_summary: dict[str, Any] | None = Field(
@@ -161,14 +161,15 @@ class Seat(SQLModel, table=True):
     agent_kind: str | None = Field(default=None)
     persona: str | None = Field(default=None)
     joined_at: datetime = _ts(default_now=True)
-    # The person behind the seat withdrew (bot.privacy): exports show the seat as withheld and
+    # The person behind the seat withdrew (bot.protection.privacy): exports show the seat as
+    # withheld and
     # the experience pool skips it from then on. ``scrubbed_at`` is when their lines, votes and
     # answers were removed from this game (None: not yet, the game was still open).
     withdrawn: bool = Field(
         default=False, nullable=False, sa_column_kwargs={"server_default": sa.false()}
     )
     scrubbed_at: datetime | None = _ts(nullable=True)
-    # Who played the seat when (`bot.seat_story`): one entry per hand-over during the game
+    # Who played the seat when (`bot.players.seat_story`): one entry per hand-over during the game
     # ({"from": "person"|"agent", "to": ..., "phase": "day 1", "seq": actions before it, "t":
     # ISO time}); None or empty: the same player all game (``is_agent`` says which kind).
     handovers: list[dict[str, Any]] | None = Field(
@@ -267,7 +268,7 @@ class Action(SQLModel, table=True):
 
 class GameLease(SQLModel, table=True):
     """Which process drives a game, until when, and the fencing token every write of the game
-    checks (``epoch``, bumped at each takeover). See `bot.lease`."""
+    checks (``epoch``, bumped at each takeover). See `bot.service.lease`."""
 
     __tablename__ = "game_leases"
 
@@ -317,7 +318,7 @@ class SurveyResponse(SQLModel, table=True):
     t: datetime | None = _ts(nullable=True)
     source: str = Field(nullable=False)
     #: when the guess (``guessed_name``/``identified_ai``) was given; ``t`` is the last change
-    #: of any answer. A guess counts only if given before the game's reveal (`bot.survey`).
+    #: of any answer. A guess counts only if given before the game's reveal (`bot.players.survey`).
     guessed_at: datetime | None = _ts(nullable=True)
 
 
@@ -349,7 +350,8 @@ class LLMCall(SQLModel, table=True):
 
 
 class WithdrawalJob(SQLModel, table=True):
-    """A consent withdrawal under way (`bot.withdrawals`): written with its first step, deleted
+    """A consent withdrawal under way (`bot.protection.withdrawals`): written with its first step,
+    deleted
     when every game is cleaned, so a withdrawal cut short by a restart is taken up again."""
 
     __tablename__ = "withdrawal_jobs"
@@ -361,7 +363,7 @@ class WithdrawalJob(SQLModel, table=True):
 
 
 class Consent(SQLModel, table=True):
-    """One answer to the consent notice (bot.consent), per platform, server and person.
+    """One answer to the consent notice (bot.protection.consent), per platform, server and person.
 
     Rows are appended, never edited, except ``withdrawn_at``, which a withdrawal stamps on all
     of the person's rows on that server so no earlier "yes" can count again; agreeing later
@@ -412,7 +414,7 @@ class PlatformLink(SQLModel, table=True):
 class Experience(SQLModel, table=True):
     """One (reflection, response, score) of an LLM agent seat, for the experience pool.
 
-    Written at the end of a game (``bot.experience_store``), one row per phase the seat
+    Written at the end of a game (``bot.seats.experience_store``), one row per phase the seat
     reflected in, only for games that may feed the pool (every human consented). ``score`` is
     1000 - days for the winning side, days for the losing side. ``vector`` is the reflection's
     embedding (float32, ``dim`` values) from ``embedder``; rows from another embedder are never
@@ -476,7 +478,8 @@ SLACK_INSTALLATIONS = SQLAlchemyInstallationStore.build_installations_table(
 SLACK_OAUTH_STATES = SQLAlchemyOAuthStateStore.build_oauth_states_table(
     SQLModel.metadata, "slack_oauth_states"
 )
-# ... except the token columns, wide enough for an encrypted token (bot/crypto.py, migration 0012)
+# ... except the token columns, wide enough for an encrypted token (bot/protection/crypto.py,
+# migration 0012)
 for _table in (SLACK_BOTS, SLACK_INSTALLATIONS):
     for _column in ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token"):
         if _column in _table.c:
@@ -516,7 +519,7 @@ __all__ = [
 
 
 class PlayerRating(SQLModel, table=True):
-    """One person's standing on one server (`bot.stats`): their skill rating and their
+    """One person's standing on one server (`bot.players.stats`): their skill rating and their
     records, brought up to date once per revealed game (``rated_games``), never re-rated from
     the whole history. ``user_id`` ``"@ai"`` is the server's AI players' row (no rating)."""
 

@@ -14,7 +14,7 @@ tables' foreign keys, then the updates; so an update may set a row inserted in t
 transaction. Two updates of one row are merged (the later value of a column wins).
 
 Before anything is written, the hook in ``session.info[WRITING]`` (the service's lease
-fence, `bot.lease`) is told every game whose rows are about to go out, and may refuse.
+fence, `bot.service.lease`) is told every game whose rows are about to go out, and may refuse.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Lobby rules, the same on every platform: the roster, how many AI players are seated and
 with which persona, who may start or stop a game, and whether it can start.
 
-Where anyone sits is the service's business (`bot.live.seating`: everyone is seated in a
+Where anyone sits is the service's business (`bot.service.live.seating`: everyone is seated in a
 seed-drawn order at the start), so the AI players are joined last without giving their place
 away; the roster never names them.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.live import LiveGame
-from bot.service import GameService
+from bot.service.live import LiveGame
+from bot.service.port import GameService
 from bot.table.config import config_summary
 from games.config import MAX_PLAYERS, MIN_PLAYERS, GameConfig
 from games.errors import ConfigError

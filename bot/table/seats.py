@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.live import SeatInfo
+from bot.service.live import SeatInfo
 from bot.store.models import Seat
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.live import LiveGame
+from bot.service.live import LiveGame
 from games.events import is_draw
 from games.names import display_list
 from games.state import PhaseKind

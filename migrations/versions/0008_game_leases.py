@@ -1,4 +1,4 @@
-"""game_leases: one process drives a game at a time (lease + fencing epoch, see bot/lease.py)
+"""game_leases: one process drives a game at a time (lease + fencing epoch, see bot/service/lease.py)
 
 Revision ID: 0008
 Revises: 0007

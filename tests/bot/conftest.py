@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy.engine import Engine
 
-from bot.service import GameService
-from bot.timers import make_scheduler
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ minute (of game time) after each catch-up is set beside their share in the rest 
 
 The catch-up ends when the last line a person typed while the bot was down is on the stage
 (the restarted bot reads the booths back and releases that backlog at the pace it was typed,
-`bot.outages`), or when the new process is ready if nobody typed meanwhile.
+`bot.service.outages`), or when the new process is ready if nobody typed meanwhile.
 
 Used by ``bench/restarts.py`` (20 restarts and more on each platform) and, with a few
 restarts, by ``tests/bot/test_restart_share.py``.
@@ -26,8 +26,8 @@ from typing import Any, Protocol
 
 from sqlmodel import Session, select
 
-from bot.consent import record_consent
-from bot.outages import RELEASE_SECONDS
+from bot.protection.consent import record_consent
+from bot.service.outages import RELEASE_SECONDS
 from bot.store.db import make_engine
 from bot.store.models import Game, Seat
 

@@ -1,4 +1,4 @@
-"""The board people read (`bot.stats`): shared ranks, a minimum of games, pages, your own
+"""The board people read (`bot.players.stats`): shared ranks, a minimum of games, pages, your own
 place, plain words, records per side and role, spot-the-AI beyond chance, the AI's row; and
 the ratings counted once per revealed game (``player_ratings``), not re-rated per query."""
 
@@ -11,9 +11,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from bench.stats import PLATFORM, SERVER, populate
-from bot.consent import record_consent
-from bot.privacy import withdraw
-from bot.stats import (
+from bot.players.stats import (
     MIN_GAMES,
     PAGE,
     AIStats,
@@ -24,6 +22,8 @@ from bot.stats import (
     make_board,
     stats_text,
 )
+from bot.protection.consent import record_consent
+from bot.protection.privacy import withdraw
 from bot.store.models import PlayerRating, RatedGame, utcnow
 
 

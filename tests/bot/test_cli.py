@@ -24,7 +24,7 @@ QUICK = ["--day-seconds", "40", "--vote-seconds", "20", "--night-seconds", "20",
 
 async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", *args,
+        sys.executable, "-m", "mafiabot.cli", *args,
         cwd=ROOT,
         env={**os.environ, **(env or {})},
         stdout=asyncio.subprocess.PIPE,
@@ -134,9 +134,9 @@ async def test_replay_command_compares_the_agent_with_the_humans(tmp_path: Path)
 async def test_resume_picks_a_game_of_its_own_command(tmp_path: Path) -> None:
     """`simulate --resume` never takes over the terminal game someone paused with /quit (it
     would play on without them), and points to `play --resume` instead; and vice versa."""
-    from bot.service import GameService
+    from bot.service.port import GameService
+    from bot.service.timers import make_scheduler
     from bot.store.migrate import upgrade
-    from bot.timers import make_scheduler
     from games.config import GameConfig
 
     db = f"sqlite:///{tmp_path / 'r.db'}"

@@ -1,5 +1,5 @@
 """Consent before joining on Discord/Slack, per server, per notice version; which seats'
-data research may use (bot.consent), against SQLite and PostgreSQL."""
+data research may use (bot.protection.consent), against SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from bot import consent as C
-from bot.consent import (
+from bot.protection import consent as C
+from bot.protection.consent import (
     CONSENT_VERSION,
     ConsentRequired,
     consent_status,
@@ -20,10 +20,10 @@ from bot.consent import (
     record_consent,
     research_seats,
 )
-from bot.service import GameService, ServiceError
+from bot.service.port import GameService, ServiceError
+from bot.service.timers import make_scheduler
 from bot.store import models as m
 from bot.store.db import session_scope
-from bot.timers import make_scheduler
 from games.config import GameConfig
 
 LONG = GameConfig(day_seconds=3600, vote_seconds=3600, night_seconds=3600, night_vote_seconds=3600)

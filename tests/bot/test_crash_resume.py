@@ -39,7 +39,7 @@ class Sim:
             [
                 sys.executable,
                 "-m",
-                "bot.cli",
+                "mafiabot.cli",
                 "simulate",
                 *args,
                 "--db",

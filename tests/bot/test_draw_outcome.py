@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from bot.consent import record_consent
-from bot.dataset.export import export_games
-from bot.service import GameService
+from bot.protection.consent import record_consent
+from bot.protection.dataset.export import export_games
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from bot.store import models as m
 from bot.store.db import session_scope
 from bot.table.status import status_text
-from bot.timers import make_scheduler
 from games.config import GameConfig
 from games.engine import draw_reason
 from research.report import build_report

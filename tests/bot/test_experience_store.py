@@ -33,7 +33,8 @@ from agent.llm_player import LLMPlayerSettings
 from agent.memory import HashingEmbedder, MiniLMEmbedder, read_items
 from agent.memory.cache import CachedEmbedder
 from agent.memory.seatmind import MindSettings
-from bot.experience_store import (
+from bot.protection.privacy import withdraw
+from bot.seats.experience_store import (
     ExperienceStore,
     experiences_for_game,
     latest_strategy_note,
@@ -43,12 +44,11 @@ from bot.experience_store import (
     scope_key,
     strategy_history,
 )
-from bot.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, llm_player_factory
-from bot.privacy import withdraw
-from bot.service import GameService
+from bot.seats.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, llm_player_factory
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from bot.store import models as m
 from bot.store.db import session_scope
-from bot.timers import make_scheduler
 from games.config import GameConfig
 from games.events import Event, PhaseStarted
 from games.names import CHARACTER_NAMES

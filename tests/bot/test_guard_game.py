@@ -18,9 +18,9 @@ from sqlalchemy.engine import Engine
 
 from agent.decisions import InMemoryDecisionLog
 from bench.guard import CORPUS
-from bot.llm_agents import LLMAgentConfig, llm_player_factory
+from bot.seats.llm_agents import LLMAgentConfig, llm_player_factory
+from bot.service.timers import make_scheduler
 from bot.settings import Settings
-from bot.timers import make_scheduler
 from games.events import MessageAccepted, RoleAssigned
 from tests.bot.test_llm_agents import (
     PLAYER,

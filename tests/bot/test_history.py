@@ -1,4 +1,5 @@
-"""A person's own games (`bot.history`) and ``mafiabot history``, on a game played through the
+"""A person's own games (`bot.players.history`) and ``mafiabot history``, on a game played through
+the
 service: role, result, who the AI was (after the reveal only), their guess, and who may get a
 replay (the game's players, not a withdrawn one)."""
 
@@ -7,11 +8,11 @@ from __future__ import annotations
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from bot import reveal
-from bot.history import history_text, may_replay, player_history
 from bot.local.terminal import HUMAN_ID
-from bot.privacy import withdraw
-from bot.service import GameService
+from bot.players import reveal
+from bot.players.history import history_text, may_replay, player_history
+from bot.protection.privacy import withdraw
+from bot.service.port import GameService
 from bot.store import models as m
 from bot.store.db import session_scope
 from tests.bot.test_cli import run_cli

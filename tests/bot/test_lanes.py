@@ -1,4 +1,4 @@
-"""The one delivery lane (`bot.lanes`): order per destination, fairness between seats, the
+"""The one delivery lane (`bot.service.lanes`): order per destination, fairness between seats, the
 bot's own posts first, pacing chosen at send time, retries in place, close."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Hashable
 
 import pytest
 
-from bot.lanes import Lanes, Line, Pace, Policy
+from bot.service.lanes import Lanes, Line, Pace, Policy
 
 
 class Rec:

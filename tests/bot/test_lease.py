@@ -18,13 +18,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from bot import lease
-from bot.clock import utcnow
-from bot.ownership import GameHeld, GameMoved
-from bot.service import GameService
+from bot.service import lease
+from bot.service.clock import utcnow
+from bot.service.ownership import GameHeld, GameMoved
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from bot.store import models as m
 from bot.store.db import session_scope
-from bot.timers import make_scheduler
 from games.config import GameConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -275,7 +275,7 @@ async def test_a_game_taken_over_fails_alone_in_its_group_commit(
 
 async def cli(*args: str, db_url: str, stdin: bool = False) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", *args, "--db", db_url,
+        sys.executable, "-m", "mafiabot.cli", *args, "--db", db_url,
         cwd=ROOT,
         env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "80"},
         stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,

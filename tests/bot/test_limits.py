@@ -22,10 +22,10 @@ from bot.limits import (
     LineLimited,
     LineLimiter,
 )
-from bot.live import SeatPortImpl
-from bot.lobbies import IdleLobbies
-from bot.service import GameService
-from bot.timers import make_scheduler
+from bot.service.live import SeatPortImpl
+from bot.service.lobbies import IdleLobbies
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from games.config import GameConfig
 from games.errors import RuleError
 

@@ -37,20 +37,20 @@ from agent.llm.retry import RetryPolicy
 from agent.llm.spend import SpendLimits
 from agent.llm.wrappers import BudgetedClient, FallbackClient
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
-from bot.clock import GameClock
-from bot.live import LiveGame, SeatInfo, SeatPortImpl
-from bot.llm_agents import (
+from bot.seats.llm_agents import (
     AgentLearning,
     LLMAgentConfig,
     LLMClients,
     build_llm_clients,
     llm_player_factory,
 )
-from bot.service import GameService
+from bot.service.clock import GameClock
+from bot.service.live import LiveGame, SeatInfo, SeatPortImpl
+from bot.service.port import GameService
+from bot.service.timers import SchedulerTimers, make_scheduler
 from bot.settings import Settings
 from bot.store import models as m
 from bot.store.decisions import DBDecisionLog, records_for_game, summary_for_game
-from bot.timers import SchedulerTimers, make_scheduler
 from games.config import GameConfig
 from games.errors import RuleError
 from games.events import Event, PhaseEnded, PhaseStarted, PlayerEliminated

@@ -1,4 +1,4 @@
-"""Outages are symmetric (`bot.outages`): while a game's platform input is down its agents
+"""Outages are symmetric (`bot.service.outages`): while a game's platform input is down its agents
 are paused and its clock stands still; when it is back the phase gets the time back and the
 backlog is released at the pace it was typed, with the agents answering inside it."""
 
@@ -12,13 +12,13 @@ from datetime import datetime, timedelta
 import pytest
 from sqlalchemy.engine import Engine
 
-from bot.agents import make_agent_factory
-from bot.clock import utcnow
-from bot.live import LiveGame
-from bot.moments import grace
-from bot.outages import ReleaseWindow
-from bot.service import GameService
-from bot.timers import make_scheduler
+from bot.seats.agents import make_agent_factory
+from bot.service.clock import utcnow
+from bot.service.live import LiveGame
+from bot.service.moments import grace
+from bot.service.outages import ReleaseWindow
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from games.config import GameConfig
 from games.events import Event, MessageAccepted, PhaseEnded, PhaseExtended, PhaseStarted
 from games.state import PhaseKind
@@ -179,8 +179,8 @@ async def test_an_agent_acting_while_the_input_is_down_waits_for_the_release(
 
 
 def test_a_long_outage_is_released_faster_in_its_proportions() -> None:
-    from bot.clock import GameClock
-    from bot.outages import Outages
+    from bot.service.clock import GameClock
+    from bot.service.outages import Outages
 
     outages = Outages(release_seconds=30.0)
     clock = GameClock(1.0)
@@ -202,8 +202,8 @@ def test_a_long_outage_is_released_faster_in_its_proportions() -> None:
 
 
 def test_when_a_restarted_game_went_down() -> None:
-    from bot.clock import GameClock
-    from bot.outages import down_since_restart
+    from bot.service.clock import GameClock
+    from bot.service.outages import down_since_restart
 
     now = utcnow()
     wall = GameClock(1.0)

@@ -1,4 +1,5 @@
-"""Withdrawal (bot.privacy): a person leaves no trace in storage or in a fresh export, other
+"""Withdrawal (bot.protection.privacy): a person leaves no trace in storage or in a fresh export,
+other
 people's data survives, open games are cleaned once they end and can still be resumed.
 
 `play_table` (also used by the export tests) plays a real Discord game through GameService
@@ -17,16 +18,21 @@ from rich.console import Console
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot import privacy
-from bot.consent import has_consent, record_consent
-from bot.dataset.export import export_games
-from bot.dataset.stored import game_from_store
-from bot.privacy import PendingWithdrawals, apply_pending_withdrawals, run_withdraw, withdraw
-from bot.service import GameService
+from bot.protection import privacy
+from bot.protection.consent import has_consent, record_consent
+from bot.protection.dataset.export import export_games
+from bot.protection.dataset.stored import game_from_store
+from bot.protection.privacy import (
+    PendingWithdrawals,
+    apply_pending_withdrawals,
+    run_withdraw,
+    withdraw,
+)
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
+from bot.service.transcript import transcript
 from bot.store import models as m
 from bot.store.db import session_scope
-from bot.timers import make_scheduler
-from bot.transcript import transcript
 from games.config import GameConfig
 from games.state import PhaseKind
 from tests.bot.waiting import until_phase

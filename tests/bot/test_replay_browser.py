@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import Engine
 
-from bot.service import GameService
+from bot.service.port import GameService
 from tests.bot.test_cli import run_cli
 from tests.bot.test_privacy import PEOPLE, Table, play_table
 from tests.bot.test_privacy import service as service

@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from bot import reveal
-from bot.replay_page import page_bytes
-from bot.service import GameService
+from bot.players import reveal
+from bot.players.replay_page import page_bytes
+from bot.service.port import GameService
 from bot.store import models as m
 from bot.store.db import session_scope
 from tests.bot.test_cli import run_cli
@@ -181,7 +181,7 @@ async def test_night_actions_and_their_results_on_a_simulated_game(
 
 
 def test_night_actions_of_roles_the_page_does_not_know_are_said_plainly() -> None:
-    from bot.replay_page import _night_sentence
+    from bot.players.replay_page import _night_sentence
 
     names = {1: "Avery", 2: "Kai"}
     said = _night_sentence(

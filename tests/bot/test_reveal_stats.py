@@ -1,5 +1,6 @@
-"""The reveal after the survey (`bot.reveal`), the players' stats and leaderboard
-(`bot.stats`) and the replay page (`bot.replay_page`), on a game played through the service."""
+"""The reveal after the survey (`bot.players.reveal`), the players' stats and leaderboard
+(`bot.players.stats`) and the replay page (`bot.players.replay_page`), on a game played through
+the service."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, delete, select
 
-from bot import reveal, survey
-from bot.consent import record_consent
-from bot.privacy import withdraw
-from bot.replay_page import ReplayError, load, render
-from bot.service import GameService
-from bot.stats import leaderboard, leaderboard_text, make_board, server_stats, stats_text
+from bot.players import reveal, survey
+from bot.players.replay_page import ReplayError, load, render
+from bot.players.stats import leaderboard, leaderboard_text, make_board, server_stats, stats_text
+from bot.protection.consent import record_consent
+from bot.protection.privacy import withdraw
+from bot.service.port import GameService
 from bot.store import models as m
 from bot.store.db import session_scope
 from bot.table.seats import seat_infos

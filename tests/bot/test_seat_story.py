@@ -1,4 +1,5 @@
-"""Who played a seat when (`bot.seat_story`): the AI of the reveal, the seat's story in plain
+"""Who played a seat when (`bot.players.seat_story`): the AI of the reveal, the seat's story in
+plain
 words, and who wrote each line."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot import seat_story
+from bot.players import seat_story
 
 T0 = datetime(2026, 5, 1, 20, 0, tzinfo=UTC)
 

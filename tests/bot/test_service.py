@@ -10,10 +10,10 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
-from bot.live import LiveGame, SeatInfo, seating
-from bot.service import GameService, ServiceError
+from bot.service.live import LiveGame, SeatInfo, seating
+from bot.service.port import GameService, ServiceError
+from bot.service.timers import make_scheduler
 from bot.store import models as m
-from bot.timers import make_scheduler
 from games.config import GameConfig
 from games.errors import ConfigError, RuleError
 from games.events import Event, GameOver, MessageAccepted, PhaseStarted
@@ -380,7 +380,7 @@ async def test_waiting_for_a_deadline_uses_no_cpu(service: GameService) -> None:
 
 
 async def test_kicked_seat_is_taken_over_by_an_agent_silently(engine: Engine) -> None:
-    from bot.agents import make_agent_factory
+    from bot.seats.agents import make_agent_factory
 
     scheduler = make_scheduler()
     scheduler.start()
@@ -437,7 +437,7 @@ async def test_resumed_agents_carry_on_the_talk_without_repeating_themselves(
     """A resumed game hands each agent the game so far: nobody greets the table twice or says
     a line of their own again."""
     from agent.templates import TEMPLATES
-    from bot.agents import make_agent_factory
+    from bot.seats.agents import make_agent_factory
 
     greetings = {t.casefold() for t in TEMPLATES["greet"]}
     scheduler = make_scheduler()

@@ -1,7 +1,8 @@
 """The service's games, move for move: a digest of fixed, scripted games played through
 `GameService` (the lobby, lines, votes, night actions, refusals, deadlines, the journal and
-the delivery to listeners). A refactoring of the service, its parts (`bot.live`,
-`bot.moments`, `bot.journal`, `bot.ownership`, `bot.recovery`) or its delivery lanes must leave
+the delivery to listeners). A refactoring of the service, its parts (`bot.service.live`,
+`bot.service.moments`, `bot.service.journal`, `bot.service.ownership`, `bot.service.recovery`) or
+its delivery lanes must leave
 it equal; a change meant to alter what a game does updates ``DIGEST`` in the same commit, and
 says so.
 
@@ -23,8 +24,8 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from bot.live import LiveGame
-from bot.service import GameService, ServiceError
+from bot.service.live import LiveGame
+from bot.service.port import GameService, ServiceError
 from bot.store import models as m
 from games.config import GameConfig
 from games.errors import RuleError

@@ -11,13 +11,13 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.clock import GameClock, utcnow
-from bot.live import LiveGame, SeatPortImpl
-from bot.moments import grace
-from bot.service import GameService
+from bot.service.clock import GameClock, utcnow
+from bot.service.live import LiveGame, SeatPortImpl
+from bot.service.moments import grace
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
+from bot.service.transcript import transcript
 from bot.store import models as m
-from bot.timers import make_scheduler
-from bot.transcript import transcript
 from games import actions as A
 from games.config import GameConfig
 from games.errors import RuleError

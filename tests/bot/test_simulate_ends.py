@@ -2,7 +2,7 @@
 agents' decisions came later than the phases they were meant for, nobody was ever voted out,
 and the game ran on for tens of thousands of phases (then, with the draw rule, ended in a
 draw after 3 quiet days). A game of agents only now holds its clock for its agents
-(`bot.clock.GameClock.hold`), so its votes count and vote players out."""
+(`bot.service.clock.GameClock.hold`), so its votes count and vote players out."""
 
 from __future__ import annotations
 

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import Engine
 
-from bot.agents import make_agent_factory
-from bot.clock import GameClock
-from bot.live import LiveGame
-from bot.service import GameService
-from bot.timers import SchedulerTimers, make_scheduler
+from bot.seats.agents import make_agent_factory
+from bot.service.clock import GameClock
+from bot.service.live import LiveGame
+from bot.service.port import GameService
+from bot.service.timers import SchedulerTimers, make_scheduler
 from games.config import GameConfig
 from games.events import Event, PhaseStarted
 

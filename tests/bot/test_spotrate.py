@@ -1,4 +1,4 @@
-"""Spot-the-AI rate (bot.spotrate): per server, per agent setup and overall, with the
+"""Spot-the-AI rate (bot.players.spotrate): per server, per agent setup and overall, with the
 Wilson interval and the chance level; in `mafiabot report` (table and plot) and, for
 moderators, in chat on Discord and Slack (tests/bot/discord/test_moderation.py,
 tests/bot/slack/test_commands.py)."""
@@ -16,7 +16,7 @@ from rich.console import Console
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from bot.spotrate import server_chat_lines, spot_rates, wilson
+from bot.players.spotrate import server_chat_lines, spot_rates, wilson
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import Game, LLMCall, Seat, Server, SurveyResponse

@@ -14,12 +14,12 @@ import pytest
 from sqlalchemy import func
 from sqlmodel import Session, create_engine, select
 
-import bot.llm_agents
+import bot.seats.llm_agents
 from agent.llm.base import LLMRequest
 from agent.memory.embeddings import HashingEmbedder
-from bot.llm_agents import AgentLearning, LLMPlayerFactory
 from bot.runtime import running_service
-from bot.service import GameService
+from bot.seats.llm_agents import AgentLearning, LLMPlayerFactory
+from bot.service.port import GameService
 from bot.settings import Settings
 from bot.store.models import LLMCall
 from games.config import GameConfig
@@ -61,7 +61,7 @@ async def test_the_bot_stops_within_10_s_while_its_model_is_slow(
         return None
 
     # memory with a cheap embedder (MiniLM's loading is not what this measures)
-    monkeypatch.setattr(bot.llm_agents, "default_minilm", lambda: HashingEmbedder())
+    monkeypatch.setattr(bot.seats.llm_agents, "default_minilm", lambda: HashingEmbedder())
     monkeypatch.setattr(AgentLearning, "warm_up", no_warm_up)
     async with FakeOpenAIServer(responder=slow) as server:
         monkeypatch.setenv("OPENAI_API_KEY", "test")

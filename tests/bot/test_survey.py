@@ -6,9 +6,9 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from bot import survey
-from bot.dataset.llmafia_survey import METRICS
-from bot.live import SeatInfo
+from bot.players import survey
+from bot.protection.dataset.llmafia_survey import METRICS
+from bot.service.live import SeatInfo
 from bot.store import models as m
 from bot.store.db import session_scope
 

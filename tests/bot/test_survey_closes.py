@@ -1,5 +1,6 @@
 """The survey closes at the reveal, nothing names the AI before it, and a seat handed from a
-person to an agent is told truly (`bot.survey`, `bot.reveal`, `bot.seat_story`, the export and
+person to an agent is told truly (`bot.players.survey`, `bot.players.reveal`,
+`bot.players.seat_story`, the export and
 the replay page), on games played through the service."""
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, delete, select
 
-from bot import reveal, survey
-from bot.dataset.export import export_zip
-from bot.replay_page import load, render
-from bot.service import GameService
-from bot.stats import server_stats
+from bot.players import reveal, survey
+from bot.players.replay_page import load, render
+from bot.players.stats import server_stats
+from bot.protection.dataset.export import export_zip
+from bot.service.port import GameService
 from bot.store import models as m
 from bot.store.db import session_scope
 from bot.table.seats import seat_infos

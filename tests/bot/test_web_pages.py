@@ -1,4 +1,4 @@
-"""Pages on the web (`bot.web_pages`, served by `bot.ops.http`): off by default, on at an
+"""Pages on the web (`bot.players.web_pages`, served by `bot.ops.http`): off by default, on at an
 unguessable link when the operator set a public address and a moderator turned them on; names
 only for those who asked; nothing before the reveal; a withdrawn person's name gone. The board
 and a replay are opened by their links in headless Chromium."""
@@ -10,13 +10,13 @@ from typing import Any
 
 import aiohttp
 
-from bot import reveal
 from bot.ops.health import Health
 from bot.ops.http import OpsServer
 from bot.ops.metrics import Metrics
-from bot.privacy import withdraw
-from bot.service import GameService
-from bot.web_pages import web_command
+from bot.players import reveal
+from bot.players.web_pages import web_command
+from bot.protection.privacy import withdraw
+from bot.service.port import GameService
 from tests.bot.test_privacy import ALICE, BOB, PEOPLE, SERVER, play_table
 from tests.bot.test_replay_browser import ARTIFACTS, browser  # noqa: F401  (fixture)
 from tests.bot.test_reveal_stats import WINDOW, answer_all, finished

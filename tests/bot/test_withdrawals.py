@@ -14,10 +14,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from bot.limits import CoolingDown
-from bot.privacy import Plan, WithdrawalReport, withdraw
-from bot.service import GameService
+from bot.protection.privacy import Plan, WithdrawalReport, withdraw
+from bot.protection.withdrawals import Withdrawals
+from bot.service.port import GameService
 from bot.store import models as m
-from bot.withdrawals import Withdrawals
 from tests.bot.test_privacy import ALICE, SERVER, play_table, service  # noqa: F401
 
 
@@ -85,7 +85,7 @@ async def test_memory_files_are_removed_outside_any_write_transaction(
     import sqlite3
     from pathlib import Path
 
-    from bot import experience_store
+    from bot.seats import experience_store
     from bot.store.db import sqlite_file
 
     path = sqlite_file(engine.url)
@@ -170,7 +170,7 @@ async def test_two_withdrawals_at_once_keep_each_others_redactions(
     written second must not put back the id the first removed (it is worked out again)."""
     import threading
 
-    from bot import privacy
+    from bot.protection import privacy
     from tests.bot.test_privacy import BOB, dump
 
     table = await play_table(service)
@@ -215,7 +215,7 @@ async def test_two_withdrawal_jobs_at_once_keep_each_others_redactions(
     second was read before the first was written, so it is worked out again."""
     import threading
 
-    from bot import withdrawals
+    from bot.protection import withdrawals
     from tests.bot.test_privacy import BOB, dump
 
     await play_table(service)
@@ -256,7 +256,7 @@ def test_only_the_databases_rollbacks_for_another_transaction_are_tried_again() 
     concurrent one) is worked out again like a stale plan; any other error is not."""
     import sqlalchemy as sa
 
-    from bot.plan_check import lock_conflict
+    from bot.protection.plan_check import lock_conflict
 
     class Orig(Exception):
         def __init__(self, sqlstate: str | None) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from bot.live import LiveGame
+from bot.service.live import LiveGame
 from games.events import Event, PhaseStarted
 from games.state import GameState, PhaseKind
 

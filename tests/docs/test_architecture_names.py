@@ -1,5 +1,5 @@
 """What the README, docs/ and the modules' docstrings name exists: every
-module path, every dotted name (`bot.lanes.Lanes`) and every `Class.member` they mention. A
+module path, every dotted name (`bot.service.lanes.Lanes`) and every `Class.member` they mention. A
 renamed or removed part fails here until the prose follows it."""
 
 from __future__ import annotations

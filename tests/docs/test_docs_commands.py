@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import typer
 
-from bot.cli import _optional_resume_value, app
+from mafiabot.cli import _optional_resume_value, app
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -116,8 +116,12 @@ def test_the_readme_commands_that_can_run_here_do(tmp_path: Path) -> None:
     env = {"MAFIABOT_DATA_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     for args in (["--help"], ["db", "upgrade"]):
         done = subprocess.run(
-            [sys.executable, "-m", "bot.cli", *args], cwd=tmp_path, env=env, capture_output=True,
-            text=True, timeout=120,
+            [sys.executable, "-m", "mafiabot.cli", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
     assert (tmp_path / "mafiabot.db").exists()

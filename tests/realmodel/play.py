@@ -375,7 +375,7 @@ async def simulate(
     out = io.StringIO()
     console = Console(file=out, width=160, color_system=None)
     # the service loads the agents' embedding model when it starts, before any game (see
-    # bot.llm_agents.AgentLearning.warm_up); done here first, once per process, so the lag
+    # bot.seats.llm_agents.AgentLearning.warm_up); done here first, once per process, so the lag
     # figure is the games' and not the start-up's
     await asyncio.to_thread(default_minilm().warm_up)
     started = time.monotonic()

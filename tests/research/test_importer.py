@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
-from bot.dataset.stored import game_from_store, store_game_id
+from bot.protection.dataset.stored import game_from_store, store_game_id
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import (

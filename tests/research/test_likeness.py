@@ -16,7 +16,7 @@ from sqlmodel import Session, select
 
 from agent.decisions import InMemoryDecisionLog
 from agent.fastsim import simulate_fast
-from bot.llm_agents import LLMAgentConfig, LLMClients, llm_player_factory
+from bot.seats.llm_agents import LLMAgentConfig, LLMClients, llm_player_factory
 from bot.store import models as m
 from games.config import GameConfig
 from games.events import MessageAccepted, VoteResolved
@@ -143,7 +143,7 @@ def test_folder_and_import_agree_and_reproduce_the_issue(engine: Engine) -> None
 
 
 async def test_the_llm_agents_games_go_through_it(engine: Engine) -> None:
-    from bot.timers import make_scheduler
+    from bot.service.timers import make_scheduler
     from tests.bot.test_llm_agents import PLAYER, Table, play
 
     table = Table()
@@ -188,7 +188,7 @@ async def test_the_llm_agents_games_go_through_it(engine: Engine) -> None:
 @needs_data
 def test_the_command(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'x.db'}"
-    run = [sys.executable, "-m", "bot.cli", "likeness", "--db", db]
+    run = [sys.executable, "-m", "mafiabot.cli", "likeness", "--db", db]
     done = subprocess.run([*run, "--json", "--people-games", "0001,0002"], capture_output=True,
                           text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -18,16 +18,16 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.clock import GameClock
-from bot.consent import record_consent
-from bot.dataset.export import export_games
-from bot.dataset.stored import store_game_id
-from bot.live import LiveGame
-from bot.service import GameService
+from bot.protection.consent import record_consent
+from bot.protection.dataset.export import export_games
+from bot.protection.dataset.stored import store_game_id
+from bot.service.clock import GameClock
+from bot.service.live import LiveGame
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from bot.store import models as m
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
-from bot.timers import make_scheduler
 from games.config import GameConfig
 from games.state import PhaseKind
 from research.importer import import_llmafia

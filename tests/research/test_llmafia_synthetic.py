@@ -7,7 +7,7 @@ import json
 from datetime import datetime, time
 from pathlib import Path
 
-from bot.dataset.llmafia_survey import SurveyAnswers, detect_scale, parse_survey_text
+from bot.protection.dataset.llmafia_survey import SurveyAnswers, detect_scale, parse_survey_text
 from research.llmafia import parse_chat_line, read_game, write_game
 from research.llmafia_log import read_agent_log
 from research.llmafia_text import TextCleaner, apply_backspaces

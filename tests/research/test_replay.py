@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, col, select
 
-from bot.dataset.llmafia_model import MANAGER, LLMafiaGame
+from bot.protection.dataset.llmafia_model import MANAGER, LLMafiaGame
 from bot.settings import Settings
 from bot.store.db import make_engine
 from bot.store.models import Message

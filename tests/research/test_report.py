@@ -25,7 +25,7 @@ import pytest
 from rich.console import Console
 from sqlalchemy.engine import Engine
 
-from bot.dataset.stored import resolve_game_ids
+from bot.protection.dataset.stored import resolve_game_ids
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
 from bot.store.models import Game, Message, Phase, Seat, SurveyResponse

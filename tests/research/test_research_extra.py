@@ -44,7 +44,7 @@ import sys
 for name in ("sklearn", "matplotlib", "scipy"):
     sys.modules[name] = None  # as if not installed: find_spec is None, import fails
 sys.argv[0] = "mafiabot"
-from bot.cli import main
+from mafiabot.cli import main
 main(sys.argv[1:])
 """
 
@@ -57,7 +57,7 @@ def test_a_research_command_without_the_extra_says_what_to_install(
 ) -> None:
     db = f"sqlite:///{tmp_path / 'r.db'}"
     subprocess.run(
-        [sys.executable, "-m", "bot.cli", "db", "upgrade", "--db", db], cwd=ROOT, check=True,
+        [sys.executable, "-m", "mafiabot.cli", "db", "upgrade", "--db", db], cwd=ROOT, check=True,
         capture_output=True,
     )  # fmt: skip
     args = [command, "--db", db] + (["--out", str(tmp_path / "out")] if command == "report" else [])

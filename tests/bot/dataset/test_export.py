@@ -1,4 +1,5 @@
-"""The anonymised research export (bot.dataset.export): no platform id, account name, e-mail
+"""The anonymised research export (bot.protection.dataset.export): no platform id, account name,
+e-mail
 or phone number anywhere in the bundle; people without research consent withheld; every
 format parses; skipped games say why."""
 
@@ -17,14 +18,14 @@ from rich.console import Console
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, delete, func, select
 
-from bot.dataset.export import export_games, export_zip, run_export
-from bot.dataset.scrub import Scrubber, name_variants, redact_lines
-from bot.dataset.stored import store_game_id
-from bot.privacy import withdraw
-from bot.service import GameService
+from bot.protection.dataset.export import export_games, export_zip, run_export
+from bot.protection.dataset.scrub import Scrubber, name_variants, redact_lines
+from bot.protection.dataset.stored import store_game_id
+from bot.protection.privacy import withdraw
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from bot.store import models as m
 from bot.store.db import session_scope
-from bot.timers import make_scheduler
 from research.importer import import_llmafia
 from research.llmafia import read_game
 from research.paths import llmafia_games_dir

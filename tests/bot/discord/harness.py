@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.agents import make_agent_factory
 from bot.discord.app import MafiaBot
 from bot.discord.options import DiscordOptions
-from bot.service import GameService
+from bot.seats.agents import make_agent_factory
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from bot.settings import Settings
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
-from bot.timers import make_scheduler
 from tests.fakes.discord import Channel, FakeDiscord, Guild, Member, WebhookExecution
 from tests.fakes.discord.interactions import Callback, Interaction
 from tests.fakes.discord.model import PERMISSIONS, iter_components

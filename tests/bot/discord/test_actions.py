@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from bot.clock import GameClock
 from bot.discord.actions import CLOSED, ELIMINATED, NOT_A_PLAYER, NOT_RUNNING, OVER, click_seat
-from bot.live import LiveGame, SeatInfo
-from bot.timers import SchedulerTimers
+from bot.service.clock import GameClock
+from bot.service.live import LiveGame, SeatInfo
+from bot.service.timers import SchedulerTimers
 from games.config import GameConfig
 from games.engine import new_game
 from games.state import PhaseKind

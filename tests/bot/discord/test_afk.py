@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.clock import GameClock
 from bot.discord.afk import AfkWatch
 from bot.discord.options import DiscordOptions
 from bot.discord.rooms import Room
-from bot.live import LiveGame
+from bot.service.clock import GameClock
+from bot.service.live import LiveGame
 from games.config import GameConfig
 from games.engine import new_game
 from games.events import MessageAccepted, PhaseStarted, PlayerEliminated, VoteCast

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from sqlmodel import Session, select
 
+from bot.service.timers import Backoff
 from bot.store.db import make_engine
 from bot.store.models import Game, PlatformLink
-from bot.timers import Backoff
 from tests.bot.db_faults import Faults, action
 from tests.bot.discord.harness import Table, bot_stack, db_url_in
 from tests.fakes.discord import FakeDiscord

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.limits import LINE_BURST
-from bot.live import LiveGame
+from bot.service.live import LiveGame
 from games.events import Event, PhaseStarted
 from tests.bot.discord.harness import Table, bot_stack, db_url_in
 from tests.fakes.discord import FakeDiscord

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from sqlmodel import Session, select
 
-from bot import survey as questions
-from bot.consent import CONSENT_VERSION
+from bot.players import survey as questions
+from bot.protection.consent import CONSENT_VERSION
 from bot.store.models import Consent, Game, SurveyResponse
 from tests.bot.discord.harness import Table, bot_stack, component, custom_ids, db_url_in
 from tests.fakes.discord import FakeDiscord
@@ -106,7 +106,7 @@ async def test_a_full_game_from_lobby_to_survey(fake_discord: FakeDiscord, tmp_p
             booth = table.booth(person)
             assert booth is not None
             survey = await fake.wait_for_message(booth, lambda m: bool(m["components"]))
-            # the questions are bot/survey.py's, the same on every platform
+            # the questions are bot/players/survey.py's, the same on every platform
             assert all(q.text in survey["content"] for q in questions.REQUIRED)
             ids = {cid.split(":")[-1]: cid for cid in custom_ids(survey)}
             guess = agent_name if table.names[person.id] != agent_name else target

@@ -1,4 +1,5 @@
-"""Outages are symmetric on Discord (`bot.outages`): after ``kill -9`` in the middle of a day
+"""Outages are symmetric on Discord (`bot.service.outages`): after ``kill -9`` in the middle of a
+day
 with people typing through the restart, the backlog is released at the pace it was typed with
 the agents speaking inside it, and no line reaches the stage after its phase was announced
 over; during a gateway gap the agents wait and the clock stands still."""
@@ -61,7 +62,7 @@ def after_their_phase(table: Table, phase_of: dict[str, int | None]) -> list[str
 async def test_sigkill_mid_day_the_agents_speak_inside_the_released_backlog(
     fake_discord: FakeDiscord, tmp_path: Path
 ) -> None:
-    """Fails on the code before `bot.outages`: the resumed game closes the day at once (its
+    """Fails on the code before `bot.service.outages`: the resumed game closes the day at once (its
     deadline passed while the bot was down), so the day's backlog is posted after "Voting is
     open", in one burst with no agent line inside it."""
     fake = fake_discord
@@ -117,7 +118,7 @@ async def test_sigkill_mid_day_the_agents_speak_inside_the_released_backlog(
 async def test_a_gateway_gap_pauses_the_agents_and_gives_the_day_its_time_back(
     fake_discord: FakeDiscord, tmp_path: Path
 ) -> None:
-    """Fails on the code before `bot.outages`: the agents go on talking on the stage while
+    """Fails on the code before `bot.service.outages`: the agents go on talking on the stage while
     the gateway is down (only agent lines appear), and the day ends on its old deadline."""
     fake = fake_discord
     table = Table.build(fake)

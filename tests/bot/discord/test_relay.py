@@ -83,7 +83,8 @@ def test_refusals_and_notes_about_lines_read_back_after_a_restart() -> None:
 
 async def test_each_booth_hands_its_lines_over_in_order_on_its_own_lane() -> None:
     """A booth's lines reach the service one after another, in the order they came, while
-    another booth's go on beside them (the relay's lanes, `bot.lanes`); ``idle`` returns once
+    another booth's go on beside them (the relay's lanes, `bot.service.lanes`); ``idle`` returns
+    once
     everything pushed is handed over (a graceful stop waits on it)."""
     import asyncio
     from typing import Any, cast

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.discord.player_commands import NOT_YOURS
-from bot.privacy import withdraw
+from bot.protection.privacy import withdraw
 from tests.bot.discord.harness import Table, answered, bot_stack, custom_ids, db_url_in
 from tests.fakes.discord import FakeDiscord
 

@@ -182,12 +182,12 @@ async def test_only_the_driver_ends_phases_and_the_next_one_carries_on_after_a_h
         assert await standby.handover.sweep() == [game_id]
         game = standby.service.games[game_id]
         # the new driver arms the deadline once the booths are read back and what may have been
-        # typed meanwhile is released at its pace (bot.outages: up to the release cap, 30 s)
+        # typed meanwhile is released at its pace (bot.service.outages: up to the release cap, 30 s)
         await fake.wait_until(lambda: game.deadline_handle is not None, WITHIN_S + 45)
         seq = game.state.phase.seq if game.state else 0
         await fake.wait_until(
             lambda: game.state is not None and (game.state.phase.seq > seq or game.state.over),
-            WITHIN_S + 45,  # the phase got the time its input was down back (bot.outages)
+            WITHIN_S + 45,  # the phase got the time its input was down back (bot.service.outages)
         )
         await standby.delivery.drain()
 

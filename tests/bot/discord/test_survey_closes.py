@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot import survey
+from bot.players import survey
 from tests.bot.discord.harness import Table, answered, bot_stack, custom_ids, db_url_in
 from tests.bot.discord.test_reveal_and_stats import REVEAL, vote_out_the_mafia
 from tests.fakes.discord import FakeDiscord

@@ -17,8 +17,8 @@ from typing import Any
 
 from sqlmodel import Session, select
 
-from bot.clock import utcnow
 from bot.discord.app import MafiaBot
+from bot.service.clock import utcnow
 from bot.store.db import make_engine
 from bot.store.models import Message
 from tests.bot.discord.harness import JSON, Table, bot_stack, component, custom_ids, db_url_in

@@ -1,7 +1,7 @@
 """Running ``mafiabot`` on hostile input and checking the answer: one line on stderr, exit 2,
 no traceback, nothing changed.
 
-Most cases call the CLI's entry point in-process (``bot.cli.main``: the same parsing, checks
+Most cases call the CLI's entry point in-process (``mafiabot.cli.main``: the same parsing, checks
 and error handling as the installed command, without a new interpreter per case); the
 behaviour that belongs to the process (what Python prints as it dies, a hang) is checked
 with real subprocesses in the tests that need it.
@@ -24,7 +24,7 @@ def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
     the installed command does)."""
     import sys
 
-    from bot.cli import main
+    from mafiabot.cli import main
 
     capsys.readouterr()
     saved = sys.argv
@@ -108,7 +108,7 @@ async def run_process(
     import sys
 
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", *args,
+        sys.executable, "-m", "mafiabot.cli", *args,
         cwd=ROOT,
         env={**os.environ, "MAFIABOT_LLM": "", **(env or {})},
         stdin=asyncio.subprocess.DEVNULL,

@@ -171,7 +171,7 @@ def test_bad_input_gets_one_line_and_changes_nothing(
 def test_the_help_states_the_ranges(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bot.cli import main
+    from mafiabot.cli import main
 
     monkeypatch.setenv("COLUMNS", "250")  # one option a line
     monkeypatch.setattr("sys.argv", ["mafiabot", "simulate", "--help"])

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from bot.consent import record_consent
-from bot.dataset.export import export_games
-from bot.dataset.scrub import Scrubber, scrub_links
-from bot.dataset.spreadsheet import inert_cell
-from bot.service import GameService
-from bot.timers import make_scheduler
+from bot.protection.consent import record_consent
+from bot.protection.dataset.export import export_games
+from bot.protection.dataset.scrub import Scrubber, scrub_links
+from bot.protection.dataset.spreadsheet import inert_cell
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from games.state import PhaseKind
 from tests.bot.test_privacy import QUICK
 from tests.bot.waiting import until_phase

@@ -25,14 +25,14 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
-from bot.cli import app
-from bot.dataset.export import export_games
-from bot.dataset.llmafia_write import write_game
-from bot.dataset.names import UnsafePath
-from bot.dataset.stored import store_game_id
+from bot.protection.dataset.export import export_games
+from bot.protection.dataset.llmafia_write import write_game
+from bot.protection.dataset.names import UnsafePath
+from bot.protection.dataset.stored import store_game_id
 from bot.store import models as m
 from bot.store.db import make_engine, session_scope
 from bot.store.migrate import upgrade
+from mafiabot.cli import app
 from research.commands import run_import
 from research.importer import import_llmafia
 from research.llmafia import MAX_LINE_CHARS, read_game

@@ -17,15 +17,15 @@ from rich.console import Console
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.consent import record_consent
-from bot.dataset.export import export_games
-from bot.dataset.llmafia_model import ChatLine
-from bot.dataset.llmafia_write import write_game
-from bot.dataset.stored import store_game_id
 from bot.local.render import ConsoleRenderer
-from bot.service import GameService
+from bot.protection.consent import record_consent
+from bot.protection.dataset.export import export_games
+from bot.protection.dataset.llmafia_model import ChatLine
+from bot.protection.dataset.llmafia_write import write_game
+from bot.protection.dataset.stored import store_game_id
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from bot.store import models as m
-from bot.timers import make_scheduler
 from games.errors import RuleError
 from games.events import MessageAccepted
 from games.state import PhaseKind

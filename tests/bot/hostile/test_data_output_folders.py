@@ -1,7 +1,7 @@
 """``export --out`` and ``report --out`` never delete or overwrite what they did not write
 (issue 12, item 2), and a bad output or input path is one line and exit 2 (item 11).
 
-The commands run in-process through the real typer app (``bot.cli.app``), on a SQLite store
+The commands run in-process through the real typer app (``mafiabot.cli.app``), on a SQLite store
 holding one imported game."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from bot.cli import app
-from bot.dataset.outdir import MARKER
+from bot.protection.dataset.outdir import MARKER
+from mafiabot.cli import app
 from research.commands import run_import
 from tests.research.test_llmafia_synthetic import make_game
 

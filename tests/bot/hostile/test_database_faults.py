@@ -208,7 +208,7 @@ def test_a_database_failing_midway_is_one_line(
             "SELECT 1", {}, sqlite3.OperationalError("database is locked")
         )
 
-    monkeypatch.setattr("bot.dataset.export.run_export", locked)
+    monkeypatch.setattr("bot.protection.dataset.export.run_export", locked)
     code, err = run_main(_argv(READERS["export"], url, scratch), capsys)
     assert_one_line_refusal(code, err, f"the database {scratch / 'm.db'} is locked")
 

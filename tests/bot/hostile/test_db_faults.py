@@ -23,14 +23,14 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.agents import make_agent_factory
 from bot.errors import StoreUnavailable
-from bot.live import LiveGame
-from bot.service import GameService
+from bot.seats.agents import make_agent_factory
+from bot.service.live import LiveGame
+from bot.service.port import GameService
+from bot.service.timers import Backoff, make_scheduler
 from bot.store import models as m
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
-from bot.timers import Backoff, make_scheduler
 from games.config import GameConfig
 from games.events import event_to_dict
 from games.state import PhaseKind
@@ -279,7 +279,7 @@ async def test_the_cli_prints_a_lasting_failure_once_on_one_line(tmp_path: Path)
     still ends once the lock is released."""
     db = tmp_path / "sim.db"
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "simulate", "--players", "5", "--seed", "2",
+        sys.executable, "-m", "mafiabot.cli", "simulate", "--players", "5", "--seed", "2",
         "--speed", "50", "--day-seconds", "100", "--vote-seconds", "20",
         "--night-seconds", "20", "--night-vote-seconds", "20",
         "--db", f"sqlite:///{db}", "--json",

@@ -31,9 +31,9 @@ from agent.llm.anthropic_backend import AnthropicClient
 from agent.llm.retry import RetryPolicy
 from agent.memory.embeddings import HashingEmbedder
 from agent.prompting import chat_line, speech
-from bot.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, LLMPlayerFactory
-from bot.service import GameService
-from bot.timers import make_scheduler
+from bot.seats.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, LLMPlayerFactory
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from games.config import GameConfig
 from games.engine import clean_text
 from games.state import PhaseKind

@@ -12,8 +12,8 @@ from typing import cast
 import pytest
 
 from agent.memory.embeddings import HashingEmbedder
-from bot.live import LiveGame, SeatInfo
-from bot.llm_agents import AgentLearning
+from bot.seats.llm_agents import AgentLearning
+from bot.service.live import LiveGame, SeatInfo
 from bot.settings import load_settings
 from tests.bot.hostile.harness import read_only, run_process
 from tests.fakes.llm_servers import FakeOpenAIServer

@@ -43,9 +43,9 @@ async def test_the_process_prints_one_line_and_exits_2(
 
 async def _lobby(url: str, server: str, humans: list[str]) -> str:
     """A game that was created and joined but never started (its process died in between)."""
-    from bot.service import GameService
+    from bot.service.port import GameService
+    from bot.service.timers import make_scheduler
     from bot.store.db import make_engine
-    from bot.timers import make_scheduler
     from games.config import GameConfig
 
     engine = make_engine(url)

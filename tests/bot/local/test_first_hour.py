@@ -22,7 +22,7 @@ from sqlmodel import select as sql_select
 
 from bot import invocation
 from bot.local.terminal import handle_line
-from bot.service import GameService
+from bot.service.port import GameService
 from bot.store import models as m
 from bot.store.db import make_engine
 from games.config import GameConfig
@@ -57,7 +57,7 @@ def seat_kinds(db: str) -> list[str | None]:
 async def start_play(*args: str, env: dict[str, str] | None = None) -> Terminal:
     """``mafiabot play`` with stdin piped (no status bar) and extra environment."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "play", *args,
+        sys.executable, "-m", "mafiabot.cli", "play", *args,
         cwd=ROOT,
         env={**os.environ, "MAFIABOT_LLM": "", "PYTHONUNBUFFERED": "1", "COLUMNS": "200",
              **(env or {})},
@@ -212,7 +212,7 @@ def test_no_printed_countdown_beside_the_status_bar(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 't.db'}"
     main, child = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "play", "--players", "5", "--day-seconds", "70",
+        [sys.executable, "-m", "mafiabot.cli", "play", "--players", "5", "--day-seconds", "70",
          "--vote-seconds", "600", "--db", db],
         cwd=ROOT, stdin=child, stdout=child, stderr=child, close_fds=True,
         env={**os.environ, "MAFIABOT_LLM": "", "MAFIABOT_CLOCK_SPEED": "10", "TERM": "xterm",

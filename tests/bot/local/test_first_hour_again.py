@@ -30,7 +30,7 @@ async def run_in(
     base = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
     base.pop("MAFIABOT_LLM", None)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", *args,
+        sys.executable, "-m", "mafiabot.cli", *args,
         cwd=cwd,
         env={**base, "PYTHONPATH": str(ROOT), "COLUMNS": "200", **(env or {})},
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
@@ -100,7 +100,7 @@ def _docs_named(text: str) -> list[str]:
 
 
 def test_the_missing_token_line_points_to_a_page_that_exists() -> None:
-    from bot.discord.app import check_token
+    from bot.discord.startup import check_token
     from bot.settings import SettingsError, load_settings
 
     with pytest.raises(SettingsError) as refused:
@@ -341,7 +341,7 @@ async def test_ctrl_c_skips_the_learning_and_shutting_down_goes_on() -> None:
 def _help(*args: str) -> str:
     from typer.testing import CliRunner
 
-    from bot.cli import app
+    from mafiabot.cli import app
 
     done = CliRunner().invoke(app, [*args], env={"COLUMNS": "100"}, prog_name="mafiabot")
     assert done.exit_code == 0, done.output

@@ -30,7 +30,7 @@ class Terminal:
     @classmethod
     async def start(cls, *args: str) -> Terminal:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.cli", "play", *args,
+            sys.executable, "-m", "mafiabot.cli", "play", *args,
             cwd=ROOT,
             env={**os.environ, "MAFIABOT_LLM": "", "PYTHONUNBUFFERED": "1", "COLUMNS": "200"},
             stdin=asyncio.subprocess.PIPE,

@@ -31,7 +31,7 @@ def _ctrl_c_as_in_a_terminal() -> None:
 
 def start(*args: str, stdin: int | None = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", *args], cwd=ROOT, env=ENV, stdin=stdin,
+        [sys.executable, "-m", "mafiabot.cli", *args], cwd=ROOT, env=ENV, stdin=stdin,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_ctrl_c_as_in_a_terminal,
     )  # fmt: skip
 
@@ -105,7 +105,7 @@ def test_quit_hint_carries_the_database_and_resumes(tmp_path: Path) -> None:
     args = resume_args(out.decode())
     assert args[:2] == ["play", "--resume"] and args[3:] == ["--db", db], args
     again = subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args], cwd=ROOT, env=ENV, input=b"/quit\n",
+        [sys.executable, "-m", "mafiabot.cli", *args], cwd=ROOT, env=ENV, input=b"/quit\n",
         capture_output=True, timeout=120,
     )  # fmt: skip
     assert again.returncode == 0, again.stderr.decode()
@@ -164,7 +164,7 @@ def test_ctrl_d_and_ctrl_c_at_the_prompt_say_what_quit_says(key: bytes, tmp_path
     db = f"sqlite:///{tmp_path / 't.db'}"
     main, child = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "play", "--players", "5", *LONG, "--db", db],
+        [sys.executable, "-m", "mafiabot.cli", "play", "--players", "5", *LONG, "--db", db],
         cwd=ROOT, stdin=child, stdout=child, stderr=child, close_fds=True,
         preexec_fn=_ctrl_c_as_in_a_terminal,
         env={**ENV, "TERM": "xterm", "LINES": "50", "PROMPT_TOOLKIT_NO_CPR": "1"},

@@ -1,5 +1,5 @@
 """The terminal as a platform: each line carries the moment it was read, and the post-game
-survey is the one every platform asks (`bot.survey`), one line per question."""
+survey is the one every platform asks (`bot.players.survey`), one line per question."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from rich.console import Console
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from bot.clock import utcnow
-from bot.live import LiveGame
 from bot.local import terminal
 from bot.local.terminal import Keyboard, Typed, ask_survey, handle_line
-from bot.service import GameService
+from bot.service.clock import utcnow
+from bot.service.live import LiveGame
+from bot.service.port import GameService
 from bot.store import models as m
 from games.config import GameConfig
 

@@ -18,7 +18,7 @@ if "FAKE_DISCORD_API" in os.environ:
     discord.http.Route.BASE = os.environ["FAKE_DISCORD_API"]
     discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(os.environ["FAKE_DISCORD_WS"])
 
-from bot.cli import main
+from mafiabot.cli import main
 
 if __name__ == "__main__":
     sys.argv[0] = "mafiabot"

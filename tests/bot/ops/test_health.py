@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.discord.app import MafiaBot
 from bot.ops.serve import Ops
-from bot.timers import Backoff
+from bot.service.timers import Backoff
 from games.config import GameConfig
 from tests.bot.db_faults import Faults, action
 from tests.bot.discord.harness import test_options as discord_options

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from bot.dataset.export import export_file_name
 from bot.ops.discord_relay import RelayTimer
 from bot.ops.metrics import Metrics
+from bot.protection.dataset.export import export_file_name
 from bot.table.latency import RelayLatency
 from tests.bot.ops.test_service_metrics import record
 

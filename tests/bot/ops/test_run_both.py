@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.consent import record_consent
+from bot.protection.consent import record_consent
 from bot.store.db import make_engine
 from tests.bot.discord.harness import Table, db_url_in
 from tests.bot.ops.process import bot_process, stop

@@ -14,7 +14,7 @@ from typing import TypeVar
 import pytest
 from sqlmodel import Session, select
 
-from bot.consent import record_consent
+from bot.protection.consent import record_consent
 from bot.store.db import make_engine
 from bot.store.models import Game
 from tests.bot.ops.process import Bot, bot_process, stop, until_down, until_healthy

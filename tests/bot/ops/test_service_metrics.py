@@ -16,7 +16,7 @@ from bot.ops.http import OpsServer
 from bot.ops.metrics import MeteredDecisionLog, Metrics, watch_slack_rate_limits
 from bot.ops.serve import Ops, operations
 from bot.runtime import running_service
-from bot.service import GameService
+from bot.service.port import GameService
 from bot.settings import SettingsError
 from bot.slack.app import make_client
 from bot.store.decisions import summary_for_game

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.consent import record_consent
 from bot.ops.serve import Ops, serve_until_stopped
-from bot.service import ServiceError
+from bot.protection.consent import record_consent
+from bot.service.port import ServiceError
 from bot.slack.app import SlackRunner
 from games.config import GameConfig
 from games.events import Event, MessageAccepted

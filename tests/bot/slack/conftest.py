@@ -16,14 +16,14 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.engine import Engine
 
-from bot.agents import make_agent_factory
-from bot.consent import record_consent
-from bot.live import LiveGame, seating
-from bot.service import GameService
+from bot.protection.consent import record_consent
+from bot.seats.agents import make_agent_factory
+from bot.service.live import LiveGame, seating
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from bot.slack.adapter import SlackAdapter
 from bot.slack.app import build_app
 from bot.store.db import make_engine
-from bot.timers import make_scheduler
 from games.config import GameConfig
 from games.engine import assign_roles
 from tests.fakes.slack import FakeChannel, FakeSlack, FakeUser, Message

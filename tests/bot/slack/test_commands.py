@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 from sqlmodel import Session, select
 
-from bot.consent import has_consent
+from bot.protection.consent import has_consent
 from bot.store.models import Consent
 from tests.bot.slack.conftest import SlackHarness
 from tests.fakes.slack import web_api

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.limits import LINE_BURST
-from bot.live import LiveGame
+from bot.service.live import LiveGame
 from bot.slack.delivery import SlackPolicy
 from games.events import Event, PhaseStarted
 from tests.bot.slack.conftest import SlackHarness

@@ -7,8 +7,8 @@ import re
 
 from sqlmodel import Session, col, select
 
-from bot.consent import CONSENT_VERSION
-from bot.live import seating
+from bot.protection.consent import CONSENT_VERSION
+from bot.service.live import seating
 from bot.store.models import Consent, SurveyResponse
 from bot.table.text import avatar_url
 from games.config import GameConfig

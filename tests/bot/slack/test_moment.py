@@ -4,7 +4,7 @@ never undoes a later choice."""
 
 from __future__ import annotations
 
-from bot.live import seating
+from bot.service.live import seating
 from bot.slack.actions import ALREADY
 from games.engine import assign_roles
 from tests.bot.slack.conftest import (

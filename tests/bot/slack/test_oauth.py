@@ -27,10 +27,11 @@ from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlmodel import col
 
-from bot.agents import make_agent_factory
-from bot.crypto import KEY_FILE, SecretBox, open_value, sealed
-from bot.dataset.export import export_games
-from bot.service import GameService
+from bot.protection.crypto import KEY_FILE, SecretBox, open_value, sealed
+from bot.protection.dataset.export import export_games
+from bot.seats.agents import make_agent_factory
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from bot.settings import Settings
 from bot.slack.app import SlackRunner, SlackSetupError, run_slack
 from bot.slack.oauth import SCOPES
@@ -38,7 +39,6 @@ from bot.slack.workspaces import InstalledWorkspaces
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
 from bot.store.models import SLACK_BOTS, SLACK_INSTALLATIONS, SLACK_OAUTH_STATES, Game
-from bot.timers import make_scheduler
 from tests.bot.slack.conftest import SlackHarness
 from tests.fakes.slack import FakeSlack, FakeSlackOAuth, FakeUser
 
@@ -97,7 +97,7 @@ class World:
 
     def rows(self, table: sa.Table, team: str | None = None) -> list[Any]:
         """The rows of ``table``, tokens as Slack issued them (stored encrypted under the key
-        the runner made in its data folder: `bot.crypto.key_file_box`)."""
+        the runner made in its data folder: `bot.protection.crypto.key_file_box`)."""
         query = sa.select(table)
         if team is not None:
             query = query.where(table.c.team_id == team)

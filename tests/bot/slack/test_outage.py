@@ -1,4 +1,5 @@
-"""Outages are symmetric on Slack (`bot.outages`): after a restart in the middle of a day with
+"""Outages are symmetric on Slack (`bot.service.outages`): after a restart in the middle of a day
+with
 people typing through it, the backlog is released at the pace it was typed with the agents
 speaking inside it, and no line reaches the stage after its phase was announced over."""
 
@@ -14,7 +15,7 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.consent import record_consent
+from bot.protection.consent import record_consent
 from bot.slack.app import watch_reconnects
 from bot.store.db import make_engine
 from bot.store.models import Message as StoredMessage
@@ -52,7 +53,7 @@ def after_their_phase(
 async def test_restart_mid_day_the_agents_speak_inside_the_released_backlog(
     harness: SlackHarness,
 ) -> None:
-    """Fails on the code before `bot.outages`: the resumed game closes the day at once (its
+    """Fails on the code before `bot.service.outages`: the resumed game closes the day at once (its
     deadline passed while the app was down), so the day's backlog is posted after "Voting is
     open", in one burst with no agent line inside it."""
     fake = harness.fake
@@ -102,7 +103,8 @@ async def test_a_socket_gap_pauses_the_agents_and_gives_the_day_its_time_back(
     """The Socket Mode client (the SDK's own, on the fake's websocket) loses its socket: the
     game's agents and clock wait until it is back, then the day gets the gap back and what
     people typed meanwhile is read back and released. Fails on the code before
-    `bot.outages`: the agents go on talking while the socket is down, and the day ends on its
+    `bot.service.outages`: the agents go on talking while the socket is down, and the day ends on
+    its
     old deadline."""
     fake = harness.fake
     users = harness.people(5)
@@ -165,7 +167,7 @@ async def test_kill_9_mid_day_on_slack_the_agents_speak_inside_the_released_back
 ) -> None:
     """`mafiabot run --slack` (Socket Mode) in a process of its own, killed with SIGKILL in
     the middle of a day while people keep typing through the restart. Fails on the code
-    before `bot.outages`: the backlog is relayed in one burst with no agent line inside."""
+    before `bot.service.outages`: the backlog is relayed in one burst with no agent line inside."""
     fake = fake_slack
     url = f"sqlite:///{tmp_path / 'db' / 'mafiabot.db'}"
     people = People(fake)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.live import seating
+from bot.service.live import seating
 from games.config import GameConfig
 from games.engine import assign_roles
 from tests.bot.slack.conftest import SlackHarness, seed_where

@@ -6,9 +6,9 @@ from __future__ import annotations
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from sqlmodel import Session, col, select
 
+from bot.service.timers import Backoff
 from bot.slack.app import HostAlerts
 from bot.store.models import Message as StoredMessage
-from bot.timers import Backoff
 from games.state import PhaseKind
 from tests.bot.db_faults import Faults, action
 from tests.bot.slack.conftest import SlackHarness

@@ -12,14 +12,14 @@ import sqlalchemy as sa
 from cryptography.fernet import Fernet
 from pydantic import SecretStr
 
-from bot.crypto import PREFIX, SecretBox, SecretKeyError, check_rows
-from bot.service import GameService
+from bot.protection.crypto import PREFIX, SecretBox, SecretKeyError, check_rows
+from bot.service.port import GameService
+from bot.service.timers import make_scheduler
 from bot.settings import Settings
 from bot.slack.app import SlackRunner, SlackSetupError
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
 from bot.store.models import SLACK_BOTS, SLACK_INSTALLATIONS
-from bot.timers import make_scheduler
 from tests.bot.slack.test_oauth import (
     CLIENT_ID,
     CLIENT_SECRET,
@@ -211,7 +211,7 @@ def test_a_start_that_dies_while_making_the_key_file_leaves_no_broken_one(
     """The key file appears whole or not at all: a start that dies while writing it leaves
     nothing a later start would refuse ("does not hold a Fernet key"), and the next start makes
     a key as the first would have."""
-    from bot import crypto
+    from bot.protection import crypto
 
     upgrade(db_url)
     engine = make_engine(db_url)

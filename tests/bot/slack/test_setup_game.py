@@ -3,7 +3,7 @@ jester's win, an investigator's private result at dawn in their booth, the town'
 
 from __future__ import annotations
 
-from bot.live import seating
+from bot.service.live import seating
 from games.config import GameConfig
 from games.engine import assign_roles
 from tests.bot.slack.conftest import SlackHarness, seed_where

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlmodel import Session, select
 
-from bot import survey
+from bot.players import survey
 from bot.store.models import SurveyResponse
 from tests.bot.slack.conftest import SlackHarness, seed_where
 from tests.bot.slack.test_reveal_and_stats import (

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.live import SeatInfo
+from bot.players.survey import SurveyAnswer
+from bot.players.survey import response as survey_response
+from bot.service.live import SeatInfo
 from bot.slack.inbound import register
 from bot.slack.moments import ts_key as _ts
 from bot.slack.problems import BOT_EVENTS, REQUIRED_SCOPES, explain
 from bot.slack.text import from_slack, to_slack, unescape
-from bot.survey import SurveyAnswer
-from bot.survey import response as survey_response
 from bot.table.config import SettingsTextError, parse_settings
 from bot.table.lobby import lobby_text
 from bot.table.text import WORD_JOINER, defuse_mass_mentions

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from bot.clock import utcnow
+from bot.service.clock import utcnow
 from bot.store import models as m
 from bot.store import rows
 from bot.store.db import session_scope
