@@ -100,7 +100,7 @@ def _docs_named(text: str) -> list[str]:
 
 
 def test_the_missing_token_line_points_to_a_page_that_exists() -> None:
-    from bot.discord.app import check_token
+    from bot.discord.startup import check_token
     from bot.settings import SettingsError, load_settings
 
     with pytest.raises(SettingsError) as refused:
