@@ -20,7 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from bot import invocation, reveal, survey
+from bot import invocation, reveal, stats, survey
 from bot.clock import utcnow
 from bot.errors import ServiceError
 from bot.live import LiveGame
@@ -421,6 +421,7 @@ async def show_reveal(
     )
     if text:
         console.print(f"[bold]{escape(text)}[/]", highlight=False)
+        await asyncio.to_thread(stats.count_revealed, service.engine, game.id)
 
 
 #: ``survey_responses.source`` of the terminal's answers

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlmodel import Session
+
 from bot.live import seating
+from bot.store.models import RatedGame
 from games.config import GameConfig
 from games.engine import assign_roles
 from tests.bot.slack.conftest import SlackHarness, seed_where
@@ -13,6 +16,11 @@ from tests.bot.slack.test_commands import upload_server  # noqa: F401  (fixture)
 from tests.fakes.slack import FakeUser
 
 REVEAL = "The AI was"
+
+
+def rated(engine: Any, game_id: str) -> bool:
+    with Session(engine) as session:
+        return session.get(RatedGame, game_id) is not None
 
 
 def _agent_is_bystander(seed: int) -> bool:
@@ -112,6 +120,11 @@ async def test_help_reveal_stats_leaderboard_replay(
     )
     await harness.adapter.drain()  # type: ignore[union-attr]
     assert seen(harness, users).count(REVEAL) == 1
+    # the game is counted on the board at its reveal, not inside the next query
+    assert harness.engine is not None
+    await harness.fake.wait_until(
+        lambda: rated(harness.engine, game_id), within=10, what="the game counted"
+    )
 
     mine = await harness.slash(users[1], "stats")
     assert f"<@{users[1].id}>" in mine and "Games: 1" in mine
