@@ -266,6 +266,16 @@ def count_revealed(engine: Engine, game_id: str) -> int:
 
 def _catch_up_batch(engine: Engine, platform: str, server: str, size: int = BATCH) -> int:
     with Session(engine) as session:
+        games = session.exec(
+            select(Game)
+            .join(Server, col(Server.id) == col(Game.server_id))
+            .outerjoin(RatedGame, col(RatedGame.game_id) == col(Game.id))
+            .where(Server.platform == platform, Server.external_id == server, *_UNCOUNTED)
+            .order_by(col(Game.ended_at), col(Game.id))
+            .limit(size)
+        ).all()
+        if not games:
+            return 0  # (nothing new: a query reads no more; a withdrawal's row went at once)
         withdrew = _withdrawals(session, platform, server)
         rows = {
             r.user_id: r
@@ -279,17 +289,6 @@ def _catch_up_batch(engine: Engine, platform: str, server: str, size: int = BATC
             if user in withdrew and withdrew[user] >= row.created_at:
                 session.delete(row)
                 del rows[user]
-        games = session.exec(
-            select(Game)
-            .join(Server, col(Server.id) == col(Game.server_id))
-            .outerjoin(RatedGame, col(RatedGame.game_id) == col(Game.id))
-            .where(Server.platform == platform, Server.external_id == server, *_UNCOUNTED)
-            .order_by(col(Game.ended_at), col(Game.id))
-            .limit(size)
-        ).all()
-        if not games:
-            session.commit()  # (the dropped rows)
-            return 0
         ids = [g.id for g in games]
         seats = session.exec(select(Seat).where(col(Seat.game_id).in_(ids))).all()
         answers = session.exec(

@@ -110,7 +110,7 @@ def add_player_commands(
         if who.bot:
             await reply(interaction, "Bots and AI players have no stats.")
             return
-        await defer(interaction)  # (the first query after an upgrade counts the history)
+        await defer(interaction)  # (a busy database: the answer may take a moment)
         b = await links.run(server_board, engine, PLATFORM, str(guild.id))
         rank = b.rank_of(str(who.id))
         place = (rank, len(b.ranked)) if rank is not None else None
