@@ -113,6 +113,10 @@ async def test_help_reveal_stats_leaderboard_replay(
         if n < len(users) - 1:
             await harness.adapter.drain()  # type: ignore[union-attr]
             assert REVEAL not in seen(harness, users)  # nobody, not even who answered
+            if n == 0:  # a player asks for the replay (it shows the AI): not before the reveal
+                early = await harness.slash(u, f"replay {game_id}")
+                assert "no replay yet" in early and not upload_server, early
+                assert "Who the AI was is not revealed yet" in await harness.slash(u, "history")
         assert any("announced in the game channel" in t for t in harness.dm_texts(u))
     expected = f"{REVEAL} {agent}. 4 of 5 of you named them."
     await harness.wait_stage(
