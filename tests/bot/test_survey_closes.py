@@ -120,6 +120,11 @@ async def test_a_guess_after_the_reveal_is_refused_and_never_counted(
         uid: (s.spotted, s.guesses) for uid, s in server_stats(engine, "discord", SERVER).items()
     }
     assert spotted.get(ALICE) == (1, 1) and spotted.get(CAROL, (0, 0)) == (0, 0)
+    page = render(load(engine, table.game_id))  # the replay's guesses: the counted ones only
+    carol, alice = table.name_of[CAROL], table.name_of[ALICE]
+    assert f"<tr data-who='{carol}'><td>{carol}</td><td>no guess</td></tr>" in page
+    assert f"<tr data-who='{alice}'><td>{alice}</td><td>{agent} (right)</td></tr>" in page
+    assert "1 of 5 of you named them." in page
     surveys = list(csv.DictReader(io.StringIO(export(engine, table)["csv/surveys.csv"])))
     given = {r["player"]: (r["guess_given"], r["guess_counts"]) for r in surveys}
     assert given[table.name_of[ALICE]] == ("before reveal", "True")
