@@ -7,15 +7,18 @@ loop."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, select
 
+import bot.runtime
 import bot.stats
 from bench.stats import populate
 from bot.runtime import start_counting
+from bot.settings import Settings
 from bot.stats import QUERY_BATCH, servers_behind
 from bot.store.models import RatedGame
 from tests.bot.slack.conftest import SlackHarness
@@ -78,3 +81,25 @@ def test_the_start_up_count_stops_between_batches(
     assert bot.stats.catch_up_all(engine, stop=lambda: True) == 0 == counted(engine)
     assert bot.stats.catch_up_all(engine, stop=lambda: counted(engine) >= 2) == 2
     assert bot.stats.catch_up_all(engine) == 3 and servers_behind(engine) == []
+
+
+async def test_the_service_counts_every_server_behind_at_start_up(
+    engine: Engine, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`running_service` (what every platform's bot runs in) starts the count after the
+    migrations, for every server with uncounted revealed games, and the bot runs meanwhile."""
+    populate(engine, 7, 6, platform="discord", server="G1")
+    populate(engine, 4, 6, platform="slack", server="T1", start=7)
+    started: list[bot.runtime.Counting] = []
+
+    def counting(e: Engine) -> bot.runtime.Counting:
+        started.append(bot.runtime.Counting(e))
+        return started[-1]
+
+    monkeypatch.setattr(bot.runtime, "start_counting", counting)
+    settings = Settings(data_dir=tmp_path / "data", database_url=db_url, _env_file=None)
+    async with bot.runtime.running_service(settings) as service:
+        assert service.engine is not None  # serving already
+        [count] = started
+        assert await count.task == 11
+    assert counted(engine) == 11 and servers_behind(engine) == []
