@@ -150,6 +150,9 @@ async def test_help_reveal_stats_leaderboard_replay(
     assert "how many" in await harness.slash(users[1], "history lots")
     # the replay: for the game's players (not a withdrawn one) and the admins
     assert "played in it" in await harness.slash(users[2], f"replay {game_id}")
+    outsider = fake.add_user("zed")  # never played in it, not an admin
+    assert "played in it" in await harness.slash(outsider, f"replay {game_id}")
+    assert "data" not in upload_server  # no page went to either
     reply = await harness.slash(users[1], f"replay {game_id}")
     assert "is in our direct messages" in reply, reply
     assert upload_server["channel"] == fake.dm(users[1]).id
