@@ -74,6 +74,9 @@ BATCH = 500
 #: revealed games a stats or board query counts at most before it answers (the games are
 #: counted at start-up and when each is revealed, so a query normally finds none left)
 QUERY_BATCH = 50
+#: revealed games the start-up count counts in one transaction (short ones: the games being
+#: played meanwhile write to the same database)
+START_BATCH = 100
 
 MU, SIGMA = 25.0, 25.0 / 3
 
@@ -182,17 +185,19 @@ def catch_up(
     *,
     limit: int | None = None,
     stop: Callable[[], bool] | None = None,
+    batch: int = BATCH,
 ) -> int:
     """Count the server's revealed games not counted yet (oldest first), at most ``limit``
     (None: all), and drop the rows of people who withdrew since their row began. Returns the
-    games counted. ``stop()`` true: no further batch is begun. Safe to run from several
-    processes at once: a game is counted by whoever records it in ``rated_games`` first; the
-    others' transaction rolls back and they read the result. After three failed tries it
-    stops (the next catch-up tries again) and the answer is what is kept."""
+    games counted, ``batch`` in each transaction. ``stop()`` true: no further batch is begun.
+    Safe to run from several processes at once: a game is counted by whoever records it in
+    ``rated_games`` first; the others' transaction rolls back and they read the result. After
+    three failed tries it stops (the next catch-up tries again) and the answer is what is
+    kept."""
     counted = 0
     failures = 0
     while failures < 3:
-        size = BATCH if limit is None else min(BATCH, limit - counted)
+        size = batch if limit is None else min(batch, limit - counted)
         if size <= 0 or (stop is not None and stop()):
             break
         try:
@@ -242,7 +247,7 @@ def catch_up_all(engine: Engine, stop: Callable[[], bool] | None = None) -> int:
         if stop is not None and stop():
             break
         try:
-            counted += catch_up(engine, platform, server, stop=stop)
+            counted += catch_up(engine, platform, server, stop=stop, batch=START_BATCH)
         except sa.exc.SQLAlchemyError:
             log.exception("stats: counting the games of %s %s failed", platform, server)
     if counted:

@@ -133,9 +133,9 @@ def add_player_commands(
         guild = interaction.guild
         assert guild is not None
         me = str(interaction.user.id)
+        await defer(interaction)  # (before the database: Discord waits 3 seconds for an answer)
         games = await links.run(player_history, engine, PLATFORM, str(guild.id), me, limit=count)
         text = history_text(games, f"<@{me}>", "/mafia replay game:{game}")
-        await defer(interaction)
         for piece in _pieces(text):
             await interaction.followup.send(piece, ephemeral=True)
 

@@ -19,7 +19,7 @@ import bot.stats
 from bench.stats import populate
 from bot.runtime import start_counting
 from bot.settings import Settings
-from bot.stats import QUERY_BATCH, servers_behind
+from bot.stats import QUERY_BATCH, START_BATCH, servers_behind
 from bot.store.models import RatedGame
 from tests.bot.slack.conftest import SlackHarness
 
@@ -67,6 +67,7 @@ async def test_stats_answers_in_time_and_the_start_up_counts_the_rest(
     counting = start_counting(engine)
     assert await counting.task == GAMES - QUERY_BATCH
     await counting.stop()
+    assert sizes[1:] == [START_BATCH] * (len(sizes) - 1) and len(sizes) >= 3  # short ones
     assert counted(engine) == GAMES and servers_behind(engine) == []
     before = len(sizes)
     await harness.slash(asker, "leaderboard")
@@ -76,7 +77,7 @@ async def test_stats_answers_in_time_and_the_start_up_counts_the_rest(
 def test_the_start_up_count_stops_between_batches(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bot.stats, "BATCH", 2)
+    monkeypatch.setattr(bot.stats, "START_BATCH", 2)
     populate(engine, 5, 6, platform="slack", server="T1")
     assert bot.stats.catch_up_all(engine, stop=lambda: True) == 0 == counted(engine)
     assert bot.stats.catch_up_all(engine, stop=lambda: counted(engine) >= 2) == 2
