@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Protocol
 
+from sqlalchemy.engine import Engine
+
 from agent.decisions import DecisionLog
 from agent.memory import set_search_threads
 from bot.limits import COMMAND_BURST, LOBBY_COOLDOWN
+from bot.players.stats import catch_up_all
 from bot.protection.privacy import PendingWithdrawals, apply_pending_withdrawals
 from bot.seats.agents import make_agent_factory
 from bot.seats.llm_agents import AgentLearning, llm_player_factory
@@ -29,6 +33,30 @@ log = logging.getLogger(__name__)
 
 def database_url(settings: Settings, override: str | None = None) -> str:
     return override or settings.resolved_database_url()
+
+
+class Counting:
+    """The board's start-up catch-up (`bot.players.stats.catch_up_all`) in a thread, off the event
+    loop: every server's revealed games not counted yet, so no stats query has to."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._stopping = threading.Event()
+        self.task: asyncio.Task[int] = asyncio.create_task(
+            asyncio.to_thread(catch_up_all, engine, self._stopping.is_set),
+            name="count revealed games",
+        )
+
+    async def stop(self) -> None:
+        """No new batch is begun; waits for the one under way (one transaction)."""
+        self._stopping.set()
+        try:
+            await self.task
+        except Exception:
+            log.exception("stats: the start-up count failed")
+
+
+def start_counting(engine: Engine) -> Counting:
+    return Counting(engine)
 
 
 @asynccontextmanager
@@ -77,9 +105,11 @@ async def running_service(
         llm.alert = service.alerts.alert  # a spend cap reached: the host is told, once a day
     service.subscribe(PendingWithdrawals(engine))
     await asyncio.to_thread(apply_pending_withdrawals, engine)
+    counting = start_counting(engine)
     try:
         yield service
     finally:
+        await counting.stop()
         await service.close()  # agents flush their decision records on close
         if llm is not None:
             if progress is None:

@@ -111,7 +111,7 @@ def add_player_commands(
         if who.bot:
             await reply(interaction, "Bots and AI players have no stats.")
             return
-        await defer(interaction)  # (the first query after an upgrade counts the history)
+        await defer(interaction)  # (a busy database: the answer may take a moment)
         b = await links.run(server_board, engine, PLATFORM, str(guild.id))
         rank = b.rank_of(str(who.id))
         place = (rank, len(b.ranked)) if rank is not None else None
@@ -134,9 +134,9 @@ def add_player_commands(
         guild = interaction.guild
         assert guild is not None
         me = str(interaction.user.id)
+        await defer(interaction)  # (before the database: Discord waits 3 seconds for an answer)
         games = await links.run(player_history, engine, PLATFORM, str(guild.id), me, limit=count)
         text = history_text(games, f"<@{me}>", "/mafia replay game:{game}")
-        await defer(interaction)
         for piece in _pieces(text):
             await interaction.followup.send(piece, ephemeral=True)
 

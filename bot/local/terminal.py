@@ -35,7 +35,7 @@ from bot.local.simulate import (
     stop_hint,
     to_stderr,
 )
-from bot.players import reveal, survey
+from bot.players import reveal, stats, survey
 from bot.runtime import running_service
 from bot.service.clock import utcnow
 from bot.service.live import LiveGame
@@ -444,6 +444,7 @@ async def show_reveal(
     )
     if text:
         console.print(f"[bold]{escape(text)}[/]", highlight=False)
+        await asyncio.to_thread(stats.count_revealed, service.engine, game.id)
 
 
 #: ``survey_responses.source`` of the terminal's answers

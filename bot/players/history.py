@@ -26,6 +26,7 @@ from datetime import datetime
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from bot.players import seat_story, survey
 from bot.store.models import Consent, Game, Seat, Server, SurveyResponse
 from games.names import display_list
 from games.roles import get_role
@@ -90,7 +91,7 @@ def player_history(
         ).all()
         ids = [g.id for g, _ in rows]
         agents = session.exec(
-            select(Seat.game_id, Seat.character_name)
+            select(Seat)
             .where(col(Seat.game_id).in_(ids), col(Seat.is_agent).is_(True))
             .order_by(col(Seat.index))
         ).all()
@@ -101,8 +102,8 @@ def player_history(
     if last_withdrawal is not None:  # (the cleaning may still be under way)
         rows = [(g, s) for g, s in rows if s.joined_at > last_withdrawal]
     ai_of: dict[str, list[str]] = {}
-    for game_id, name in agents:
-        ai_of.setdefault(game_id, []).append(name)
+    for agent in seat_story.the_ai(agents):  # (a seat taken over from a person is not the AI)
+        ai_of.setdefault(agent.game_id, []).append(agent.character_name)
     answer_of = {(a.game_id, a.seat_index): a for a in answers}
     out: list[HistoryEntry] = []
     for game, seat in rows:
@@ -113,10 +114,9 @@ def player_history(
             result = "won" if side == game.winner else "lost"
         revealed = game.revealed_at is not None
         answer = answer_of.get((game.id, seat.index))
-        guess = answer.guessed_name if (revealed and answer is not None) else None
-        late = answer is not None and answer.t and game.revealed_at and answer.t > game.revealed_at
-        if late:
-            guess = None  # given after the reveal: not a guess
+        # only a guess given before the reveal is one (the survey's rule: bot.players.survey)
+        counts = answer is not None and survey.guess_counts(answer, game.revealed_at)
+        guess = answer.guessed_name if (answer is not None and counts) else None
         out.append(
             HistoryEntry(
                 game_id=game.id,

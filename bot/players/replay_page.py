@@ -226,8 +226,14 @@ def load(
         view = phase_at(call.t)
         if view is not None:
             view.decisions.append(call)
+    # the people asked for a guess, as the reveal counts them (`bot.players.reveal.tally`): not one
+    # whose every other seat is an agent's (the terminal's player: the survey asks no guess)
     guesses: dict[int, str | None] = {
-        s.index: None for s in seats if not s.is_agent and not s.withdrawn
+        s.index: None
+        for s in seats
+        if not s.is_agent
+        and not s.withdrawn
+        and not all(o.is_agent for o in seats if o.index != s.index)
     }
     for answer in answers:  # only a guess given before the reveal counts (bot.players.survey)
         if answer.seat_index in guesses and survey.guess_counts(answer, game.revealed_at):

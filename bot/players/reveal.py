@@ -10,7 +10,8 @@ closed, and nobody is told privately ahead of the others.
 (:func:`claim`), so two survey answers arriving together, a timer racing the last answer, or
 two processes never post it twice. :class:`Reveals` is what the adapters use: they tell it
 when a game ended and when a survey was completed, and pass it a function that posts a line
-on the game's stage.
+on the game's stage. Once the reveal is given, the game is counted on the board
+(`bot.players.stats.count_revealed`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from bot.players import seat_story, survey
+from bot.players import seat_story, stats, survey
 from bot.store.models import Game, Seat, Server, SurveyResponse, utcnow
 from games.names import display_list
 
@@ -239,3 +240,13 @@ class Reveals:
             await self.post(game_id, text)
         except Exception:
             log.exception("could not post the reveal of game %s", game_id)
+        await self.count(game_id)
+
+    async def count(self, game_id: str) -> None:
+        """The revealed game counts on the board now (`bot.players.stats.count_revealed`), not
+        inside
+        someone's next query."""
+        try:
+            await self.run(lambda: stats.count_revealed(self.engine, game_id))
+        except Exception:
+            log.exception("could not count the revealed game %s on the board", game_id)

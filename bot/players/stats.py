@@ -9,11 +9,13 @@ side (the sides are of very unequal size, so rated as two teams the larger one w
 favourite by numbers alone), the winner ranked first.
 
 Incremental. The numbers live in ``player_ratings``, one row per person and server, and each
-revealed game is counted once (``rated_games``): :func:`catch_up` counts the server's games
-revealed since the last time, in the order they ended, so a query reads a few rows instead of
-re-rating the server's whole history. Agents play in the rating as anonymous newcomers (so a
-win against the AI counts); the server's AI players share one row (``AI``: games, wins, how
-often they were named), which has no rating.
+revealed game is counted once (``rated_games``), in the order they ended: at start-up every
+server's games not counted yet (:func:`catch_up_all`, after an upgrade the whole history, off
+the event loop) and each game when it is revealed (:func:`count_revealed`), so a query reads a
+few rows instead of re-rating the server's whole history (it counts a bounded batch at
+most). Agents play in the rating as anonymous newcomers (so a win against the AI counts); the
+server's AI players share one row (``AI``: games, wins, how often they were named), which has
+no rating.
 
 The board ranks by the rating's estimate of skill (mu), not by the model's conservative
 *ordinal* (mu - 3 sigma, which climbs with every game played, so it rewarded volume), among
@@ -70,6 +72,12 @@ MIN_GAMES = 3
 AI = "@ai"
 #: revealed games counted in one transaction
 BATCH = 500
+#: revealed games a stats or board query counts at most before it answers (the games are
+#: counted at start-up and when each is revealed, so a query normally finds none left)
+QUERY_BATCH = 50
+#: revealed games the start-up count counts in one transaction (short ones: the games being
+#: played meanwhile write to the same database)
+START_BATCH = 100
 
 MU, SIGMA = 25.0, 25.0 / 3
 
@@ -171,17 +179,30 @@ def _withdrawals(session: Session, platform: str, server: str) -> dict[str, date
 # --- counting the revealed games, once each ----------------------------------------------------
 
 
-def catch_up(engine: Engine, platform: str, server: str) -> int:
-    """Count the server's revealed games not counted yet (oldest first), and drop the rows of
-    people who withdrew since their row began. Returns the games counted. Safe to run from
-    several processes at once: a game is counted by whoever records it in ``rated_games``
-    first; the others' transaction rolls back and they read the result. After three failed
-    tries it stops (the next query tries again) and the answer is what is kept."""
+def catch_up(
+    engine: Engine,
+    platform: str,
+    server: str,
+    *,
+    limit: int | None = None,
+    stop: Callable[[], bool] | None = None,
+    batch: int = BATCH,
+) -> int:
+    """Count the server's revealed games not counted yet (oldest first), at most ``limit``
+    (None: all), and drop the rows of people who withdrew since their row began. Returns the
+    games counted, ``batch`` in each transaction. ``stop()`` true: no further batch is begun.
+    Safe to run from several processes at once: a game is counted by whoever records it in
+    ``rated_games`` first; the others' transaction rolls back and they read the result. After
+    three failed tries it stops (the next catch-up tries again) and the answer is what is
+    kept."""
     counted = 0
     failures = 0
     while failures < 3:
+        size = batch if limit is None else min(batch, limit - counted)
+        if size <= 0 or (stop is not None and stop()):
+            break
         try:
-            done = _catch_up_batch(engine, platform, server)
+            done = _catch_up_batch(engine, platform, server, size)
         except sa.exc.IntegrityError:
             failures += 1  # another process counted the same games first: read again
             continue
@@ -190,13 +211,77 @@ def catch_up(engine: Engine, platform: str, server: str) -> int:
             log.warning("stats: counting the new games failed (%s); will try again", err)
             continue
         counted += done
-        if done < BATCH:
+        if done < size:
             break
     return counted
 
 
-def _catch_up_batch(engine: Engine, platform: str, server: str) -> int:
+#: a revealed game not counted yet (joined: ``servers`` and ``rated_games``)
+_UNCOUNTED = (
+    Game.status == "finished",
+    col(Game.winner).is_not(None),
+    col(Game.revealed_at).is_not(None),
+    col(RatedGame.game_id).is_(None),
+)
+
+
+def servers_behind(engine: Engine) -> list[tuple[str, str]]:
+    """Every (platform, server) with revealed games not counted yet."""
     with Session(engine) as session:
+        rows = session.exec(
+            select(Server.platform, Server.external_id)
+            .join(Game, col(Game.server_id) == col(Server.id))
+            .outerjoin(RatedGame, col(RatedGame.game_id) == col(Game.id))
+            .where(*_UNCOUNTED)
+            .distinct()
+        ).all()
+    return sorted((p, s) for p, s in rows)
+
+
+def catch_up_all(engine: Engine, stop: Callable[[], bool] | None = None) -> int:
+    """Start-up (after the migrations, off the event loop): count the revealed games not
+    counted yet on every server (after an upgrade that added the ratings, the whole history),
+    so no query has to. ``stop()`` true: ends after the batch under way. Returns the games
+    counted."""
+    counted = 0
+    for platform, server in servers_behind(engine):
+        if stop is not None and stop():
+            break
+        try:
+            counted += catch_up(engine, platform, server, stop=stop, batch=START_BATCH)
+        except sa.exc.SQLAlchemyError:
+            log.exception("stats: counting the games of %s %s failed", platform, server)
+    if counted:
+        log.info("stats: counted %d revealed games at start-up", counted)
+    return counted
+
+
+def count_revealed(engine: Engine, game_id: str) -> int:
+    """A game was just revealed: count it (and any older revealed game of its server not
+    counted yet, oldest first), so the next query reads the rows as they are."""
+    with Session(engine) as session:
+        where = session.exec(
+            select(Server.platform, Server.external_id)
+            .join(Game, col(Game.server_id) == col(Server.id))
+            .where(col(Game.id) == game_id)
+        ).first()
+    if where is None:
+        return 0
+    return catch_up(engine, where[0], where[1])
+
+
+def _catch_up_batch(engine: Engine, platform: str, server: str, size: int = BATCH) -> int:
+    with Session(engine) as session:
+        games = session.exec(
+            select(Game)
+            .join(Server, col(Server.id) == col(Game.server_id))
+            .outerjoin(RatedGame, col(RatedGame.game_id) == col(Game.id))
+            .where(Server.platform == platform, Server.external_id == server, *_UNCOUNTED)
+            .order_by(col(Game.ended_at), col(Game.id))
+            .limit(size)
+        ).all()
+        if not games:
+            return 0  # (nothing new: a query reads no more; a withdrawal's row went at once)
         withdrew = _withdrawals(session, platform, server)
         rows = {
             r.user_id: r
@@ -210,24 +295,6 @@ def _catch_up_batch(engine: Engine, platform: str, server: str) -> int:
             if user in withdrew and withdrew[user] >= row.created_at:
                 session.delete(row)
                 del rows[user]
-        games = session.exec(
-            select(Game)
-            .join(Server, col(Server.id) == col(Game.server_id))
-            .outerjoin(RatedGame, col(RatedGame.game_id) == col(Game.id))
-            .where(
-                Server.platform == platform,
-                Server.external_id == server,
-                Game.status == "finished",
-                col(Game.winner).is_not(None),
-                col(Game.revealed_at).is_not(None),
-                col(RatedGame.game_id).is_(None),
-            )
-            .order_by(col(Game.ended_at), col(Game.id))
-            .limit(BATCH)
-        ).all()
-        if not games:
-            session.commit()  # (the dropped rows)
-            return 0
         ids = [g.id for g in games]
         seats = session.exec(select(Seat).where(col(Seat.game_id).in_(ids))).all()
         answers = session.exec(
@@ -408,10 +475,15 @@ class Board:
         )
 
 
-def server_stats(engine: Engine, platform: str, server: str) -> dict[str, PlayerStats]:
-    """Every person who may appear, by user id, with their numbers and rating (counting the
-    games revealed since the last query first)."""
-    catch_up(engine, platform, server)
+def server_stats(
+    engine: Engine, platform: str, server: str, *, catch_up_limit: int | None = QUERY_BATCH
+) -> dict[str, PlayerStats]:
+    """Every person who may appear, by user id, with their numbers and rating. The games are
+    counted at start-up (`catch_up_all`) and at each reveal (`count_revealed`); a revealed
+    game still not counted (a reveal given by another process a moment ago) is counted
+    first, at most ``catch_up_limit`` of them (the answer stays quick; the rest count at the
+    next query or start-up)."""
+    catch_up(engine, platform, server, limit=catch_up_limit)
     with Session(engine) as session:
         shown = consenting(session, platform, server)
         rows = session.exec(
@@ -422,9 +494,11 @@ def server_stats(engine: Engine, platform: str, server: str) -> dict[str, Player
     return {r.user_id: _stats(r) for r in rows if r.user_id in shown and r.games > 0}
 
 
-def board(engine: Engine, platform: str, server: str) -> Board:
-    """The board: counts the new revealed games, then ranks."""
-    stats = server_stats(engine, platform, server)
+def board(
+    engine: Engine, platform: str, server: str, *, catch_up_limit: int | None = QUERY_BATCH
+) -> Board:
+    """The board: counts a bounded batch of new revealed games (`server_stats`), then ranks."""
+    stats = server_stats(engine, platform, server, catch_up_limit=catch_up_limit)
     with Session(engine) as session:
         ai_row = session.exec(
             select(PlayerRating).where(

@@ -28,7 +28,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm.attributes import flag_modified
 from sqlmodel import Session, col, select
 
-from bot.players.history import history_text, player_history
+from bot.players.history import MOST, SHOWN, history_text, player_history
 from bot.players.replay_page import ReplayError, page_bytes
 from bot.players.stats import board, consenting, leaderboard_text
 from bot.store.models import Game, Server
@@ -223,8 +223,20 @@ def history_page(engine: Engine, found: Site, key: str) -> str | None:
     user = next((u for u in shown if hmac.compare_digest(person_key(found.token, u), key)), None)
     if user is None:
         return None
-    games = player_history(engine, found.platform, found.server, user)
+    # only the revealed games: before its reveal, "<name> played <character>" tells whoever
+    # reads the page that this character was a person, and so narrows down the AI
+    games = [
+        g
+        for g in player_history(engine, found.platform, found.server, user, limit=MOST)
+        if g.revealed
+    ][:SHOWN]
     who = found.names.get(user, ANONYMOUS)
+    if not games:
+        return _page(
+            f"Mafia: {who}'s games",
+            "<h1>Games</h1><pre id='history'>No games shown yet: a game appears here once "
+            "its AI has been revealed.</pre>",
+        )
     text = history_text(games, who, "r/{game}")
     lines = []
     for line in _plain(text).split("\n"):

@@ -5,18 +5,21 @@ replay (the game's players, not a withdrawn one)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
 from bot.local.terminal import HUMAN_ID
 from bot.players import reveal
 from bot.players.history import history_text, may_replay, player_history
+from bot.players.seat_story import handover
 from bot.protection.privacy import withdraw
 from bot.service.port import GameService
 from bot.store import models as m
 from bot.store.db import session_scope
 from tests.bot.test_cli import run_cli
-from tests.bot.test_privacy import ALICE, BOB, CAROL, PEOPLE, SERVER
+from tests.bot.test_privacy import ALICE, BOB, CAROL, DAVE, PEOPLE, SERVER
 from tests.bot.test_reveal_stats import WINDOW, answer_all, finished
 
 
@@ -82,3 +85,40 @@ async def test_mafiabot_history_lists_the_terminals_games(
     assert f"replay {table.game_id} --html replay-{table.game_id}.html" in out
     code, _, err = await run_cli("history", "--count", "0", "--db", db_url)
     assert code == 2 and "--count" in err
+
+
+async def test_history_tells_the_ai_and_the_guess_as_the_reveal_does(
+    service: GameService,
+) -> None:
+    """ "The AI" is a seat an agent played throughout (a seat an agent took over from a person
+    is not: `bot.players.seat_story`), and a guess counts if it was given before the reveal,
+    whatever
+    was changed in the survey afterwards (`bot.players.survey.guess_counts`)."""
+    engine = service.engine
+    table = await finished(service)
+    dave = table.seat_of[DAVE]
+    with session_scope(engine) as s:  # Dave left on day 1; an agent played his seat from then
+        seat = s.exec(
+            select(m.Seat).where(m.Seat.game_id == table.game_id, m.Seat.index == dave)
+        ).one()
+        seat.is_agent = True
+        seat.handovers = [handover("person", "agent", "day 1", 2, m.utcnow())]
+    for uid in (ALICE, BOB, CAROL):
+        answer_all(engine, table, uid, table.agent_name)
+    said = reveal.claim(engine, table.game_id, window=WINDOW, closed=True)
+    assert said is not None and said.startswith(f"The AI was {table.agent_name}.")
+    with session_scope(engine) as s:  # Alice changed a rating after the reveal
+        game = s.get(m.Game, table.game_id)
+        assert game is not None and game.revealed_at is not None
+        row = s.exec(
+            select(m.SurveyResponse).where(
+                m.SurveyResponse.game_id == table.game_id,
+                m.SurveyResponse.seat_index == table.seat_of[ALICE],
+            )
+        ).one()
+        row.t = game.revealed_at + timedelta(minutes=5)
+        row.timing = 5.0
+    [entry] = player_history(engine, "discord", SERVER, ALICE)
+    assert entry.ais == (table.agent_name,)  # not Dave's character as well
+    text = history_text([entry], "Alice", "R {game}")
+    assert f"The AI was {table.agent_name}; you named {table.agent_name} (right)." in text

@@ -121,6 +121,11 @@ async def test_a_guess_after_the_reveal_is_refused_and_never_counted(
         uid: (s.spotted, s.guesses) for uid, s in server_stats(engine, "discord", SERVER).items()
     }
     assert spotted.get(ALICE) == (1, 1) and spotted.get(CAROL, (0, 0)) == (0, 0)
+    page = render(load(engine, table.game_id))  # the replay's guesses: the counted ones only
+    carol, alice = table.name_of[CAROL], table.name_of[ALICE]
+    assert f"<tr data-who='{carol}'><td>{carol}</td><td>no guess</td></tr>" in page
+    assert f"<tr data-who='{alice}'><td>{alice}</td><td>{agent} (right)</td></tr>" in page
+    assert "1 of 5 of you named them." in page
     surveys = list(csv.DictReader(io.StringIO(export(engine, table)["csv/surveys.csv"])))
     given = {r["player"]: (r["guess_given"], r["guess_counts"]) for r in surveys}
     assert given[table.name_of[ALICE]] == ("before reveal", "True")
@@ -185,3 +190,22 @@ async def test_a_kicked_person_is_not_announced_as_the_ai(
     assert f"<b id='ai'>{agent}</b>" in page
     players = list(csv.DictReader(io.StringIO(export(engine, table)["csv/players.csv"])))
     assert [p["name"] for p in players if p["is_llm"] == "True"] == [agent]
+
+
+async def test_the_replay_of_a_game_of_one_person_asks_no_guess_as_the_reveal(
+    service: GameService,  # noqa: F811
+) -> None:
+    """A table of one person and AI players only (the terminal's): the survey asks them no
+    guess, so the reveal counts none, and the replay page says what the reveal said."""
+    engine = service.engine
+    table = await play_table(service, finish=False)
+    await finish(service, table)
+    with session_scope(engine) as s:  # everyone but Alice: an agent from start to end
+        for seat in s.exec(select(m.Seat).where(m.Seat.game_id == table.game_id)):
+            if seat.index != table.seat_of[ALICE]:
+                seat.is_agent, seat.user_id = True, None
+    said = reveal.claim(engine, table.game_id, window=WINDOW, closed=True)
+    assert said is not None and "of you named" not in said
+    page = render(load(engine, table.game_id))
+    assert f"<p id='reveal-text'>{said}</p>" in page
+    assert "of you named" not in page and "id='guesses'" not in page

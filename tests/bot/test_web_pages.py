@@ -68,6 +68,12 @@ async def test_pages_by_their_links_in_a_browser(
             assert table.game_id not in page and "No one on the leaderboard" in page
             async with http.get(f"{local}/p/{token}/r/{table.game_id}") as r:
                 assert r.status == 404
+            # a history page names no game before its reveal: "Alice played <character>"
+            # would tell the board's readers that this character was a person, not the AI
+            async with http.get(history_url.replace(BASE, local)) as r:
+                page = await r.text()
+            assert r.status == 200 and table.game_id not in page
+            assert table.name_of[ALICE] not in page and running.game_id not in page
             for uid in PEOPLE:
                 answer_all(engine, table, uid, table.agent_name)
             assert reveal.claim(engine, table.game_id, window=WINDOW) is not None

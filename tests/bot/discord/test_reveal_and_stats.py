@@ -119,6 +119,10 @@ async def test_help_reveal_stats_leaderboard_replay(
                 assert REVEAL not in everything_the_players_saw(fake, table)
                 stats = await answered(await table.slash("mafia stats", person))
                 assert "No games counted" in stats["content"]  # not before the reveal
+                if n == 0:  # the game's replay shows the AI: not before the reveal
+                    early = await answered(await table.slash("mafia replay", person, game=game_id))
+                    assert "survey is still open" in early["content"], early
+                    assert not early.get("attachments") and agent not in early["content"]
         # (the second person names the one voted out: when the mafia voted out was the agent
         # itself, that is the agent too)
         spotted = guesses.count(agent)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlmodel import Session
+
 from bot.service.live import seating
+from bot.store.models import RatedGame
 from games.config import GameConfig
 from games.engine import assign_roles
 from tests.bot.slack.conftest import SlackHarness, seed_where
@@ -13,6 +16,11 @@ from tests.bot.slack.test_commands import upload_server  # noqa: F401  (fixture)
 from tests.fakes.slack import FakeUser
 
 REVEAL = "The AI was"
+
+
+def rated(engine: Any, game_id: str) -> bool:
+    with Session(engine) as session:
+        return session.get(RatedGame, game_id) is not None
 
 
 def _agent_is_bystander(seed: int) -> bool:
@@ -107,6 +115,10 @@ async def test_help_reveal_stats_leaderboard_replay(
         if n < len(users) - 1:
             await harness.adapter.drain()  # type: ignore[union-attr]
             assert REVEAL not in seen(harness, users)  # nobody, not even who answered
+            if n == 0:  # a player asks for the replay (it shows the AI): not before the reveal
+                early = await harness.slash(u, f"replay {game_id}")
+                assert "no replay yet" in early and not upload_server, early
+                assert "Who the AI was is not revealed yet" in await harness.slash(u, "history")
         assert any("announced in the game channel" in t for t in harness.dm_texts(u))
     expected = f"{REVEAL} {agent}. 4 of 5 of you named them."
     await harness.wait_stage(
@@ -114,6 +126,11 @@ async def test_help_reveal_stats_leaderboard_replay(
     )
     await harness.adapter.drain()  # type: ignore[union-attr]
     assert seen(harness, users).count(REVEAL) == 1
+    # the game is counted on the board at its reveal, not inside the next query
+    assert harness.engine is not None
+    await harness.fake.wait_until(
+        lambda: rated(harness.engine, game_id), within=10, what="the game counted"
+    )
 
     mine = await harness.slash(users[1], "stats")
     assert f"<@{users[1].id}>" in mine and "Games: 1" in mine
@@ -135,6 +152,9 @@ async def test_help_reveal_stats_leaderboard_replay(
     assert "how many" in await harness.slash(users[1], "history lots")
     # the replay: for the game's players (not a withdrawn one) and the admins
     assert "played in it" in await harness.slash(users[2], f"replay {game_id}")
+    outsider = fake.add_user("zed")  # never played in it, not an admin
+    assert "played in it" in await harness.slash(outsider, f"replay {game_id}")
+    assert "data" not in upload_server  # no page went to either
     reply = await harness.slash(users[1], f"replay {game_id}")
     assert "is in our direct messages" in reply, reply
     assert upload_server["channel"] == fake.dm(users[1]).id
