@@ -22,7 +22,7 @@ def exported(events: list[Event]) -> list[dict[str, Any]]:
     label = {"Kai": "Kai", "Lee": "Lee", "Avery": "[withheld]"}
     g = _Game(
         id="g",
-        row=Game(id="g"),
+        row=Game(id="g", seed=1),
         imported=False,
         seats=[],
         allowed={0: True, 1: True, 2: False},
