@@ -284,3 +284,26 @@ async def test_a_lone_consort_blocks_beside_its_kill_vote() -> None:
     for act in done:
         assert act.target_name != "Ari" and any(act.target_name in n for n in offered.values())
     assert "Role card: consort (mafia)." in _system(server.requests[0].json or {})
+
+
+async def test_the_doctor_s_enum_leaves_out_last_night_s_patient() -> None:
+    def answer(req: JSON) -> str:
+        spec = (req.get("response_format") or {}).get("json_schema") or {}
+        return '{"name": "Eden"}' if spec.get("name") == "night_action" else '{"name": "Finley"}'
+
+    server = FakeOpenAIServer(answer, flavour="openai")
+    table, _ = await play(
+        "doctor",
+        server,
+        lambda url: OpenAIClient("gpt-4o-mini", base_url=url, api_key="k"),
+        deal_=("doctor", "bystander", "mafia", "mafia", "detective", "bystander", "bystander"),
+    )
+    enums = [enum for name, enum in openai_schemas(server) if name == "night_action"]
+    protected = [a.target_name for a in acts(table)]
+    assert len(protected) >= 2 and protected[0] == "Eden"
+    offered = [list(o.target_names) for o in offers(table)]
+    assert all(enum in offered for enum in enums)
+    assert "Ari" in enums[0]  # a doctor may protect themself
+    later = [enum for enum in enums if "Eden" not in enum]
+    assert later, "the night after Eden was protected still offered Eden"
+    assert protected[1] != "Eden" and table.refused == []
