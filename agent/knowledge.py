@@ -240,6 +240,17 @@ class SeatKnowledge:
     def night_verb(self) -> str | None:
         return None if self.role is None else get_role(self.role).night_verb
 
+    def uses_left(self) -> int | None:
+        """How many more nights this seat's limited ability may be used, counting tonight's
+        (None: unlimited, or no ability). The engine spends a use only when the action is
+        carried out (not when blocked), so the nights acted give a floor; while the engine
+        offers the action, at least one is left."""
+        role = None if self.role is None else get_role(self.role)
+        if role is None or role.uses is None or role.ability is None:
+            return None
+        left = max(role.uses - len(self.night_targets), 0)
+        return max(left, 1) if self.night_targets_now() else left
+
     # --- what this seat may do now ------------------------------------------------------------
 
     def room(self) -> Room | None:

@@ -267,6 +267,8 @@ class LLMPlayer(TalkingSeat):
         self._plan_prevote(event)
         if k.votes_now():
             self._new_decision("vote", event)
+            if k.acts_tonight():
+                self._plan_side_act(event)
         elif k.acts_tonight():
             self._new_decision("night_action", event)
         self._floor_pending = False

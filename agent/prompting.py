@@ -60,6 +60,7 @@ from typing import Any, Literal
 
 from agent.knowledge import MAX_LINE_CHARS, ChatEntry, SeatKnowledge, clock_text
 from agent.llm.base import LLMRequest
+from agent.role_card import night_question, role_card
 from games.names import display_list, names_in_text
 from games.narration import MANAGER
 from games.roles import get_role
@@ -238,7 +239,16 @@ _SPECIAL_RULES = {
 }
 
 
+#: the LLMafia roles, whose notes (below) are kept word for word as the study's agent had them
+_LLMAFIA_ROLES = ("mafia", "bystander", "detective", "doctor")
+
+
 def _role_note(k: SeatKnowledge) -> str:
+    card = " " + role_card(k.role) if k.role is not None and k.role not in _LLMAFIA_ROLES else ""
+    return _role_note_text(k) + card
+
+
+def _role_note_text(k: SeatKnowledge) -> str:
     if k.is_mafia:
         team = (
             f"Your fellow mafia: {display_list(list(k.partners))}."
@@ -508,7 +518,7 @@ def _question(k: SeatKnowledge, kind: TargetKind) -> str:
             "Pick a player to protect tonight (yourself allowed, not the one you protected last "
             "night). If the mafia pick them, nobody dies."
         )
-    return f"Pick a player to {k.night_verb or 'act on'} tonight."
+    return night_question(k)
 
 
 def target_request(
@@ -543,8 +553,17 @@ def target_request(
         max_tokens=max_tokens,
         kind=kind,
         schema=target_schema(options),
-        schema_name=kind,
+        schema_name=_schema_name(k, kind),
     )
+
+
+def _schema_name(k: SeatKnowledge, kind: TargetKind) -> str:
+    """The structured answer's name (the Anthropic tool's): ``vote``, ``night_action`` for the
+    LLMafia roles, else the night ability's own (``night_block``, ``night_track``...)."""
+    if kind == "vote" or k.role is None or k.role in _LLMAFIA_ROLES:
+        return kind
+    ability = get_role(k.role).ability
+    return f"night_{ability}" if ability is not None else kind
 
 
 def memory_field(memory: str) -> str:

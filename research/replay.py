@@ -129,6 +129,8 @@ class ReplayResult:
     agent_llm: dict[str, Any] | None = None
     db_url: str | None = None
     notices: list[str] = field(default_factory=list)
+    #: the live game's night actions by role (`research.report_night`)
+    night_actions: dict[str, Any] = field(default_factory=dict)
 
     def outcomes(self, action: str) -> Counter[str]:
         return Counter(r.outcome for r in self.results if r.cue.action == action)
@@ -205,6 +207,7 @@ class ReplayResult:
             "agent_llm": self.agent_llm,
             "real_seconds": round(self.real_seconds, 2),
             "notices": self.notices,
+            "night_actions": self.night_actions,
         }
 
 
@@ -362,6 +365,7 @@ async def run_replay(
         agent_llm=agent_llm,
         db_url=db_url,
         notices=notices,
+        night_actions=live_report.get("night_actions") or {},
     )
 
 
@@ -433,6 +437,10 @@ def render_table(result: ReplayResult) -> str:
         f"winner: recorded {j['winner']['recorded'] or '-'}, live "
         f"{j['winner']['live'] or 'none (' + j['ended'] + ')'}"
     )
+    night = result.night_actions.get("by_role") or {}
+    if night:
+        acts = ", ".join(f"{r['actions']} {role} ({r['verb']})" for role, r in night.items())
+        lines.append(f"night actions, live: {acts}")
     live_m, rec_m = result.measures, result.recorded_measures
     header = ("", "humans live", "our agent", "humans rec.", "study LLM")
     rows: list[tuple[str, ...]] = [

@@ -68,6 +68,7 @@ from bot.store.models import GAME_MANAGER, Game, Message, Seat, SurveyResponse
 from bot.store.models import Phase as PhaseRow
 from games.events import is_draw
 from research.report_markdown import render_markdown
+from research.report_night import night_action_counts
 from research.report_paper import PAPER, RATINGS, ROLES, TYPES
 
 __all__ = [
@@ -679,6 +680,7 @@ def build_report(
         "survey": _survey(games),
         "spot_the_ai": spot_rates(engine, [g.id for g in games]).as_dict(),
         "separability": _separability(games, embedder),
+        "night_actions": night_action_counts(engine, [g.id for g in games]),
         "paper": PAPER,
         "notes": _notes(games),
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.players.spotrate import table_lines
+from research.report_night import night_markdown
 from research.report_paper import PAPER, RATINGS, TYPES
 
 __all__ = ["render_markdown"]
@@ -225,4 +226,7 @@ def render_markdown(report: dict[str, Any], figures: dict[str, str] | None = Non
     if "figure7" in figures:
         out += ["", f"![Figure 7]({figures['figure7']})"]
     out.append("")
+    night = night_markdown(report.get("night_actions") or {})
+    if night:
+        out += night
     return "\n".join(out)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from agent.baseline.acting import act_target
 from agent.llm.base import FINISH_REFUSAL, LLMRequest, LLMResponse
 from agent.llm_seat.core import Decision, SeatCore
 from agent.llm_seat.planning import CRITICAL_KINDS
 from agent.prompting import TargetKind, corrective_request, parse_target, target_request
 from agent.shape import fallback_fraction, vote_delay
 from games.events import PhaseStarted
+from games.roles import get_role
 from games.state import PhaseKind
 
 __all__ = ["VotingSeat"]
@@ -57,6 +59,31 @@ class VotingSeat(SeatCore):
 
         self._arm("decide", start, ready)
         self._arm_fallback(dec)
+
+    def _plan_side_act(self, event: PhaseStarted) -> None:
+        """A mafia role with a night action of its own (a consort, a framer...) in a night
+        vote with no night talk before it (the only mafia left): its vote is the decision the
+        model is asked; the action beside it is the shadow baseline's, among the offered."""
+        lo, hi = self.settings.act_start
+        when = event.t + timedelta(seconds=self.rng.uniform(lo, hi) * event.seconds)
+
+        async def act() -> None:
+            k = self.knowledge
+            legal = k.night_targets_now()
+            if self._closed or not legal or not k.acts_tonight() or self._holds_tonight(legal):
+                return
+            name = self._baseline_act(legal) or self._heuristic_target("night_action", legal)
+            self._note(name, kind="night_action", fallback=True, error="beside the kill vote")
+            try:
+                await self._port(lambda: self.port.night_act(name))
+            except Exception as err:
+                self._note(
+                    f"night_action refused: {name}",
+                    kind="night_action",
+                    error=f"{type(err).__name__}: {err}",
+                )
+
+        self._arm("side_act", when, act)
 
     def _decision_margin(self, seconds: float) -> float:
         """No vote later than this before the deadline of a phase of ``seconds``."""
@@ -183,6 +210,10 @@ class VotingSeat(SeatCore):
                 return
             await self._cast(dec, planned, fallback=False)
             return
+        if dec.kind == "night_action" and self._holds_tonight(legal):
+            dec.model_done = True
+            self._note("not tonight (baseline)", kind=dec.kind)
+            return
         options = list(legal.values())
         s = self.settings
         memory, strategy = await self._memory(dec.kind)
@@ -260,13 +291,23 @@ class VotingSeat(SeatCore):
         late = self.clock.now() >= dec.deadline - dec.margin
         due = self._hard_deadline(dec)
         made = (due if dec.heard is None else max(due, dec.heard)) if late else None
-        name = self._heuristic_target(dec.kind, legal)
+        if dec.kind == "night_action":
+            if self._holds_tonight(legal):
+                return
+            name = self._baseline_act(legal) or self._heuristic_target(dec.kind, legal)
+        else:
+            name = self._heuristic_target(dec.kind, legal)
         self._note(name, kind=dec.kind, fallback=True, error=why)
         await self._cast(dec, name, fallback=True, made=made)
 
     async def _cast(
         self, dec: Decision, name: str, fallback: bool, made: datetime | None = None
     ) -> None:
+        if dec.kind == "night_action" and name.casefold() not in {
+            n.casefold() for n in self._legal("night_action").values()
+        }:  # never an act the engine did not offer: a refusal could show the role
+            self._note(f"night action not sent: {name} is not offered", kind=dec.kind)
+            return
         previous, dec.cast, dec.by_fallback = dec.cast, name, fallback
         try:
             if dec.kind == "vote":
@@ -278,6 +319,27 @@ class VotingSeat(SeatCore):
             self._note(
                 f"{dec.kind} refused: {name}", kind=dec.kind, error=f"{type(err).__name__}: {err}"
             )
+
+    def _baseline_act(self, legal: dict[int, str]) -> str | None:
+        """The shadow baseline's night target, when the engine offers it (its role-aware
+        choice: an escort blocks the prime suspect, a tracker follows one...)."""
+        try:
+            target = act_target(self.shadow)
+        except Exception:  # the shadow must never take the seat down
+            return None
+        return legal.get(target) if target is not None else None
+
+    def _holds_tonight(self, legal: dict[int, str]) -> bool:
+        """A limited ability (a vigilante's bullets, a veteran's alerts, a survivor's vests)
+        is kept for another night when the shadow baseline would keep it: the model picks the
+        target, the baseline whether tonight is the night."""
+        role = self.knowledge.role
+        if role is None or get_role(role).uses is None:
+            return False
+        try:
+            return act_target(self.shadow) is None
+        except Exception:
+            return False
 
     def _heuristic_target(self, kind: TargetKind, legal: dict[int, str]) -> str:
         """Always one of ``legal``: the baseline's suspicion (town) or danger (mafia) scores."""

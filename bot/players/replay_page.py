@@ -33,6 +33,7 @@ from bot.players.reveal import reveal_text
 from bot.protection.dataset.scrub import PLAYER, Scrubber, name_variants
 from bot.store.models import Event, Game, LLMCall, Message, Phase, Seat, SurveyResponse, Vote
 from games.narration import MANAGER
+from games.night_log import night_sentence
 from games.roles import get_role
 from games.state import PhaseKind
 
@@ -202,11 +203,13 @@ def load(
             view.votes[vote.voter_index] = vote.target_index  # the last one counts
             view.ballots.append(vote)
     names = {s.index: s.character_name for s in seats}
+    roles = {s.index: s.role for s in seats if s.role}
     current: PhaseView | None = None
     for event in events:  # in the game's order: each after the phase that began before it
         payload = dict(event.payload)
         if event.kind == "phase_started":
-            current = by_seq.get(_int(payload.get("seq")), current)
+            seq = payload.get("seq")
+            current = by_seq.get(seq if isinstance(seq, int) else -1, current)
             continue
         view = current or phase_at(event.t)
         if view is None:
@@ -216,7 +219,7 @@ def load(
         elif event.kind == "vote_resolved":
             view.tally.append(payload)
         else:
-            said = _night_sentence(event.kind, payload, names)
+            said = night_sentence(event.kind, payload, names, roles)
             if said:
                 view.actions.append(said)
     agents = {s.index for s in seats if s.is_agent}
@@ -290,7 +293,7 @@ def _attach(
 
 
 #: the events the page leaves out (lines and votes have their own rows; the rest is the
-#: engine's bookkeeping); every other kind is shown, a new role's included (`_night_sentence`)
+#: engine's bookkeeping); every other kind is shown (`games.night_log.night_sentence`)
 NOT_SHOWN = (
     "message",
     "vote_cast",
@@ -301,32 +304,6 @@ NOT_SHOWN = (
     "role_assigned",
     "game_over",
 )
-#: a night verb as done ("protect" -> "protected"); others are said as "chose to <verb>"
-DONE = {"protect": "protected", "investigate": "investigated", "kill": "chose to kill"}
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) else -1
-
-
-def _night_sentence(kind: str, payload: dict[str, object], names: Mapping[int, str]) -> str:
-    """A night action or result as a sentence ("" for what the page does not show)."""
-    who = names.get(_int(payload.get("seat")), "someone")
-    if kind == "night_action":
-        verb = str(payload.get("verb") or "act on")
-        done = DONE.get(verb, f"chose to {verb}")
-        return f"{who} ({payload.get('role', '?')}) {done} {payload.get('target_name', '?')}."
-    if kind == "inspection_result":
-        what = "is mafia" if payload.get("is_mafia") else "is not mafia"
-        return f"{who} learned that {payload.get('target_name', '?')} {what}."
-    if kind == "night_result":
-        victim = payload.get("victim_name")
-        return f"The night's kill: {victim}." if victim else "Nobody was killed in the night."
-    target = payload.get("target_name") or payload.get("victim_name")
-    if target is None:
-        return ""
-    what = kind.replace("_", " ")  # a new role's result: said plainly
-    return f"{who}: {what}: {target}." if "seat" in payload else f"{what.capitalize()}: {target}."
 
 
 def _cleaner(seats: Sequence[Seat], identities: Identities) -> Callable[[str], str]:

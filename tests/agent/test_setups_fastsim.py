@@ -11,6 +11,7 @@ from agent.balance import measure
 from agent.fastsim import EPOCH, simulate_fast
 from agent.knowledge import SeatKnowledge
 from agent.prompting import _role_note
+from agent.role_card import role_card
 from games.config import GameConfig
 from games.engine import new_game
 from games.events import NightActionRecorded, PrivateNote, RoleAssigned, visible
@@ -69,8 +70,12 @@ def test_the_llm_seat_is_told_its_roles_goal_from_the_registry() -> None:
                 k.observe(e)
         note = _role_note(k)
         role = get_role(seat.role)
+        if seat.role not in ("mafia", "bystander", "detective", "doctor"):
+            # its goal and its card (name, faction, ability) from the registry
+            assert note.endswith(role_card(seat.role))
+            assert f"Role card: {seat.role} ({role.faction})." in note
         if role.faction == "neutral":
-            assert note == role.description
+            assert note == f"{role.description} {role_card(seat.role)}"
             told.add(seat.role)
         elif role.faction == "town" and seat.role not in ("bystander", "detective", "doctor"):
             assert role.description in note

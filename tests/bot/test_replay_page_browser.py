@@ -180,15 +180,15 @@ async def test_night_actions_and_their_results_on_a_simulated_game(
     shot(browser, "replay-night-phone.png")
 
 
-def test_night_actions_of_roles_the_page_does_not_know_are_said_plainly() -> None:
-    from bot.players.replay_page import _night_sentence
+def test_night_actions_of_every_role_read_properly() -> None:
+    from games.night_log import night_sentence
 
     names = {1: "Avery", 2: "Kai"}
-    said = _night_sentence(
+    said = night_sentence(
         "night_action", {"seat": 1, "role": "escort", "verb": "block", "target_name": "Kai"}, names
     )
-    assert said == "Avery (escort) chose to block Kai."
-    assert _night_sentence("block_result", {"seat": 2, "target_name": "Avery"}, names) == (
+    assert said == "Avery (escort) blocked Kai."
+    assert night_sentence("block_result", {"seat": 2, "target_name": "Avery"}, names) == (
         "Kai: block result: Avery."
     )
-    assert _night_sentence("phase_timer", {"seconds": 3}, names) == ""
+    assert night_sentence("phase_timer", {"seconds": 3}, names) == ""

@@ -7,6 +7,7 @@ under a documented reason.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -163,6 +164,14 @@ def check_replay(result: ReplayResult, db_url: str) -> None:
     assert j["eliminations"]["live"], "nobody went out in the live game"
     table_text = render_table(result)
     assert "our agent" in table_text and "words / message" in table_text
+    # the recordings' games have no night action but the mafia's kill vote: none counted
+    assert j["night_actions"] == {"total": 0, "by_role": {}}
+    assert "night actions" not in table_text
+    seen = {"verb": "investigate", "actions": 2, "agent": 1, "human": 1, "with_result": 2}
+    with_night = dataclasses.replace(
+        result, night_actions={"total": 2, "by_role": {"detective": {**seen, "games": 1}}}
+    )
+    assert "night actions, live: 2 detective (investigate)" in render_table(with_night)
 
 
 async def test_baseline_replay_of_a_real_game(no_llm_env: None, tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ Layout under ``out_dir``::
     jsonl/<game_id>.jsonl             every stored event, one JSON object a line, UTC ISO-8601
     csv/messages.csv, csv/votes.csv,  one table each across the exported games
     csv/players.csv, csv/surveys.csv
+    csv/night_actions.csv             each night action, its actor, role, target and result
+                                      (only when an exported game has one)
     agent_log/<game_id>.jsonl         the agent's decisions (only with ``with_agent_log``)
 
 What may appear, and what never does:
@@ -74,6 +76,8 @@ from bot.protection.dataset.llmafia_manager import StoredEvent, manager_lines
 from bot.protection.dataset.llmafia_model import MANAGER, ChatLine, LLMafiaGame, Survey
 from bot.protection.dataset.llmafia_write import AGENT_LOG_MARKER, write_counted
 from bot.protection.dataset.names import inside
+from bot.protection.dataset.night_actions import HEADER as NIGHT_HEADER
+from bot.protection.dataset.night_actions import night_action_rows
 from bot.protection.dataset.outdir import MARKER, OutputFolder
 from bot.protection.dataset.scrub import (
     PLAYER,
@@ -111,13 +115,13 @@ _FAMILY = {"day": "day", "vote": "day", "night": "night", "night_vote": "night"}
 # LLMafia folders of games played here start above the release's numbers (and its pilot games)
 _FIRST_PLAYED_FOLDER = 1001
 # Event payload keys: seat indices (dropped), single names, lists of names, (name, x) pairs.
-_INDEX_KEYS = {"seat", "voter", "target", "targets", "victim", "chosen", "visible_to"}
+_INDEX_KEYS = {"seat", "voter", "target", "targets", "victim", "chosen", "visible_to", "seats"}
 _NAME_KEYS = {"name", "voter_name", "target_name", "victim_name", "chosen_name"}
-_NAME_LIST_KEYS = {"players", "partners", "abstained", "tied", "target_names"}
+_NAME_LIST_KEYS = {"players", "partners", "abstained", "tied", "target_names", "names"}
 _PAIR_KEYS = {"tally", "roles"}
 _TEXT_KEYS = {"text", "reason"}
 # Private events of a withheld seat (their own night choice, what they learned) are left out.
-_PRIVATE_OWN = {"night_action": "seat", "inspection_result": "seat"}
+_PRIVATE_OWN = {"night_action": "seat", "inspection_result": "seat", "private_note": "seat"}
 _MESSAGES_HEADER = ["game_id", "t", "phase", "place", "speaker", "text"]
 _VOTES_HEADER = ["game_id", "t", "phase", "kind", "voter", "target"]
 # characters a line reader may end a line at that json.dumps leaves as they are
@@ -231,6 +235,7 @@ def _write_bundle(
     revealed_only: bool = False,
 ) -> None:
     tables: dict[str, list[list[Any]]] = {"messages": [], "votes": [], "players": [], "surveys": []}
+    tables["night_actions"] = []
     folders: set[str] = set()
     for game_id in ids:
         g, why = _prepare(engine, game_id, identities or {}, revealed_only)
@@ -261,6 +266,9 @@ def _write_bundle(
             tables["votes"].extend(g.vote_rows())
             tables["players"].extend(g.player_rows())
             tables["surveys"].extend(survey_rows(engine, g))
+            labels = {s.index: g.label[s.character_name] for s in g.seats}
+            night = night_action_rows(g.id, g.event_rows, labels, g.allowed, g.name)
+            tables["night_actions"].extend(night)
         if with_agent_log:
             _write_jsonl(inside(out, f"agent_log/{g.id}.jsonl"), g.agent_log())
             files.append(f"agent_log/{g.id}.jsonl")
@@ -271,7 +279,10 @@ def _write_bundle(
             ("votes", _VOTES_HEADER),
             ("players", _PLAYERS_HEADER),
             ("surveys", SURVEYS_HEADER),
+            ("night_actions", NIGHT_HEADER),
         ):
+            if name == "night_actions" and not tables[name]:
+                continue  # (a game without night actions exports the files it always did)
             _write_csv(out / "csv" / f"{name}.csv", header, tables[name])
     _put(out / "manifest.json", json.dumps(report.manifest(), indent=2, ensure_ascii=False))
 
@@ -496,6 +507,8 @@ class _Game:
             record: dict[str, Any] = {"game_id": self.id, "event_seq": row.seq, "t": _iso(row.t)}
             record["kind"] = row.kind
             record["place"] = payload.get("place", "stage")
+            if own is not None:  # a night action or its result: whose (the seat is an index)
+                record["actor"] = self.seat_name(payload.get(own))
             for key, value in payload.items():
                 if key in _INDEX_KEYS or key in ("kind", "t", "place"):
                     continue
