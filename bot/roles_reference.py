@@ -33,6 +33,12 @@ bulletproof townie; each role's source is listed below, with how it is simplifie
 List them with `mafiabot roles [--json]`, the setups with `mafiabot setups [--json]`; play one
 with `--setup NAME` (or a custom list of roles, comma-separated) on `mafiabot play` and
 `mafiabot simulate`; measure one with `mafiabot balance SETUP --games N [--json]`.
+
+A host who picks a setup or a list of roles in `/mafia new` (or Slack's `/mafia config
+setup=...`) sees its balance in the lobby before the game starts: each side's win rate over
+300 simulated games of the baseline agent at that table size (a role list: one seat a role; a
+named setup: the size its balance is quoted at), with its 95% interval. It is measured in the
+background and the lobby is updated when it arrives; a setup measured once is remembered.
 """
 
 _WINS = """\

@@ -65,7 +65,18 @@ if _plain_frozen(Intent):
         _object_setattr(intent, "__dict__", {"at": at, "kind": "say", "text": text, "target": None})
         return intent
 
+    def vote_at(at: datetime, target: str | None) -> Intent:
+        """``Intent(at, "vote", target=target)``, built as :func:`say_at` builds a line."""
+        intent: Intent = _object_new(Intent)
+        _object_setattr(
+            intent, "__dict__", {"at": at, "kind": "vote", "text": None, "target": target}
+        )
+        return intent
+
 else:  # pragma: no cover - Intent changed shape: build it the ordinary way
 
     def say_at(at: datetime, text: str | None) -> Intent:
         return Intent(at, "say", text=text)
+
+    def vote_at(at: datetime, target: str | None) -> Intent:
+        return Intent(at, "vote", target=target)

@@ -32,6 +32,8 @@ from games.state import PhaseKind
 
 __all__ = ["NOTHING_HEARD", "SeatState"]
 
+_tuple_new = tuple.__new__
+
 NOTHING_HEARD: frozenset[str] = frozenset()  # a town seat's record of the den
 
 
@@ -441,7 +443,8 @@ class SeatState:
     def speech_view(self) -> SpeechView:
         """What `agent.baseline.speech` reads of this seat now (positional, in the view's
         field order: a keyword call costs several times more, once per line composed)."""
-        return SpeechView(
+        # (tuple.__new__, as the named tuple's own __new__ does, minus that call)
+        return _tuple_new(SpeechView, (
             self.seat,  # seat
             self._rng,  # rng
             self.timing,  # timing
@@ -487,7 +490,7 @@ class SeatState:
             self._night_target,  # night_target
             self._my_scores,  # my_scores
             self._scores,  # scores
-        )
+        ))  # fmt: skip
 
     def _margin(self) -> float:
         return min(self.timing.margin, 0.1 * self._seconds)

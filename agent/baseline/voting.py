@@ -13,6 +13,7 @@ from agent.baseline.common import (
     _NIGHT_VOTE_K,
     _NO_VOTE,
     _VOTE_K,
+    vote_at,
 )
 from agent.baseline.seat import SeatState
 from agent.baseline.targets import bandwagon
@@ -78,7 +79,7 @@ def vote_intent(p: SeatState, at: datetime, target: int | None) -> Intent:
     name = None if target is None else p._names[target]
     if last is not None and last.target == name and last.at == at:
         return last
-    last = p._last_vote_intent = Intent(at, "vote", target=name)
+    last = p._last_vote_intent = vote_at(at, name)
     return last
 
 

@@ -31,6 +31,7 @@ from bot.protection.consent import ConsentRequired, record_consent
 from bot.service.live import LiveGame
 from bot.service.port import GameService, ServiceError
 from bot.settings import Settings
+from bot.table import balance_estimate
 from bot.table.config import config_summary
 from bot.table.lobby import may_manage, seat_agents, start_problem
 from games.config import MIN_PLAYERS, GameConfig
@@ -83,8 +84,10 @@ class Lobby:
         agents = max(room.agents, len(game.seats) - len(humans))
         embed = discord.Embed(title=f"Mafia: game {game.id}", colour=discord.Colour.dark_red())
         host = f"Hosted by <@{room.host_id}>.\n" if room.host_id else ""
+        line = balance_estimate.shared().line(game.config) if game.status == "lobby" else None
+        balance = f"{line}\n\n" if line else ""
         embed.description = (
-            f"{host}{config_summary(game.config)}\n\n"
+            f"{host}{config_summary(game.config)}\n\n{balance}"
             "**One of the players is an AI agent**, and nobody is told which. Everyone plays "
             "under a character name drawn at the start and talks through a private booth, so "
             "all lines look alike."
@@ -114,6 +117,15 @@ class Lobby:
             )
         except discord.HTTPException as exc:
             log.info("could not update the lobby of %s: %s", game.id, exc)
+
+    def show_balance(self, room: Room, game: LiveGame) -> None:
+        """Redraw the lobby when its setup's balance estimate comes in (measured off the loop)."""
+
+        async def redraw() -> None:
+            if game.status == "lobby":
+                await self.refresh(room, game)
+
+        balance_estimate.shared().watch(game.config, redraw)
 
     # --- open ----------------------------------------------------------------------------------
 
@@ -181,6 +193,7 @@ class Lobby:
         assert message is not None
         room.lobby_message_id = message.id
         await self.links.put(game_id, "lobby", message.id)
+        self.show_balance(room, game)
         await interaction.followup.send(
             f"Lobby for game {game_id} is open. Players join with the button; you (or a "
             "moderator) press Start when at least 5 seats are taken.",

@@ -27,6 +27,7 @@ from bot.slack.links import LinkStore, SlackGame
 from bot.slack.notify import Notifier
 from bot.slack.problems import explain, missing_scopes, scope_words
 from bot.slack.workspaces import TokenRefreshFailed, WorkspaceGone
+from bot.table import balance_estimate
 from bot.table.config import (
     SettingsTextError,
     apply_settings,
@@ -133,6 +134,9 @@ class Lobby:
             )
         sg.lobby_ts = str(posted["ts"])
         await self.store.save_game(sg)
+        game = self.games.live(sg)
+        if game is not None:
+            self.show_balance(sg, game)
         return f"Game `{game_id}` is open. Players click *Join*; you click *Start*.{warn}"
 
     def _clock_speed(self) -> float:
@@ -161,7 +165,19 @@ class Lobby:
         roster = lobby_text(
             humans, sg.agents, game.config, host=f"<@{sg.host}>" if sg.host else "nobody"
         )
+        if game.status == "lobby":
+            line = balance_estimate.shared().line(game.config)
+            roster = f"{roster}\n{line}" if line else roster
         return B.lobby(sg.id, roster, open_=game.status == "lobby")
+
+    def show_balance(self, sg: SlackGame, game: LiveGame) -> None:
+        """Redraw the lobby when its setup's balance estimate comes in (measured off the loop)."""
+
+        def redraw() -> None:
+            if game.status == "lobby" and not sg.done:
+                self.refresh(sg)
+
+        balance_estimate.shared().watch(game.config, redraw)
 
     def refresh(self, sg: SlackGame, *, note: str | None = None) -> None:
         if sg.lobby_ts is None:
@@ -335,7 +351,11 @@ class Lobby:
             sg.agents = parsed.agents
             await self.store.save_game(sg)
         self.refresh(sg)
-        return f"Settings updated: {config_summary(config, sg.agents)}"
+        self.show_balance(sg, game)
+        line = balance_estimate.shared().line(config)
+        return f"Settings updated: {config_summary(config, sg.agents)}" + (
+            f"\n{line}" if line else ""
+        )
 
     async def _set_config(self, game: LiveGame, config: GameConfig) -> None:
         """Stopgap until the service has ``configure(game_id, config)``: the lobby's config

@@ -3,9 +3,15 @@ jester's win, an investigator's private result at dawn in their booth, the town'
 
 from __future__ import annotations
 
+import threading
+
+import pytest
+
 from bot.service.live import seating
+from bot.table.balance_estimate import ESTIMATING
 from games.config import GameConfig
 from games.engine import assign_roles
+from tests.bot.balance_helpers import SHOWN, heartbeat, install, release_after_beats
 from tests.bot.slack.conftest import SlackHarness, seed_where
 from tests.fakes.slack.model import FakeUser as User
 from tests.fakes.slack.server import FakeSlack
@@ -110,3 +116,39 @@ async def test_a_custom_setup_plays_to_the_end_on_slack(harness: SlackHarness) -
     await harness.wait_stage(
         lambda: any("Bystanders win!" in m.text for m in harness.stage()), within=20, what="the end"
     )
+
+
+async def test_a_custom_setups_balance_estimate_reaches_the_slack_lobby(
+    harness: SlackHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Set with /mafia config: measured in an executor while the loop keeps beating, drawn
+    into the lobby when it comes in; a second lobby with the same setup shows it at once."""
+    slow, estimates = install(monkeypatch)
+    fake = harness.fake
+    users = harness.people(5)
+    assert harness.channel is not None
+    setup = ",".join(ROLES)
+    async with heartbeat(slow.beats):
+        await harness.new_game(users[0], "day=30")
+        assert not slow.calls  # the default game: no estimate asked for
+        reply = await harness.slash(users[0], f"config setup={setup}")
+        assert reply.startswith("Settings updated") and ESTIMATING in reply, reply
+        await release_after_beats(slow)
+        await fake.wait_until(
+            lambda: any(SHOWN in str(m.blocks) for m in harness.stage()), what="the estimate"
+        )
+    assert slow.beats_during[0] >= 10  # the loop kept running while it was measured
+    assert slow.threads[0] != threading.get_ident()
+    assert [players for _, players in slow.calls] == [6]
+    assert await harness.slash(users[0], "config") and SHOWN in await harness.slash(
+        users[0], f"config setup={setup}"
+    )
+
+    elsewhere = fake.add_channel("mafia-too", members=users)
+    reply = await harness.slash(users[1], f"new setup={setup}", channel=elsewhere)
+    assert "is open" in reply, reply
+    lobby = await fake.wait_until(
+        lambda: [m for m in fake.messages_in(elsewhere) if m.blocks], what="the second lobby"
+    )
+    assert SHOWN in str(lobby[0].blocks)
+    assert len(slow.calls) == 1 and estimates.measured == 1  # the cache's figure
