@@ -252,6 +252,8 @@ class LLMPlayer(TalkingSeat):
         if self._draft is not None:
             self._discard(self._draft, "the phase ended while typing")
         self._draft = self._regen = None
+        self._burst_sent = self._burst = None
+        self._burst_due = False
         self._consult_wanted = False
         self._pending_since = None
         self._consult_seen = None
@@ -295,6 +297,8 @@ class LLMPlayer(TalkingSeat):
         if event.seat == self.seat or k.room() is None or event.phase_seq != k.phase_seq:
             return
         s = self.settings
+        if self._burst is not None and self._burst_next(event):
+            return
         if self._consult_seen is not None:
             new = k.messages_by_others_since(self._consult_seen)
             fair = self.talkativeness / max(k.room_size(), 1)
@@ -311,6 +315,25 @@ class LLMPlayer(TalkingSeat):
             when = max(when, self._last_consult + timedelta(seconds=s.min_consult_gap_s))
         self._cancel("quiet")
         self._arm("consult", when, self._due)
+
+    def _burst_next(self, event: MessageAccepted) -> bool:
+        """The burst's second line is due with this message: start writing it (True)."""
+        assert self._burst is not None
+        k = self.knowledge
+        phase, seen = self._burst
+        if phase != k.phase_seq:
+            self._burst = None
+            return False
+        if len(k.messages_by_others_since(seen)) < self.settings.burst_after:
+            return False
+        self._burst = None
+        fair = self.talkativeness / max(k.room_size(), 1)
+        if k.share() >= fair or self._draft is not None:
+            return False  # said its share meanwhile, or typing: ask as usual
+        self._burst_due = True
+        self._consult_seen = len(k.messages)  # the burst's line stands for a consultation
+        self._kick()
+        return True
 
     def _settled(self, kind: TargetKind, phase_seq: int, target: str | None) -> None:
         """This seat's own vote or night action showed up. When it did not come from the
@@ -382,6 +405,11 @@ class LLMPlayer(TalkingSeat):
                 return
         if dec is not None and dec.phase_seq == k.phase_seq and not dec.model_done:
             return  # a vote or night action is owed: decide first, talk after
+        if self._burst_due:
+            self._burst_due = False
+            if self._draft is None and self._may_talk():
+                self._start(self._compose(k.phase_seq, regenerated=False, burst=True))
+                return
         if not self._consult_wanted or self._draft is not None:
             return  # a draft being typed: consult once it is posted or dropped
         self._consult_wanted = False
