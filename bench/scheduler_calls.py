@@ -30,7 +30,10 @@ repeat the seat's previous call from its first character (any kind of call: what
 prompt cache, or a local server's KV cache, can serve instead of reading it again); it is
 printed over all calls and as the share of calls whose own cacheable part is at least 60%.
 Targets: tokens in total <= 100,000 and cacheable >= 60% for a 20-minute day (the totals scale
-with ``--minutes``: the target is 5,000 a minute). Exit status 1 when a target is missed.
+with ``--minutes``: the target is 5,000 a minute). An AI that talks markedly less (or more)
+than the table is a tell: the bench counts the stage lines each seat posted in those minutes
+and prints the AI's beside people's per-player counts (target: between their 25th and 75th
+percentile), and why drafts were dropped. Exit status 1 when a target is missed.
 """
 
 from __future__ import annotations
