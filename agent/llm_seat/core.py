@@ -64,8 +64,6 @@ class Draft:
     #: messages by others the table's pace brings while it is typed: the chat has moved on
     #: only when more than these came (besides ``discard_after_messages``)
     expected: int = 0
-    #: the second line of a burst the scheduler's "send" committed to (`TalkingSeat`)
-    burst: bool = False
 
 
 @dataclass
@@ -186,9 +184,11 @@ class SeatCore:
         self._consult_seen: int | None = None
         self._draft: Draft | None = None
         self._regen: Draft | None = None
-        #: a burst the scheduler committed to: the phase of its "send" (until its line is
-        #: posted), then (phase, messages seen) once it was, and whether its line is due
+        #: a burst the scheduler's "send" committed to: its phase and the lines it has left
+        #: after the one being written; (phase, messages seen) once a line of it was posted;
+        #: whether its next line is due
         self._burst_sent: int | None = None
+        self._burst_left = 0
         self._burst: tuple[int, int] | None = None
         self._burst_due = False
         self._decision: Decision | None = None

@@ -47,11 +47,12 @@ class LLMPlayerSettings:
     #: the seat is below its share of the talk, then at or above it), unless one of them names
     #: the seat: a line or two more of chatter rarely turns a "wait" into a "send", and each
     #: question re-reads the whole prompt. A quiet spell or a new phase still brings one.
-    consult_after: tuple[int, int] = (4, 5)
-    #: a "send" while the seat is below its share of the talk commits to a short burst: once
-    #: its line is posted and this many messages by others came, one more line is written
-    #: without asking again (if the seat is still below its share and nobody's line is being
-    #: typed); people who join in say two or three things in a row. 0: never
+    consult_after: tuple[int, int] = (5, 6)
+    #: a "send" while the seat is below its share of the talk commits to a short burst of up
+    #: to ``burst_lines`` lines: once a line of it is posted and ``burst_after`` messages by
+    #: others came, the next is written without asking again, while the seat is still below
+    #: its share (people who join in say two or three things in a row). 1: no burst
+    burst_lines: int = 3
     burst_after: int = 2
     #: consult again after this much silence, ± ``quiet_jitter`` (a fraction)
     quiet_s: float = 20.0
@@ -145,8 +146,8 @@ class LLMPlayerSettings:
         ):
             if lo < 0 or hi < lo:
                 raise ValueError("ranges must be (low, high) with 0 <= low <= high")
-        if self.burst_after < 0:
-            raise ValueError("burst_after must be non-negative")
+        if self.burst_lines < 1 or self.burst_after < 1:
+            raise ValueError("burst_lines and burst_after must be at least 1")
         if min(self.consult_after) < 1:
             raise ValueError("consult_after counts must be at least 1")
         if self.discard_after_messages < 1 or self.max_failures < 1:

@@ -76,11 +76,13 @@ class TalkingSeat(ShadowSeat):
         if answer != "send" or k.phase_seq != phase or not self._may_talk():
             self._arm_quiet()
             return
-        if mode == "talkative" and self.settings.burst_after > 0:
-            self._burst_sent = phase  # a second line follows this one (`_finish_draft`)
+        # below its share, more lines may follow this one (`_finish_draft`); at it, a burst
+        # in course ends here
+        self._burst_sent = phase if mode == "talkative" else None
+        self._burst_left = self.settings.burst_lines - 1
         await self._compose(phase, regenerated=False)
 
-    async def _compose(self, phase: int, regenerated: bool, burst: bool = False) -> None:
+    async def _compose(self, phase: int, regenerated: bool) -> None:
         k = self.knowledge
         seen = len(k.messages)
         floor_before = self._floor_in
@@ -109,7 +111,7 @@ class TalkingSeat(ShadowSeat):
         if text is None:
             self._arm_quiet()
             return
-        draft = Draft(text, phase, seen, regenerated, baseline, burst=burst)
+        draft = Draft(text, phase, seen, regenerated, baseline)
         if k.phase_seq != phase or not self._may_talk():
             self._discard(draft, "the phase ended while writing")
             return
@@ -228,6 +230,7 @@ class TalkingSeat(ShadowSeat):
                 why = f"guard: {problem}"
         if why is not None:
             self._discard(draft, why)
+            self._burst_sent = None  # a burst ends with a dropped line
             if (
                 self.settings.discard_policy == "regenerate"
                 and not draft.regenerated
@@ -246,9 +249,8 @@ class TalkingSeat(ShadowSeat):
                 self._posting = False
             if error is None:
                 self._spoke_in = draft.phase_seq
-                if self._burst_sent == draft.phase_seq and not draft.burst:
+                if self._burst_sent == draft.phase_seq and self._burst_left > 0:
                     self._burst = (draft.phase_seq, len(self.knowledge.messages))
-                self._burst_sent = None
             if draft.baseline is not None:
                 try:
                     self.shadow.done(draft.baseline, error)
