@@ -306,9 +306,8 @@ class LLMPlayer(TalkingSeat):
         if self._burst is not None:
             if self._burst_next(event):
                 return
-            if self._burst is not None and not k.addressed_in([event]):
+            if self._burst is not None and not k.addressed_in(k.messages[-1:]):
                 return  # the burst's next line stands for the next consultation
-
         if self._consult_seen is not None:
             new = k.messages_by_others_since(self._consult_seen)
             fair = self.talkativeness / max(k.room_size(), 1)
