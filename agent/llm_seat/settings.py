@@ -47,7 +47,7 @@ class LLMPlayerSettings:
     #: the seat is below its share of the talk, then at or above it), unless one of them names
     #: the seat: a line or two more of chatter rarely turns a "wait" into a "send", and each
     #: question re-reads the whole prompt. A quiet spell or a new phase still brings one.
-    consult_after: tuple[int, int] = (5, 6)
+    consult_after: tuple[int, int] = (4, 6)
     #: a "send" while the seat is below its share of the talk commits to a short burst of up
     #: to ``burst_lines`` lines: once a line of it is posted and ``burst_after`` messages by
     #: others came, the next is written without asking again, while the seat is still below
