@@ -11,13 +11,19 @@ rather than polled:
   running), and shortly after a phase opens, so the agent can speak first. Never
   more often than ``min_consult_gap_s``, and never when it cannot speak (out of the game, a
   bystander at night, the game over). All times are game time on the :class:`Timers` port.
+* **Bursts.** A ``<send>`` while the seat is below its share of the talk commits to up to
+  ``burst_lines`` lines: each next one is written, without asking again, once ``burst_after``
+  messages by others came after the last was posted, while the seat is still below its share
+  (a burst in course stands for the consultations, unless someone names the seat; a dropped
+  line, a ``<send>`` at its share or a new phase ends it). Fewer questions for the same lines.
 * **One request in flight.** At most one LLM request per agent at a time; whatever wanted a
   consultation meanwhile is remembered as a single flag and served once when it completes.
   In a phase where the seat owes a vote or night action, it decides first and talks after.
 * **Typing.** After ``<send>`` the line is generated, then "typed" (``seconds_per_word`` per
   word, capped) on a timer, then posted through the seat port, unless meanwhile the phase
-  ended, or the chat moved on (``discard_after_messages`` new messages by others, or someone
-  named the agent): then the draft is discarded, or regenerated once (``discard_policy``).
+  ended, or the chat moved on (``discard_after_messages`` new messages by others more than the
+  table's recent pace brings in the typing time, or someone named the agent): then the draft
+  is discarded, or regenerated once (``discard_policy``).
 * **Votes and night actions.** The model gets the exact list of legal names; its answer must
   name exactly one of them (whole name, any case); one corrective retry; then a heuristic
   target from a :class:`~agent.baseline.BaselinePolicy` fed the same events, always legal and
@@ -252,6 +258,8 @@ class LLMPlayer(TalkingSeat):
         if self._draft is not None:
             self._discard(self._draft, "the phase ended while typing")
         self._draft = self._regen = None
+        self._burst_sent = self._burst = None
+        self._burst_due = False
         self._consult_wanted = False
         self._pending_since = None
         self._consult_seen = None
@@ -297,6 +305,11 @@ class LLMPlayer(TalkingSeat):
         if event.seat == self.seat or k.room() is None or event.phase_seq != k.phase_seq:
             return
         s = self.settings
+        if self._burst is not None:
+            if self._burst_next(event):
+                return
+            if self._burst is not None and not k.addressed_in(k.messages[-1:]):
+                return  # the burst's next line stands for the next consultation
         if self._consult_seen is not None:
             new = k.messages_by_others_since(self._consult_seen)
             fair = self.talkativeness / max(k.room_size(), 1)
@@ -313,6 +326,27 @@ class LLMPlayer(TalkingSeat):
             when = max(when, self._last_consult + timedelta(seconds=s.min_consult_gap_s))
         self._cancel("quiet")
         self._arm("consult", when, self._due)
+
+    def _burst_next(self, event: MessageAccepted) -> bool:
+        """The burst's next line is due with this message: start writing it (True)."""
+        assert self._burst is not None
+        k = self.knowledge
+        phase, seen = self._burst
+        fair = self.talkativeness / max(k.room_size(), 1)
+        if phase != k.phase_seq or k.share() >= fair or self._burst_sent != phase:
+            self._burst = self._burst_sent = None
+            return False  # said its share (or a new phase): ask as usual
+        if len(k.messages_by_others_since(seen)) < self.settings.burst_after:
+            return False
+        self._burst = None
+        if self._draft is not None:
+            self._burst_sent = None
+            return False  # a line is being typed: ask as usual
+        self._burst_left -= 1
+        self._burst_due = True
+        self._consult_seen = len(k.messages)  # the burst's line stands for a consultation
+        self._kick()
+        return True
 
     def _settled(self, kind: TargetKind, phase_seq: int, target: str | None) -> None:
         """This seat's own vote or night action showed up. When it did not come from the
@@ -384,6 +418,11 @@ class LLMPlayer(TalkingSeat):
                 return
         if dec is not None and dec.phase_seq == k.phase_seq and not dec.model_done:
             return  # a vote or night action is owed: decide first, talk after
+        if self._burst_due:
+            self._burst_due = False
+            if self._draft is None and self._may_talk():
+                self._start(self._compose(k.phase_seq, regenerated=False))
+                return
         if not self._consult_wanted or self._draft is not None:
             return  # a draft being typed: consult once it is posted or dropped
         self._consult_wanted = False

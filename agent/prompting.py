@@ -218,13 +218,13 @@ def default_personas() -> tuple[str, ...]:
 class PromptWindow:
     """How much chat goes into a prompt: the last ``lines`` lines, at most ``chars`` chars."""
 
-    lines: int = 24
-    chars: int = 2000
+    lines: int = 20
+    chars: int = 1600
     #: own earlier lines listed for the generator's no-repeat rule
     own_lines: int = 8
     #: when the window is full its start jumps forward, leaving at least this many lines: the
     #: start stays put between jumps, so each prompt's chat repeats the one before (caching)
-    keep: int = 12
+    keep: int = 8
     #: the chat's whole pages of this many lines from the window's start are settled
     page: int = 6
 

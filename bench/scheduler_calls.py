@@ -30,7 +30,10 @@ repeat the seat's previous call from its first character (any kind of call: what
 prompt cache, or a local server's KV cache, can serve instead of reading it again); it is
 printed over all calls and as the share of calls whose own cacheable part is at least 60%.
 Targets: tokens in total <= 100,000 and cacheable >= 60% for a 20-minute day (the totals scale
-with ``--minutes``: the target is 5,000 a minute). Exit status 1 when a target is missed.
+with ``--minutes``: the target is 5,000 a minute). An AI that talks markedly less (or more)
+than the table is a tell: the bench counts the stage lines each seat posted in those minutes
+and prints the AI's beside people's per-player counts (target: between their 25th and 75th
+percentile), and why drafts were dropped. Exit status 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import random
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -55,7 +59,9 @@ from agent.memory.cache import CachedEmbedder
 from agent.memory.embeddings import default_minilm
 from agent.prompting import estimate_tokens, render_request
 from bot.seats.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, llm_player_factory
+from bot.service.live import LiveGame
 from games.config import GameConfig
+from games.events import Event, MessageAccepted
 from games.state import PhaseKind
 from research.llmafia import LLMafiaGame, read_game
 from research.paths import llmafia_games_dir
@@ -125,6 +131,50 @@ class BenchLLM:
             attempts=1,
             cost_usd=0.0,
         )
+
+
+class StageLines:
+    """A service listener: the stage lines each seat of one game posted, and when."""
+
+    def __init__(self, game_id: str) -> None:
+        self.game_id = game_id
+        self.lines: list[tuple[str, datetime]] = []
+
+    def by_name(self, until: datetime) -> Counter[str]:
+        """Lines per player posted before ``until``."""
+        return Counter(name for name, t in self.lines if t < until)
+
+    async def on_events(self, game: LiveGame, events: Sequence[Event]) -> None:
+        if game.id != self.game_id:
+            return
+        for e in events:
+            if isinstance(e, MessageAccepted) and e.place == "stage":
+                self.lines.append((e.name, e.t))
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (linear between order statistics)."""
+    xs = sorted(values)
+    at = q * (len(xs) - 1)
+    lo = int(at)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (at - lo)
+
+
+def talk_spread(ai: int, people: Counter[str], minutes: float) -> tuple[str, bool]:
+    """The AI's line count against people's per-player counts at the table: (a report line,
+    whether it lies between their 25th and 75th percentile)."""
+    counts = sorted(people.values())
+    if not counts:
+        return "no people's lines to compare with", False
+    q1, med, q3 = quantile(counts, 0.25), quantile(counts, 0.5), quantile(counts, 0.75)
+    ok = q1 <= ai <= q3
+    line = (
+        f"lines in {minutes:g} min: the AI {ai}; people (per player) "
+        f"{', '.join(str(c) for c in counts)}: range {counts[0]}-{counts[-1]}, "
+        f"25th-75th percentile {q1:g}-{q3:g}, median {med:g}"
+    )
+    return line, ok
 
 
 def common_prefix(a: str, b: str) -> int:
@@ -214,6 +264,8 @@ async def replay(args: argparse.Namespace) -> int:
         game_id = await seat_recorded_game(service, table, config, speed=args.speed, seed=args.seed)
         watch = PhaseWatch(game_id)
         service.subscribe(watch)
+        lines = StageLines(game_id)
+        service.subscribe(lines)
         await service.start(game_id)
         live = service.games[game_id]
         assert live.state is not None
@@ -234,11 +286,15 @@ async def replay(args: argparse.Namespace) -> int:
         real = time.monotonic() - real0
         await service.end(game_id, "benchmark finished")
         await service.wait_finished(game_id)
-    return report(log.records, start, args.minutes, real, skipped)
+    said = lines.by_name(start + timedelta(minutes=args.minutes))
+    # every person at the table, one who said nothing too
+    people = Counter({n: said[n] for n in table.names if n != table.agent_name})
+    spread = talk_spread(said[table.agent_name], people, args.minutes)
+    return report(log.records, start, args.minutes, real, skipped, spread)
 
 
 def report(records: Sequence[DecisionRecord], start: datetime, minutes: float, real: float,
-           skipped: int) -> int:  # fmt: skip
+           skipped: int, spread: tuple[str, bool]) -> int:  # fmt: skip
     sched = [r for r in records if r.kind == "scheduler" and r.called]
     day = [r for r in sched if (r.t - start).total_seconds() < minutes * 60]
     per_min = len(day) / minutes
@@ -285,6 +341,15 @@ def report(records: Sequence[DecisionRecord], start: datetime, minutes: float, r
             for kind, t in sorted(by_kind.items())
         )
     )
+    discards = Counter(
+        (r.decision or "").removeprefix("discard: ").split(" (")[0]
+        for r in records
+        if (r.decision or "").startswith("discard: ")
+    )
+    if discards:
+        print("drafts discarded: " + ", ".join(f"{why} {n}" for why, n in discards.most_common()))
+    talk, ok_talk = spread
+    print(talk)
     share, calls_ok = cacheable(records)
     print(
         f"cacheable {share:.0%} of prompt tokens (a prefix identical to the seat's previous "
@@ -303,9 +368,11 @@ def report(records: Sequence[DecisionRecord], start: datetime, minutes: float, r
         f"{'PASS' if ok_flat else 'FAIL'} ({growth:+.0%} first to last bucket); "
         f"tokens in total <= {budget:,.0f}: {'PASS' if ok_total else 'FAIL'} "
         f"({summary.input_tokens:,}); cacheable >= {TARGET_CACHEABLE:.0%}: "
-        f"{'PASS' if ok_cache else 'FAIL'} ({share:.0%})"
+        f"{'PASS' if ok_cache else 'FAIL'} ({share:.0%}); the AI's lines within people's "
+        f"25th-75th percentile: {'PASS' if ok_talk else 'FAIL'}"
     )
-    return 0 if ok_rate and ok_size and ok_flat and ok_total and ok_cache else 1
+    ok = ok_rate and ok_size and ok_flat and ok_total and ok_cache and ok_talk
+    return 0 if ok else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

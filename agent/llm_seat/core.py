@@ -62,6 +62,9 @@ class Draft:
     baseline: Intent | None = None
     #: the never-mute floor's line: only the phase's end may drop it
     floor: bool = False
+    #: messages by others the table's pace brings while it is typed: the chat has moved on
+    #: only when more than these came (besides ``discard_after_messages``)
+    expected: int = 0
 
 
 @dataclass
@@ -184,6 +187,13 @@ class SeatCore:
         self._consult_seen: int | None = None
         self._draft: Draft | None = None
         self._regen: Draft | None = None
+        #: a burst the scheduler's "send" committed to: its phase and the lines it has left
+        #: after the one being written; (phase, messages seen) once a line of it was posted;
+        #: whether its next line is due
+        self._burst_sent: int | None = None
+        self._burst_left = 0
+        self._burst: tuple[int, int] | None = None
+        self._burst_due = False
         self._decision: Decision | None = None
         #: a slow model's vote asked before voting opened: (the day's number, the name), and
         #: whether that question is due; the length of the last vote phase
@@ -243,6 +253,8 @@ class SeatCore:
         if self._draft is not None:
             self._discard(self._draft, why)
         self._draft = self._regen = None
+        self._burst_sent = self._burst = None
+        self._burst_due = False
         self._decision = None
         self._consult_wanted = False
 

@@ -47,14 +47,25 @@ class LLMPlayerSettings:
     #: the seat is below its share of the talk, then at or above it), unless one of them names
     #: the seat: a line or two more of chatter rarely turns a "wait" into a "send", and each
     #: question re-reads the whole prompt. A quiet spell or a new phase still brings one.
-    consult_after: tuple[int, int] = (3, 4)
+    consult_after: tuple[int, int] = (4, 6)
+    #: a "send" while the seat is below its share of the talk commits to a short burst of up
+    #: to ``burst_lines`` lines: once a line of it is posted and ``burst_after`` messages by
+    #: others came, the next is written without asking again, while the seat is still below
+    #: its share (people who join in say two or three things in a row). 1: no burst
+    burst_lines: int = 3
+    burst_after: int = 2
     #: consult again after this much silence, ± ``quiet_jitter`` (a fraction)
     quiet_s: float = 20.0
     quiet_jitter: float = 0.3
     #: first consultation after a phase opens
     open_delay_s: tuple[float, float] = (1.0, 5.0)
     #: a draft is stale once this many messages by others arrived while it was being typed
+    #: (more than the table's pace brings in its typing time: see ``stale_pace_s``)
     discard_after_messages: int = 3
+    #: the table's pace is its others' messages per second over this much of the phase so
+    #: far; at a busy table a person's line lands several lines after the one it answers, and
+    #: people post it all the same (0: count every message, whatever the pace)
+    stale_pace_s: float = 60.0
     #: ... or once someone named the agent meanwhile
     discard_when_addressed: bool = True
     #: what to do with a stale draft: drop it, or write a fresh one once
@@ -120,6 +131,8 @@ class LLMPlayerSettings:
             raise ValueError("prevote_at must be a fraction of the day in [0, 1) (0: never)")
         if not 0.0 < self.fallback_at < 1.0:
             raise ValueError("fallback_at must be a fraction of the phase in (0, 1)")
+        if self.stale_pace_s < 0:
+            raise ValueError("stale_pace_s must be non-negative")
         if self.min_consult_gap_s <= 0 or self.quiet_s <= 0:
             raise ValueError("consultation intervals must be positive")
         if not 0.0 <= self.quiet_jitter < 1.0:
@@ -133,6 +146,8 @@ class LLMPlayerSettings:
         ):
             if lo < 0 or hi < lo:
                 raise ValueError("ranges must be (low, high) with 0 <= low <= high")
+        if self.burst_lines < 1 or self.burst_after < 1:
+            raise ValueError("burst_lines and burst_after must be at least 1")
         if min(self.consult_after) < 1:
             raise ValueError("consult_after counts must be at least 1")
         if self.discard_after_messages < 1 or self.max_failures < 1:

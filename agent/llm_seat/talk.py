@@ -4,7 +4,7 @@ repeat), type it at a person's pace, and post it unless the chat moved on meanwh
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from agent.base import Intent
 from agent.guard import check_line
@@ -83,6 +83,10 @@ class TalkingSeat(ShadowSeat):
         if answer != "send" or k.phase_seq != phase or not self._may_talk():
             self._arm_quiet()
             return
+        # below its share, more lines may follow this one (`_finish_draft`); at it, a burst
+        # in course ends here
+        self._burst_sent = phase if mode == "talkative" else None
+        self._burst_left = self.settings.burst_lines - 1
         await self._compose(phase, regenerated=False)
 
     async def _compose(self, phase: int, regenerated: bool) -> None:
@@ -134,8 +138,26 @@ class TalkingSeat(ShadowSeat):
         if draft.floor and k.deadline is not None:
             last = k.deadline - self._post_margin() - timedelta(seconds=self._game_s(1.0))
             when = max(self.clock.now(), min(when, last))
-        self._draft = draft
+        self._draft = replace(draft, expected=self._expected_messages(when))
         self._arm("typing", when, self._finish_draft)
+
+    def _expected_messages(self, until: datetime) -> int:
+        """Messages by others the table's recent pace brings from now until ``until``."""
+        span = self.settings.stale_pace_s
+        k = self.knowledge
+        now = self.clock.now()
+        if span <= 0 or k.phase_start is None or until <= now:
+            return 0
+        since = max(now - timedelta(seconds=span), k.phase_start)
+        seconds = (now - since).total_seconds()
+        if seconds <= 0:
+            return 0
+        recent = sum(
+            1
+            for e in k.messages
+            if e.seat != k.seat and e.phase_seq == k.phase_seq and e.t >= since
+        )
+        return int(recent / seconds * (until - now).total_seconds())
 
     async def _generate(self) -> str | None:
         """A cleaned, non-repeating line, or None (regenerated once, then dropped)."""
@@ -223,6 +245,7 @@ class TalkingSeat(ShadowSeat):
                 why = f"guard: {problem}"
         if why is not None:
             self._discard(draft, why)
+            self._burst_sent = None  # a burst ends with a dropped line
             if (
                 self.settings.discard_policy == "regenerate"
                 and not draft.regenerated
@@ -241,6 +264,8 @@ class TalkingSeat(ShadowSeat):
                 self._posting = False
             if error is None:
                 self._spoke_in = draft.phase_seq
+                if self._burst_sent == draft.phase_seq and self._burst_left > 0:
+                    self._burst = (draft.phase_seq, len(self.knowledge.messages))
             if draft.baseline is not None:
                 try:
                     self.shadow.done(draft.baseline, error)
@@ -266,7 +291,7 @@ class TalkingSeat(ShadowSeat):
         if k.phase is PhaseKind.VOTE and len(k.current_votes) >= len(k.alive):
             return "everyone has voted: the phase is ending"
         new = k.messages_by_others_since(draft.seen)
-        if len(new) >= self.settings.discard_after_messages:
+        if len(new) >= self.settings.discard_after_messages + draft.expected:
             return f"the chat moved on ({len(new)} new messages)"
         if self.settings.discard_when_addressed and k.addressed_in(new):
             return "someone addressed this player meanwhile"

@@ -11,7 +11,7 @@ import gc
 import itertools
 import re
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -532,8 +532,8 @@ async def test_the_rate_instruction_follows_the_share() -> None:
 
 
 async def test_chatter_brings_a_consultation_every_few_messages_a_name_at_once() -> None:
-    """By default the seat is asked again once 3 messages by others came since the last
-    question (4 once it has said its share), or at once when one names it: a single line of
+    """The seat is asked again once ``consult_after`` messages by others came since the last
+    question (here 3, 4 once it has said its share), or at once when one names it: a line of
     chatter rarely turns a "wait" into a "send", and every question re-reads the prompt."""
     llm = StubLLM(scheduler="<wait>")
     table, _, _ = make_table(llm, settings=dataclasses.replace(QUICK, consult_after=(3, 4)))
@@ -1161,3 +1161,73 @@ async def test_the_scheduler_is_not_asked_when_its_answer_cannot_come_back_in_ti
     await table.until_phase(PhaseKind.VOTE)
     assert llm.of("scheduler") == []
     assert table.said(0)
+
+
+# --- talking as much as the table ---------------------------------------------------------------
+
+
+async def test_a_send_below_the_seats_share_brings_a_second_line_without_asking_again() -> None:
+    """The scheduler's "send" while the seat is below its share commits to a short burst: once
+    its line is out and ``burst_after`` messages by others came, one more line is written
+    without a second question (up to ``burst_lines`` in all). One line: the second line waits
+    for a "send"."""
+    for burst_lines in (2, 1):
+        lines = iter(["first thing i noticed today", "and blake went quiet after that"])
+
+        def write(_req: LLMRequest, it: Iterator[str] = lines) -> str:
+            return next(it)
+
+        llm = StubLLM(scheduler="<wait>", generator=write)
+        settings = dataclasses.replace(
+            QUICK, burst_lines=burst_lines, burst_after=2, consult_after=(9, 9)
+        )
+        config = GameConfig(deal=DEAL, roles=ROLES, day_seconds=300, vote_seconds=30)
+        table, _, _ = make_table(llm, settings=settings, config=config)
+        for i in range(10):  # the others talk: the seat is well below its share
+            table.say(1 + i % 6, f"table talk number {i}")
+            await table.advance(1.0)
+        llm.answers["scheduler"] = "<send>"
+        await table.advance(25)  # a quiet spell: asked, sent, typed
+        assert [e.text for e in table.said(0)] == ["first thing i noticed today"]
+        llm.answers["scheduler"] = "<wait>"
+        asked = len(llm.of("scheduler"))
+        table.say(2, "ok then")
+        table.say(3, "sure")
+        await table.advance(8)
+        said = [e.text for e in table.said(0)]
+        if burst_lines > 1:
+            assert said[-1] == "and blake went quiet after that"
+            assert len(llm.of("scheduler")) == asked  # not asked again
+            table.say(4, "right")
+            table.say(5, "yep")
+            await table.advance(8)
+            assert len(table.said(0)) == 2  # its two lines said: asked again as usual
+        else:
+            assert said == ["first thing i noticed today"]
+
+
+async def test_at_a_busy_table_a_draft_survives_as_many_lines_as_its_pace_brings() -> None:
+    """Three lines by others while the seat types go stale at a quiet table, but not at one
+    that posts that many in the typing time anyway (``stale_pace_s``; 0: always stale)."""
+    for pace_s in (60.0, 0.0):
+        llm = StubLLM(scheduler="<wait>", generator="i have a feeling about this one guys really")
+        settings = dataclasses.replace(QUICK, stale_pace_s=pace_s, burst_lines=1)
+        config = GameConfig(deal=DEAL, roles=ROLES, day_seconds=300, vote_seconds=30)
+        table, _, log = make_table(llm, settings=settings, config=config)
+        for i in range(20):  # one line a second
+            table.say(1 + i % 6, f"busy table line {i}")
+            await table.advance(1.0)
+        llm.answers["scheduler"] = "<send>"
+        while not llm.of("generator"):
+            await table.advance(0.5)
+        llm.answers["scheduler"] = "<wait>"
+        for who in (1, 2, 4):  # 9 words = 9 s of typing
+            table.say(who, f"{NAMES[who]} here with news")
+            await table.advance(1)
+        await table.advance(12)
+        said = [e.text for e in table.said(0)]
+        discards = [r for r in log.records if (r.decision or "").startswith("discard")]
+        if pace_s:
+            assert said == ["i have a feeling about this one guys really"] and not discards
+        else:
+            assert said == [] and "chat moved on" in (discards[0].decision or "")
