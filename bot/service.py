@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlmodel import Session
 
+from agent.base import Deferred
 from bot import journal, lease, live, recovery, seat_story
 from bot.alerts import Alerts, AlertSink
 from bot.clock import GameClock, utcnow
@@ -564,13 +565,18 @@ class GameService:
                     await self._act(game, partial(A.Extend, seconds=extension), None)
                 except Exception:  # the phase goes on with its old deadline
                     log.exception("game %s: could not extend the phase", game_id)
+            self.outages.settle(game_id)
             self._arm_deadline(game)
 
-    async def agent_gate(self, game_id: str) -> None:
+    async def agent_gate(self, game_id: str, line: bool = False) -> None:
         """Before an agent acts: while its game's input is down the action waits, and goes
-        out at the moment's place in the release of the backlog."""
+        out at the moment's place in the release of the backlog. A ``line`` that came due
+        while the input is down after a restart is not typed at all (`agent.base.Deferred`,
+        once the phase got its time back): the agent plans it again from then."""
         game = self.games.get(game_id)
         if game is not None and self.outages.is_down(game_id):
+            if line and await self.outages.restart_line(game_id, game.finished):
+                raise Deferred("the line came due while the bot was restarting")
             await self.outages.release(game_id, game.finished, utcnow())
 
     def _rearm_overdue(self) -> None:
@@ -741,7 +747,7 @@ class GameService:
                 return game
             if input_down and not game.state.over:
                 since = recovery.down_since(game, previous, self.ownership.lease_seconds)
-                self.outages.mark_down(game.id, game.clock, since)
+                self.outages.mark_down(game.id, game.clock, since, restart=True)
             history = game.replayed
             self._attach_agents(game)
             for seat in game.outboxes:
