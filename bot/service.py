@@ -32,6 +32,7 @@ from bot.clock import GameClock, utcnow
 from bot.consent import consent_check
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.errors import db_reason
+from bot.graveyard import Graveyard
 from bot.lanes import Line
 from bot.limits import (
     ChangeLimited,
@@ -96,6 +97,7 @@ class GameService:
         self.agent_factory = agent_factory
         self.games: dict[str, LiveGame] = {}
         self._listeners: list[live.Outbox] = []
+        self.graveyard = Graveyard()  #: the dead's talk: adapters post it, dead agents join in
         #: where agents record their LLM decisions (set by the runtime; flushed at game end)
         self.decision_log: live.DecisionFlusher | None = None
         #: the LLM agent factory, when one is configured (simulate waits for its learning)
@@ -569,10 +571,8 @@ class GameService:
             self._arm_deadline(game)
 
     async def agent_gate(self, game_id: str, line: bool = False) -> None:
-        """Before an agent acts: while its game's input is down the action waits, and goes
-        out at the moment's place in the release of the backlog. A ``line`` that came due
-        while the input is down after a restart is not typed at all (`agent.base.Deferred`,
-        once the phase got its time back): the agent plans it again from then."""
+        """While the game's input is down an agent's action waits for its place in the backlog's
+        release; a ``line`` due in a restart's outage is `Deferred` (planned again later)."""
         game = self.games.get(game_id)
         if game is not None and self.outages.is_down(game_id):
             if line and await self.outages.restart_line(game_id, game.finished):
@@ -630,6 +630,7 @@ class GameService:
 
     def _dispatch(self, game: LiveGame, events: Sequence[Event]) -> None:
         batch = list(events)
+        self.graveyard.events(game, batch)
         for outbox in self._listeners:
             outbox.put((game, batch))
         for seat in game.outboxes:
@@ -719,6 +720,10 @@ class GameService:
         if game is not None:
             for outbox in list(game.outboxes.values()):
                 await outbox.drain()
+
+    async def graveyard_say(self, game_id: str, seat: int, text: str) -> None:
+        """A dead seat's line to the other dead (`bot.graveyard`); a living seat's is refused."""
+        await self.graveyard.say(*self._running(game_id), seat, text)
 
     async def wait_finished(self, game_id: str) -> None:
         await self._game(game_id).finished.wait()
