@@ -40,8 +40,10 @@ from tests.bot.restarts import (  # noqa: E402
     Run,
     Shares,
     SlackPlatform,
+    by_phase,
     interval,
     measure,
+    phase_table,
     shares,
 )
 
@@ -100,6 +102,7 @@ def keep(save: Path, name: str, run: Run) -> None:
             "games": run.games,
             "lines": len(run.posts),
             "counts": [s.after_agent, s.after_all, s.rest_agent, s.rest_all],
+            "phases": phase_table(run),
         }
     )
     save.write_text(json.dumps(parts, indent=1))
@@ -108,6 +111,7 @@ def keep(save: Path, name: str, run: Run) -> None:
 def added(files: list[Path]) -> bool:
     """The figures of the parts' sums, per platform."""
     sums: dict[str, list[int]] = {}
+    phases: dict[str, dict[str, list[int]]] = {}
     for f in files:
         for part in json.loads(f.read_text()):
             row = sums.setdefault(part["platform"], [0, 0, 0, 0, 0, 0, 0])
@@ -115,6 +119,11 @@ def added(files: list[Path]) -> bool:
                 [part["restarts"], part["games"], part["lines"], *part["counts"]]
             ):
                 row[i] += int(v)
+            mine = phases.setdefault(part["platform"], {})
+            for phase, counts in part.get("phases", {}).items():
+                kept = mine.setdefault(phase, [0, 0, 0, 0])
+                for i, v in enumerate(counts):
+                    kept[i] += int(v)
     ok = True
     for name, (restarts, games, lines, a_agent, a_all, r_agent, r_all) in sums.items():
         rest = r_agent / r_all if r_all else 0.0
@@ -122,11 +131,32 @@ def added(files: list[Path]) -> bool:
         ok &= report(
             name, restarts, games, lines, Shares(a_agent, a_all, r_agent, r_all, low, high)
         )
+        table = {k: (v[0], v[1], v[2], v[3]) for k, v in phases.get(name, {}).items()}
+        if table:
+            ok &= report_phases(table)
     return ok
 
 
 def figures(name: str, run: Run) -> bool:
-    return report(name, len(run.restarts), run.games, len(run.posts), shares(run))
+    raw = report(name, len(run.restarts), run.games, len(run.posts), shares(run))
+    return report_phases(phase_table(run)) and raw
+
+
+def report_phases(table: dict[str, tuple[int, int, int, int]]) -> bool:
+    """The after-share against the rest's share phase by phase (a catch-up's minute is in
+    the phase the kill hit: the restart extends it)."""
+    p = by_phase(table)
+    rows = ", ".join(
+        f"{k} {a}/{n} after, {ra}/{rn} elsewhere" for k, (a, n, ra, rn) in sorted(table.items())
+    )
+    print(
+        f"  by phase: {rows}\n"
+        f"  agents' share after a catch-up {p.after:.3f} against {p.expected:.3f} expected "
+        f"from the same phases elsewhere, 95% interval [{p.low:.3f}, {p.high:.3f}] -> "
+        f"{'within' if p.matches else 'OUTSIDE'}",
+        flush=True,
+    )
+    return p.matches
 
 
 def report(name: str, restarts: int, games: int, lines: int, s: Shares) -> bool:
