@@ -31,14 +31,14 @@ async def _vote_out(harness: SlackHarness, game_id: str, name: str, day: int) ->
         within=30,
         what=f"day {day}'s vote",
     )
+    state = game.state
+    assert state is not None
     for seat in game.seats:
-        if not seat.is_agent and seat.index in game.state.alive():
+        if not seat.is_agent and seat.index in state.alive():
             target = (
                 name
                 if seat.name != name
-                else next(
-                    s.name for s in game.seats if s.name != name and s.index in game.state.alive()
-                )
+                else next(s.name for s in game.seats if s.name != name and s.index in state.alive())
             )
             await harness.service.vote(game_id, seat.index, target)
     await harness.fake.wait_until(
