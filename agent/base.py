@@ -17,6 +17,13 @@ from typing import Literal, Protocol
 from games.events import Event
 
 
+class Deferred(Exception):
+    """Raised by a port's ``say`` that did not carry the line out and did not refuse it
+    either: it came due while the seat's process was down (a restart), so it was never typed.
+    The player plans again at its next event (which tells it the time given back), and the
+    line is not counted as said or refused."""
+
+
 class SeatPort(Protocol):
     """The actions of one seat. Names are character names; errors are ``games.RuleError``."""
 

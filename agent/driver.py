@@ -12,7 +12,7 @@ import logging
 from datetime import datetime
 from functools import partial
 
-from agent.base import Clock, Intent, Policy, SeatPort, TimerHandle, Timers
+from agent.base import Clock, Deferred, Intent, Policy, SeatPort, TimerHandle, Timers
 from games.errors import RuleError
 from games.events import Event, GameOver
 
@@ -91,6 +91,9 @@ class PolicyPlayer:
         error: str | None = None
         try:
             await self._carry_out(intent, due)
+        except Deferred:  # never typed (the process was down): planned again at the next event
+            self._busy = False
+            return
         except RuleError as err:  # the port reached the game, which refused: it works again
             error = str(err)
             self._port_works()

@@ -7,6 +7,10 @@ restart changes nothing (the binomial spread of as many lines at the second's sh
 
     uv run python bench/restarts.py [--restarts 20] [--speed 4] [--line-every 40]
                                     [--platform discord slack] [--budget 900] [--seed 1]
+                                    [--save PART.json] [--add PART.json ...]
+
+A slow machine may run it in parts (other seeds, one platform at a time): ``--save`` adds
+each platform's counts to a file, ``--add`` prints the figures of the parts' sums.
 
 Each person types a line every ``--line-every`` game seconds on average (1.5 a minute: the
 LLMafia games' people say 1.3 a minute at the median). The clock's speed-up does not speed
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 import sys
 import tempfile
@@ -33,14 +38,24 @@ from tests.bot.restarts import (  # noqa: E402
     DiscordPlatform,
     Platform,
     Run,
+    Shares,
     SlackPlatform,
+    by_phase,
+    interval,
     measure,
+    phase_table,
     shares,
 )
 
 
 async def one(
-    name: str, restarts: int, speed: float, budget: float, seed: int, line_every: float
+    name: str,
+    restarts: int,
+    speed: float,
+    budget: float,
+    seed: int,
+    line_every: float,
+    save: Path | None = None,
 ) -> bool:
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
@@ -70,14 +85,83 @@ async def one(
                 )
             finally:
                 await platform.close()
+            if save is not None:
+                keep(save, name, run)
             return figures(name, run)
     return False
 
 
-def figures(name: str, run: Run) -> bool:
+def keep(save: Path, name: str, run: Run) -> None:
+    """Add this run's counts to the parts in ``save``."""
+    parts = json.loads(save.read_text()) if save.exists() else []
     s = shares(run)
+    parts.append(
+        {
+            "platform": name,
+            "restarts": len(run.restarts),
+            "games": run.games,
+            "lines": len(run.posts),
+            "counts": [s.after_agent, s.after_all, s.rest_agent, s.rest_all],
+            "phases": phase_table(run),
+        }
+    )
+    save.write_text(json.dumps(parts, indent=1))
+
+
+def added(files: list[Path]) -> bool:
+    """The figures of the parts' sums, per platform."""
+    sums: dict[str, list[int]] = {}
+    phases: dict[str, dict[str, list[int]]] = {}
+    for f in files:
+        for part in json.loads(f.read_text()):
+            row = sums.setdefault(part["platform"], [0, 0, 0, 0, 0, 0, 0])
+            for i, v in enumerate(
+                [part["restarts"], part["games"], part["lines"], *part["counts"]]
+            ):
+                row[i] += int(v)
+            mine = phases.setdefault(part["platform"], {})
+            for phase, counts in part.get("phases", {}).items():
+                kept = mine.setdefault(phase, [0, 0, 0, 0])
+                for i, v in enumerate(counts):
+                    kept[i] += int(v)
+    ok = True
+    for name, (restarts, games, lines, a_agent, a_all, r_agent, r_all) in sums.items():
+        rest = r_agent / r_all if r_all else 0.0
+        low, high = interval(rest, a_all)
+        ok &= report(
+            name, restarts, games, lines, Shares(a_agent, a_all, r_agent, r_all, low, high)
+        )
+        table = {k: (v[0], v[1], v[2], v[3]) for k, v in phases.get(name, {}).items()}
+        if table:
+            ok &= report_phases(table)
+    return ok
+
+
+def figures(name: str, run: Run) -> bool:
+    raw = report(name, len(run.restarts), run.games, len(run.posts), shares(run))
+    return report_phases(phase_table(run)) and raw
+
+
+def report_phases(table: dict[str, tuple[int, int, int, int]]) -> bool:
+    """The after-share against the rest's share phase by phase (a catch-up's minute is in
+    the phase the kill hit: the restart extends it)."""
+    p = by_phase(table)
+    rows = ", ".join(
+        f"{k} {a}/{n} after, {ra}/{rn} elsewhere" for k, (a, n, ra, rn) in sorted(table.items())
+    )
     print(
-        f"{name}: {len(run.restarts)} restarts in {run.games} games, {len(run.posts)} stage lines\n"
+        f"  by phase: {rows}\n"
+        f"  agents' share after a catch-up {p.after:.3f} against {p.expected:.3f} expected "
+        f"from the same phases elsewhere, 95% interval [{p.low:.3f}, {p.high:.3f}] -> "
+        f"{'within' if p.matches else 'OUTSIDE'}",
+        flush=True,
+    )
+    return p.matches
+
+
+def report(name: str, restarts: int, games: int, lines: int, s: Shares) -> bool:
+    print(
+        f"{name}: {restarts} restarts in {games} games, {lines} stage lines\n"
         f"  agents' share in the minute after a catch-up: {s.after:.3f} "
         f"({s.after_agent} of {s.after_all})\n"
         f"  agents' share in the rest of the games:       {s.rest:.3f} "
@@ -97,11 +181,23 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=900.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--platform", nargs="+", default=["discord", "slack"])
+    ap.add_argument("--save", type=Path, help="add each platform's counts to this file")
+    ap.add_argument("--add", type=Path, nargs="+", help="print the sums of these parts")
     args = ap.parse_args()
+    if args.add:
+        sys.exit(0 if added(args.add) else 1)
     ok = True
     for name in args.platform:
         ok &= asyncio.run(
-            one(name, args.restarts, args.speed, args.budget, args.seed, args.line_every)
+            one(
+                name,
+                args.restarts,
+                args.speed,
+                args.budget,
+                args.seed,
+                args.line_every,
+                args.save,
+            )
         )
     sys.exit(0 if ok else 1)
 

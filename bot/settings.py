@@ -175,6 +175,9 @@ class Settings(BaseSettings):
     #: Slack Web API base URL; empty means https://slack.com/api/ (set it for GovSlack,
     #: an Enterprise Grid proxy, or a test server)
     slack_api_url: str = ""
+    #: Slack: let the players who are out talk to each other in their booths (the graveyard;
+    #: every death is announced there, and a dead AI player takes part like the others)
+    slack_graveyard: bool = False
 
     @field_validator("llm", "scheduler_llm", "llm_backup")
     @classmethod

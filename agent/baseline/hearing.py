@@ -145,7 +145,7 @@ def on_phase_extended(p: SeatState, event: PhaseExtended) -> None:
         p._deadline = event.deadline
         p._seconds += event.seconds
         if p._kind is _DAY_K:
-            extend_day_talk(p, event.seconds)
+            extend_day_talk(p, event.seconds, event.t)
         p._dirty = True
 
 

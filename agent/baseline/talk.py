@@ -40,6 +40,7 @@ __all__ = [
     "plan_speak",
     "plan_stage",
     "redraft",
+    "redraw_from",
     "spoke",
     "typing_time",
     "wait",
@@ -99,16 +100,39 @@ def plan_day_talk(p: SeatState, start: datetime, seconds: float, vote: bool) -> 
     p._next_at = start + timedelta(0, draw(FIRST_LINE_S, rng()) * scale)
 
 
-def extend_day_talk(p: SeatState, seconds: float) -> None:
+def extend_day_talk(p: SeatState, seconds: float, t: datetime | None = None) -> None:
     """The discussion was given ``seconds`` more (the platform's input was down; the
-    seat's phase already counts them): more to say, at the rate drawn for this day, and a cap
-    to match, as people, who go on talking through the time given back. Without it a seat
-    that had said its day's share before an outage (a restart) keeps quiet after it."""
+    seat's phase already counts them) at ``t``: more to say, at the rate drawn for this day,
+    and a cap to match, as people, who go on talking through the time given back. Without it
+    a seat that had said its day's share before an outage (a restart) keeps quiet after it.
+
+    Whatever came due while the input was down (a line, the moment of the next one, an
+    answer) is drawn again from ``t``: a person's gap, an answer's latency, as after a line
+    of their own. Fired at once, every seat's overdue line came out together just after the
+    catch-up (a burst people do not make: their lines of the outage came with the backlog)."""
     before = p._seconds - seconds
     if seconds <= 0 or before <= 0:
         return
     p._budget += poisson(p._rate * seconds / 60.0, p._rng)
     p._lines_cap = max(p._lines_cap, round(p._lines_cap * p._seconds / before))
+    if t is not None:
+        redraw_from(p, t)
+
+
+def redraw_from(p: SeatState, t: datetime) -> None:
+    """Plans that came due before ``t`` (the input back) start again from ``t``."""
+    scale = max(min(1.0, p._seconds / p.timing.people_day_s), 0.5)
+    gap = t + timedelta(0, draw(OWN_GAP_S, p._rng.random()) * scale)
+    speak = p._speak
+    if speak is not None and speak.at < gap:
+        p._speak = None  # written again when it is due: the talk went on meanwhile
+        p._hears = False
+    if p._next_at is None or p._next_at < gap:
+        p._next_at = gap
+    if p._answer_at is not None and p._answer_at < t:
+        p._answer_at = t + timedelta(0, draw(ANSWER_S, p._rng.random()))
+    if p._speak_off == "no-time":
+        p._speak_off = None  # there is time again
 
 
 def after_own_line(p: SeatState, t: datetime) -> None:

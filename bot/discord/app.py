@@ -118,6 +118,7 @@ class MafiaBot(discord.AutoShardedClient):
         self.notify = Notifier(self.delivery, self.rooms)
         self.relay = Relay(self, self.rooms, service, self.links, self.notify, metrics)
         self.rooms.on_booth.append(self.relay.booth_opened)
+        service.graveyard.listen(self.relay.graveyard_line)
         self.renderer = Renderer(
             self.rooms,
             self.notify,

@@ -26,6 +26,7 @@ relayed from their booth into their partners' booths.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import defaultdict, deque
@@ -41,6 +42,7 @@ from bot.discord.rooms import Booth, Room, Rooms
 from bot.discord.sanitize import plain
 from bot.errors import ServiceError
 from bot.service.lanes import Lanes
+from bot.service.live import LiveGame
 from bot.service.port import GameService
 from bot.table.booths import in_typed_order
 from games.errors import RuleError
@@ -379,7 +381,8 @@ class Relay:
             self.notify.booth(room, queue.seat, away_note(line, call))
             return
         if room.graveyard and queue.seat not in room.alive:
-            self.graveyard(room, queue.seat, call.text)
+            with contextlib.suppress(RuleError, ServiceError):  # (the game has just ended)
+                await self.service.graveyard_say(call.game_id, queue.seat, call.text)
             return
         metrics = self.metrics
         if metrics is not None:
@@ -394,9 +397,16 @@ class Relay:
             self.notify.booth(room, queue.seat, away_note(line, refusal(room, queue.seat, exc)))
             await self.links.update_data(queue.game_id, "booth", queue.seat, {"seen": str(line.id)})
 
+    async def graveyard_line(self, game: LiveGame, seat: int, text: str) -> None:
+        """A graveyard line (`bot.service.graveyard`: a dead person's or a dead agent's, alike) when
+        the game has its graveyard on."""
+        room = self.rooms.get(game.id)
+        if room is not None and room.graveyard and not room.ended:
+            self.graveyard(room, seat, text)
+
     def graveyard(self, room: Room, seat: int, text: str) -> None:
-        """A dead person's line: to the other dead people's booths, under the character's name,
-        through the same webhook as every line (never to the service, never to the living)."""
+        """A dead seat's line: to the other dead people's booths, under the character's name,
+        through the same webhook as every line (never to the living)."""
         name = room.names.get(seat, "?")
         for reader in graveyard_readers(room):
             if reader == seat:

@@ -245,7 +245,7 @@ class SeatActions(Protocol):
     """What a seat's port calls: the service's play methods, and the gate an agent waits at
     while its game's platform input is down (`bot.service.outages`)."""
 
-    async def agent_gate(self, game_id: str) -> None: ...
+    async def agent_gate(self, game_id: str, line: bool = False) -> None: ...
 
     async def say(self, game_id: str, seat: int, text: str) -> bool: ...
 
@@ -273,7 +273,7 @@ class SeatPortImpl:
         return self._seat
 
     async def say(self, text: str) -> None:
-        await self._service.agent_gate(self._game_id)
+        await self._service.agent_gate(self._game_id, line=True)
         await self._service.say(self._game_id, self._seat, text)
 
     async def vote(self, target: str | None, *, made: datetime | None = None) -> None:

@@ -80,6 +80,10 @@ class GameOutage:
     since_game: datetime
     back: asyncio.Event = field(default_factory=asyncio.Event)
     window: ReleaseWindow | None = None
+    #: the outage of a restart: the agents were not running while it lasted
+    restart: bool = False
+    #: set once the input is back and the phase got its time back (`settle`)
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class Outages:
@@ -90,6 +94,8 @@ class Outages:
         self._down: dict[str, GameOutage] = {}
         #: the last release of each game (kept after it ends: a late handover still paces)
         self._windows: dict[str, ReleaseWindow] = {}
+        #: each game's latest outage, until it is settled
+        self._last: dict[str, GameOutage] = {}
 
     def is_down(self, game_id: str) -> bool:
         return game_id in self._down
@@ -98,16 +104,20 @@ class Outages:
         outage = self._down.get(game_id)
         return None if outage is None else outage.since
 
-    def mark_down(self, game_id: str, clock: GameClock, since: datetime) -> bool:
-        """The game's input is down since ``since`` (wall clock, aware). False when it already
-        was (the earlier start stands)."""
+    def mark_down(
+        self, game_id: str, clock: GameClock, since: datetime, restart: bool = False
+    ) -> bool:
+        """The game's input is down since ``since`` (wall clock, aware); ``restart``: because
+        the process was (the agents did not run meanwhile). False when it already was (the
+        earlier start stands)."""
         if since.tzinfo is None:
             raise ValueError("since must be timezone-aware")
         if game_id in self._down:
             return False
         since = min(since, utcnow())
         since_game = min(clock.now(), clock.from_wall(since))
-        self._down[game_id] = GameOutage(since, since_game)
+        self._down[game_id] = GameOutage(since, since_game, restart=restart)
+        self._last[game_id] = self._down[game_id]
         log.info("game %s: platform input down since %s; agents paused", game_id, since)
         return True
 
@@ -148,6 +158,30 @@ class Outages:
         if outage is not None:
             outage.back.set()
         self._windows.pop(game_id, None)
+        self.settle(game_id)
+
+    def settle(self, game_id: str) -> None:
+        """The game's input is back and its phase got its time back (or it is gone)."""
+        outage = self._last.pop(game_id, None)
+        if outage is not None:
+            outage.settled.set()
+
+    async def restart_line(self, game_id: str, finished: asyncio.Event) -> bool:
+        """An agent's line came due while the game's input is down after a restart: wait until
+        the outage is settled; True (the line is to be planned again, never typed: the agent
+        was not running during most of the outage, and a line fired at the resume would come
+        out at the end of the backlog, with every other agent's). False: not such an outage."""
+        outage = self._down.get(game_id)
+        if outage is None or not outage.restart:
+            return False
+        settled = asyncio.ensure_future(outage.settled.wait())
+        done = asyncio.ensure_future(finished.wait())
+        try:
+            await asyncio.wait({settled, done}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            settled.cancel()
+            done.cancel()
+        return True
 
     async def wait_back(self, game_id: str, finished: asyncio.Event) -> ReleaseWindow | None:
         """Wait while the game's input is down (or until it finishes); the release it came back

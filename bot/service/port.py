@@ -28,6 +28,7 @@ import sqlalchemy as sa
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlmodel import Session
 
+from agent.base import Deferred
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
 from bot.errors import db_reason
 from bot.limits import (
@@ -43,6 +44,7 @@ from bot.protection.consent import consent_check
 from bot.service import journal, lease, live, recovery
 from bot.service.alerts import Alerts, AlertSink
 from bot.service.clock import GameClock, utcnow
+from bot.service.graveyard import Graveyard
 from bot.service.lanes import Line
 from bot.service.live import (
     AgentFactory,
@@ -107,6 +109,7 @@ class GameService:
         self.agent_factory = agent_factory
         self.games: dict[str, LiveGame] = {}
         self._listeners: list[live.Outbox] = []
+        self.graveyard = Graveyard()  #: the dead's talk: adapters post it, dead agents join in
         #: where agents record their LLM decisions (set by the runtime; flushed at game end)
         self.decision_log: live.DecisionFlusher | None = None
         #: the LLM agent factory, when one is configured (simulate waits for its learning)
@@ -580,13 +583,16 @@ class GameService:
                     await self._act(game, partial(A.Extend, seconds=extension), None)
                 except Exception:  # the phase goes on with its old deadline
                     log.exception("game %s: could not extend the phase", game_id)
+            self.outages.settle(game_id)
             self._arm_deadline(game)
 
-    async def agent_gate(self, game_id: str) -> None:
-        """Before an agent acts: while its game's input is down the action waits, and goes
-        out at the moment's place in the release of the backlog."""
+    async def agent_gate(self, game_id: str, line: bool = False) -> None:
+        """While the game's input is down an agent's action waits for its place in the backlog's
+        release; a ``line`` due in a restart's outage is `Deferred` (planned again later)."""
         game = self.games.get(game_id)
         if game is not None and self.outages.is_down(game_id):
+            if line and await self.outages.restart_line(game_id, game.finished):
+                raise Deferred("the line came due while the bot was restarting")
             await self.outages.release(game_id, game.finished, utcnow())
 
     def _rearm_overdue(self) -> None:
@@ -641,6 +647,7 @@ class GameService:
 
     def _dispatch(self, game: LiveGame, events: Sequence[Event]) -> None:
         batch = list(events)
+        self.graveyard.events(game, batch)
         for outbox in self._listeners:
             outbox.put((game, batch))
         for seat in game.outboxes:
@@ -731,6 +738,11 @@ class GameService:
             for outbox in list(game.outboxes.values()):
                 await outbox.drain()
 
+    async def graveyard_say(self, game_id: str, seat: int, text: str) -> None:
+        """A dead seat's line to the other dead (`bot.service.graveyard`); a living seat's is
+        refused."""
+        await self.graveyard.say(*self._running(game_id), seat, text)
+
     async def wait_finished(self, game_id: str) -> None:
         await self._game(game_id).finished.wait()
 
@@ -759,7 +771,7 @@ class GameService:
                 return game
             if input_down and not game.state.over:
                 since = recovery.down_since(game, previous, self.ownership.lease_seconds)
-                self.outages.mark_down(game.id, game.clock, since)
+                self.outages.mark_down(game.id, game.clock, since, restart=True)
             history = game.replayed
             self._attach_agents(game)
             for seat in game.outboxes:

@@ -35,6 +35,7 @@ from bot.service.lobbies import IdleLobbies
 from bot.service.port import GameService, ServiceError
 from bot.settings import Settings
 from bot.slack.games import Games
+from bot.slack.graveyard import SlackGraveyard
 from bot.slack.links import LinkStore, SlackGame
 from bot.slack.lobby import PLATFORM, Lobby
 from bot.slack.notify import Notifier
@@ -105,6 +106,9 @@ class SlackAdapter:
         self.latency = RelayLatency()
         self.render = Renderer(self.out, self.store, self.lobby.refresh, self.latency)
         self.relay = Relay(service, self.games, self.out, self.store, self._spawn, self.latency)
+        on = settings is not None and settings.slack_graveyard
+        self.graveyard = SlackGraveyard(service, self.games, self.out, on)
+        self.render.graveyard = self.relay.graveyard = self.graveyard
         self.out.on_stage_lost = lambda sg, why: self._spawn(self.lobby.stage_lost(sg, why))
         self.out.delivery.on_gone = lambda team: self._spawn(self.leave_workspace(team, GONE))
         self._tasks: set[asyncio.Task[Any]] = set()

@@ -22,6 +22,7 @@ from bot.limits import STRAY_NOTE_EVERY, Cooldowns, CoolingDown
 from bot.service.port import GameService, ServiceError
 from bot.slack.delivery import Failure, error_fields
 from bot.slack.games import Games
+from bot.slack.graveyard import SlackGraveyard
 from bot.slack.links import Booth, LinkStore, SlackGame
 from bot.slack.moments import line_id, ts_key, ts_moment
 from bot.slack.notify import Notifier
@@ -71,6 +72,8 @@ class Relay:
         self._reminded: dict[tuple[str, str], float] = {}
         #: who was told lately that they are not in a game
         self._not_playing = Cooldowns(STRAY_NOTE_EVERY)
+        #: the dead's lines, when the graveyard is on (`bot.slack.graveyard`)
+        self.graveyard: SlackGraveyard | None = None
 
     async def on_dm(self, team: str, user: str, channel: str, ts: str, text: str) -> None:
         target = self.games.booth_of(user, team)
@@ -102,6 +105,8 @@ class Relay:
             self.latency.received(sg.id, booth.seat)
         said = False
         try:
+            if self.graveyard is not None and await self.graveyard.line(sg, booth, line):
+                return
             said = await self.service.say(
                 sg.id,
                 booth.seat,

@@ -25,6 +25,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.service.live import LiveGame
 from bot.slack import blocks as B
+from bot.slack.graveyard import YOU_ARE_IN, SlackGraveyard
 from bot.slack.links import Booth, LinkStore, SlackGame
 from bot.slack.notify import Notifier
 from bot.slack.text import to_slack
@@ -67,6 +68,8 @@ class Renderer:
         self.latency = latency or RelayLatency()
         self.store = store
         self.refresh_lobby = refresh_lobby
+        #: the dead's booths as a graveyard, when it is on (`bot.slack.graveyard`)
+        self.graveyard: SlackGraveyard | None = None
         #: (game, phase seq) -> the PhaseStarted of each game's current phase (number, deadline)
         self._phases: dict[tuple[str, int], PhaseStarted] = {}
 
@@ -278,14 +281,18 @@ class Renderer:
     # --- the end of a seat, of the game -------------------------------------------------------
 
     def eliminated(self, game: LiveGame, sg: SlackGame, event: PlayerEliminated) -> None:
+        grave = self.graveyard
+        if grave is not None:
+            grave.joined(game, sg, event)
         seat = game.seats[event.seat]
         if seat.is_agent or not seat.user_id:
             return
+        on = grave is not None and grave.on
+        talk = f"you can no longer vote. {YOU_ARE_IN}" if on else "you can no longer talk or vote."
         self.out.booth_note(
             sg,
             event.seat,
-            f"You are out of the game. You can keep watching <#"
-            f"{sg.channel}>, but you can no longer talk or vote.",
+            f"You are out of the game. You can keep watching <#{sg.channel}>, but {talk}",
         )
 
     def finish(self, game: LiveGame, sg: SlackGame, event: GameOver) -> None:

@@ -215,6 +215,25 @@ async def test_refusals_reach_the_policy_with_the_rule_text() -> None:
     ]
 
 
+async def test_a_deferred_line_is_neither_said_nor_refused_and_waits_for_an_event() -> None:
+    """A line the port defers (it came due while the bot was restarting) reaches the policy
+    as nothing at all: not said, not refused (twice refused, a seat stops talking); the player
+    asks the policy again at its next event, not at once (the same line would fire again)."""
+    from agent.base import Deferred
+
+    line = Intent(at(1), "say", text="hmm")
+    player, policy, port, timers = rig([line])
+    port.fail_with = Deferred("restarting")
+    await player.on_event(phase_event())
+    await timers.run_until(at(5))
+    assert len(port.calls) == 1 and policy.outcomes == [] and player.armed is None
+    assert not player._failing  # not an outage of the port either
+    port.fail_with = None
+    await player.on_event(phase_event(6))
+    await timers.run_until(at(10))
+    assert len(port.calls) == 2 and policy.outcomes == [(line, None)]
+
+
 async def test_close_cancels_and_silences_everything() -> None:
     player, policy, port, timers = rig([Intent(at(5), "say", text="never sent")])
     await player.on_event(phase_event())

@@ -29,7 +29,7 @@ from sqlmodel import Session, select
 from bot.protection.consent import record_consent
 from bot.service.outages import RELEASE_SECONDS
 from bot.store.db import make_engine
-from bot.store.models import Game, Seat
+from bot.store.models import Event, Game, Message, Seat
 
 #: how long a bot process may take to be ready
 SPAWN_S = 120.0
@@ -47,6 +47,9 @@ class Post:
     name: str
     agent: bool
     game: str
+    text: str = ""
+    #: the kind of phase it was said in ("day", "vote"), from the game's database
+    phase: str = ""
 
 
 @dataclass
@@ -99,6 +102,63 @@ def interval(share: float, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+@dataclass
+class PhaseShares:
+    """The after-share against the share expected from the rest of the games phase by phase
+    (a catch-up's minute falls in the phase the kill hit, which the restart extended: more
+    often a day, where the agents talk, than a vote, where they mostly do not)."""
+
+    after_agent: int
+    after_all: int
+    expected: float
+    low: float
+    high: float
+    #: phase -> (agents after, all after, agents elsewhere, all elsewhere)
+    table: dict[str, tuple[int, int, int, int]]
+
+    @property
+    def after(self) -> float:
+        return self.after_agent / self.after_all if self.after_all else math.nan
+
+    @property
+    def matches(self) -> bool:
+        return self.low <= self.after <= self.high
+
+
+def by_phase(table: dict[str, tuple[int, int, int, int]], z: float = 1.96) -> PhaseShares:
+    """`PhaseShares` of per-phase counts: the expected share is the rest's share of each
+    phase weighted by the after-lines of that phase; the interval the normal one of the sum
+    of those Bernoulli draws."""
+    n = sum(row[1] for row in table.values())
+    a = sum(row[0] for row in table.values())
+    mean = var = 0.0
+    for _a_after, n_after, a_rest, n_rest in table.values():
+        share = a_rest / n_rest if n_rest else 0.0
+        mean += n_after * share
+        var += n_after * share * (1 - share)
+    if n == 0:
+        return PhaseShares(a, n, math.nan, 0.0, 1.0, table)
+    half = z * math.sqrt(var)
+    return PhaseShares(
+        a, n, mean / n, max(0.0, (mean - half) / n), min(1.0, (mean + half) / n), table
+    )
+
+
+def phase_table(run: Run, window_game_s: float = 60.0) -> dict[str, tuple[int, int, int, int]]:
+    window = window_game_s / run.speed
+    spans = [(r.killed, r.caught_up + window) for r in run.restarts]
+    table: dict[str, list[int]] = {}
+    for p in run.posts:
+        row = table.setdefault(p.phase or "?", [0, 0, 0, 0])
+        if any(r.caught_up <= p.t < r.caught_up + window for r in run.restarts):
+            row[0] += p.agent
+            row[1] += 1
+        elif not any(a <= p.t < b for a, b in spans):
+            row[2] += p.agent
+            row[3] += 1
+    return {k: (v[0], v[1], v[2], v[3]) for k, v in table.items()}
+
+
 def shares(run: Run, window_game_s: float = 60.0) -> Shares:
     """The agents' share of stage lines in the ``window_game_s`` after each catch-up, against
     their share in the rest of the game (outside every kill-to-window-end span), with the
@@ -149,6 +209,32 @@ def agents_of(db_url: str, game_id: str) -> set[str]:
         engine.dispose()
 
 
+def phases_of(db_url: str, game_id: str) -> dict[str, str]:
+    """Each stage line's text -> the kind of phase it was said in."""
+    engine = make_engine(db_url)
+    try:
+        with Session(engine) as s:
+            kinds = {
+                int(e.payload["seq"]): str(e.payload["phase"])
+                for e in s.exec(
+                    select(Event).where(Event.game_id == game_id, Event.kind == "phase_started")
+                ).all()
+            }
+            lines = s.exec(
+                select(Message).where(Message.game_id == game_id, Message.place == "stage")
+            ).all()
+            return {m.text: kinds.get(m.phase_seq or -1, "?") for m in lines}
+    finally:
+        engine.dispose()
+
+
+def mark_phases(run: Run, db_url: str, game_id: str) -> None:
+    phases = phases_of(db_url, game_id)
+    for p in run.posts:
+        if p.game == game_id and not p.phase:
+            p.phase = phases.get(p.text, "?")
+
+
 def status_of(db_url: str, game_id: str) -> str:
     engine = make_engine(db_url)
     try:
@@ -189,10 +275,10 @@ async def measure(
     async def watch() -> None:
         nonlocal seen
         while not stop.is_set():
-            names = platform.stage()
+            names, texts = platform.stage(), platform.stage_texts()
             now = time.monotonic()
-            for name in names[seen:]:
-                run.posts.append(Post(now, name, name in agents, game_id))
+            for name, text in zip(names[seen:], texts[seen:], strict=False):
+                run.posts.append(Post(now, name, name in agents, game_id, text))
             seen = len(names)
             await asyncio.sleep(0.05)
 
@@ -252,6 +338,7 @@ async def measure(
                 if time.monotonic() - start > budget_s:
                     break
                 await asyncio.sleep(0.5)
+            mark_phases(run, platform.db_url, game_id)
     finally:
         stop.set()
         for task in [watcher, *typists]:

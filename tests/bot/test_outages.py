@@ -178,6 +178,34 @@ async def test_an_agent_acting_while_the_input_is_down_waits_for_the_release(
     assert isinstance(window, ReleaseWindow)
 
 
+async def test_an_agent_line_due_in_a_restart_is_planned_again_not_released(
+    svc: GameService,
+) -> None:
+    """After a restart (the input down since the process died) an agent's line that comes
+    due before the input is back is not typed: once the phase has its time back the port
+    says `Deferred` and the agent plans it again from then (released at the end of the
+    backlog, every agent's overdue line came out together just after the catch-up). In an
+    outage of a running process the line still waits for its place in the release."""
+    from agent.base import Deferred
+
+    game = await table(svc)
+    svc.outages.mark_down(game.id, game.clock, utcnow(), restart=True)
+    held = asyncio.create_task(svc.agent_gate(game.id, line=True))
+    vote = asyncio.create_task(svc.agent_gate(game.id))
+    await asyncio.sleep(0.3)
+    assert not held.done() and not vote.done()
+    await svc.input_back([game.id])
+    with pytest.raises(Deferred):
+        await held
+    await vote  # a vote is not a line on the stage: it is released as before
+    svc.input_down([game.id])  # an outage of this process: the line waits, then goes out
+    live = asyncio.create_task(svc.agent_gate(game.id, line=True))
+    await asyncio.sleep(0.2)
+    assert not live.done()
+    await svc.input_back([game.id])
+    await live
+
+
 def test_a_long_outage_is_released_faster_in_its_proportions() -> None:
     from bot.service.clock import GameClock
     from bot.service.outages import Outages
