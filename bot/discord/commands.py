@@ -1,8 +1,6 @@
-"""The ``/mafia`` slash commands.
-
-Everyone: ``new`` (in a bound channel), ``consent``. Moderators (Manage Server, or a role set
-with ``/mafia config moderator_role``): ``setup``, ``config``, ``status``, ``end``, ``kick``,
-``export``, ``spotrate``. Every answer except the lobby itself is ephemeral; a refusal says why.
+"""The ``/mafia`` slash commands: everyone's (``new`` in a bound channel, ``consent``...) and
+moderators' (``setup``, ``config``, ``status``, ``end``, ``kick``, ``export``, ``spotrate``; Manage
+Server or ``/mafia config moderator_role``). Answers but the lobby are ephemeral; refusals say why.
 """
 
 from __future__ import annotations
