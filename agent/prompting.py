@@ -64,6 +64,7 @@ from agent.role_card import night_question, role_card
 from games.names import display_list, names_in_text
 from games.narration import MANAGER
 from games.roles import get_role
+from games.setups import LLMAFIA_ROLES
 from games.state import PhaseKind
 
 __all__ = [
@@ -240,11 +241,10 @@ _SPECIAL_RULES = {
 
 
 #: the LLMafia roles, whose notes (below) are kept word for word as the study's agent had them
-_LLMAFIA_ROLES = ("mafia", "bystander", "detective", "doctor")
 
 
 def _role_note(k: SeatKnowledge) -> str:
-    card = " " + role_card(k.role) if k.role is not None and k.role not in _LLMAFIA_ROLES else ""
+    card = " " + role_card(k.role) if k.role is not None and k.role not in LLMAFIA_ROLES else ""
     return _role_note_text(k) + card
 
 
@@ -560,7 +560,7 @@ def target_request(
 def _schema_name(k: SeatKnowledge, kind: TargetKind) -> str:
     """The structured answer's name (the Anthropic tool's): ``vote``, ``night_action`` for the
     LLMafia roles, else the night ability's own (``night_block``, ``night_track``...)."""
-    if kind == "vote" or k.role is None or k.role in _LLMAFIA_ROLES:
+    if kind == "vote" or k.role is None or k.role in LLMAFIA_ROLES:
         return kind
     ability = get_role(k.role).ability
     return f"night_{ability}" if ability is not None else kind

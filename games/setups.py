@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from games.errors import ConfigError
 
 DEFAULT_SETUP = "llmafia"
+#: the roles of LLMafia's own game (players are mafia or not; a detective and a doctor are
+#: bystanders with a night action): its dataset format and the agent's prompt know these alone
+LLMAFIA_ROLES = frozenset({"mafia", "bystander", "detective", "doctor"})
 
 
 def default_mafia_count(players: int) -> int:

@@ -98,7 +98,7 @@ def test_chat_settings_choose_a_setup_or_a_role_list() -> None:
 
 
 def test_the_llmafia_export_says_when_a_setup_cannot_be_expressed() -> None:
-    from bot.protection.dataset.export import setup_problem
+    from bot.protection.dataset.llmafia_fit import setup_problem
 
     assert setup_problem(["mafia", "bystander", "detective", "doctor", None]) is None
     why = setup_problem(["godfather", "jester", "bystander", "jester"])

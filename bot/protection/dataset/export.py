@@ -53,7 +53,6 @@ cannot be made to see a line nobody wrote.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import tempfile
@@ -72,6 +71,7 @@ from bot.players import seat_story
 from bot.protection.consent import CONSENT_VERSION, research_seats
 from bot.protection.dataset.export_surveys import HEADER as SURVEYS_HEADER
 from bot.protection.dataset.export_surveys import UNREVEALED, survey_rows
+from bot.protection.dataset.llmafia_fit import llmafia_problem, setup_problem
 from bot.protection.dataset.llmafia_manager import StoredEvent, manager_lines
 from bot.protection.dataset.llmafia_model import MANAGER, ChatLine, LLMafiaGame, Survey
 from bot.protection.dataset.llmafia_write import AGENT_LOG_MARKER, write_counted
@@ -87,13 +87,12 @@ from bot.protection.dataset.scrub import (
     redact_lines,
     replace_words,
 )
-from bot.protection.dataset.spreadsheet import inert_cell
 from bot.protection.dataset.stored import SERVER_PLATFORM, SOURCE, game_from_store, resolve_game_ids
+from bot.protection.dataset.tables import iso, put, write_csv, write_jsonl
 from bot.store.db import make_engine
 from bot.store.migrate import upgrade
 from bot.store.models import Event, Game, LLMCall, Message, Phase, Seat, Server, Vote, utcnow
 from games.roles import get_role
-from games.text import one_line
 
 __all__ = [
     "FORMATS",
@@ -125,7 +124,6 @@ _PRIVATE_OWN = {"night_action": "seat", "inspection_result": "seat", "private_no
 _MESSAGES_HEADER = ["game_id", "t", "phase", "place", "speaker", "text"]
 _VOTES_HEADER = ["game_id", "t", "phase", "kind", "voter", "target"]
 # characters a line reader may end a line at that json.dumps leaves as they are
-_JSON_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
 _PLAYERS_HEADER = ["game_id", "name", "role", "is_mafia", "is_llm", "survived", "withheld"]
 
 
@@ -259,7 +257,7 @@ def _write_bundle(
                 exported.llmafia_empty_lines = written.empty_lines
                 files.append(f"llmafia/{folder}/")
         if "jsonl" in wanted:
-            _write_jsonl(inside(out, f"jsonl/{g.id}.jsonl"), g.events())
+            write_jsonl(inside(out, f"jsonl/{g.id}.jsonl"), g.events())
             files.append(f"jsonl/{g.id}.jsonl")
         if "csv" in wanted:
             tables["messages"].extend(g.message_rows())
@@ -270,7 +268,7 @@ def _write_bundle(
             night = night_action_rows(g.id, g.event_rows, labels, g.allowed, g.name)
             tables["night_actions"].extend(night)
         if with_agent_log:
-            _write_jsonl(inside(out, f"agent_log/{g.id}.jsonl"), g.agent_log())
+            write_jsonl(inside(out, f"agent_log/{g.id}.jsonl"), g.agent_log())
             files.append(f"agent_log/{g.id}.jsonl")
         report.exported.append(exported)
     if "csv" in wanted:
@@ -283,35 +281,8 @@ def _write_bundle(
         ):
             if name == "night_actions" and not tables[name]:
                 continue  # (a game without night actions exports the files it always did)
-            _write_csv(out / "csv" / f"{name}.csv", header, tables[name])
-    _put(out / "manifest.json", json.dumps(report.manifest(), indent=2, ensure_ascii=False))
-
-
-#: the roles LLMafia's format holds (players are mafia or not; a detective and a doctor are
-#: bystanders whose night action the format leaves out)
-LLMAFIA_ROLES = frozenset({"mafia", "bystander", "detective", "doctor"})
-
-
-def setup_problem(roles: Iterable[str | None]) -> str | None:
-    """Why LLMafia's format cannot express a game dealt ``roles``, or None."""
-    odd = sorted({r for r in roles if r is not None and r not in LLMAFIA_ROLES})
-    if not odd:
-        return None
-    return (
-        f"its setup has roles LLMafia's format can't express ({', '.join(odd)}); "
-        "the JSONL and CSV exports keep them"
-    )
-
-
-def llmafia_problem(game: LLMafiaGame) -> str | None:
-    """Why LLMafia's format cannot hold ``game``, or None: its analysis finds the one LLM player
-    of a game by that player's log file, and refuses a game with none or several."""
-    agents = len(game.llm_players)
-    if agents == 0:
-        return "it has no agent (LLMafia's analysis needs exactly one LLM player)"
-    if agents > 1:
-        return f"it has {agents} agents (LLMafia's analysis needs exactly one LLM player)"
-    return None
+            write_csv(out / "csv" / f"{name}.csv", header, tables[name])
+    put(out / "manifest.json", json.dumps(report.manifest(), indent=2, ensure_ascii=False))
 
 
 def _llmafia_folder(number: str | None, used: set[str]) -> str:
@@ -458,7 +429,7 @@ class _Game:
         return [
             [
                 self.id,
-                _iso(m.t),
+                iso(m.t),
                 self.phase_label.get(m.phase_seq or 0, ""),
                 m.place,
                 m.speaker if m.seat_index is None else self.seat_name(m.seat_index),
@@ -471,7 +442,7 @@ class _Game:
         return [
             [
                 self.id,
-                _iso(v.t),
+                iso(v.t),
                 self.phase_label.get(v.phase_seq, ""),
                 v.kind,
                 self.seat_name(v.voter_index),
@@ -504,7 +475,7 @@ class _Game:
             if own is not None and not self.allowed.get(payload.get(own, -1), True):
                 continue
             speaker = payload.get("seat") if row.kind == "message" else None
-            record: dict[str, Any] = {"game_id": self.id, "event_seq": row.seq, "t": _iso(row.t)}
+            record: dict[str, Any] = {"game_id": self.id, "event_seq": row.seq, "t": iso(row.t)}
             record["kind"] = row.kind
             record["place"] = payload.get("place", "stage")
             if own is not None:  # a night action or its result: whose (the seat is an index)
@@ -533,7 +504,7 @@ class _Game:
         return [
             {
                 "game_id": self.id,
-                "t": _iso(c.t),
+                "t": iso(c.t),
                 "seat": self.seat_name(c.seat_index),
                 "kind": c.kind,
                 "model": c.model,
@@ -799,34 +770,3 @@ def _check_known(engine: Engine, ids: Sequence[str]) -> None:
     missing = [g for g in ids if g not in known]
     if missing:
         raise LookupError(f"no game {missing[0]!r} in the store")
-
-
-def _iso(t: datetime | None) -> str | None:
-    return None if t is None else t.astimezone(UTC).isoformat()
-
-
-def _json_line(record: dict[str, Any]) -> str:
-    text = json.dumps(record, ensure_ascii=False)
-    for raw, escaped in _JSON_BREAKS.items():
-        if raw in text:  # only ever inside a string: JSON has no other place for them
-            text = text.replace(raw, escaped)
-    return text + "\n"
-
-
-def _write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> None:
-    _put(path, "".join(_json_line(r) for r in records))
-
-
-def _write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(
-        [[inert_cell(one_line(c)) if isinstance(c, str) else c for c in row] for row in rows]
-    )
-    _put(path, buf.getvalue())
-
-
-def _put(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
