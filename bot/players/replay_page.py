@@ -461,7 +461,7 @@ def render(replay: Replay) -> str:
     game = replay.game
     start, end = replay.start, replay.end
     span = max((end - start).total_seconds(), 1e-9)
-    agents = {s.index: s for s in replay.seats}
+    by_index = {s.index: s for s in replay.seats}
     # "the AI": the seats an agent played from start to end (docs/spot-the-ai.md)
     agent_names = [s.character_name for s in seat_story.the_ai(replay.seats)]
 
@@ -537,7 +537,7 @@ def render(replay: Replay) -> str:
         for view in replay.phases:
             for m in view.lines[lane]:
                 w(
-                    f"<span class='tick {_who_kind(m, agents)}' style='left:{pct(m.t):.3f}%' "
+                    f"<span class='tick {_who_kind(m, by_index)}' style='left:{pct(m.t):.3f}%' "
                     f"title='{_e(m.speaker)}'></span>"
                 )
         w("</div>")
@@ -553,7 +553,7 @@ def render(replay: Replay) -> str:
     # phase by phase
     w("<h2>Phase by phase</h2>")
     for view in replay.phases:
-        _phase(w, replay, view, agents, start)
+        _phase(w, replay, view, by_index, start)
 
     _reveal(w, replay, agent_names)
     w(f"</main><script>{SCRIPT}</script></body></html>")
@@ -564,7 +564,7 @@ def _phase(
     w: Callable[[str], None],
     replay: Replay,
     view: PhaseView,
-    agents: Mapping[int, Seat],
+    by_index: Mapping[int, Seat],
     start: datetime,
 ) -> None:
     w(f"<section class='phase' id='{view.anchor}' data-phase='{_e(view.label)}'>")
@@ -581,7 +581,7 @@ def _phase(
         w(f"<div class='lane {lane}'><h4>{'The stage' if lane == 'stage' else 'The den'}</h4>")
         for m in view.lines[lane]:
             w(
-                f"<div class='line {_who_kind(m, agents)}' data-who='{_e(m.speaker)}'>"
+                f"<div class='line {_who_kind(m, by_index)}' data-who='{_e(m.speaker)}'>"
                 f"<span class='t'>{_clock(m.t, start)}</span>"
                 f"<span class='who'>{_e(m.speaker)}</span>: {_e(m.text)}</div>"
             )
