@@ -79,12 +79,14 @@ class Settings(BaseSettings):
     #: tokens an agent seat may spend per game before degrading (0 = unlimited)
     llm_token_budget: int = Field(200_000, ge=0)
     #: tokens all the agent seats of one server (a Discord guild, a Slack workspace) may spend
-    #: in a day (UTC), counted from the process's start; a seat that would go over plays on
-    #: as the baseline agent, and the game's host is told once a day (0 = no cap)
+    #: in a day (UTC), counting the calls the database recorded that day (a restart does not
+    #: start the day afresh); a seat that would go over plays on as the baseline agent, and
+    #: the game's host is told once a day (0 = no cap)
     llm_server_day_tokens: int = Field(0, ge=0)
     #: the same cap in US dollars (priced by `llm_prices`, else the built-in list prices)
     llm_server_day_usd: float = Field(0.0, ge=0)
-    #: tokens all the agent seats of this process may spend in a day (UTC) (0 = no cap)
+    #: tokens all the agent seats of this process may spend in a day (UTC), counting from the
+    #: start every call the database recorded that day (0 = no cap)
     llm_process_day_tokens: int = Field(0, ge=0)
     #: the same cap in US dollars
     llm_process_day_usd: float = Field(0.0, ge=0)

@@ -1,12 +1,18 @@
 """An operator's spend caps: what every LLM seat of one server, and of the whole process, may
 spend in a day (UTC), in tokens or in US dollars, checked before each call.
 
-`DailySpend` keeps the day's totals (in memory: a restart starts the day's count afresh) and
-`CappedClient` wraps a seat's client: before a call it asks whether the seat's server or the
-process is over a cap and, if so, raises `LLMBudgetExceeded` without sending anything, which
-hands the seat to its offline baseline for the rest of the game, like a spent per-game budget.
+`DailySpend` keeps the day's totals and `CappedClient` wraps a seat's client: before a call it
+asks whether the seat's server or the process is over a cap and, if so, raises
+`LLMBudgetExceeded` without sending anything, which hands the seat to its offline baseline for
+the rest of the game, like a spent per-game budget.
 The first refusal of a day for a cap is reported once (``on_over``), so the operator hears of
 it once, not once per seat or call.
+
+The totals live in memory, so a restarted process would start the day afresh (a crash-looping
+or redeployed bot could spend its cap several times over): given a ``history`` (the calls the
+store recorded on a day, `StoredCall`; the bot reads them from its database), `DailySpend`
+counts that day's calls at start and again at each day's turn, and a refusal the store
+recorded that day counts as reported already, so a restart does not report it again.
 
 Dollars are priced from `prices` (the operator's per-model prices, by longest model-name
 prefix, like `agent.llm.pricing.PRICES`) when the model is listed there, else from the
@@ -18,7 +24,8 @@ counted: the caps may be overshot by the calls already sent, never by a new one.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
@@ -32,7 +39,15 @@ from agent.llm.base import (
 )
 from agent.llm.pricing import ModelPrice
 
-__all__ = ["CappedClient", "DailySpend", "SpendLimits", "parse_prices", "price_usd"]
+__all__ = [
+    "CappedClient",
+    "DailySpend",
+    "SpendLimits",
+    "StoredCall",
+    "parse_prices",
+    "price_usd",
+    "refusal_of",
+]
 
 log = logging.getLogger(__name__)
 
@@ -102,23 +117,61 @@ def _utc_today() -> date:
     return datetime.now(UTC).date()
 
 
+@dataclass(frozen=True)
+class StoredCall:
+    """A model call (or a refusal) of the day as the store recorded it: what `DailySpend`
+    counts at start. ``server`` is the server of the call's game (None: none); ``error`` the
+    recorded error, which names the cap when the call was refused for one (`refusal_of`)."""
+
+    server: str | None
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost_usd: float = 0.0
+    error: str | None = None
+
+
+#: a refusal for a daily cap, as `CappedClient` words it (the seat records it as its error)
+_REFUSED = re.compile(
+    r"((?:this server's|the bot's) daily cap of \S+ (?:tokens )?is spent) \(\w+ call not sent\)"
+)
+
+
+def refusal_of(error: str | None, server: str | None) -> tuple[str, str | None] | None:
+    """The cap a recorded error says a call was refused for: (reason, its scope: ``server``
+    for a server's cap, None for the process's), as `DailySpend.over` gave it; else None."""
+    found = _REFUSED.search(error or "")
+    if found is None:
+        return None
+    reason = found.group(1)
+    return reason, (server if reason.startswith("this server's") else None)
+
+
 class DailySpend:
     """The day's spending by server and for the process, against `SpendLimits`.
 
     ``on_over(server, reason)`` is called the first time in a day a call is refused for a
     cap: once per server for a server's cap, once for the process's (``server`` is then the
-    one whose call hit it first)."""
+    one whose call hit it first).
+
+    ``history(day)`` gives the calls already recorded on ``day`` (by this process before a
+    restart, or by any process on the same store): they are counted when a day's count
+    begins, at start and at each day's turn. If it fails, the day is counted from zero (and
+    logged)."""
 
     def __init__(
         self,
         limits: SpendLimits,
         prices: Mapping[str, ModelPrice] | None = None,
         *,
-        today: Callable[[], date] = _utc_today,
+        today: Callable[[], date] | None = None,
+        history: Callable[[date], Iterable[StoredCall]] | None = None,
     ) -> None:
         self.limits = limits
         self.prices = dict(prices or {})
-        self._today = today
+        self._today = today if today is not None else _utc_today
+        self.history = history
         self._day: date | None = None
         self._tokens: dict[str, int] = {}
         self._usd: dict[str, float] = {}
@@ -131,6 +184,32 @@ class DailySpend:
             self._tokens.clear()
             self._usd.clear()
             self._told.clear()
+            if self.history is not None:
+                self._count_stored(day)
+
+    def _count_stored(self, day: date) -> None:
+        assert self.history is not None
+        try:
+            calls = list(self.history(day))
+        except Exception:
+            log.exception("could not read %s's spending from the store: counted from zero", day)
+            return
+        for call in calls:
+            refused = refusal_of(call.error, call.server)
+            if refused is not None:
+                self._told.add(refused)
+            resp = LLMResponse(
+                text="",
+                model=call.model,
+                input_tokens=call.input_tokens,
+                output_tokens=call.output_tokens,
+                cached_input_tokens=call.cached_input_tokens,
+                latency_s=0.0,
+                finish_reason="",
+                attempts=0,
+                cost_usd=call.cost_usd,
+            )
+            self._add(call.server, resp)
 
     def spent(self, server: str | None = None) -> tuple[int, float]:
         """(tokens, dollars) spent today by ``server``'s seats, or by the process (None)."""
@@ -167,6 +246,9 @@ class DailySpend:
 
     def charge(self, server: str | None, resp: LLMResponse) -> None:
         self._roll()
+        self._add(server, resp)
+
+    def _add(self, server: str | None, resp: LLMResponse) -> None:
         tokens = max(resp.total_tokens, 0)
         usd = price_usd(resp, self.prices)
         keys = [_PROCESS] if server is None else [_PROCESS, server]

@@ -32,8 +32,9 @@ import os
 import random
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from datetime import date
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
@@ -49,7 +50,7 @@ from agent.llm import (
     build_client,
 )
 from agent.llm.queue import QueuedClient, Slots, concurrency_for, parse_concurrency
-from agent.llm.spend import CappedClient, DailySpend, SpendLimits, parse_prices
+from agent.llm.spend import CappedClient, DailySpend, SpendLimits, StoredCall, parse_prices
 from agent.llm.structured import mode_for, parse_modes
 from agent.llm_player import LLMPlayer, LLMPlayerSettings
 from agent.memory.cache import CachedEmbedder
@@ -61,6 +62,7 @@ from bot.service.clock import GameClock
 from bot.service.live import LiveGame, SeatInfo, SeatPortImpl
 from bot.service.timers import SchedulerTimers
 from bot.settings import Settings
+from bot.store.decisions import DBDecisionLog
 from bot.table.personas import read_personas_file
 
 __all__ = [
@@ -270,6 +272,18 @@ class AgentLearning:
         )
 
 
+def stored_spend(decisions: DecisionLog) -> Callable[[date], Iterable[StoredCall]] | None:
+    """Where the day's calls are read back from for the daily caps: the database the
+    decisions are recorded in (through any wrapper's ``inner``), so a restarted bot counts
+    what it spent before; None when they are not stored (the count is then the process's)."""
+    log: object = decisions
+    while log is not None:
+        if isinstance(log, DBDecisionLog):
+            return log.spent_on
+        log = getattr(log, "inner", None)
+    return None
+
+
 def seat_persona(game: LiveGame, seat: SeatInfo, extra: tuple[Persona, ...] = ()) -> Persona:
     """The seat's persona for this game: the key chosen for the seat (a built-in's or one of
     the operator's ``extra``), else drawn (seeded by the game) from its side's set. The side
@@ -303,7 +317,12 @@ class LLMPlayerFactory:
         #: the day's spending against the operator's caps (None: no cap set)
         self.spend: DailySpend | None = None
         if config.spend_limits.any:
-            self.spend = DailySpend(config.spend_limits, parse_prices(config.llm_prices))
+            self.spend = DailySpend(
+                config.spend_limits,
+                parse_prices(config.llm_prices),
+                history=stored_spend(decisions),
+            )
+            self.spend.spent()  # the day's count starts now, from what the store recorded
         #: told once a day when a cap is reached (the service's `bot.service.alerts.Alerts.alert`,
         #: set by whoever runs the service): the game's host hears of it, not its players
         self.alert: Callable[[LiveGame, str], None] | None = None

@@ -9,6 +9,9 @@ when a game finishes or the bot stops.
 A batch is written in one transaction; if that fails (e.g. a record for a game row that does
 not exist), the rows are retried one by one so one bad record cannot take its batch with it;
 a row that still fails is logged and dropped.
+
+`spent_on` reads a day's calls back for the operator's daily spend caps
+(`agent.llm.spend.DailySpend`), so a restarted bot goes on counting the day where it was.
 """
 
 from __future__ import annotations
@@ -18,15 +21,17 @@ import logging
 import threading
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, date, datetime, time, timedelta
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from agent.decisions import DECISION_KINDS, DecisionRecord, DecisionSummary, summarize
+from agent.llm.spend import StoredCall
 from bot.store.db import session_scope
-from bot.store.models import LLMCall
+from bot.store.models import Game, LLMCall
 
-__all__ = ["DBDecisionLog", "records_for_game", "summary_for_game"]
+__all__ = ["DBDecisionLog", "records_for_game", "spent_on", "summary_for_game"]
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +141,60 @@ class DBDecisionLog:
 
     async def aclose(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    def spent_on(self, day: date) -> list[StoredCall]:
+        """The calls stored for ``day`` (see `spent_on`)."""
+        return spent_on(self.engine, day)
+
+
+#: how long after its game's end a call may still come (the end-of-game debriefs)
+AFTER_END = timedelta(hours=1)
+
+
+def spent_on(engine: sa.Engine, day: date) -> list[StoredCall]:
+    """The calls recorded on ``day`` (UTC; by the call's time ``t``, which is the wall clock
+    for games at real speed) that spent tokens or name an error, with their game's server.
+
+    Only the calls of games not over before the day (less `AFTER_END`) are read, through the
+    index on ``llm_calls.game_id``: a day's reading costs that day's games, not the table."""
+    start = datetime.combine(day, time.min, UTC)
+    recent = select(Game.id).where(
+        sa.or_(col(Game.ended_at).is_(None), col(Game.ended_at) >= start - AFTER_END)
+    )
+    query = (
+        sa.select(
+            col(Game.server_id),
+            col(LLMCall.model),
+            col(LLMCall.input_tokens),
+            col(LLMCall.output_tokens),
+            col(LLMCall.cached_input_tokens),
+            col(LLMCall.cost_usd),
+            col(LLMCall.error),
+        )
+        .join(Game, col(Game.id) == col(LLMCall.game_id))
+        .where(
+            col(LLMCall.game_id).in_(recent),
+            col(LLMCall.t) >= start,
+            col(LLMCall.t) < start + timedelta(days=1),
+            sa.or_(
+                col(LLMCall.input_tokens) + col(LLMCall.output_tokens) > 0,
+                col(LLMCall.error).is_not(None),
+            ),
+        )
+    )
+    with Session(engine) as session:
+        return [
+            StoredCall(
+                server=None if server is None else str(server),
+                model=model or "",
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+                cached_input_tokens=cached,
+                cost_usd=cost,
+                error=error,
+            )
+            for server, model, tokens_in, tokens_out, cached, cost, error in session.execute(query)
+        ]
 
 
 def records_for_game(
