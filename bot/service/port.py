@@ -1,16 +1,14 @@
 """The one service port every adapter calls: create, join, start, say, vote, act at night, end.
 
 Flow is one way: an adapter calls the service; the service stamps the action
-(`bot.service.moments`),
-applies it to the pure engine, writes the action and everything it caused in one transaction
-(`bot.service.journal`), then hands the events to listeners (renderers) and to agent seats (only
-what
-each seat may see). Nothing is shown before it is committed; a write the database refuses
-changes nothing in memory either and reaches the caller as `bot.errors.StoreUnavailable`. A
-deadline tick that fails is retried with backoff until it is stored, and a failure that lasts
-is reported once (`bot.service.alerts`). One process drives a game at a time
-(`bot.service.ownership`), and
-a game is carried on after a restart by replaying its action log (`bot.service.recovery`).
+(`bot.service.moments`), applies it to the pure engine, writes the action and everything it
+caused in one transaction (`bot.service.journal`), then hands the events to listeners
+(renderers) and to agent seats (only what each seat may see). Nothing is shown before it is
+committed; a write the database refuses changes nothing in memory either and reaches the caller
+as `bot.errors.StoreUnavailable`. A deadline tick that fails is retried with backoff until it is
+stored, and a failure that lasts is reported once (`bot.service.deadlines`,
+`bot.service.alerts`). One process drives a game at a time (`bot.service.ownership`), and a
+game is carried on after a restart by replaying its action log (`bot.service.recovery`).
 """
 
 from __future__ import annotations
@@ -28,9 +26,7 @@ import sqlalchemy as sa
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlmodel import Session
 
-from agent.base import Deferred
 from bot.errors import ServiceError as ServiceError  # (re-exported for older imports)
-from bot.errors import db_reason
 from bot.limits import (
     ChangeLimited,
     ChangeLimiter,
@@ -44,6 +40,7 @@ from bot.protection.consent import consent_check
 from bot.service import journal, lease, live, recovery
 from bot.service.alerts import Alerts, AlertSink
 from bot.service.clock import GameClock, utcnow
+from bot.service.deadlines import Deadlines
 from bot.service.graveyard import Graveyard
 from bot.service.lanes import Line
 from bot.service.live import (
@@ -54,7 +51,7 @@ from bot.service.live import (
     SeatPortImpl,
     target_seat,
 )
-from bot.service.moments import grace, note_applied, stamp
+from bot.service.moments import note_applied, stamp
 from bot.service.outages import RELEASE_SECONDS, Outages
 from bot.service.ownership import GameMoved, Ownership
 from bot.service.timers import Backoff, SchedulerTimers
@@ -73,8 +70,9 @@ T = TypeVar("T")
 
 class GameService:
     """The port: the lobby (create, join, configure, leave, start), play (say, vote, night act,
-    end; each applied by `_act` under the game's lock), the deadlines (`_arm_deadline`, `_tick`)
-    and the delivery of what was committed to listeners and agent seats."""
+    end; each applied by `_act` under the game's lock), the deadlines (`deadlines`,
+    `bot.service.deadlines`) and the delivery of what was committed to listeners and agent
+    seats."""
 
     def __init__(
         self,
@@ -96,18 +94,24 @@ class GameService:
             lambda fn: self._run_db(fn),
             lease_seconds,
             on_lost=self._moved,
-            each_round=self._rearm_overdue,
+            each_round=lambda: self.deadlines.rearm_overdue(),
         )
         #: told the id of each game another process took over from this one
         self.on_moved: list[Callable[[str], None]] = []
-        #: a deadline write failing for this many real seconds is reported to the alert sinks
-        self.alert_after = alert_after
-        self.tick_backoff = tick_backoff or Backoff()
         #: the hosts told of a problem that lasts, and work nobody waits for (`bot.service.alerts`)
         self.alerts = Alerts()
         self.scheduler = scheduler
         self.agent_factory = agent_factory
         self.games: dict[str, LiveGame] = {}
+        #: each phase's deadline timer, its retries, and what an outage does to it
+        self.deadlines = Deadlines(
+            self.games,
+            self.outages,
+            self.alerts,
+            self._act,
+            alert_after=alert_after,
+            tick_backoff=tick_backoff or Backoff(),
+        )
         self._listeners: list[live.Outbox] = []
         self.graveyard = Graveyard()  #: the dead's talk: adapters post it, dead agents join in
         #: where agents record their LLM decisions (set by the runtime; flushed at game end)
@@ -129,6 +133,25 @@ class GameService:
         self.lobby_cooldown = Cooldowns(0.0)
         #: each person's commands, on every platform (none here; the runtime sets the figures)
         self.commands = CommandLimiter(burst=0)
+
+    @property
+    def alert_after(self) -> float:
+        """A deadline write failing for this many real seconds is reported to the alert
+        sinks."""
+        return self.deadlines.alert_after
+
+    @alert_after.setter
+    def alert_after(self, seconds: float) -> None:
+        self.deadlines.alert_after = seconds
+
+    @property
+    def tick_backoff(self) -> Backoff:
+        """How a deadline write the database refused is retried."""
+        return self.deadlines.tick_backoff
+
+    @tick_backoff.setter
+    def tick_backoff(self, backoff: Backoff) -> None:
+        self.deadlines.tick_backoff = backoff
 
     # --- plumbing -----------------------------------------------------------------------------
 
@@ -320,7 +343,7 @@ class GameService:
                 game.begin(seated, state, t)
                 self._attach_agents(game)
                 self._advance_seqs(game, events)
-                self._arm_deadline(game)
+                self.deadlines.arm(game)
             self._dispatch(game, events)
 
     # --- play ---------------------------------------------------------------------------------
@@ -451,7 +474,7 @@ class GameService:
                 note_applied(game, action, platform_id)
                 game.state = new
                 self._advance_seqs(game, events)
-                self._arm_deadline(game)
+                self.deadlines.arm(game)
             self._dispatch(game, events)
             if new.over:
                 await self._finish(game)
@@ -461,103 +484,13 @@ class GameService:
     def _advance_seqs(game: LiveGame, events: Sequence[Event]) -> None:
         game.event_seq += len(events)
 
-    # --- time ---------------------------------------------------------------------------------
-
-    def _arm_deadline(self, game: LiveGame, retry_in: float | None = None) -> None:
-        """Make sure the current phase's deadline will fire: a timer at the deadline, or
-        (``retry_in``) a retry of a failed tick that many real seconds from now. Armed means a
-        pending timer or a tick being written: never a mark alone (a tick that failed leaves
-        its retry armed, see `_tick`)."""
-        state = game.state
-        if state is None:
-            return
-        handle = game.deadline_handle
-        if state.over or state.phase.deadline is None or self.outages.is_down(game.id):
-            game.disarm()  # (while the input is down the clock stands still: armed when back)
-            return
-        if retry_in is None and game.deadline_armed():
-            return
-        if handle is not None:
-            handle.cancel()
-        deadline = state.phase.deadline
-        phase_seq = state.phase.seq
-
-        async def fire() -> None:
-            await self._tick(game, phase_seq, deadline)
-
-        game.armed_phase = phase_seq
-        game.deadline_handle = (
-            # (a game of agents only: not before its agents' work in flight is in)
-            game.timers.call_at(deadline + grace(game), fire, after_holds=game.agents_only())
-            if retry_in is None
-            else game.timers.call_later(retry_in, fire)
-        )
-
-    async def _tick(self, game: LiveGame, phase_seq: int, deadline: datetime) -> None:
-        """End the phase at its deadline. If the write fails, nothing changed: retry with
-        backoff (the phase then ends at the moment the retry is stored, never earlier than
-        the deadline) and report a failure lasting ``alert_after`` seconds once."""
-        state = game.state
-        if (
-            state is None
-            or state.over
-            or state.phase.seq != phase_seq
-            or self.games.get(game.id) is not game
-            or self.outages.is_down(game.id)
-        ):
-            return
-        game.ticking = True
-        failed: Exception | None = None
-        try:
-            if game.tick_failures == 0:
-                # stamped at the deadline, applied a grace after it (`bot.service.moments.grace`)
-                await self._act(game, lambda t: A.Tick(deadline, max(t, deadline)), None)
-            else:  # a retry: the phase ends when the database finally stores it
-                await self._act(game, lambda t: A.Tick(max(t, deadline)), None)
-        except GameMoved:
-            return  # another process has the game now (`_moved` stopped it here)
-        except Exception as exc:
-            failed = exc
-        finally:
-            game.ticking = False
-        if failed is None:
-            game.tick_stored()
-        current = game.state
-        if current is None or current.over or current.phase.seq != phase_seq:
-            return
-        if failed is None:  # stored but the phase goes on (nothing was due): wait again
-            self._arm_deadline(game)
-            return
-        delay, lasting = game.tick_failed(self.tick_backoff)
-        reason = db_reason(failed)
-        log.warning(
-            "game %s: the deadline could not be stored (attempt %d: %s); retrying in %.1f s",
-            game.id, game.tick_failures, reason, delay,
-        )  # fmt: skip
-        self._arm_deadline(game, retry_in=delay)
-        if not game.alerted and lasting >= self.alert_after:
-            game.alerted = True
-            self.alerts.alert(
-                game,
-                f"the phase should have ended {lasting:.0f} s ago, but the database refuses "
-                f"to store it ({reason}). I keep retrying; the game goes on by itself as soon "
-                "as the database accepts writes again.",
-            )
-
-    # --- outages of a platform's input (bot/service/outages.py owns the rules)
-    # ---------------------
+    # --- outages of a platform's input (the deadlines and outages: bot/service/deadlines.py) -----
 
     def input_down(self, game_ids: Iterable[str], since: datetime | None = None) -> None:
         """The platform's input of these games is down since ``since`` (wall clock; None:
         now): their agents are paused and their phase clocks stand still until `input_back`.
         Games not running here are skipped."""
-        when = since or utcnow()
-        for game_id in game_ids:
-            game = self.games.get(game_id)
-            if game is None or game.state is None or game.state.over:
-                continue
-            if self.outages.mark_down(game_id, game.clock, when):
-                self._arm_deadline(game)  # (disarms it)
+        self.deadlines.input_down(game_ids, since)
 
     async def input_back(
         self, game_ids: Iterable[str], first_typed: Mapping[str, datetime] | None = None
@@ -567,46 +500,12 @@ class GameService:
         meanwhile, handed over through `say` with their moments, wait for their place).
         ``first_typed``: game id -> the moment of the first line typed meanwhile, when the
         adapter has read them back."""
-        for game_id in game_ids:
-            game = self.games.get(game_id)
-            if game is None:
-                self.outages.forget(game_id)
-                continue
-            first = None if first_typed is None else first_typed.get(game_id)
-            back = self.outages.mark_back(game_id, game.clock, first)
-            if back is None:
-                continue
-            extension, _ = back
-            state = game.state
-            if extension > 0 and state is not None and not state.over:
-                try:
-                    await self._act(game, partial(A.Extend, seconds=extension), None)
-                except Exception:  # the phase goes on with its old deadline
-                    log.exception("game %s: could not extend the phase", game_id)
-            self.outages.settle(game_id)
-            self._arm_deadline(game)
+        await self.deadlines.input_back(game_ids, first_typed)
 
     async def agent_gate(self, game_id: str, line: bool = False) -> None:
         """While the game's input is down an agent's action waits for its place in the backlog's
         release; a ``line`` due in a restart's outage is `Deferred` (planned again later)."""
-        game = self.games.get(game_id)
-        if game is not None and self.outages.is_down(game_id):
-            if line and await self.outages.restart_line(game_id, game.finished):
-                raise Deferred("the line came due while the bot was restarting")
-            await self.outages.release(game_id, game.finished, utcnow())
-
-    def _rearm_overdue(self) -> None:
-        """The watchdog: any running game whose deadline has passed with nothing armed to end
-        its phase gets its timer again (whatever left it unarmed)."""
-        for game in list(self.games.values()):
-            state = game.state
-            if state is None or state.over or state.phase.deadline is None:
-                continue
-            if self.outages.is_down(game.id):
-                continue  # its clock stands still until the input is back
-            if not game.deadline_armed() and state.phase.deadline < game.clock.now():
-                log.warning("game %s: re-arming an overdue deadline", game.id)
-                self._arm_deadline(game)
+        await self.deadlines.agent_gate(game_id, line)
 
     # --- ownership (bot/service/ownership.py)
     # ---------------------------------------------------------
@@ -781,7 +680,7 @@ class GameService:
             if game.state.over:  # crashed between the last action and marking the game finished
                 await self._finish(game)
             else:
-                self._arm_deadline(game)
+                self.deadlines.arm(game)
             return game
 
     async def replay(self, game_id: str) -> LiveGame:
