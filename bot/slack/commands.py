@@ -4,8 +4,10 @@ store, and one reply for the person who typed it (ephemeral).
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -16,6 +18,7 @@ from bot.protection.privacy import WithdrawalReport
 from bot.service.port import ServiceError
 from bot.slack import blocks as B
 from bot.slack.delivery import error_fields
+from bot.slack.links import SlackGame
 from bot.slack.lobby import PLATFORM
 from bot.slack.player_commands import (
     help_command,
@@ -47,6 +50,46 @@ _USER = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|^([UW][A-Z0-9]{6,})$")
 # --- /mafia -----------------------------------------------------------------------------------
 
 
+#: what a ``/mafia WORD`` does: (adapter, ctx, the rest of the line) -> the reply
+Handler = Callable[["SlackAdapter", "Ctx", str], Awaitable[Reply] | Reply]
+#: ... for the open game of the channel it is typed in
+GameHandler = Callable[["SlackAdapter", "Ctx", str, SlackGame], Awaitable[Reply]]
+
+
+async def _kick(adapter: SlackAdapter, ctx: Ctx, rest: str, sg: SlackGame) -> Reply:
+    m = _USER.search(rest)
+    if m is None:
+        return "Say who: `/mafia kick @someone`."
+    return await adapter.lobby.kick(ctx.user, sg, m.group(1) or m.group(2))
+
+
+#: the commands that work anywhere. Their words are those of `bot.table.help.SLACK` (the help
+#: lists every command; tests/bot/slack/test_commands_help.py keeps the two the same)
+ANYWHERE: dict[str, Handler] = {
+    "help": lambda adapter, ctx, rest: help_command(adapter, ctx),
+    "stats": stats_command,
+    "leaderboard": leaderboard_command,
+    "web": web_command_slack,
+    "history": history_command,
+    "replay": lambda adapter, ctx, rest: replay_command(adapter, ctx, rest, _identities),
+    "new": lambda adapter, ctx, rest: adapter.lobby.new_game(ctx.team, ctx.user, ctx.channel, rest),
+    "consent": lambda adapter, ctx, rest: consent_command(adapter, ctx, rest),
+    "export": lambda adapter, ctx, rest: export_command(adapter, ctx, rest),
+    "spotrate": lambda adapter, ctx, rest: spotrate_command(adapter, ctx),
+    "status": lambda adapter, ctx, rest: status_command(adapter, ctx),
+    "roles": lambda adapter, ctx, rest: catalog_text("slack"),
+}
+#: the commands about the channel's open game
+IN_GAME: dict[str, GameHandler] = {
+    "start": lambda adapter, ctx, rest, sg: adapter.lobby.start(ctx.user, sg),
+    "join": lambda adapter, ctx, rest, sg: adapter.lobby.join(ctx.user, sg.id, ctx.trigger_id),
+    "leave": lambda adapter, ctx, rest, sg: adapter.lobby.leave(ctx.user, sg.id),
+    "end": lambda adapter, ctx, rest, sg: adapter.lobby.end(ctx.user, sg),
+    "config": lambda adapter, ctx, rest, sg: adapter.lobby.configure(ctx.user, sg, rest),
+    "kick": _kick,
+}
+
+
 async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
     sub, _, rest = text.strip().partition(" ")
     sub = sub.lower()
@@ -57,47 +100,17 @@ async def run_command(adapter: SlackAdapter, ctx: Ctx, text: str) -> Reply:
         adapter.service.commands.check(PLATFORM, ctx.team, ctx.user, command=sub)
     except CoolingDown as slow:
         return str(slow)
-    if sub == "stats":
-        return await stats_command(adapter, ctx, rest)
-    if sub == "leaderboard":
-        return await leaderboard_command(adapter, ctx, rest)
-    if sub == "web":
-        return await web_command_slack(adapter, ctx, rest)
-    if sub == "history":
-        return await history_command(adapter, ctx, rest)
-    if sub == "replay":
-        return await replay_command(adapter, ctx, rest, _identities)
-    if sub == "new":
-        return await adapter.lobby.new_game(ctx.team, ctx.user, ctx.channel, rest)
-    if sub == "consent":
-        return await consent_command(adapter, ctx, rest)
-    if sub == "export":
-        return await export_command(adapter, ctx, rest)
-    if sub == "spotrate":
-        return await spotrate_command(adapter, ctx)
-    if sub == "status":
-        return status_command(adapter, ctx)
-    if sub == "roles":
-        return catalog_text("slack")
+    anywhere = ANYWHERE.get(sub)
+    if anywhere is not None:
+        reply = anywhere(adapter, ctx, rest)
+        return await reply if inspect.isawaitable(reply) else reply
+    in_game = IN_GAME.get(sub)
+    if in_game is None:
+        return f"Unknown command `{sub}`.\n{help_command(adapter, ctx)}"
     sg = adapter.games.in_channel(ctx.channel)
     if sg is None:
         return "There is no open game in this channel. `/mafia new` opens one."
-    if sub == "start":
-        return await adapter.lobby.start(ctx.user, sg)
-    if sub == "join":
-        return await adapter.lobby.join(ctx.user, sg.id, ctx.trigger_id)
-    if sub == "leave":
-        return await adapter.lobby.leave(ctx.user, sg.id)
-    if sub == "end":
-        return await adapter.lobby.end(ctx.user, sg)
-    if sub == "config":
-        return await adapter.lobby.configure(ctx.user, sg, rest)
-    if sub == "kick":
-        m = _USER.search(rest)
-        if m is None:
-            return "Say who: `/mafia kick @someone`."
-        return await adapter.lobby.kick(ctx.user, sg, m.group(1) or m.group(2))
-    return f"Unknown command `{sub}`.\n{help_command(adapter, ctx)}"
+    return await in_game(adapter, ctx, rest, sg)
 
 
 def status_command(adapter: SlackAdapter, ctx: Ctx) -> str:

@@ -55,8 +55,8 @@ def help_command(adapter: SlackAdapter, ctx: Ctx) -> str:
         roles=roles_in_play(roles),
         booth=booth,
         markup="slack",
-        note=f"Settings: `{SETTINGS_HELP}` (extra roles: `roles=detective,doctor`). Join and "
-        "leave with the lobby's buttons.",
+        note=f"Settings: `{SETTINGS_HELP}` (extra roles: `roles=detective,doctor`). The lobby's "
+        "buttons join and leave too.",
     )
 
 

@@ -87,8 +87,16 @@ class Command:
     usage: str
     what: str
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The commands this line is about: ``/mafia stats [member]`` -> ("stats",), ``/mafia
+        setup, config`` -> ("setup", "config"), ``/vote NAME`` -> ("vote",)."""
+        words = self.usage.removeprefix("/mafia ").removeprefix("/")
+        return tuple(part.split()[0] for part in words.split(", "))
 
-#: ``/mafia`` on Discord (options are shown as Discord shows them)
+
+#: ``/mafia`` on Discord (options are shown as Discord shows them). This list and Slack's are
+#: every command each platform has: tests compare them with the commands the adapters register
 DISCORD: tuple[Command, ...] = (
     Command("/mafia help", "this help"),
     Command("/mafia new", "open a game lobby in this channel (you are the host)"),
@@ -107,6 +115,8 @@ DISCORD: tuple[Command, ...] = (
 SLACK: tuple[Command, ...] = (
     Command("/mafia help", "this help"),
     Command("/mafia new [settings]", "open a game in this channel (you are the host)"),
+    Command("/mafia join", "take a seat in this channel's game (or press Join on its message)"),
+    Command("/mafia leave", "give your seat up, before the game starts"),
     Command("/mafia start", "deal the roles and begin (host)"),
     Command("/mafia status", "phase, time left, who is alive (and, privately, your role)"),
     Command("/mafia config [settings]", "show or change the settings before the start (host)"),
