@@ -149,3 +149,19 @@ def test_the_days_calls_are_read_with_their_games_server(engine: Engine) -> None
         ("gpt-4o-mini", 2, 0.5)
     }
     assert spent_on(engine, DAY - timedelta(days=5)) == []
+
+
+def test_the_bot_reads_the_day_from_the_log_it_records_to(engine: Engine) -> None:
+    """The runtime records through a metering wrapper: the day is still read from the store
+    beneath it; a log that stores nothing gives no history (the count is the process's)."""
+    from agent.decisions import InMemoryDecisionLog
+    from bot.ops.metrics import MeteredDecisionLog, Metrics
+    from bot.seats.llm_agents import stored_spend
+
+    stored = DBDecisionLog(engine)
+    try:
+        history = stored_spend(MeteredDecisionLog(stored, Metrics()))
+        assert history is not None and list(history(DAY)) == []
+    finally:
+        stored.close()
+    assert stored_spend(InMemoryDecisionLog()) is None
