@@ -225,7 +225,7 @@ class FakeDiscord(World):
         return [r for r in self.requests if probe.matches(r.method, r.path, r.route)]
 
     async def wait_for_request(
-        self, pattern: str, *, count: int = 1, within: float = 5.0
+        self, pattern: str, *, count: int = 1, within: float = 20.0
     ) -> RecordedRequest:
         """Wait until `count` answered requests match `pattern`; return the latest."""
 
@@ -243,7 +243,7 @@ class FakeDiscord(World):
         *,
         after: JSON | int | None = None,
         from_bot: bool = False,
-        within: float = 5.0,
+        within: float = 20.0,
     ) -> JSON:
         """Wait for (or find) the first visible message in `channel` matching the filters.
 
