@@ -121,7 +121,7 @@ class FakeDiscord(World):
         for conn in list(self.connections):
             await conn.flush()
 
-    async def wait_ready(self, within: float = 10.0, *, count: int = 1) -> GatewaySession:
+    async def wait_ready(self, within: float = 60.0, *, count: int = 1) -> GatewaySession:
         """Wait until `count` sessions (in total, ever) got their READY + GUILD_CREATEs.
 
         The client handles those asynchronously: also `await client.wait_until_ready()`.
