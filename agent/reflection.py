@@ -403,6 +403,12 @@ class Reflector:
         resp = await self.asker.ask(req, "reflection")
         text = resp.text if resp is not None and resp.finish_reason != FINISH_REFUSAL else ""
         questions, ok = parse_questions(text, candidates, s.questions_picked, s.questions_own)
+        # a question of its own that copies a player's words would carry them unquoted into
+        # the next prompt, as the note would (copies_a_line)
+        own = [q for q in questions if q not in candidates and copies_a_line(q, k)]
+        if own:
+            questions = [q for q in questions if q not in own]
+            ok = False
         if resp is not None:
             self.asker.log_call(
                 "reflection",
