@@ -22,9 +22,12 @@ play: sync
 simulate: sync
 	$(UV) run --frozen mafiabot simulate --speed 20
 
-# (the 20 slowest tests are listed at the end: what to look at when the suite gets slow)
+# Tests run in TEST_WORKERS processes (pytest-xdist): most of the suite's time is waiting
+# (fake platforms, restarts, phases at game speed), so more workers than cores pays; the 20
+# slowest tests are listed at the end (what to look at when the suite gets slow)
+TEST_WORKERS ?= 8
 test: sync
-	$(UV) run --frozen pytest -q --durations=20
+	$(UV) run --frozen pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=20
 
 # Whole games on a real tiny model (SmolLM2-135M on llama-cpp-python's server, loopback): the
 # `realmodel` dependency group, built once from its sdist and then taken from uv's cache.

@@ -403,6 +403,12 @@ class Reflector:
         resp = await self.asker.ask(req, "reflection")
         text = resp.text if resp is not None and resp.finish_reason != FINISH_REFUSAL else ""
         questions, ok = parse_questions(text, candidates, s.questions_picked, s.questions_own)
+        # a question of its own that copies a player's words would carry them unquoted into
+        # the next prompt, as the note would (copies_a_line)
+        own = [q for q in questions if q not in candidates and copies_a_line(q, k)]
+        if own:
+            questions = [q for q in questions if q not in own]
+            ok = False
         if resp is not None:
             self.asker.log_call(
                 "reflection",
@@ -434,6 +440,13 @@ class Reflector:
         _, note = parse_answers(resp.text, len(questions), s.reflection_chars)
         if note is None:
             self.asker.log_call("reflection", req, resp, decision="no note", valid=False)
+            return False
+        if copies_a_line(note, k):
+            # a player's words in the seat's own voice would reach every later prompt outside
+            # the quotes that mark them as someone's speech (a laundered injection)
+            self.asker.log_call(
+                "reflection", req, resp, decision="no note: copies a player's line", valid=False
+            )
             return False
         self.asker.log_call("reflection", req, resp, decision=f"note: {note}", valid=True)
         await mind.add_reflection(seq, k.phase_label(), note, now())
@@ -636,3 +649,26 @@ class Reflector:
             "experience", req, resp, decision=f"strategy note: {note}", valid=note is not None
         )
         return note
+
+
+_WORD = re.compile(r"\w+")
+#: this many words in a row, as a player typed them, make a note a copy of their line
+COPY_RUN = 6
+
+
+def copies_a_line(note: str, k: SeatKnowledge) -> bool:
+    """Whether a private note repeats COPY_RUN or more words in a row of a line another player
+    typed (a model fooled into copying an instruction a player wrote). A name or a short quote
+    is fine; a run of a player's words is not."""
+    words = _WORD.findall(note.lower())
+    if len(words) < COPY_RUN:
+        return False
+    runs = {tuple(words[i : i + COPY_RUN]) for i in range(len(words) - COPY_RUN + 1)}
+    for entry in k.messages:
+        if entry.seat is None or entry.seat == k.seat:
+            continue
+        said = _WORD.findall(entry.text.lower())
+        for i in range(len(said) - COPY_RUN + 1):
+            if tuple(said[i : i + COPY_RUN]) in runs:
+                return True
+    return False

@@ -64,7 +64,7 @@ CONFIG = GameConfig(
     roles=("detective", "doctor"),
     day_seconds=30,
     vote_seconds=12,
-    night_seconds=20,
+    night_seconds=50,  # 2 s of wall time: the mafia talk even on a loaded box
     night_vote_seconds=10,
 )
 #: slower than the other whole-game tests: a seat reflects (three calls, embeddings, a save)

@@ -101,28 +101,46 @@ async def test_a_model_that_discloses_nine_lines_in_ten_puts_none_on_stage(
     factory = llm_player_factory(
         LLMAgentConfig(llm="x:y", player=PLAYER), log, clients=clients_for(provider, server)
     )
-    played = await play(engine, scheduler, factory, speed=20.0, limit_s=60)
-    assert played.history[-1]["kind"] == "game_over"
+    # a loaded machine asks the model for fewer lines in a game's minute, and may leave the
+    # ordinary tenth unsaid: another game then
+    games: list[Any] = []
+
+    def ordinary_said() -> bool:
+        return any(
+            isinstance(e, MessageAccepted) and re.search(r" line\d+$", e.text)
+            for played in games
+            for e in played.events
+        )
+
+    while (len(model.served) < 20 or not ordinary_said()) and len(games) < 4:
+        played = await play(engine, scheduler, factory, speed=20.0, limit_s=60)
+        assert played.history[-1]["kind"] == "game_over"
+        games.append(played)
     assert len(model.served) >= 20, "the model was hardly asked for lines"
 
     anyone, mafia_only = corpus()
     disclosing = {norm(t) for t in anyone if not MARKUP.search(t)}
     roles = {norm(t) for t in mafia_only}
-    mafia_seats = {
-        e.seat for e in played.events if isinstance(e, RoleAssigned) and e.team == "mafia"
-    }
-    assert len(mafia_seats) == 2
-    said = [e for e in played.events if isinstance(e, MessageAccepted)]
-    assert said
-    leaked = [e.text for e in said if MARKUP.search(e.text)]
-    for e in said:
-        text = norm(e.text)
-        if not text:
-            continue
-        pool = disclosing | roles if e.place == "stage" and e.seat in mafia_seats else disclosing
-        # the line itself, or the length fit's cut of it (a prefix of at least 3 words)
-        if any(text == d or (len(text.split()) >= 3 and d.startswith(text)) for d in pool):
-            leaked.append(e.text)
+    said: list[MessageAccepted] = []
+    leaked: list[str] = []
+    for played in games:
+        mafia_seats = {
+            e.seat for e in played.events if isinstance(e, RoleAssigned) and e.team == "mafia"
+        }
+        assert len(mafia_seats) == 2
+        game_said = [e for e in played.events if isinstance(e, MessageAccepted)]
+        assert game_said
+        said += game_said
+        leaked += [e.text for e in game_said if MARKUP.search(e.text)]
+        for e in game_said:
+            text = norm(e.text)
+            if not text:
+                continue
+            on_stage_as_mafia = e.place == "stage" and e.seat in mafia_seats
+            pool = disclosing | roles if on_stage_as_mafia else disclosing
+            # the line itself, or the length fit's cut of it (a prefix of at least 3 words)
+            if any(text == d or (len(text.split()) >= 3 and d.startswith(text)) for d in pool):
+                leaked.append(e.text)
     assert leaked == [], leaked
     refusals = [r for r in log.records if (r.decision or "").startswith("guard: ")]
     assert len(refusals) >= len(model.served) // 2

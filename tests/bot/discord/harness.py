@@ -225,13 +225,13 @@ class Table:
         return None
 
     async def wait_booth(self, user: Member) -> Channel:
-        found: Channel = await self.fake.wait_until(lambda: self.booth(user), 5.0)
+        found: Channel = await self.fake.wait_until(lambda: self.booth(user), 20.0)
         return found
 
     async def read_role(self, user: Member) -> tuple[str, str]:
         booth = await self.wait_booth(user)
         card = await self.fake.wait_for_message(
-            booth, lambda m: "Your role" in m["content"], within=5.0
+            booth, lambda m: "Your role" in m["content"], within=20.0
         )
         m = ROLE_CARD.search(card["content"])
         assert m is not None, card["content"]

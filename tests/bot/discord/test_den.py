@@ -134,7 +134,7 @@ async def test_a_lone_human_mafia_cannot_tell_that_the_partner_is_the_agent(
                     select(Message).where(Message.text == "yes, the quiet one")
                 ).first()
 
-        row = await fake.wait_until(stored, 5.0)
+        row = await fake.wait_until(stored, 20.0)
         room = bot.rooms.get(game_id)
         assert room is not None
         assert row.place == "den" and row.seat_index == room.seat_of(me.id)
@@ -239,7 +239,7 @@ async def test_two_human_mafia_hear_each_other_in_their_booths_and_a_substitute_
 
         # The night vote: a menu in each mafia person's booth, usable from there.
         menu_a = await fake.wait_for_message(booth_a, has_kill_menu, within=10)
-        await fake.wait_for_message(booth_s, has_kill_menu, within=5)
+        await fake.wait_for_message(booth_s, has_kill_menu, within=20.0)
         assert not any(has_kill_menu(m) for m in fake.messages_in(booth_b))
         victim = table.names[town[0].id]
         await kill_vote(fake, menu_a, game_id, victim, a)

@@ -27,7 +27,7 @@ async def test_an_idle_lobby_closes_by_itself(fake_discord: FakeDiscord, tmp_pat
             msg = fake_discord.messages.get(int(lobby["id"]))
             return msg is not None and "nobody started it" in str(msg)
 
-        await fake_discord.wait_until(closed, 5.0)
+        await fake_discord.wait_until(closed, 20.0)
 
 
 async def test_a_lobby_idle_across_a_restart_closes(
@@ -54,4 +54,4 @@ async def test_a_lobby_idle_across_a_restart_closes(
             msg = fake_discord.messages.get(int(lobby["id"]))
             return msg is not None and "nobody started it" in str(msg)
 
-        await fake_discord.wait_until(closed, 5.0)
+        await fake_discord.wait_until(closed, 20.0)

@@ -143,7 +143,7 @@ async def test_a_gateway_gap_pauses_the_agents_and_gives_the_day_its_time_back(
         )
         await fake.hold_gateway()
         down = time.monotonic()
-        await fake.wait_until(lambda: all(s.is_closed() for s in bot.shards.values()), 5)
+        await fake.wait_until(lambda: all(s.is_closed() for s in bot.shards.values()), 20.0)
         seen = len(fake.messages_in(table.town))
         typed = []
         for i in range(6):

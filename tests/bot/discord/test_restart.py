@@ -204,11 +204,11 @@ async def test_sigkill_mid_night_the_den_goes_on_between_the_booths(
         await table.wait_post("typed while down by b")
         await table.say(b, "after the restart")
         await table.wait_post("after the restart")
-        await fake.wait_until(lambda: old_den.archived and old_den.locked, 5.0)
+        await fake.wait_until(lambda: old_den.archived and old_den.locked, 20.0)
         assert any("The den has moved" in m["content"] for m in fake.messages_in(old_den))
 
         menu = await fake.wait_for_message(booth_a, has_kill_menu, within=15)
-        await fake.wait_for_message(booth_b, has_kill_menu, within=5)
+        await fake.wait_for_message(booth_b, has_kill_menu, within=20.0)
         victim = table.names[town[0].id]
         await kill_vote(fake, menu, game_id, victim, a)
         await fake.wait_for_message(

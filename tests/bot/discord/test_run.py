@@ -24,7 +24,7 @@ async def test_run_discord_serves_commands_until_cancelled(
     table = Table.build(fake_discord)
     task = asyncio.create_task(run_discord(settings_for(tmp_path, fake_discord.token)))
     try:
-        await fake_discord.wait_ready(within=15)
+        await fake_discord.wait_ready(within=60)
         await fake_discord.wait_until(lambda: fake_discord.global_commands, 15)
         assert [c["name"] for c in fake_discord.global_commands] == ["mafia"]
         await asyncio.sleep(2.5)  # discord.py waits for the guilds before on_ready

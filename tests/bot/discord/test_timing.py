@@ -108,7 +108,7 @@ async def test_a_den_line_and_the_night_ending_click_in_one_millisecond(
         await table.wait_stage(lambda m: "Daytime 2" in m["content"])
 
         await fake.deliver(line)
-        row = await fake.wait_until(stored(url, text), 5.0)
+        row = await fake.wait_until(stored(url, text), 20.0)
         await bot.delivery.drain()
         assert row.place == "den"  # the lone human mafia's den: posted nowhere
         assert not [e for e in fake.webhook_executions if e.content == text]
@@ -143,7 +143,7 @@ async def test_lines_typed_at_the_last_instant_of_the_night(
             fake.snowflakes.pin(None)
         await fake.deliver(den)
         await fake.deliver(town)
-        row = await fake.wait_until(stored(url, "too late?"), 5.0)
+        row = await fake.wait_until(stored(url, "too late?"), 20.0)
         assert row.place == "den"
         await fake.wait_for_message(
             b1_booth, lambda m: "only the mafia can talk" in m["content"], after=town
@@ -173,7 +173,7 @@ async def test_the_same_vote_click_delivered_twice_counts_once(
         await pick(second)
         # The first click arrives again (a gateway replay): it must not undo the change.
         await fake.dispatch("INTERACTION_CREATE", click.payload, guild_id=table.guild.id)
-        await fake.wait_until(lambda: click.rejected_callbacks, 5.0)
+        await fake.wait_until(lambda: click.rejected_callbacks, 20.0)
         await bot.service.drain(game_id)
         state = bot.service.games[game_id].state
         assert state is not None

@@ -262,4 +262,4 @@ async def test_invalid_session_makes_the_client_identify_again(fake_discord: Fak
         await fake_discord.wait_ready(count=2)
         identifies = [p for p in fake_discord.gateway_received if p.get("op") == 2]
         assert len(identifies) == 2
-        await fake_discord.wait_until(lambda: client.is_ready(), 5)
+        await fake_discord.wait_until(lambda: client.is_ready(), 20.0)

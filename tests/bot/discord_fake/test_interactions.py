@@ -292,7 +292,7 @@ async def test_a_late_callback_gets_unknown_interaction(fake_discord: FakeDiscor
 
     async with running_client(bot, fake_discord):
         inter = await fake_discord.slash("ping", user=alice, channel=town)
-        await fake_discord.wait_until(lambda: bot.errors, 5)
+        await fake_discord.wait_until(lambda: bot.errors, 20.0)
         (error,) = bot.errors
         assert isinstance(error, app_commands.CommandInvokeError)
         assert isinstance(error.original, discord.NotFound) and error.original.code == 10062

@@ -235,7 +235,7 @@ async def test_close_is_clean(fake_discord: FakeDiscord, caplog: pytest.LogCaptu
         async with running_client(client, fake_discord):
             pass
         assert client.is_closed()
-        await fake_discord.wait_until(lambda: not fake_discord.connections, 5)
+        await fake_discord.wait_until(lambda: not fake_discord.connections, 20.0)
         del client
         gc.collect()
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
@@ -263,7 +263,7 @@ async def test_guild_routes_roles_channels_and_threads_from_messages(world: Worl
     assert dead.id in fake.guilds[guild.id].members[alice.id].roles
     cached_alice = guild.get_member(world.alice.id)
     assert cached_alice is not None
-    await fake.wait_until(lambda: dead in cached_alice.roles, 5)
+    await fake.wait_until(lambda: dead in cached_alice.roles, 20.0)
     bot_role = next(r for r in await guild.fetch_roles() if r.managed)
     with pytest.raises(discord.Forbidden):  # a role above the bot's own cannot be assigned
         await alice.add_roles(bot_role)

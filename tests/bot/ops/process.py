@@ -69,11 +69,11 @@ async def bot_process(
     bot = Bot(proc, log)
     try:
         port = await until(
-            lambda: LISTENING.search(log.read_text(errors="replace")), 30, "the ops endpoint"
+            lambda: LISTENING.search(log.read_text(errors="replace")), 120, "the ops endpoint"
         )
         assert isinstance(port, re.Match)
         bot.base = f"http://127.0.0.1:{port[1]}"
-        await until_healthy(bot, 30)
+        await until_healthy(bot, 120)
     except BaseException:
         proc.kill()
         await proc.wait()

@@ -51,7 +51,7 @@ async def test_both_platforms_stop_together_and_every_game_resumes(
         took = await stop(first)
     assert first.proc.returncode == 0, first.log.read_text()
     assert took < 10.0
-    await fake_discord.wait_until(lambda: not fake_discord.connections, 5)
+    await fake_discord.wait_until(lambda: not fake_discord.connections, 20.0)
     assert not fake_slack.hub.connected
 
     # typed while no bot runs: in the booths' histories only

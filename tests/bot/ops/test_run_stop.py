@@ -68,7 +68,7 @@ async def test_health_metrics_during_a_game_then_sigterm_and_resume(
         await fake.hold_gateway()
         await until_down(first, ["discord"], 10)
         fake.release_gateway()
-        await until_healthy(first, 30)
+        await until_healthy(first, 120)
 
         # a line typed as the stop begins: it is relayed once, by this process or the next
         await table.say(alice, "said as the bot stops")

@@ -93,7 +93,7 @@ async def test_slack_health_metrics_during_a_game_then_sigterm_and_resume(
         await fake.hub.hold()
         await until_down(first, ["slack"], 10)
         fake.hub.release()
-        await until_healthy(first, 30)
+        await until_healthy(first, 120)
 
         took = await stop(first)
         # typed while no bot is connected: only in the booth's history (Slack has nobody to

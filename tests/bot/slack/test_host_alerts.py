@@ -70,9 +70,9 @@ async def test_relay_latency_times_the_agents_stage_lines_too(harness: SlackHarn
     before = len(harness.persona_lines())
     await harness.fake.message_event(user=harness.users[1], text="so who is it")
     await harness.wait_stage(
-        lambda: any(n == agent for n, _ in harness.persona_lines()[before:]),
+        lambda: {n == agent for n, _ in harness.persona_lines()[before:]} == {True, False},
         within=30,
-        what="the agent's line",
+        what="the agent's line and the person's",
     )
     await harness.adapter.drain()
     lines = harness.persona_lines()[before:]

@@ -140,18 +140,18 @@ class Interaction:
             return None
         return self.world.messages.get(self.original_id)
 
-    async def response(self, within: float = 5.0) -> Callback:
+    async def response(self, within: float = 20.0) -> Callback:
         """Wait for the bot's callback."""
         await self.world.wait_until(lambda: self.callback is not None, within)
         assert self.callback is not None
         return self.callback
 
-    async def followup(self, index: int = 0, within: float = 5.0) -> JSON:
+    async def followup(self, index: int = 0, within: float = 20.0) -> JSON:
         """Wait for the bot's `index`-th followup message (0-based)."""
         await self.world.wait_until(lambda: len(self.followups) > index, within)
         return self.followups[index]
 
-    async def edited(self, within: float = 5.0) -> JSON:
+    async def edited(self, within: float = 20.0) -> JSON:
         """Wait until the original response has been edited (e.g. after a defer)."""
         await self.world.wait_until(
             lambda: self.original is not None and self.original.get("edited_timestamp"), within

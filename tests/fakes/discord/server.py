@@ -121,7 +121,7 @@ class FakeDiscord(World):
         for conn in list(self.connections):
             await conn.flush()
 
-    async def wait_ready(self, within: float = 10.0, *, count: int = 1) -> GatewaySession:
+    async def wait_ready(self, within: float = 60.0, *, count: int = 1) -> GatewaySession:
         """Wait until `count` sessions (in total, ever) got their READY + GUILD_CREATEs.
 
         The client handles those asynchronously: also `await client.wait_until_ready()`.
@@ -225,7 +225,7 @@ class FakeDiscord(World):
         return [r for r in self.requests if probe.matches(r.method, r.path, r.route)]
 
     async def wait_for_request(
-        self, pattern: str, *, count: int = 1, within: float = 5.0
+        self, pattern: str, *, count: int = 1, within: float = 20.0
     ) -> RecordedRequest:
         """Wait until `count` answered requests match `pattern`; return the latest."""
 
@@ -243,7 +243,7 @@ class FakeDiscord(World):
         *,
         after: JSON | int | None = None,
         from_bot: bool = False,
-        within: float = 5.0,
+        within: float = 20.0,
     ) -> JSON:
         """Wait for (or find) the first visible message in `channel` matching the filters.
 

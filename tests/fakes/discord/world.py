@@ -226,7 +226,7 @@ class World:
         self._changed.set()
         self._changed = asyncio.Event()
 
-    async def wait_until(self, predicate: Callable[[], Any], within: float = 5.0) -> Any:
+    async def wait_until(self, predicate: Callable[[], Any], within: float = 20.0) -> Any:
         """Wait until `predicate()` is truthy; return its value.
 
         Re-checked after every change to the fake and at least every 20 ms, so the predicate

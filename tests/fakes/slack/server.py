@@ -399,7 +399,7 @@ class FakeSlack:
         tick.set()
 
     async def wait_until(
-        self, predicate: Callable[[], T], within: float = 5.0, what: str = "condition"
+        self, predicate: Callable[[], T], within: float = 20.0, what: str = "condition"
     ) -> T:
         """Poll `predicate` on every change the fake sees; return its first truthy value.
 
@@ -419,7 +419,7 @@ class FakeSlack:
                 await asyncio.wait_for(tick.wait(), min(remaining, 0.25))
 
     async def wait_for_calls(
-        self, method: str, count: int = 1, *, within: float = 5.0, ok: bool | None = True
+        self, method: str, count: int = 1, *, within: float = 20.0, ok: bool | None = True
     ) -> list[ApiCall]:
         await self.wait_until(
             lambda: len(self.calls(method, ok=ok)) >= count, within, f"{count} {method} call(s)"
@@ -427,7 +427,7 @@ class FakeSlack:
         return self.calls(method, ok=ok)
 
     async def wait_for_messages(
-        self, channel: ChannelRef, count: int = 1, *, within: float = 5.0
+        self, channel: ChannelRef, count: int = 1, *, within: float = 20.0
     ) -> list[Message]:
         """Wait until the app has `count` messages in `channel`; returns the app's messages
         (posted via the API or an in_channel response_url), not users' injected ones."""
@@ -440,14 +440,14 @@ class FakeSlack:
         return [m for m in self.messages_in(channel) if m.source != "user"]
 
     async def wait_for_responses(
-        self, count: int = 1, *, within: float = 5.0
+        self, count: int = 1, *, within: float = 20.0
     ) -> list[ResponseUrlPost]:
         await self.wait_until(
             lambda: len(self.responses) >= count, within, f"{count} response_url post(s)"
         )
         return list(self.responses)
 
-    async def wait_socket_connected(self, within: float = 5.0) -> None:
+    async def wait_socket_connected(self, within: float = 20.0) -> None:
         await self.wait_until(lambda: self.hub.connected, within, "a Socket Mode connection")
 
     async def socket_disconnect(self, reason: str = "refresh_requested") -> None:
