@@ -297,7 +297,9 @@ def on_vote(p: SeatState, event: VoteCast) -> None:
         p._my_vote_t = event.t
         return
     if p._voted == _NO_VOTE:
-        p._dirty = True  # the tally moves the choice
+        # the tally moves the choice, and nothing else of the plan: when it was already to
+        # vote first, only its target is worked out again (BaselinePolicy.retargeted)
+        p._retarget = True
     elif event.night:
         maybe_follow_partner(p, event.t, voter, target)
     else:

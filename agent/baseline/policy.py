@@ -102,9 +102,24 @@ class BaselinePolicy(SeatState):
     def plan(self, now: datetime) -> Intent | None:
         """The next action; the same one until an observed event or ``done`` changes it."""
         if not self._dirty:
-            return self._best
-        self._dirty = False
+            return self._retargeted(now) if self._retarget else self._best
+        self._dirty = self._retarget = False
         best = self._best = self._refresh(now)
+        if best is not None and id(best) not in self._issued_ids:
+            self._issued.append(best)
+            self._issued_ids.add(id(best))
+        return best
+
+    def _retargeted(self, now: datetime) -> Intent | None:
+        """The plan once votes moved the tally and nothing else changed: the same, with its
+        vote's target worked out again when the vote comes first. (What ``_refresh`` would
+        give: the moments of the act, the vote and the line are drawn already and none of
+        them, nor the line, drafted or given up once planned, depends on the tally.)"""
+        self._retarget = False
+        best = self._best
+        if best is None or best.kind != "vote":
+            return best
+        best = self._best = plan_vote(self, now)
         if best is not None and id(best) not in self._issued_ids:
             self._issued.append(best)
             self._issued_ids.add(id(best))
@@ -236,7 +251,7 @@ class BaselineTable:
         who = -1
         for i, policy in enumerate(self.policies):
             if policy._dirty:  # (policy.plan(now), inlined: once per seat and step)
-                policy._dirty = False
+                policy._dirty = policy._retarget = False
                 intent = policy._best = policy._refresh(now)
                 if intent is not None and id(intent) not in policy._issued_ids:
                     policy._issued.append(intent)
@@ -245,4 +260,7 @@ class BaselineTable:
                 intent = policy._best
             if intent is not None and (best is None or intent.at < best.at):
                 best, who = intent, i
+        # a vote's target is worked out only for the intent taken (its moment stays)
+        if best is not None and self.policies[who]._retarget:
+            best = self.policies[who]._retargeted(now)
         return best, who

@@ -116,6 +116,7 @@ class SeatState:
         "_rate",
         "_rescore",
         "_restale",
+        "_retarget",
         "_reveal",
         "_revealed",
         "_rng",
@@ -258,6 +259,9 @@ class SeatState:
         self._act_errors = 0
         self._act_banned: set[int] = set()
         self._dirty = True
+        #: only whom my first vote is for may have changed (a vote moved the tally): the plan
+        #: stands, its vote's target is worked out again when it is wanted (see ``plan``)
+        self._retarget = False
         self._best: Intent | None = None
         #: intents handed out in the current phase; outcomes of older ones arrive late
         self._issued: list[Intent] = []
