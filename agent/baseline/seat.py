@@ -59,6 +59,11 @@ class SeatState:
         "_answer_from",
         "_asked",
         "_best",
+        "_bound_day_choice",
+        "_bound_day_target",
+        "_bound_my_scores",
+        "_bound_night_target",
+        "_bound_scores",
         "_budget",
         "_budget_used",
         "_cache",
@@ -266,6 +271,12 @@ class SeatState:
         #: intents handed out in the current phase; outcomes of older ones arrive late
         self._issued: list[Intent] = []
         self._issued_ids: set[int] = set()  # id()s of ``_issued`` (kept alive by the list)
+        #: the heuristics a speech view hands on, bound once (not once per line composed)
+        self._bound_day_target = self._day_target
+        self._bound_day_choice = self._day_choice
+        self._bound_night_target = self._night_target
+        self._bound_my_scores = self._my_scores
+        self._bound_scores = self._scores
 
     def _resolve_partners(self) -> None:
         wanted = {n.casefold() for n in self._partner_names}
@@ -489,11 +500,11 @@ class SeatState:
             self._revealed,  # revealed
             self._inspections,  # inspections
             self._reveal,  # reveal
-            self._day_target,  # day_target
-            self._day_choice,  # day_choice
-            self._night_target,  # night_target
-            self._my_scores,  # my_scores
-            self._scores,  # scores
+            self._bound_day_target,  # day_target
+            self._bound_day_choice,  # day_choice
+            self._bound_night_target,  # night_target
+            self._bound_my_scores,  # my_scores
+            self._bound_scores,  # scores
         ))  # fmt: skip
 
     def _margin(self) -> float:

@@ -160,9 +160,10 @@ def compose(p: SpeechView | Speaker, now: datetime) -> tuple[str, _Option] | Non
             if text is not None:
                 return text, opt
         return None
-    weights, builders = stage_choices(p, now)
     if p.answer_from is not None:  # a question put to me comes first, if it can be answered
         weights, builders = [1.0], [_ANSWER]
+    else:
+        weights, builders = stage_choices(p, now)
     while weights:
         index = weighted_index(p, weights)
         del weights[index]
@@ -511,7 +512,7 @@ def humanize(text: str, p: SpeechView) -> str:
         text = text[:-1]
     if rng() < 0.5:
         text = text.replace(". ", " ")
-    if rng() < 0.5:
+    if rng() < 0.5 and "sus" in text:  # (no "sus": nothing to change, nothing drawn)
         text = _SUS.sub(lambda _m: _SUS_SAID[int(rng() * len(_SUS_SAID))], text)
     words = text.split(" ")
     if rng() < timing.wrap and words[0].casefold().strip(",") not in names:
