@@ -25,6 +25,7 @@ from datetime import datetime
 
 from agent.base import Intent
 from agent.baseline.acting import done_act, plan_act
+from agent.baseline.common import _NEVER
 from agent.baseline.hearing import HANDLERS, on_stage_line
 from agent.baseline.ledger import TableLedger
 from agent.baseline.seat import SeatState
@@ -192,11 +193,17 @@ class BaselineTable:
     def __init__(self) -> None:
         self.ledger = TableLedger()
         self.policies: list[BaselinePolicy] = []
+        #: by seat, when its plan (``_best``) is due, or never: what :meth:`next_intent`
+        #: compares (kept as each plan is made; the seats are planned by it alone)
+        self._due: list[datetime] = []
+        self._order: range = range(0)
 
     def seat(self, seat: int, name: str, rng: random.Random) -> BaselinePolicy:
         """Add a seat (in seat order)."""
         policy = BaselinePolicy(seat, name, rng, ledger=self.ledger)
         self.policies.append(policy)
+        self._due.append(_NEVER)
+        self._order = range(len(self.policies))
         return policy
 
     def deliver(self, event: Event) -> None:
@@ -210,6 +217,15 @@ class BaselineTable:
             s, t, target, claimed = event.seat, event.t, ledger.target, ledger.claimed
             addressee = ledger.addressee
             folded = ledger.reading.folded
+            if target is None and addressee is None:  # (the usual line: the tests below,
+                for policy in self.policies:  # less those about whom it names)
+                    if (policy._hears or policy._speak_folded == folded) and (
+                        policy.seat != s
+                        and not policy._gone
+                        and (policy._hears or policy._speak is not None)
+                    ):
+                        on_stage_line(policy, s, t)
+                return
             for policy in self.policies:
                 # does the line concern this seat (see hearing.on_stage_line)? cheapest test first
                 if policy._hears and policy.seat != s and not policy._gone:
@@ -247,20 +263,27 @@ class BaselineTable:
     def next_intent(self, now: datetime) -> tuple[Intent | None, int]:
         """The earliest planned intent and its seat (on a tie the lowest seat), after asking
         again only the seats told something new since they last planned."""
-        best: Intent | None = None
-        who = -1
+        due = self._due
         for i, policy in enumerate(self.policies):
             if policy._dirty:  # (policy.plan(now), inlined: once per seat and step)
                 policy._dirty = policy._retarget = False
                 intent = policy._best = policy._refresh(now)
-                if intent is not None and id(intent) not in policy._issued_ids:
+                if intent is None:
+                    due[i] = _NEVER
+                    continue
+                due[i] = intent.at
+                if id(intent) not in policy._issued_ids:
                     policy._issued.append(intent)
                     policy._issued_ids.add(id(intent))
-            else:
-                intent = policy._best
-            if intent is not None and (best is None or intent.at < best.at):
-                best, who = intent, i
+        if not due:
+            return None, -1
+        # (min keeps the first of equals: on a tie the lowest seat)
+        who = min(self._order, key=due.__getitem__)
+        policy = self.policies[who]
+        best = policy._best
+        if best is None:
+            return None, -1
         # a vote's target is worked out only for the intent taken (its moment stays)
-        if best is not None and self.policies[who]._retarget:
-            best = self.policies[who]._retargeted(now)
+        if policy._retarget:
+            best = policy._retargeted(now)
         return best, who

@@ -105,6 +105,7 @@ class SeatState:
         "_next_at",
         "_night",
         "_night_act_target",
+        "_night_memo",
         "_night_none",
         "_night_victim",
         "_noise",
@@ -229,6 +230,8 @@ class SeatState:
         self._detective_in_play = False
         self._last_protect: int | None = None
         self._night_act_target: int | None = None
+        #: the last night target and what it was worked out from (see ``_night_target``)
+        self._night_memo: tuple[tuple[object, ...], int | None] | None = None
         # --- the current phase
         self._kind: PhaseKind | None = None
         #: facts derived from the phase, the role and who is alive, kept up to date by the
@@ -446,11 +449,23 @@ class SeatState:
         return day_target(self._my_scores(), self._tally_now, self._vote_banned, mafia=self._mafia)
 
     def _night_target(self) -> int | None:
-        """The kill (see :func:`~agent.baseline.targets.night_target`)."""
-        return night_target(
+        """The kill (see :func:`~agent.baseline.targets.night_target`), kept until what it
+        depends on changes (asked for every den line composed and every re-plan at night)."""
+        # (who is alive: a count, as players only leave; the votes: this phase's, and how
+        # many seen; the scores: their version and rescores; refusals: a count, per phase)
+        key = (
+            len(self._alive), self._seq, self._votes_seen, len(self._vote_banned),
+            self._first_prop, self._version, len(self._rescore),
+        )  # fmt: skip
+        hit = self._night_memo
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        target = night_target(
             self._others_now, self._vote_banned, self._partners, self._votes_now,
             self._first_prop, self._danger_scores,
         )  # fmt: skip
+        self._night_memo = (key, target)
+        return target
 
     def _danger_scores(self) -> dict[int, float]:
         return self._scores("danger")
