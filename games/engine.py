@@ -35,7 +35,7 @@ from games.events import (
     VoteResolved,
 )
 from games.evolve import evolve as _evolve
-from games.names import normalize_name, resolve_name
+from games.names import NAME_TRIM, normalize_name
 from games.neutrals import (
     assign_executions,
     orphaned_executioners,
@@ -101,13 +101,10 @@ def new_game(config: GameConfig, names: Sequence[str], seed: int, t: datetime) -
     lowered = [normalize_name(n) for n in cleaned]
     if len(set(lowered)) != len(lowered):
         raise ConfigError("Player names must be unique (ignoring case and spacing).")
-    by_seat = dict(enumerate(cleaned))
-    for i, n in by_seat.items():
-        try:
-            ok = resolve_name(n, by_seat) == i
-        except RuleError:
-            ok = False
-        if not ok:
+    for i, n in enumerate(cleaned):
+        # resolve_name(n) == i: the names' normal forms are unique (above), so the one name
+        # ``n`` resolves to is the one whose normal form is what ``n`` reads as typed
+        if normalize_name(n.strip().strip(NAME_TRIM)) != lowered[i]:
             raise ConfigError(f"The name {n!r} can't be typed back unambiguously; pick another.")
     roles = assign_roles(config, len(cleaned), seed)
     seats = tuple(SeatState(i, n, r) for i, (n, r) in enumerate(zip(cleaned, roles, strict=True)))
