@@ -173,11 +173,8 @@ class BaselinePolicy(SeatState):
     def _seat_of(self, name: str | None) -> int | None:
         if name is None:
             return None
-        folded = name.casefold()
-        for i, n in enumerate(self._names):
-            if n.casefold() == folded:
-                return i
-        return None
+        # (the table's names, case-folded, as the ledger keeps them from the same event)
+        return self._ledger.seat_of.get(name.casefold())
 
 
 class BaselineTable:
