@@ -10,7 +10,7 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import datetime, timedelta
 
 from games import build
@@ -444,7 +444,12 @@ def _opening(state: GameState, talk_skipped: bool) -> list[Event]:
             events.append(build.choices_offered(t, voter, seq, "vote", targets, target_names, True))
         return events
     first_night_phase = kind is _NIGHT or (kind is _NIGHT_VOTE and talk_skipped)
+    kill = kind is _NIGHT_VOTE
     for s in seats:
+        # (state.choices is empty for the dead, and at night for a seat whose role has no
+        # night action, unless it is the mafia's kill vote)
+        if not s.alive or (get_role(s.role).night_verb is None and not (kill and s.is_mafia)):
+            continue
         for verb, allowed, can_abstain in state.choices(s.index):
             if verb not in ("vote", "kill") and not first_night_phase:
                 continue
@@ -532,8 +537,17 @@ def _abstained(state: GameState) -> tuple[str, ...]:
 
 def _eliminate(state: GameState, index: int) -> GameState:
     seats = list(state.seats)
-    seats[index] = replace(seats[index], alive=False)
+    old = seats[index]
+    # (replace(old, alive=False), without its per-field introspection)
+    seats[index] = (
+        SeatState(old.index, old.name, old.role, False)
+        if _SEAT_FIELDS
+        else replace(old, alive=False)
+    )
     return _evolve(state, seats=tuple(seats))
+
+
+_SEAT_FIELDS = [f.name for f in fields(SeatState)] == ["index", "name", "role", "alive"]
 
 
 def _resolve_day(state: GameState, t: datetime) -> Result:

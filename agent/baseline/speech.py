@@ -170,12 +170,12 @@ def compose(p: SpeechView | Speaker, now: datetime) -> tuple[str, _Option] | Non
     while weights:
         # (weighted_index, inlined: the same draw and the same sums)
         pick = draw() * sum(weights)
-        for index, w in enumerate(weights):
-            pick -= w
+        index, last = 0, len(weights) - 1
+        while index < last:  # (the last one is taken whatever is left of the pick)
+            pick -= weights[index]
             if pick <= 0:
                 break
-        else:
-            index = len(weights) - 1
+            index += 1
         del weights[index]
         built = builders.pop(index)(p)
         if built is None:
