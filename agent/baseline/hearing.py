@@ -317,7 +317,7 @@ def on_eliminated(p: SeatState, event: PlayerEliminated) -> None:
             p._liars.add(claimer)  # the reveal proved their "detective result" false
     if event.cause == "vote":
         votes = p._yesterday_votes
-        voters = tuple(v for v, t in sorted(votes.items()) if t == event.seat)
+        voters = tuple([v for v, t in sorted(votes.items()) if t == event.seat])
         p._last_day_elim = (event.seat, event.role, voters, p._day)
     else:
         p._night_victim = (event.seat, event.role)

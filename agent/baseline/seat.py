@@ -282,6 +282,9 @@ class SeatState:
         self._bound_scores = self._scores
 
     def _resolve_partners(self) -> None:
+        if not self._partner_names:  # (town, or a lone mafia: nobody to look for)
+            self._partners = frozenset()
+            return
         wanted = {n.casefold() for n in self._partner_names}
         self._partners = frozenset(i for i, n in enumerate(self._names) if n.casefold() in wanted)
 
