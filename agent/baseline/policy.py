@@ -193,14 +193,12 @@ class BaselineTable:
         #: by seat, when its plan (``_best``) is due, or never: what :meth:`next_intent`
         #: compares (kept as each plan is made; the seats are planned by it alone)
         self._due: list[datetime] = []
-        self._order: range = range(0)
 
     def seat(self, seat: int, name: str, rng: random.Random) -> BaselinePolicy:
         """Add a seat (in seat order)."""
         policy = BaselinePolicy(seat, name, rng, ledger=self.ledger)
         self.policies.append(policy)
         self._due.append(_NEVER)
-        self._order = range(len(self.policies))
         return policy
 
     def deliver(self, event: Event) -> None:
@@ -274,8 +272,8 @@ class BaselineTable:
                     policy._issued_ids.add(id(intent))
         if not due:
             return None, -1
-        # (min keeps the first of equals: on a tie the lowest seat)
-        who = min(self._order, key=due.__getitem__)
+        # (the earliest moment, and the first seat due then: on a tie the lowest seat)
+        who = due.index(min(due))
         policy = self.policies[who]
         best = policy._best
         if best is None:
