@@ -198,14 +198,24 @@ def _say(state: GameState, action: Say) -> Result:
         return _late_say(state, action, seat, prior)
     if not seat.alive:
         raise RuleError("You have been eliminated: the dead can watch but not speak.")
-    text = _checked_text(state, action.text)
-    kind = state.phase.kind
+    raw = action.text
+    if raw and raw.isascii() and raw.isprintable() and not raw[0].isspace():
+        # (_checked_text's usual case: a printable line, no control character to clean)
+        text = raw.rstrip() if raw[-1].isspace() else raw
+        if len(text) > state.config.max_message_chars:
+            text = _checked_text(state, raw)  # (raises, with the length and the limit)
+    else:
+        text = _checked_text(state, raw)
+    phase = state.phase
+    kind = phase.kind
     if kind is _NIGHT or kind is _NIGHT_VOTE:
         if not seat.is_mafia:
             raise RuleError("It's night: only the mafia can talk now. Wait for the day.")
-        event = _message(action.t, "den", state.alive_mafia(), seat, text, state.phase.seq)
+        event = build.message(
+            action.t, "den", state.alive_mafia(), seat.index, seat.name, text, phase.seq
+        )
     else:
-        event = _message(action.t, "stage", None, seat, text, state.phase.seq)
+        event = build.message(action.t, "stage", None, seat.index, seat.name, text, phase.seq)
     return state, [event]
 
 

@@ -35,6 +35,7 @@ __all__ = ["NOTHING_HEARD", "SeatState"]
 _tuple_new = tuple.__new__
 
 NOTHING_HEARD: frozenset[str] = frozenset()  # a town seat's record of the den
+_NO_PARTNERS: frozenset[int] = frozenset()
 
 
 class SeatState:
@@ -282,8 +283,8 @@ class SeatState:
         self._bound_scores = self._scores
 
     def _resolve_partners(self) -> None:
-        if not self._partner_names:  # (town, or a lone mafia: nobody to look for)
-            self._partners = frozenset()
+        if not self._partner_names:  # (town, or a lone mafia: nobody to look for; one
+            self._partners = _NO_PARTNERS  # object, so the facts that depend on it stand)
             return
         wanted = {n.casefold() for n in self._partner_names}
         self._partners = frozenset(i for i, n in enumerate(self._names) if n.casefold() in wanted)

@@ -210,7 +210,9 @@ def plan_stage(p: SeatState, now: datetime) -> Intent | None:
         return None
     text, opt, words = line
     # nobody types a line in no time: at least half a person's typing of it from now
-    at = max(due, now + timedelta(0, 0.5 * words * p.timing.seconds_per_word))
+    at = now + timedelta(0, 0.5 * words * p.timing.seconds_per_word)
+    if not at > due:  # (max(due, at): due, unless at is later)
+        at = due
     if p._kind is _VOTE_K and not answering:
         # a word early in the vote, or none: then the lull before its result
         early = p.timing.vote_talk_window * p._seconds + 2.0
