@@ -298,7 +298,7 @@ def on_vote(p: SeatState, event: VoteCast) -> None:
         return
     if p._voted == _NO_VOTE:
         # the tally moves the choice, and nothing else of the plan: when it was already to
-        # vote first, only its target is worked out again (BaselinePolicy.retargeted)
+        # vote first, only its target is worked out again (BaselinePolicy._retargeted)
         p._retarget = True
     elif event.night:
         maybe_follow_partner(p, event.t, voter, target)

@@ -459,7 +459,7 @@ class SeatState:
         # many seen; the scores: their version and rescores; refusals: a count, per phase)
         key = (
             len(self._alive), self._seq, self._votes_seen, len(self._vote_banned),
-            self._first_prop, self._version, len(self._rescore),
+            self._first_prop, self._version, len(self._rescore), self._partners,
         )  # fmt: skip
         hit = self._night_memo
         if hit is not None and hit[0] == key:
