@@ -26,7 +26,9 @@ from games.actions import Action, NightAct, Say, Tick, Vote
 from games.events import MessageAccepted, NightActionRecorded, PhaseEnded, VoteCast
 from games.names import pick_names
 
-TARGET = 200.0  # games per second
+#: games per second of CPU time on one core, for the largest shipped setup (the roles issue
+#: asks fastsim for 150 games/s of it)
+TARGET = 150.0
 
 
 def _actions(result: FastResult) -> list[Action]:

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import fields, replace
 from datetime import datetime, timedelta
 
+from games import build
 from games.actions import Abort, Action, Extend, NightAct, Say, Tick, Vote
 from games.config import GameConfig
 from games.errors import ConfigError, RuleError
 from games.events import (
     DRAW,
-    ChoicesOffered,
     Event,
     GameOver,
     GameStarted,
@@ -32,11 +32,10 @@ from games.events import (
     Place,
     PlayerEliminated,
     RoleAssigned,
-    VoteCast,
     VoteResolved,
 )
 from games.evolve import evolve as _evolve
-from games.names import normalize_name, resolve_name
+from games.names import NAME_TRIM, normalize_name
 from games.neutrals import (
     assign_executions,
     orphaned_executioners,
@@ -102,13 +101,10 @@ def new_game(config: GameConfig, names: Sequence[str], seed: int, t: datetime) -
     lowered = [normalize_name(n) for n in cleaned]
     if len(set(lowered)) != len(lowered):
         raise ConfigError("Player names must be unique (ignoring case and spacing).")
-    by_seat = dict(enumerate(cleaned))
-    for i, n in by_seat.items():
-        try:
-            ok = resolve_name(n, by_seat) == i
-        except RuleError:
-            ok = False
-        if not ok:
+    for i, n in enumerate(cleaned):
+        # resolve_name(n) == i: the names' normal forms are unique (above), so the one name
+        # ``n`` resolves to is the one whose normal form is what ``n`` reads as typed
+        if normalize_name(n.strip().strip(NAME_TRIM)) != lowered[i]:
             raise ConfigError(f"The name {n!r} can't be typed back unambiguously; pick another.")
     roles = assign_roles(config, len(cleaned), seed)
     seats = tuple(SeatState(i, n, r) for i, (n, r) in enumerate(zip(cleaned, roles, strict=True)))
@@ -149,7 +145,10 @@ def new_game(config: GameConfig, names: Sequence[str], seed: int, t: datetime) -
 
 def apply(state: GameState, action: Action) -> Result:
     """Apply one action. Raises :class:`RuleError` (state unchanged) when it is not allowed."""
-    _require_aware(action.t)
+    if action.t.tzinfo is None:  # (_require_aware, inlined)
+        _require_aware(action.t)
+    if type(action) is Say and state.phase.kind is not _OVER:  # (the usual action, first)
+        return _say(state, action)
     if isinstance(action, Tick):
         new, events = _tick(state, action)
     elif isinstance(action, Extend):
@@ -199,14 +198,24 @@ def _say(state: GameState, action: Say) -> Result:
         return _late_say(state, action, seat, prior)
     if not seat.alive:
         raise RuleError("You have been eliminated: the dead can watch but not speak.")
-    text = _checked_text(state, action.text)
-    kind = state.phase.kind
+    raw = action.text
+    if raw and raw.isascii() and raw.isprintable() and not raw[0].isspace():
+        # (_checked_text's usual case: a printable line, no control character to clean)
+        text = raw.rstrip() if raw[-1].isspace() else raw
+        if len(text) > state.config.max_message_chars:
+            text = _checked_text(state, raw)  # (raises, with the length and the limit)
+    else:
+        text = _checked_text(state, raw)
+    phase = state.phase
+    kind = phase.kind
     if kind is _NIGHT or kind is _NIGHT_VOTE:
         if not seat.is_mafia:
             raise RuleError("It's night: only the mafia can talk now. Wait for the day.")
-        event = _message(action.t, "den", state.alive_mafia(), seat, text, state.phase.seq)
+        event = build.message(
+            action.t, "den", state.alive_mafia(), seat.index, seat.name, text, phase.seq
+        )
     else:
-        event = _message(action.t, "stage", None, seat, text, state.phase.seq)
+        event = build.message(action.t, "stage", None, seat.index, seat.name, text, phase.seq)
     return state, [event]
 
 
@@ -246,16 +255,7 @@ def _checked_text(state: GameState, raw: str) -> str:
 
 _object_new = object.__new__
 _object_setattr = object.__setattr__
-# MessageAccepted is a plain frozen dataclass (its fields in a __dict__, no __post_init__):
-# the hottest event is built by filling that __dict__, skipping __init__'s one
-# object.__setattr__ per field. The same value: equal, same hash, same repr, still frozen.
-_FAST_MESSAGE = (
-    not hasattr(MessageAccepted, "__slots__")
-    and not hasattr(MessageAccepted, "__post_init__")
-    and [f.name for f in fields(MessageAccepted)]
-    == ["t", "place", "visible_to", "seat", "name", "text", "phase_seq"]
-)
-#: the same for GameState, copied with one field changed on every vote
+#: GameState is a plain frozen dataclass: copied with one field changed on every vote
 _FAST_STATE = not hasattr(GameState, "__slots__") and not hasattr(GameState, "__post_init__")
 
 
@@ -267,31 +267,7 @@ def _message(
     text: str,
     phase_seq: int,
 ) -> MessageAccepted:
-    if not _FAST_MESSAGE:  # pragma: no cover - MessageAccepted changed shape
-        return MessageAccepted(
-            t=t,
-            place=place,
-            visible_to=visible_to,
-            seat=seat.index,
-            name=seat.name,
-            text=text,
-            phase_seq=phase_seq,
-        )
-    event: MessageAccepted = _object_new(MessageAccepted)
-    _object_setattr(
-        event,
-        "__dict__",
-        {
-            "t": t,
-            "place": place,
-            "visible_to": visible_to,
-            "seat": seat.index,
-            "name": seat.name,
-            "text": text,
-            "phase_seq": phase_seq,
-        },
-    )
-    return event
+    return build.message(t, place, visible_to, seat.index, seat.name, text, phase_seq)
 
 
 # --- votes ------------------------------------------------------------------------------------
@@ -338,11 +314,12 @@ def _vote(state: GameState, action: Vote) -> Result:
     votes = dict(state.votes)
     votes[seat.index] = action.target
     new = _with_votes(state, votes)
-    cast = _vote_cast(
+    cast = build.vote_cast(
         action.t,
         "den" if night else "stage",
         state.alive_mafia() if night else None,
-        seat,
+        seat.index,
+        seat.name,
         action.target,
         target_name,
         previous is not _NO_VOTE,
@@ -357,68 +334,6 @@ def _vote(state: GameState, action: Vote) -> Result:
 
 
 _NO_VOTE = -1
-_FAST_VOTE_CAST = (
-    not hasattr(VoteCast, "__slots__")
-    and not hasattr(VoteCast, "__post_init__")
-    and [f.name for f in fields(VoteCast)]
-    == [
-        "t",
-        "place",
-        "visible_to",
-        "voter",
-        "voter_name",
-        "target",
-        "target_name",
-        "changed",
-        "night",
-        "phase_seq",
-    ]
-)
-
-
-def _vote_cast(
-    t: datetime,
-    place: Place,
-    visible_to: frozenset[int] | None,
-    seat: SeatState,
-    target: int | None,
-    target_name: str | None,
-    changed: bool,
-    night: bool,
-    phase_seq: int,
-) -> VoteCast:
-    """``VoteCast(...)``, built as :func:`_message` builds its event."""
-    if not _FAST_VOTE_CAST:  # pragma: no cover - VoteCast changed shape
-        return VoteCast(
-            t=t,
-            place=place,
-            visible_to=visible_to,
-            voter=seat.index,
-            voter_name=seat.name,
-            target=target,
-            target_name=target_name,
-            changed=changed,
-            night=night,
-            phase_seq=phase_seq,
-        )
-    event: VoteCast = _object_new(VoteCast)
-    _object_setattr(
-        event,
-        "__dict__",
-        {
-            "t": t,
-            "place": place,
-            "visible_to": visible_to,
-            "voter": seat.index,
-            "voter_name": seat.name,
-            "target": target,
-            "target_name": target_name,
-            "changed": changed,
-            "night": night,
-            "phase_seq": phase_seq,
-        },
-    )
-    return event
 
 
 def _with_votes(state: GameState, votes: dict[int, int | None]) -> GameState:
@@ -526,47 +441,56 @@ def _opening(state: GameState, talk_skipped: bool) -> list[Event]:
     night actors once a night, at its first phase)."""
     events: list[Event] = [_phase_started(state, talk_skipped)]
     p = state.phase
-    first_night_phase = p.kind is _NIGHT or (p.kind is _NIGHT_VOTE and talk_skipped)
-    for s in state.seats:
-        for verb, targets, can_abstain in state.choices(s.index):
+    kind, t, seq = p.kind, p.started_at, p.seq
+    if kind is _DAY:
+        return events  # (nobody has a choice in a discussion)
+    seats = state.seats
+    if kind is _VOTE:  # (state.choices, for the day vote: every living seat, the others)
+        alive = [s.index for s in seats if s.alive]
+        names = [seats[i].name for i in alive]
+        for k, voter in enumerate(alive):
+            targets = (*alive[:k], *alive[k + 1 :])
+            target_names = (*names[:k], *names[k + 1 :])
+            events.append(build.choices_offered(t, voter, seq, "vote", targets, target_names, True))
+        return events
+    first_night_phase = kind is _NIGHT or (kind is _NIGHT_VOTE and talk_skipped)
+    kill = kind is _NIGHT_VOTE
+    for s in seats:
+        # (state.choices is empty for the dead, and at night for a seat whose role has no
+        # night action, unless it is the mafia's kill vote)
+        if not s.alive or (get_role(s.role).night_verb is None and not (kill and s.is_mafia)):
+            continue
+        for verb, allowed, can_abstain in state.choices(s.index):
             if verb not in ("vote", "kill") and not first_night_phase:
                 continue
+            names_ = tuple(seats[i].name for i in allowed)
             events.append(
-                ChoicesOffered(
-                    t=p.started_at,
-                    visible_to=frozenset({s.index}),
-                    seat=s.index,
-                    phase_seq=p.seq,
-                    verb=verb,
-                    targets=tuple(targets),
-                    target_names=tuple(state.seats[i].name for i in targets),
-                    can_abstain=can_abstain,
-                )
+                build.choices_offered(t, s.index, seq, verb, tuple(allowed), names_, can_abstain)
             )
     return events
 
 
 def _phase_started(state: GameState, talk_skipped: bool) -> PhaseStarted:
     p = state.phase
-    assert p.deadline is not None
-    return PhaseStarted(
-        t=p.started_at,
-        phase=p.kind.value,
-        number=p.number,
-        seq=p.seq,
-        deadline=p.deadline,
-        seconds=(p.deadline - p.started_at).total_seconds(),
-        talk_skipped=talk_skipped,
-    )
+    deadline = p.deadline
+    assert deadline is not None
+    t = p.started_at
+    seconds = (deadline - t).total_seconds()
+    return build.phase_started(t, p.kind.value, p.number, p.seq, deadline, seconds, talk_skipped)
 
 
 def _start(state: GameState, kind: PhaseKind, number: int, t: datetime) -> GameState:
-    seconds = {
-        _DAY: state.config.day_seconds,
-        _VOTE: state.config.vote_seconds,
-        _NIGHT: state.config.night_seconds,
-        _NIGHT_VOTE: state.config.night_vote_seconds,
-    }[kind]
+    config = state.config
+    if kind is _DAY:
+        seconds = config.day_seconds
+    elif kind is _VOTE:
+        seconds = config.vote_seconds
+    elif kind is _NIGHT:
+        seconds = config.night_seconds
+    elif kind is _NIGHT_VOTE:
+        seconds = config.night_vote_seconds
+    else:
+        raise KeyError(kind)
     phase = Phase(kind, number, state.phase.seq + 1, t, t + timedelta(seconds=seconds))
     return _evolve(state, phase=phase, votes={})
 
@@ -575,9 +499,7 @@ def _end_phase(state: GameState, t: datetime, reason: str, until: datetime | Non
     """End the current phase at ``t`` (``until``: when that was applied, if later)."""
     p = state.phase
     prior = PriorPhase(p, state.alive(), t if until is None or until < t else until)
-    events: list[Event] = [
-        PhaseEnded(t=t, phase=p.kind.value, number=p.number, seq=p.seq, reason=reason)
-    ]
+    events: list[Event] = [build.phase_ended(t, p.kind.value, p.number, p.seq, reason)]
     if p.kind is _DAY:
         state = _start(state, _VOTE, p.number, t)
         events.extend(_opening(state, talk_skipped=False))
@@ -625,8 +547,17 @@ def _abstained(state: GameState) -> tuple[str, ...]:
 
 def _eliminate(state: GameState, index: int) -> GameState:
     seats = list(state.seats)
-    seats[index] = replace(seats[index], alive=False)
+    old = seats[index]
+    # (replace(old, alive=False), without its per-field introspection)
+    seats[index] = (
+        SeatState(old.index, old.name, old.role, False)
+        if _SEAT_FIELDS
+        else replace(old, alive=False)
+    )
     return _evolve(state, seats=tuple(seats))
+
+
+_SEAT_FIELDS = [f.name for f in fields(SeatState)] == ["index", "name", "role", "alive"]
 
 
 def _resolve_day(state: GameState, t: datetime) -> Result:

@@ -32,6 +32,10 @@ def pick_names(count: int, rng: random.Random, exclude: Iterable[str] = ()) -> l
     return rng.sample(pool, count)
 
 
+#: what a typed name may be wrapped in (a mention's @, quotes, a full stop after it)
+NAME_TRIM = "@\"'`.,!?*"
+
+
 def normalize_name(text: str) -> str:
     """The form names are compared in: case and inner spacing ignored."""
     return " ".join(text.casefold().split())
@@ -44,7 +48,7 @@ def resolve_name(query: str, names: Mapping[int, str], suggest: Iterable[str] | 
     (``suggest``, when given: ``names`` may hold names that resolve only to be refused, like
     one's own or the dead's, which the list should not offer).
     """
-    wanted = normalize_name(query.strip().strip("@\"'`.,!?*"))
+    wanted = normalize_name(query.strip().strip(NAME_TRIM))
     hits = [i for i, n in names.items() if normalize_name(n) == wanted]
     if len(hits) == 1:
         return hits[0]

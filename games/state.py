@@ -83,7 +83,15 @@ class SeatState:
 
     @property
     def is_mafia(self) -> bool:
-        return self.team == "mafia"
+        # (asked for every vote and den line: a role's team never changes once registered)
+        mafia = _MAFIA_ROLE.get(self.role)
+        if mafia is None:
+            mafia = _MAFIA_ROLE[self.role] = self.team == "mafia"
+        return mafia
+
+
+#: role name -> on the mafia's team (SeatState.is_mafia's memo)
+_MAFIA_ROLE: dict[str, bool] = {}
 
 
 @dataclass(frozen=True)
@@ -123,7 +131,14 @@ class GameState:
         return self.seats[index]
 
     def alive(self) -> frozenset[int]:
-        return frozenset(s.index for s in self.seats if s.alive)
+        # asked several times a vote: kept with the seats tuple it came from, as alive_mafia
+        seats = self.seats
+        last = _last_alive[0]
+        if last is not None and last[0] is seats:
+            return last[1]
+        value = frozenset([s.index for s in seats if s.alive])
+        _last_alive[0] = (seats, value)
+        return value
 
     def alive_mafia(self) -> frozenset[int]:
         # asked for every den line and vote: the last answer is kept with the seats tuple it
@@ -229,5 +244,6 @@ class GameState:
         return None if index is None else self.seats[index].name
 
 
-#: the last (seats, alive_mafia) computed, for GameState.alive_mafia
+#: the last (seats, alive_mafia) computed, for GameState.alive_mafia; the same for alive
 _last_alive_mafia: list[tuple[tuple[SeatState, ...], frozenset[int]] | None] = [None]
+_last_alive: list[tuple[tuple[SeatState, ...], frozenset[int]] | None] = [None]

@@ -297,7 +297,9 @@ def on_vote(p: SeatState, event: VoteCast) -> None:
         p._my_vote_t = event.t
         return
     if p._voted == _NO_VOTE:
-        p._dirty = True  # the tally moves the choice
+        # the tally moves the choice, and nothing else of the plan: when it was already to
+        # vote first, only its target is worked out again (BaselinePolicy._retargeted)
+        p._retarget = True
     elif event.night:
         maybe_follow_partner(p, event.t, voter, target)
     else:
@@ -315,7 +317,7 @@ def on_eliminated(p: SeatState, event: PlayerEliminated) -> None:
             p._liars.add(claimer)  # the reveal proved their "detective result" false
     if event.cause == "vote":
         votes = p._yesterday_votes
-        voters = tuple(v for v, t in sorted(votes.items()) if t == event.seat)
+        voters = tuple([v for v, t in sorted(votes.items()) if t == event.seat])
         p._last_day_elim = (event.seat, event.role, voters, p._day)
     else:
         p._night_victim = (event.seat, event.role)

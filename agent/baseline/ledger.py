@@ -8,7 +8,18 @@ from datetime import datetime
 
 from agent.baseline.common import _DAY
 from agent.templates import Lexicon, Reading, lexicon
-from games.events import Event, GameStarted, MessageAccepted, PhaseStarted, PlayerEliminated
+from games.events import (
+    ChoicesOffered,
+    Event,
+    GameStarted,
+    MessageAccepted,
+    PhaseEnded,
+    PhaseStarted,
+    PlayerEliminated,
+    RoleAssigned,
+    VoteCast,
+    VoteResolved,
+)
 
 __all__ = ["Room", "TableLedger", "addressed"]
 
@@ -96,9 +107,12 @@ class TableLedger:
 
     def take(self, event: Event) -> None:
         """Record one event (events that carry no talk are ignored)."""
-        # (isinstance, not type() and a cast: typing.cast is a Python call)
+        # (isinstance, not type() and a cast: typing.cast is a Python call; lines first, and
+        # the many events without talk in them let through at one set lookup)
         if isinstance(event, MessageAccepted):
             self._message(event)
+        elif type(event) in _SILENT:
+            return
         elif isinstance(event, PhaseStarted):
             self.seq = event.seq
             self.stage = Room(event.t)
@@ -173,6 +187,8 @@ class TableLedger:
             accusers.append(s)
 
 
+#: events the ledger has nothing to take from (the hot ones: a seat's choices, votes)
+_SILENT = frozenset([ChoicesOffered, VoteCast, PhaseEnded, RoleAssigned, VoteResolved])
 _WORDS = re.compile(r"[\w']+")
 #: after a name, these make the line a question put to that player ("drew why...")
 _ASKING = frozenset(

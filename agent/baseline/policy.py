@@ -25,6 +25,7 @@ from datetime import datetime
 
 from agent.base import Intent
 from agent.baseline.acting import done_act, plan_act
+from agent.baseline.common import _NEVER
 from agent.baseline.hearing import HANDLERS, on_stage_line
 from agent.baseline.ledger import TableLedger
 from agent.baseline.seat import SeatState
@@ -102,9 +103,24 @@ class BaselinePolicy(SeatState):
     def plan(self, now: datetime) -> Intent | None:
         """The next action; the same one until an observed event or ``done`` changes it."""
         if not self._dirty:
-            return self._best
-        self._dirty = False
+            return self._retargeted(now) if self._retarget else self._best
+        self._dirty = self._retarget = False
         best = self._best = self._refresh(now)
+        if best is not None and id(best) not in self._issued_ids:
+            self._issued.append(best)
+            self._issued_ids.add(id(best))
+        return best
+
+    def _retargeted(self, now: datetime) -> Intent | None:
+        """The plan once votes moved the tally and nothing else changed: the same, with its
+        vote's target worked out again when the vote comes first. (What ``_refresh`` would
+        give: the moments of the act, the vote and the line are drawn already and none of
+        them, nor the line, drafted or given up once planned, depends on the tally.)"""
+        self._retarget = False
+        best = self._best
+        if best is None or best.kind != "vote":
+            return best
+        best = self._best = plan_vote(self, now)
         if best is not None and id(best) not in self._issued_ids:
             self._issued.append(best)
             self._issued_ids.add(id(best))
@@ -157,11 +173,8 @@ class BaselinePolicy(SeatState):
     def _seat_of(self, name: str | None) -> int | None:
         if name is None:
             return None
-        folded = name.casefold()
-        for i, n in enumerate(self._names):
-            if n.casefold() == folded:
-                return i
-        return None
+        # (the table's names, case-folded, as the ledger keeps them from the same event)
+        return self._ledger.seat_of.get(name.casefold())
 
 
 class BaselineTable:
@@ -177,11 +190,15 @@ class BaselineTable:
     def __init__(self) -> None:
         self.ledger = TableLedger()
         self.policies: list[BaselinePolicy] = []
+        #: by seat, when its plan (``_best``) is due, or never: what :meth:`next_intent`
+        #: compares (kept as each plan is made; the seats are planned by it alone)
+        self._due: list[datetime] = []
 
     def seat(self, seat: int, name: str, rng: random.Random) -> BaselinePolicy:
         """Add a seat (in seat order)."""
         policy = BaselinePolicy(seat, name, rng, ledger=self.ledger)
         self.policies.append(policy)
+        self._due.append(_NEVER)
         return policy
 
     def deliver(self, event: Event) -> None:
@@ -195,6 +212,15 @@ class BaselineTable:
             s, t, target, claimed = event.seat, event.t, ledger.target, ledger.claimed
             addressee = ledger.addressee
             folded = ledger.reading.folded
+            if target is None and addressee is None:  # (the usual line: the tests below,
+                for policy in self.policies:  # less those about whom it names)
+                    if (policy._hears or policy._speak_folded == folded) and (
+                        policy.seat != s
+                        and not policy._gone
+                        and (policy._hears or policy._speak is not None)
+                    ):
+                        on_stage_line(policy, s, t)
+                return
             for policy in self.policies:
                 # does the line concern this seat (see hearing.on_stage_line)? cheapest test first
                 if policy._hears and policy.seat != s and not policy._gone:
@@ -232,17 +258,27 @@ class BaselineTable:
     def next_intent(self, now: datetime) -> tuple[Intent | None, int]:
         """The earliest planned intent and its seat (on a tie the lowest seat), after asking
         again only the seats told something new since they last planned."""
-        best: Intent | None = None
-        who = -1
+        due = self._due
         for i, policy in enumerate(self.policies):
             if policy._dirty:  # (policy.plan(now), inlined: once per seat and step)
-                policy._dirty = False
+                policy._dirty = policy._retarget = False
                 intent = policy._best = policy._refresh(now)
-                if intent is not None and id(intent) not in policy._issued_ids:
+                if intent is None:
+                    due[i] = _NEVER
+                    continue
+                due[i] = intent.at
+                if id(intent) not in policy._issued_ids:
                     policy._issued.append(intent)
                     policy._issued_ids.add(id(intent))
-            else:
-                intent = policy._best
-            if intent is not None and (best is None or intent.at < best.at):
-                best, who = intent, i
+        if not due:
+            return None, -1
+        # (the earliest moment, and the first seat due then: on a tie the lowest seat)
+        who = due.index(min(due))
+        policy = self.policies[who]
+        best = policy._best
+        if best is None:
+            return None, -1
+        # a vote's target is worked out only for the intent taken (its moment stays)
+        if policy._retarget:
+            best = policy._retargeted(now)
         return best, who

@@ -35,6 +35,7 @@ __all__ = ["NOTHING_HEARD", "SeatState"]
 _tuple_new = tuple.__new__
 
 NOTHING_HEARD: frozenset[str] = frozenset()  # a town seat's record of the den
+_NO_PARTNERS: frozenset[int] = frozenset()
 
 
 class SeatState:
@@ -59,6 +60,11 @@ class SeatState:
         "_answer_from",
         "_asked",
         "_best",
+        "_bound_day_choice",
+        "_bound_day_target",
+        "_bound_my_scores",
+        "_bound_night_target",
+        "_bound_scores",
         "_budget",
         "_budget_used",
         "_cache",
@@ -100,6 +106,7 @@ class SeatState:
         "_next_at",
         "_night",
         "_night_act_target",
+        "_night_memo",
         "_night_none",
         "_night_victim",
         "_noise",
@@ -116,6 +123,7 @@ class SeatState:
         "_rate",
         "_rescore",
         "_restale",
+        "_retarget",
         "_reveal",
         "_revealed",
         "_rng",
@@ -223,6 +231,8 @@ class SeatState:
         self._detective_in_play = False
         self._last_protect: int | None = None
         self._night_act_target: int | None = None
+        #: the last night target and what it was worked out from (see ``_night_target``)
+        self._night_memo: tuple[tuple[object, ...], int | None] | None = None
         # --- the current phase
         self._kind: PhaseKind | None = None
         #: facts derived from the phase, the role and who is alive, kept up to date by the
@@ -258,12 +268,24 @@ class SeatState:
         self._act_errors = 0
         self._act_banned: set[int] = set()
         self._dirty = True
+        #: only whom my first vote is for may have changed (a vote moved the tally): the plan
+        #: stands, its vote's target is worked out again when it is wanted (see ``plan``)
+        self._retarget = False
         self._best: Intent | None = None
         #: intents handed out in the current phase; outcomes of older ones arrive late
         self._issued: list[Intent] = []
         self._issued_ids: set[int] = set()  # id()s of ``_issued`` (kept alive by the list)
+        #: the heuristics a speech view hands on, bound once (not once per line composed)
+        self._bound_day_target = self._day_target
+        self._bound_day_choice = self._day_choice
+        self._bound_night_target = self._night_target
+        self._bound_my_scores = self._my_scores
+        self._bound_scores = self._scores
 
     def _resolve_partners(self) -> None:
+        if not self._partner_names:  # (town, or a lone mafia: nobody to look for; one
+            self._partners = _NO_PARTNERS  # object, so the facts that depend on it stand)
+            return
         wanted = {n.casefold() for n in self._partner_names}
         self._partners = frozenset(i for i, n in enumerate(self._names) if n.casefold() in wanted)
 
@@ -431,11 +453,23 @@ class SeatState:
         return day_target(self._my_scores(), self._tally_now, self._vote_banned, mafia=self._mafia)
 
     def _night_target(self) -> int | None:
-        """The kill (see :func:`~agent.baseline.targets.night_target`)."""
-        return night_target(
+        """The kill (see :func:`~agent.baseline.targets.night_target`), kept until what it
+        depends on changes (asked for every den line composed and every re-plan at night)."""
+        # (who is alive: a count, as players only leave; the votes: this phase's, and how
+        # many seen; the scores: their version and rescores; refusals: a count, per phase)
+        key = (
+            len(self._alive), self._seq, self._votes_seen, len(self._vote_banned),
+            self._first_prop, self._version, len(self._rescore), self._partners,
+        )  # fmt: skip
+        hit = self._night_memo
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        target = night_target(
             self._others_now, self._vote_banned, self._partners, self._votes_now,
             self._first_prop, self._danger_scores,
         )  # fmt: skip
+        self._night_memo = (key, target)
+        return target
 
     def _danger_scores(self) -> dict[int, float]:
         return self._scores("danger")
@@ -485,11 +519,11 @@ class SeatState:
             self._revealed,  # revealed
             self._inspections,  # inspections
             self._reveal,  # reveal
-            self._day_target,  # day_target
-            self._day_choice,  # day_choice
-            self._night_target,  # night_target
-            self._my_scores,  # my_scores
-            self._scores,  # scores
+            self._bound_day_target,  # day_target
+            self._bound_day_choice,  # day_choice
+            self._bound_night_target,  # night_target
+            self._bound_my_scores,  # my_scores
+            self._bound_scores,  # scores
         ))  # fmt: skip
 
     def _margin(self) -> float:

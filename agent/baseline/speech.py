@@ -31,6 +31,8 @@ _OPENERS = ("ok ", "hm ", "hmm ", "so ", "well ", "tbh ", "honestly ", "ngl ", "
 _CLOSERS = (" tbh", " lol", " imo", " ngl", " honestly", "..", " haha", " i think",
             " lmao", " tho", " fr", "!", " though", " guys")  # fmt: skip
 _NO_READING = Reading((), False, False, None, "")
+#: a line -> the line with a capital and "I" (humanize's memo)
+_CAPITALISED: dict[str, str] = {}
 _DENY = re.compile(r"\b(are you|r u|you|u) (the |a )?mafia|confess|defen[cs]e|save yourself")
 
 #: answers to a question put to this seat by name, by what it asks
@@ -160,11 +162,20 @@ def compose(p: SpeechView | Speaker, now: datetime) -> tuple[str, _Option] | Non
             if text is not None:
                 return text, opt
         return None
-    weights, builders = stage_choices(p, now)
     if p.answer_from is not None:  # a question put to me comes first, if it can be answered
         weights, builders = [1.0], [_ANSWER]
+    else:
+        weights, builders = stage_choices(p, now)
+    draw = p.rng.random
     while weights:
-        index = weighted_index(p, weights)
+        # (weighted_index, inlined: the same draw and the same sums)
+        pick = draw() * sum(weights)
+        index, last = 0, len(weights) - 1
+        while index < last:  # (the last one is taken whatever is left of the pick)
+            pick -= weights[index]
+            if pick <= 0:
+                break
+            index += 1
         del weights[index]
         built = builders.pop(index)(p)
         if built is None:
@@ -503,23 +514,30 @@ def humanize(text: str, p: SpeechView) -> str:
     rng = p.rng.random
     timing = p.timing
     names = p.ledger.seat_of
-    lower = rng() < timing.lowercase
-    text = text.lower() if lower else _I.sub("I", text[:1].upper() + text[1:])
+    if rng() < timing.lowercase:
+        text = text.lower()
+    else:  # (a capital and "I": the lines come from a bank, so the same ones come again)
+        capital = _CAPITALISED.get(text)
+        if capital is None:
+            if len(_CAPITALISED) >= 4096:
+                _CAPITALISED.clear()
+            capital = _CAPITALISED[text] = _I.sub("I", text[:1].upper() + text[1:])
+        text = capital
     if rng() < 0.7:
         text = text.replace(",", "")
     if text.endswith(".") and not text.endswith(".."):
         text = text[:-1]
     if rng() < 0.5:
         text = text.replace(". ", " ")
-    if rng() < 0.5:
+    if rng() < 0.5 and "sus" in text:  # (no "sus": nothing to change, nothing drawn)
         text = _SUS.sub(lambda _m: _SUS_SAID[int(rng() * len(_SUS_SAID))], text)
-    words = text.split(" ")
-    if rng() < timing.wrap and words[0].casefold().strip(",") not in names:
+    plain = text  # (its first and last words, looked at only when a word may go around it)
+    if rng() < timing.wrap and plain.split(" ", 1)[0].casefold().strip(",") not in names:
         text = _OPENERS[int(rng() * len(_OPENERS))] + text
     if text.endswith("?"):
         if rng() < 0.2:
             text = text[:-1] + " ?"
-    elif rng() < timing.wrap and words[-1].casefold().strip("?!.,") not in names:
+    elif rng() < timing.wrap and plain.rsplit(" ", 1)[-1].casefold().strip("?!.,") not in names:
         text = text + _CLOSERS[int(rng() * len(_CLOSERS))]
     if rng() < timing.typo:
         words = text.split(" ")

@@ -210,7 +210,9 @@ def plan_stage(p: SeatState, now: datetime) -> Intent | None:
         return None
     text, opt, words = line
     # nobody types a line in no time: at least half a person's typing of it from now
-    at = max(due, now + timedelta(0, 0.5 * words * p.timing.seconds_per_word))
+    at = now + timedelta(0, 0.5 * words * p.timing.seconds_per_word)
+    if not at > due:  # (max(due, at): due, unless at is later)
+        at = due
     if p._kind is _VOTE_K and not answering:
         # a word early in the vote, or none: then the lull before its result
         early = p.timing.vote_talk_window * p._seconds + 2.0
@@ -220,7 +222,7 @@ def plan_stage(p: SeatState, now: datetime) -> Intent | None:
     if at >= p._deadline - timedelta(0, 1.0):
         p._speak_off = "no-time"
         return None
-    speak = draft(p, at, text, opt)
+    speak = draft(p, at, text, opt, words)
     p._hears = False
     return speak
 
@@ -236,10 +238,11 @@ def _compose(p: SeatState, now: datetime) -> tuple[str, Option, int] | None:
     return text, opt, len(text.split())
 
 
-def draft(p: SeatState, at: datetime, text: str, opt: Option) -> Intent:
-    """Plan ``text`` for ``at`` (the line of situation ``opt``)."""
+def draft(p: SeatState, at: datetime, text: str, opt: Option, words: int = -1) -> Intent:
+    """Plan ``text`` for ``at`` (the line of situation ``opt``; ``words``: its words, when
+    counted already)."""
     p._speak = speak = say_at(at, text)
-    p._speak_words = len(text.split())
+    p._speak_words = words if words >= 0 else len(text.split())
     p._speak_folded = text.casefold()
     p._speak_topic = opt[3]
     return speak
@@ -263,7 +266,7 @@ def redraft(p: SeatState, now: datetime, speak: Intent) -> Intent | None:
                     p._speak_off = "no-time"
                     p._hears = False
                     return None
-            speak = draft(p, at, text, opt)
+            speak = draft(p, at, text, opt, words)
     return speak
 
 
@@ -306,7 +309,7 @@ def plan_speak(p: SeatState, now: datetime) -> Intent | None:
     if at >= deadline:
         p._speak_off = "no-time"
         return None
-    speak = draft(p, at, text, opt)
+    speak = draft(p, at, text, opt, words)
     p._hears = mode == "long"
     return speak
 

@@ -128,7 +128,11 @@ def bandwagon(
     need = max(2, math.ceil(0.4 * len(alive)))
     if max(tally.values()) < need:
         return None  # (no bandwagon yet: the usual case, decided without finding the leader)
-    leader, count = max(tally.items(), key=lambda kv: (kv[1], -kv[0]))
+    # the most votes, the lowest seat among equals (max by (votes, -seat), without the key)
+    leader, count = -1, -1
+    for s, n in tally.items():
+        if n > count or (n == count and s < leader):
+            leader, count = s, n
     if count < need or leader in (voted, me):
         return None
     if leader in partners or leader not in alive or leader in banned:

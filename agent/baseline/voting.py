@@ -6,6 +6,7 @@ bandwagon, or after a partner at night, once). Functions over the seat's
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 
 from agent.base import Intent
@@ -96,6 +97,10 @@ def schedule_change(p: SeatState, target: int, t: datetime) -> None:
 def maybe_bandwagon(p: SeatState, t: datetime) -> None:
     """Change the day vote once, onto a strong bandwagon (never a partner or a cleared)."""
     if p._voted == _NO_VOTE or p._changed or p._change_to is not None:
+        return
+    tally = p._tally_now
+    # (bandwagon's first tests, without the call: no votes, or no bandwagon yet)
+    if not tally or max(tally.values()) < max(2, math.ceil(0.4 * len(p._alive))):
         return
     leader = bandwagon(
         p._tally_now, p._voted, me=p.seat, alive=p._alive, partners=p._partners,
