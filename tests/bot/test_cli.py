@@ -14,6 +14,7 @@ import pytest
 
 from bot.store.db import make_engine
 from bot.store.decisions import records_for_game
+from tests.bot.hostile.harness import run_main
 from tests.bot.test_llm_agents import Table
 from tests.fakes.llm_servers import FakeOpenAIServer
 
@@ -100,11 +101,12 @@ async def test_simulate_without_llm_says_the_baseline_plays(tmp_path: Path) -> N
         (["simulate", "--speed", "0"], "more than 0"),
     ],
 )
-async def test_bad_setups_get_one_clear_error_and_create_nothing(
-    tmp_path: Path, args: list[str], message: str
+def test_bad_setups_get_one_clear_error_and_create_nothing(
+    tmp_path: Path, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """(The CLI's entry point in this process, `run_main`: no interpreter started a case.)"""
     db_file = tmp_path / "bad.db"
-    code, _, err = await run_cli(*args, "--db", f"sqlite:///{db_file}")
+    code, err = run_main([*args, "--db", f"sqlite:///{db_file}"], capsys)
     assert code == 2, err
     assert message.lower() in err.lower()
     assert "Traceback" not in err
