@@ -133,7 +133,9 @@ async def test_replay_command_compares_the_agent_with_the_humans(tmp_path: Path)
     assert result["measures"]["messages"]["human"] == result["lines"]["replayed"]
 
 
-async def test_resume_picks_a_game_of_its_own_command(tmp_path: Path) -> None:
+async def test_resume_picks_a_game_of_its_own_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`simulate --resume` never takes over the terminal game someone paused with /quit (it
     would play on without them), and points to `play --resume` instead; and vice versa."""
     from bot.service.port import GameService
@@ -156,9 +158,12 @@ async def test_resume_picks_a_game_of_its_own_command(tmp_path: Path) -> None:
     await svc.close()
     scheduler.shutdown(wait=False)
 
-    code, _, err = await run_cli("simulate", "--resume", "--db", db)
+    # (the CLI's entry point in this process, in a thread: it runs an event loop of its own)
+    code, err = await asyncio.to_thread(run_main, ["simulate", "--resume", "--db", db], capsys)
     assert code == 2
     assert f"mafiabot play --resume {paused}" in " ".join(err.split())
-    code, _, err = await run_cli("simulate", "--resume", paused, "--db", db)
+    code, err = await asyncio.to_thread(
+        run_main, ["simulate", "--resume", paused, "--db", db], capsys
+    )
     assert code == 2
     assert re.search(r"was started with (uv run )?mafiabot play", " ".join(err.split())), err
