@@ -124,7 +124,7 @@ async def test_replay_command_compares_the_agent_with_the_humans(tmp_path: Path)
     game = llmafia_games_dir() / "0001"
     if not game.exists():
         pytest.skip("the LLMafia games are not beside the repository")
-    code, out, err = await run_cli("replay", str(game), "--speed", "30", "--seed", "1", "--json")
+    code, out, err = await run_cli("replay", str(game), "--speed", "120", "--seed", "1", "--json")
     assert code == 0, err[-3000:]
     result = json.loads(out)
     assert result["game"] == "0001" and result["agent"]["kind"] == "baseline"
