@@ -51,6 +51,7 @@ async def test_simulate_with_llm_agents_against_a_fake_openai_server(
         "MAFIABOT_LLM": "openai:gpt-4o-mini",
         "OPENAI_BASE_URL": fake_openai.base_url,
         "OPENAI_API_KEY": "sk-test",
+        "MAFIABOT_DATA_DIR": str(tmp_path),  # its memory folder, not the repository's data/
     }
     code, out, err = await run_cli(
         "simulate", "--agent", "llm", "--players", "5", "--seed", "4", "--speed", "10",
@@ -80,7 +81,7 @@ async def test_simulate_with_llm_agents_against_a_fake_openai_server(
 
 async def test_simulate_without_llm_says_the_baseline_plays(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'b.db'}"
-    env = {"MAFIABOT_LLM": ""}
+    env = {"MAFIABOT_LLM": "", "MAFIABOT_DATA_DIR": str(tmp_path)}
     code, out, err = await run_cli(
         "simulate", "--agent", "llm", "--players", "5", "--speed", "400", *QUICK,
         "--db", db, "--json", env=env,
