@@ -182,6 +182,11 @@ class Platform(Protocol):
 
     async def spawn(self) -> None: ...
 
+    def ahead(self) -> None:
+        """The minute after a catch-up is over: what the next `spawn` needs may be made
+        ready now (without slowing the bot in the minute measured)."""
+        ...
+
     def kill(self) -> Awaitable[None]: ...
 
     async def new_game(self) -> str: ...
@@ -255,13 +260,18 @@ async def measure(
     line_every_s: float = 40.0,
     quiet_after_s: tuple[float, float] = (8.0, 20.0),
     down_s: tuple[float, float] = (0.5, 3.0),
+    rest_lines: int | None = None,
     report: Callable[[str], None] = lambda _: None,
 ) -> Run:
     """Whole games, one after another, until ``restarts`` kills were made (or ``budget_s``
     real seconds passed): each person types a line every ``line_every_s`` game seconds on
     average (people's pace in the LLMafia games), the bot is killed at a random moment
     ``quiet_after_s`` real seconds after the minute (game time) that follows the previous
-    catch-up, and stays down ``down_s``."""
+    catch-up, and stays down ``down_s``.
+
+    The last game is played to its end; with ``rest_lines``, only until the minute after
+    the last catch-up is over and the rest of the game (outside every kill-to-minute-end
+    span, see `shares`) holds that many stage lines."""
     run = Run(speed=speed)
     window = 60.0 / speed
     start = time.monotonic()
@@ -311,7 +321,9 @@ async def measure(
                 if len(run.restarts) >= restarts or time.monotonic() - start > budget_s:
                     break
                 # the minute after the last catch-up, then a while of the rest of the game
-                await asyncio.sleep(window + rng.uniform(*quiet_after_s))
+                await asyncio.sleep(window)
+                platform.ahead()
+                await asyncio.sleep(rng.uniform(*quiet_after_s))
                 if status_of(platform.db_url, game_id) != "running":
                     break
                 killed = time.monotonic()
@@ -337,6 +349,8 @@ async def measure(
             while status_of(platform.db_url, game_id) == "running":
                 if time.monotonic() - start > budget_s:
                     break
+                if rest_lines is not None and _enough(run, rest_lines, window):
+                    break
                 await asyncio.sleep(0.5)
             mark_phases(run, platform.db_url, game_id)
     finally:
@@ -347,6 +361,14 @@ async def measure(
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
     return run
+
+
+def _enough(run: Run, rest_lines: int, window: float) -> bool:
+    """The restarts are all made, the minute after the last one's catch-up is over, and the
+    rest holds ``rest_lines`` lines."""
+    if not run.restarts or time.monotonic() < run.restarts[-1].caught_up + window:
+        return False
+    return shares(run).rest_all >= rest_lines
 
 
 async def _caught_up(platform: Platform, backlog: list[str], ready: float, within: float) -> float:
@@ -366,7 +388,13 @@ async def _caught_up(platform: Platform, backlog: list[str], ready: float, withi
 
 
 class DiscordPlatform:
-    def __init__(self, fake: Any, tmp: Path, speed: float) -> None:
+    """``warm``: each restart's process is started ahead (`ahead`: past the minute measured
+    after the previous catch-up, so its imports do not slow that bot there), and the bot is
+    down for ``down_s`` and what it does at its start, not for the interpreter's imports too
+    (a test's restarts: quicker, and less apart however loaded the machine). Without it, cold
+    starts, as a real restart has (the bench)."""
+
+    def __init__(self, fake: Any, tmp: Path, speed: float, *, warm: bool = False) -> None:
         from tests.bot.discord.harness import Table, db_url_in
 
         self.fake = fake
@@ -377,17 +405,53 @@ class DiscordPlatform:
         self.proc: asyncio.subprocess.Process | None = None
         self.spawns = 0
         self._set_up = False
+        self.warm = warm
+        #: the next process, started ahead (`_warm`)
+        self._next: asyncio.Task[asyncio.subprocess.Process] | None = None
+        self.logs: dict[int, Path] = {}
 
-    async def spawn(self) -> None:
-        """`tests.bot.discord.botproc` as `spawn_bot` starts it, waiting longer for it to be
-        ready (a loaded machine starts a process slowly)."""
-        import json
+    async def _warm(self) -> asyncio.subprocess.Process:
+        """A `tests.bot.discord.botproc` process with its imports done, waiting for its
+        config (it has not touched the database or the fake yet)."""
         import os
         import sys
 
         from tests.bot.discord.test_restart import ROOT
 
         self.spawns += 1
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MAFIABOT_")}
+        log = self.tmp / f"bot{self.spawns}.log"
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "tests.bot.discord.botproc",
+            "-",
+            cwd=ROOT,
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=log.open("wb"),
+        )
+        assert proc.stdout is not None
+        try:
+            line = await asyncio.wait_for(proc.stdout.readline(), SPAWN_S)
+        except TimeoutError:
+            proc.kill()
+            raise AssertionError("bot process never loaded:\n" + log.read_text()) from None
+        assert line.strip() == b"LOADED", log.read_text()
+        self.logs[proc.pid] = log
+        return proc
+
+    async def spawn(self) -> None:
+        """`tests.bot.discord.botproc` as `spawn_bot` starts it, waiting longer for it to be
+        ready (a loaded machine starts a process slowly). When ``warm``, the process may
+        have been started ahead (`ahead`), while the previous one ran (its imports done,
+        nothing else)."""
+        import json
+
+        warm = self._next if self._next is not None else asyncio.create_task(self._warm())
+        self._next = None
+        proc = self.proc = await warm
         config = {
             "api_base": self.fake.api_base,
             "ws_url": self.fake.ws_url,
@@ -396,25 +460,20 @@ class DiscordPlatform:
             "speed": self.speed,
             "seed": None,
         }
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MAFIABOT_")}
-        log = self.tmp / f"bot{self.spawns}.log"
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "tests.bot.discord.botproc",
-            json.dumps(config),
-            cwd=ROOT,
-            env=env,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=log.open("wb"),
-        )
-        assert self.proc.stdout is not None
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(config).encode() + b"\n")
+        await proc.stdin.drain()
+        log = self.logs[proc.pid]
         try:
-            line = await asyncio.wait_for(self.proc.stdout.readline(), SPAWN_S)
+            line = await asyncio.wait_for(proc.stdout.readline(), SPAWN_S)
         except TimeoutError:
-            self.proc.kill()
+            proc.kill()
             raise AssertionError("bot process never got ready:\n" + log.read_text()) from None
         assert line.strip() == b"READY", log.read_text()
+
+    def ahead(self) -> None:
+        if self.warm and self._next is None:
+            self._next = asyncio.create_task(self._warm())
 
     async def kill(self) -> None:
         if self.proc is not None and self.proc.returncode is None:
@@ -463,6 +522,11 @@ class DiscordPlatform:
 
     async def close(self) -> None:
         await self.kill()
+        if self._next is not None:  # the spare process: stopped (it never started a bot)
+            with contextlib.suppress(Exception):
+                spare = await self._next
+                spare.kill()
+                await spare.wait()
 
 
 # --- Slack ------------------------------------------------------------------------------------
@@ -499,6 +563,9 @@ class SlackPlatform:
                 record_consent(engine, "slack", self.fake.team_id, u.id, True)
             engine.dispose()
             self._consented = True
+
+    def ahead(self) -> None:
+        pass  # (a process of `mafiabot run`, started cold each time)
 
     async def kill(self) -> None:
         if self._bot is not None and self._bot.proc.returncode is None:

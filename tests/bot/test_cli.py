@@ -14,6 +14,7 @@ import pytest
 
 from bot.store.db import make_engine
 from bot.store.decisions import records_for_game
+from tests.bot.hostile.harness import run_main
 from tests.bot.test_llm_agents import Table
 from tests.fakes.llm_servers import FakeOpenAIServer
 
@@ -50,6 +51,7 @@ async def test_simulate_with_llm_agents_against_a_fake_openai_server(
         "MAFIABOT_LLM": "openai:gpt-4o-mini",
         "OPENAI_BASE_URL": fake_openai.base_url,
         "OPENAI_API_KEY": "sk-test",
+        "MAFIABOT_DATA_DIR": str(tmp_path),  # its memory folder, not the repository's data/
     }
     code, out, err = await run_cli(
         "simulate", "--agent", "llm", "--players", "5", "--seed", "4", "--speed", "10",
@@ -79,7 +81,7 @@ async def test_simulate_with_llm_agents_against_a_fake_openai_server(
 
 async def test_simulate_without_llm_says_the_baseline_plays(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'b.db'}"
-    env = {"MAFIABOT_LLM": ""}
+    env = {"MAFIABOT_LLM": "", "MAFIABOT_DATA_DIR": str(tmp_path)}
     code, out, err = await run_cli(
         "simulate", "--agent", "llm", "--players", "5", "--speed", "400", *QUICK,
         "--db", db, "--json", env=env,
@@ -100,11 +102,12 @@ async def test_simulate_without_llm_says_the_baseline_plays(tmp_path: Path) -> N
         (["simulate", "--speed", "0"], "more than 0"),
     ],
 )
-async def test_bad_setups_get_one_clear_error_and_create_nothing(
-    tmp_path: Path, args: list[str], message: str
+def test_bad_setups_get_one_clear_error_and_create_nothing(
+    tmp_path: Path, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """(The CLI's entry point in this process, `run_main`: no interpreter started a case.)"""
     db_file = tmp_path / "bad.db"
-    code, _, err = await run_cli(*args, "--db", f"sqlite:///{db_file}")
+    code, err = run_main([*args, "--db", f"sqlite:///{db_file}"], capsys)
     assert code == 2, err
     assert message.lower() in err.lower()
     assert "Traceback" not in err
@@ -122,7 +125,7 @@ async def test_replay_command_compares_the_agent_with_the_humans(tmp_path: Path)
     game = llmafia_games_dir() / "0001"
     if not game.exists():
         pytest.skip("the LLMafia games are not beside the repository")
-    code, out, err = await run_cli("replay", str(game), "--speed", "30", "--seed", "1", "--json")
+    code, out, err = await run_cli("replay", str(game), "--speed", "120", "--seed", "1", "--json")
     assert code == 0, err[-3000:]
     result = json.loads(out)
     assert result["game"] == "0001" and result["agent"]["kind"] == "baseline"
@@ -131,7 +134,9 @@ async def test_replay_command_compares_the_agent_with_the_humans(tmp_path: Path)
     assert result["measures"]["messages"]["human"] == result["lines"]["replayed"]
 
 
-async def test_resume_picks_a_game_of_its_own_command(tmp_path: Path) -> None:
+async def test_resume_picks_a_game_of_its_own_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`simulate --resume` never takes over the terminal game someone paused with /quit (it
     would play on without them), and points to `play --resume` instead; and vice versa."""
     from bot.service.port import GameService
@@ -154,9 +159,12 @@ async def test_resume_picks_a_game_of_its_own_command(tmp_path: Path) -> None:
     await svc.close()
     scheduler.shutdown(wait=False)
 
-    code, _, err = await run_cli("simulate", "--resume", "--db", db)
+    # (the CLI's entry point in this process, in a thread: it runs an event loop of its own)
+    code, err = await asyncio.to_thread(run_main, ["simulate", "--resume", "--db", db], capsys)
     assert code == 2
     assert f"mafiabot play --resume {paused}" in " ".join(err.split())
-    code, _, err = await run_cli("simulate", "--resume", paused, "--db", db)
+    code, err = await asyncio.to_thread(
+        run_main, ["simulate", "--resume", paused, "--db", db], capsys
+    )
     assert code == 2
     assert re.search(r"was started with (uv run )?mafiabot play", " ".join(err.split())), err

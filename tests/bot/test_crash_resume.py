@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 GAME = [
-    "--players", "7", "--seed", "11", "--speed", "10",
+    "--players", "7", "--seed", "11", "--speed", "20",
     "--day-seconds", "80", "--vote-seconds", "40",
     "--night-seconds", "60", "--night-vote-seconds", "40",
 ]  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
@@ -18,7 +19,7 @@ from bot.protection.privacy import withdraw
 from bot.service.port import GameService
 from bot.store import models as m
 from bot.store.db import session_scope
-from tests.bot.test_cli import run_cli
+from tests.bot.hostile.harness import run_main_io
 from tests.bot.test_privacy import ALICE, BOB, CAROL, DAVE, PEOPLE, SERVER
 from tests.bot.test_reveal_stats import WINDOW, answer_all, finished
 
@@ -59,7 +60,7 @@ async def test_history_before_and_after_the_reveal(service: GameService) -> None
 
 
 async def test_mafiabot_history_lists_the_terminals_games(
-    service: GameService, engine: Engine, db_url: str
+    service: GameService, engine: Engine, db_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if not db_url.startswith("sqlite"):
         return  # (the CLI reads the same database; one backend is enough here)
@@ -78,12 +79,13 @@ async def test_mafiabot_history_lists_the_terminals_games(
             select(m.Seat).where(m.Seat.game_id == table.game_id, m.Seat.user_id == ALICE)
         ).one()
         seat.user_id = HUMAN_ID
-    code, out, err = await run_cli("history", "--db", db_url)
+    # (the CLI's entry point in this process, `run_main_io`: no interpreter started)
+    code, out, err = run_main_io(["history", "--db", db_url], capsys)
     assert code == 0, err
     assert out.startswith("Your last 1 game")
     assert table.game_id in out and f"The AI was {table.agent_name}" in out
     assert f"replay {table.game_id} --html replay-{table.game_id}.html" in out
-    code, _, err = await run_cli("history", "--count", "0", "--db", db_url)
+    code, _, err = run_main_io(["history", "--count", "0", "--db", db_url], capsys)
     assert code == 2 and "--count" in err
 
 

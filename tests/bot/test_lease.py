@@ -26,6 +26,7 @@ from bot.service.timers import make_scheduler
 from bot.store import models as m
 from bot.store.db import session_scope
 from games.config import GameConfig
+from tests.bot.hostile.harness import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = GameConfig(day_seconds=3600, vote_seconds=3600, night_seconds=3600, night_vote_seconds=3600)
@@ -336,8 +337,15 @@ async def test_two_processes_race_for_one_game_and_kill_9_frees_it(
 
 @pytest.mark.slow
 async def test_play_resume_of_a_game_held_elsewhere_says_so(
-    engine: Engine, db_url: str, scheduler: object
+    engine: Engine,
+    db_url: str,
+    scheduler: object,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The holder is a ``mafiabot`` process; the second ``play --resume`` is the CLI's entry
+    point in this process (`run_main`, in a thread: it runs a loop of its own), a process of
+    another pid all the same."""
     from bot.local.terminal import HUMAN_ID
 
     svc = GameService(engine, scheduler)
@@ -351,7 +359,10 @@ async def test_play_resume_of_a_game_held_elsewhere_says_so(
     holder = await cli("play", "--resume", game_id, db_url=db_url, stdin=True)
     try:
         await until(lambda: getattr(lease_row(engine, game_id), "pid", None) == holder.pid)
-        code, err = await finish(await cli("play", "--resume", game_id, db_url=db_url))
+        monkeypatch.setenv("COLUMNS", "80")
+        code, err = await asyncio.to_thread(
+            run_main, ["play", "--resume", game_id, "--db", db_url], capsys
+        )
         assert code == 2 and len(refusal(err)) == 1 and "Traceback" not in err, err
     finally:
         holder.kill()

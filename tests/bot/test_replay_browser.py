@@ -19,6 +19,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from bot.service.port import GameService
+from tests.bot.hostile.harness import run_main
 from tests.bot.test_cli import run_cli
 from tests.bot.test_privacy import PEOPLE, Table, play_table
 from tests.bot.test_privacy import service as service
@@ -80,20 +81,24 @@ async def test_replay_html_command(
     engine: Engine,
     db_url: str,
     tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """(The CLI's entry point in this process, `run_main`: four refusals, no interpreter
+    started for each; the page itself is written by a real ``mafiabot`` process below.)"""
     table = await play_table(service, finish=False)
     page = tmp_path / "replay.html"
     # a game still running: refused, one line, nothing written
-    code, _, err = await run_cli("replay", table.game_id, "--html", str(page), "--db", db_url)
+    code, err = run_main(["replay", table.game_id, "--html", str(page), "--db", db_url], capsys)
     assert code == 2 and "only finished games" in err and len(err.strip().splitlines()) == 1
     assert not page.exists()
-    code, _, err = await run_cli("replay", "nosuchgame", "--html", str(page), "--db", db_url)
+    code, err = run_main(["replay", "nosuchgame", "--html", str(page), "--db", db_url], capsys)
     assert code == 2 and "No game 'nosuchgame'" in err and not page.exists()
-    code, _, err = await run_cli(
-        "replay", table.game_id, "--html", str(tmp_path / "no" / "x.html"), "--db", db_url
+    code, err = run_main(
+        ["replay", table.game_id, "--html", str(tmp_path / "no" / "x.html"), "--db", db_url],
+        capsys,
     )
     assert code == 2 and "does not exist" in err
-    code, _out, err = await run_cli("replay", table.game_id, "--research")
+    code, err = run_main(["replay", table.game_id, "--research"], capsys)
     assert code == 2 and "only with --html" in err
 
 

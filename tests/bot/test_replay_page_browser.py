@@ -5,12 +5,14 @@ phone's width (no sideways scrolling at 390 px)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
@@ -19,7 +21,7 @@ from bot.players.replay_page import page_bytes
 from bot.service.port import GameService
 from bot.store import models as m
 from bot.store.db import session_scope
-from tests.bot.test_cli import run_cli
+from tests.bot.hostile.harness import run_main_io
 from tests.bot.test_privacy import AGENT_LINE, ALICE, BOB, PEOPLE
 from tests.bot.test_replay_browser import ARTIFACTS, browser, db_url  # noqa: F401  (fixtures)
 from tests.bot.test_reveal_stats import WINDOW, answer_all, finished
@@ -156,17 +158,24 @@ async def test_night_actions_and_their_results_on_a_simulated_game(
     db_url: str,  # noqa: F811
     tmp_path: Path,
     browser: Any,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """(The CLI's entry point in this process, `run_main_io`, in a thread: it runs a loop of
+    its own; the interpreter's start-up is not what is checked here.)"""
     from selenium.webdriver.common.by import By
 
-    code, out, err = await run_cli(
+    monkeypatch.setenv("MAFIABOT_DATA_DIR", str(tmp_path))
+    code, out, err = await asyncio.to_thread(run_main_io, [
         "simulate", "-n", "8", "--seed", "3", "--role", "doctor", "--role", "detective",
         "--speed", "200", "--agent", "baseline", "--db", db_url, "--json",
-    )  # fmt: skip
+    ], capsys)  # fmt: skip
     assert code == 0, err
     game_id = json.loads(out.strip().splitlines()[-1])["game_id"]
     page = tmp_path / "sim.html"
-    code, _, err = await run_cli("replay", game_id, "--html", str(page), "--db", db_url)
+    code, _, err = await asyncio.to_thread(
+        run_main_io, ["replay", game_id, "--html", str(page), "--db", db_url], capsys
+    )
     assert code == 0, err
     browser.set_window_size(*PHONE)
     browser.get(page.as_uri())

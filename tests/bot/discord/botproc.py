@@ -4,6 +4,13 @@
                                           "db_url": ..., "speed": 1.0, "seed": null}'
 
 Prints "READY" once connected and caught up, then runs until killed.
+
+    python -m tests.bot.discord.botproc -
+
+A process kept warm: it imports what the bot needs, prints "LOADED" and waits for the JSON
+config on a line of its stdin; only then does it touch the database or connect (so a test that
+restarts the bot many times starts the next process while the current one runs, and a restart
+costs what the bot itself does at its start, not the interpreter's imports).
 """
 
 from __future__ import annotations
@@ -17,11 +24,12 @@ import discord.gateway
 import discord.http
 import yarl
 
+from tests.bot.discord.harness import new_bot
+
 
 async def main(config: dict[str, Any]) -> None:
     discord.http.Route.BASE = config["api_base"]
     discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(config["ws_url"])
-    from tests.bot.discord.harness import new_bot
 
     seed = config.get("seed")
     async with new_bot(
@@ -36,4 +44,11 @@ async def main(config: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(json.loads(sys.argv[1])))
+    if sys.argv[1] == "-":
+        print("LOADED", flush=True)
+        line = sys.stdin.readline()
+        if not line:  # the test ended without using this process
+            sys.exit(0)
+        asyncio.run(main(json.loads(line)))
+    else:
+        asyncio.run(main(json.loads(sys.argv[1])))

@@ -22,6 +22,12 @@ import pytest
 def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     """(exit code, stderr) of ``mafiabot ARGV`` run in this process (through ``sys.argv``, as
     the installed command does)."""
+    code, _, err = run_main_io(argv, capsys)
+    return code, err
+
+
+def run_main_io(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``mafiabot ARGV`` run in this process (`run_main`)."""
     import sys
 
     from mafiabot.cli import main
@@ -35,7 +41,8 @@ def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
     finally:
         sys.argv = saved
     code = stopped.value.code
-    return (code if isinstance(code, int) else 1), capsys.readouterr().err
+    got = capsys.readouterr()
+    return (code if isinstance(code, int) else 1), got.out, got.err
 
 
 def assert_one_line_refusal(code: int, err: str, *fragments: str) -> None:

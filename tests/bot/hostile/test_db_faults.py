@@ -40,6 +40,8 @@ from tests.bot.waiting import Watch
 ROOT = Path(__file__).resolve().parents[3]
 #: a deadline write failing this long (real seconds) is reported
 ALERT_AFTER = 0.4
+#: SQLite's busy wait (seconds) in the CLI's database URL (`test_the_cli_prints_...`)
+BUSY_TIMEOUT = 0.2
 #: phase lengths: the first day ends at once, everything after waits for the test
 SHORT_DAY = GameConfig(
     day_seconds=0.05, vote_seconds=3600, night_seconds=3600, night_vote_seconds=3600
@@ -276,13 +278,17 @@ def assert_stored_as_shown(engine: Engine, game: LiveGame, watch: Watch) -> None
 async def test_the_cli_prints_a_lasting_failure_once_on_one_line(tmp_path: Path) -> None:
     """``mafiabot simulate`` while another program holds the SQLite file's write lock for
     longer than the alert threshold: one ``mafiabot: Game ...`` line on stderr, and the game
-    still ends once the lock is released."""
+    still ends once the lock is released.
+
+    The database URL sets SQLite's busy wait short, as `fast_engine` does (its default is
+    5 s a statement): each agent's line and lease renewal refused under the lock would
+    otherwise hold the game's clock for 5 s, and the day's end wait a minute behind them."""
     db = tmp_path / "sim.db"
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "mafiabot.cli", "simulate", "--players", "5", "--seed", "2",
         "--speed", "50", "--day-seconds", "100", "--vote-seconds", "20",
         "--night-seconds", "20", "--night-vote-seconds", "20",
-        "--db", f"sqlite:///{db}", "--json",
+        "--db", f"sqlite:///{db}?timeout={BUSY_TIMEOUT}", "--json",
         cwd=ROOT,
         env={**os.environ, "PYTHONUNBUFFERED": "1", "MAFIABOT_DATA_DIR": str(tmp_path)},
         stdout=asyncio.subprocess.PIPE,

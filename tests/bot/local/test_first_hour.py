@@ -254,9 +254,11 @@ ONE_WORDING = re.compile(r"^mafiabot [a-z][a-z -]*: \S")
     ],
 )
 async def test_errors_are_worded_one_way(args: list[str], tmp_path: Path) -> None:
+    from bot.store.migrate import upgrade
+
     db = f"sqlite:///{tmp_path / 'e.db'}"
-    code, _, err = await run_cli("db", "upgrade", "--db", db)
-    assert code == 0, err
+    upgrade(db)  # (a current database, as `mafiabot db upgrade` leaves it; only the refusal
+    # itself needs a process of its own)
     args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
     code, _, err = await run_cli(*args, "--db", db) if args != ["run"] else await run_cli("run")
     lines = [line for line in err.splitlines() if line.strip()]
