@@ -163,7 +163,10 @@ _MAFIA_SELF = re.compile(
     r"partners?|partner in crime|den)\b|\bfellow mafia\b|\bthe den\b|\bin (?:the|our) den\b"
     r"|\bwe (?:should|will|'ll|gonna|can|must|need to|could) (?:kill|take out|hit|shoot|"
     r"eliminate|get rid of|off)\b|\b(?:kill|target) tonight\b|\btonight'?s (?:kill|victim|"
-    r"target)\b|\bmafia chat\b",
+    r"target)\b|\bmafia chat\b"
+    # "me and casey are mafia", whoever is named with the seat: it says the seat is
+    r"|\b(?:i|me)\s+(?:and|&)\s+\w+\s+(?:are|r)\s+(?:both\s+|the\s+)?mafia\b"
+    r"|\b\w+\s+(?:and|&)\s+(?:i|me)\s+(?:are|r)\s+(?:both\s+|the\s+)?mafia\b",
     re.IGNORECASE,
 )
 _TRANSCRIPT = re.compile(r"game[- _]?manager|</?\s*(?:send|wait)\s*>", re.IGNORECASE)

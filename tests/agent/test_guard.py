@@ -107,6 +107,9 @@ def test_den_content_fails_on_the_stage_only() -> None:
         "in the den we agreed on eden",
     ):
         assert check_line(line, day) == "den content on the stage", line
+    # whoever the seat names with itself (its partner is Casey): it says it is mafia
+    for line in ("me and drew are mafia", "Eden and I are both mafia tbh"):
+        assert check_line(line, day) == "den content on the stage", line
     night = knowledge("Blake", mafia=True, day=False)
     assert check_line("we should kill drew tonight", night) is None
     # a bystander saying the same is only a guess about others
