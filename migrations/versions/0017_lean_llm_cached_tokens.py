@@ -2,8 +2,8 @@
 prompt cache (OpenAI ``prompt_tokens_details.cached_tokens``, Anthropic
 ``cache_read_input_tokens``)
 
-Revision ID: 0015
-Revises: 0014
+Revision ID: 0017
+Revises: 0016
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0015"
-down_revision: str | None = "0014"
+revision: str = "0017"
+down_revision: str | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
