@@ -209,8 +209,10 @@ async def child(config: dict[str, Any]) -> None:
             if config.get("profile"):
                 import cProfile
 
-                writer_profile.append(cProfile.Profile())
-                profiler = cProfile.Profile()
+                # CPU time of each thread, not wall time: a wall-clock profile of a loaded
+                # machine charges a function for the time it waited for the GIL or a core
+                writer_profile.append(cProfile.Profile(time.thread_time))
+                profiler = cProfile.Profile(time.thread_time)
                 profiler.enable()
         elif command in ("STOP", ""):
             if profiler is not None:

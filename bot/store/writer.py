@@ -71,11 +71,14 @@ class GroupWriter:
         self.engine = engine
         self.window = window
         self.max_batch = max_batch
-        self._queue: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
+        #: a call, the calls of one turn of a loop, or None (stop)
+        self._queue: queue.SimpleQueue[_Call | list[_Call] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
         self._started = False
         self._closed = False
         self._lock = threading.Lock()
+        #: each event loop's calls of its running turn, handed to the thread at its end
+        self._turns: dict[asyncio.AbstractEventLoop, list[_Call]] = {}
         self._conn: sa.Connection | None = None
         #: SQLite in a file: the WAL is copied into the database by a thread of its own
         self._checkpoints = _Checkpointer(engine) if _wal_file(engine) else None
@@ -90,10 +93,18 @@ class GroupWriter:
 
         The loop is woken once per group, not once per call: every caller of a group is
         released by one callback (a wake-up is a write to the loop's socket and a fight for
-        the GIL)."""
+        the GIL). The other way round too: the calls made during one turn of the loop reach
+        the thread together, at the end of that turn (no later: nothing waits for a timer),
+        so the thread is woken once for them and they share a group."""
         loop = asyncio.get_running_loop()
         call = _Call(fn, Future(), loop, loop.create_future())
-        self._put(call)
+        with self._lock:
+            self._check_open()
+            turn = self._turns.get(loop)
+            if turn is None:
+                turn = self._turns[loop] = []
+                loop.call_soon(self._end_of_turn, loop)
+            turn.append(call)
         assert call.waiter is not None
         try:
             return await call.waiter  # type: ignore[no-any-return]
@@ -106,16 +117,29 @@ class GroupWriter:
         self._put(_Call(fn, future))
         return future
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the database writer is closed")
+
     def _put(self, call: _Call) -> None:
         with self._lock:
-            if self._closed:
-                raise RuntimeError("the database writer is closed")
-            if not self._started:
-                self._thread.start()
-                if self._checkpoints is not None:
-                    self._checkpoints.start()
-                self._started = True
-            self._queue.put(call)
+            self._check_open()
+            self._hand_over([call])
+
+    def _end_of_turn(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            turn = self._turns.pop(loop, None)
+            if turn:
+                self._hand_over(turn)
+
+    def _hand_over(self, calls: list[_Call]) -> None:
+        """Queue ``calls`` for the thread, in their order (the caller holds the lock)."""
+        if not self._started:
+            self._thread.start()
+            if self._checkpoints is not None:
+                self._checkpoints.start()
+            self._started = True
+        self._queue.put(calls[0] if len(calls) == 1 else calls)
 
     def close(self) -> None:
         """Run everything submitted so far, then stop the thread (blocking)."""
@@ -123,6 +147,9 @@ class GroupWriter:
             if self._closed:
                 return
             self._closed = True
+            for turn in self._turns.values():  # (calls of a turn not handed over yet go first)
+                self._hand_over(turn)
+            self._turns.clear()
             started = self._started
             self._queue.put(None)
         if started:
@@ -175,14 +202,19 @@ class GroupWriter:
             session.close()
 
     def _groups(self) -> None:
+        waiting: list[_Call] = []  # taken from the queue, not run yet (beyond a full group)
+        stop = False
         while True:
-            first = self._queue.get()
-            if first is None:
-                return
-            batch = [first]
-            stop = False
+            if not waiting:
+                if stop:
+                    return
+                first = self._queue.get()
+                if first is None:
+                    return
+                waiting = [first] if isinstance(first, _Call) else first
+            batch, waiting = waiting[: self.max_batch], waiting[self.max_batch :]
             deadline = time.monotonic() + self.window
-            while len(batch) < self.max_batch:
+            while len(batch) < self.max_batch and not stop and not waiting:
                 remaining = deadline - time.monotonic()
                 try:
                     item = (
@@ -195,12 +227,13 @@ class GroupWriter:
                 if item is None:
                     stop = True
                     break
-                batch.append(item)
+                more = [item] if isinstance(item, _Call) else item
+                room = self.max_batch - len(batch)
+                batch.extend(more[:room])
+                waiting = more[room:]
             self._commit(batch)
             if self._checkpoints is not None:
                 self._checkpoints.due.set()
-            if stop:
-                return
 
     def _commit(self, batch: list[_Call]) -> None:
         try:

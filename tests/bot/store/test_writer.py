@@ -157,6 +157,26 @@ async def test_the_callers_of_one_group_are_released_by_one_wake_up_of_their_loo
     assert len(wakes) == 1  # the holder was submitted from no loop: only the group's
 
 
+async def test_the_calls_of_one_turn_of_the_loop_reach_the_writer_together(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    """Calls made in one turn of the event loop share a group, even when the turn is long
+    enough for the writer thread to have taken the first one alone (each group costs the
+    writer a wake-up, a lease check and a commit)."""
+
+    async def one(i: int) -> str:
+        if i:
+            time.sleep(0.05)  # noqa: ASYNC251 (a busy turn: the thread could run meanwhile)
+        return await writer.run(add(f"t{i}"))
+
+    calls = [asyncio.create_task(one(i)) for i in range(4)]  # all start in the next turn
+    assert await asyncio.gather(*calls) == [f"t{i}" for i in range(4)]
+    assert (writer.commits, writer.calls) == (1, 4)
+    assert stored(engine) == [f"t{i}" for i in range(4)]
+    late = await writer.run(add("late"))  # a quiet writer: a call of its own, at once
+    assert (late, writer.commits) == ("late", 2)
+
+
 async def test_a_call_cancelled_before_its_group_runs_is_not_run(
     engine: Engine, writer: GroupWriter
 ) -> None:
