@@ -79,6 +79,19 @@ async def test_calls_are_applied_in_the_order_they_were_submitted(
     assert stored(engine) == [f"o{i:02}" for i in range(30)]
 
 
+async def test_a_call_submitted_after_awaited_ones_of_the_same_turn_comes_after_them(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    async def both() -> Any:
+        awaited = asyncio.ensure_future(writer.run(add("first")))
+        await asyncio.sleep(0)  # `run` has queued its call for the end of this turn
+        return awaited, writer.submit(add("second"))
+
+    awaited, submitted = await both()
+    await asyncio.gather(awaited, asyncio.wrap_future(submitted))
+    assert stored(engine) == ["first", "second"]
+
+
 async def test_a_failing_call_fails_alone_and_the_others_commit(
     engine: Engine, writer: GroupWriter
 ) -> None:
