@@ -100,6 +100,8 @@ class Room:
     ended: bool = False
     reported: set[str] = field(default_factory=set)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: the client's handle of ``webhook`` (made once, not for every post)
+    hook: discord.Webhook | None = field(default=None, repr=False, compare=False)
 
     def key(self, place: str, seat: int | None = None) -> str:
         return f"{self.game_id}:{place}" if seat is None else f"{self.game_id}:{place}:{seat}"
@@ -227,8 +229,11 @@ class Rooms:
     def _webhook(self, room: Room) -> discord.Webhook | None:
         if room.webhook is None:
             return None
-        wid, token = room.webhook
-        return discord.Webhook.partial(wid, token, client=self.client)
+        hook = room.hook
+        if hook is None or (hook.id, hook.token) != room.webhook:
+            wid, token = room.webhook
+            hook = room.hook = discord.Webhook.partial(wid, token, client=self.client)
+        return hook
 
     async def webhook(self, room: Room) -> discord.Webhook:
         """The stage webhook: the known one, one of ours found in the channel, or a new one."""

@@ -128,6 +128,8 @@ class Lanes(Generic[K, J]):
     ) -> None:
         self._send = send
         self.policy: Policy[J] = policy if policy is not None else Policy()
+        #: the policy never holds a job back (the base `Policy.wait`): nothing to ask
+        self._unpaced = type(self.policy).wait is Policy.wait
         self._on_error = on_error
         self._on_drop = on_drop
         self._merge = merge
@@ -182,8 +184,10 @@ class Lanes(Generic[K, J]):
     async def _paced(self, key: K, queue: FairQueue[_Entry[J]]) -> None:
         """Wait until the job at the head of ``key``'s queue may go out. The head is looked
         at again whenever something new is queued (it may be a post that goes first)."""
+        if self._unpaced:
+            return
         while True:
-            head = next(iter(queue))
+            head = queue.peek()
             behind = self._counts.get((key, head.lane), 1) - 1 if head.lane is not None else 0
             wait = self.policy.wait(key, head.job, time.monotonic(), behind)
             if wait <= 0:

@@ -79,6 +79,19 @@ async def test_calls_are_applied_in_the_order_they_were_submitted(
     assert stored(engine) == [f"o{i:02}" for i in range(30)]
 
 
+async def test_a_call_submitted_after_awaited_ones_of_the_same_turn_comes_after_them(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    async def both() -> Any:
+        awaited = asyncio.ensure_future(writer.run(add("first")))
+        await asyncio.sleep(0)  # `run` has queued its call for the end of this turn
+        return awaited, writer.submit(add("second"))
+
+    awaited, submitted = await both()
+    await asyncio.gather(awaited, asyncio.wrap_future(submitted))
+    assert stored(engine) == ["first", "second"]
+
+
 async def test_a_failing_call_fails_alone_and_the_others_commit(
     engine: Engine, writer: GroupWriter
 ) -> None:
@@ -155,6 +168,26 @@ async def test_the_callers_of_one_group_are_released_by_one_wake_up_of_their_loo
     release.set()
     assert await asyncio.gather(*calls) == [f"w{i}" for i in range(20)]
     assert len(wakes) == 1  # the holder was submitted from no loop: only the group's
+
+
+async def test_the_calls_of_one_turn_of_the_loop_reach_the_writer_together(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    """Calls made in one turn of the event loop share a group, even when the turn is long
+    enough for the writer thread to have taken the first one alone (each group costs the
+    writer a wake-up, a lease check and a commit)."""
+
+    async def one(i: int) -> str:
+        if i:
+            time.sleep(0.05)  # noqa: ASYNC251 (a busy turn: the thread could run meanwhile)
+        return await writer.run(add(f"t{i}"))
+
+    calls = [asyncio.create_task(one(i)) for i in range(4)]  # all start in the next turn
+    assert await asyncio.gather(*calls) == [f"t{i}" for i in range(4)]
+    assert (writer.commits, writer.calls) == (1, 4)
+    assert stored(engine) == [f"t{i}" for i in range(4)]
+    late = await writer.run(add("late"))  # a quiet writer: a call of its own, at once
+    assert (late, writer.commits) == ("late", 2)
 
 
 async def test_a_call_cancelled_before_its_group_runs_is_not_run(
