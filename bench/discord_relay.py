@@ -39,7 +39,7 @@ Where the bot's CPU goes (``--games 300 --seconds 30 --profile``, CPU time, 2.1 
 commit): 70% on the event loop, 26% on the database writer thread, the rest on the other
 threads. Of the loop's: 25% posting the lines (discord.py's webhook, aiohttp), 18% receiving
 the gateway's messages and building discord.py's objects, 14% the relay, the service and the
-engine (`GameService.say`), 13% the lanes (`bot.lanes`: queues, a task per burst), 6% the
+engine (`GameService.say`), 13% the lanes (`bot.service.lanes`: queues, a task per burst), 6% the
 renderers and the agents; the rest is asyncio itself. Of the writer's, about 80% is paid once
 per group commit whatever the number of calls in it: SQLAlchemy executing the group's
 statements 40%, the lease check 19%, SQLite's own work 12%; the calls themselves 16%. So the
