@@ -258,3 +258,67 @@ async def test_on_sqlite_the_wal_is_copied_back_by_a_thread_of_its_own_not_insid
         busy, log_frames, done = conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").one()
     assert busy == 0 and log_frames == done
     assert stored(engine) == [f"s{i}" for i in range(20)]
+
+
+async def test_runs_and_submits_of_one_turn_keep_their_order(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    """Awaited calls wait for the end of their turn; a submitted one is handed over at once,
+    after the awaited ones made before it in the same turn."""
+
+    async def turn() -> list[Any]:
+        a = asyncio.ensure_future(writer.run(add("a")))
+        c = asyncio.ensure_future(writer.run(add("c")))
+        await asyncio.sleep(0)  # both `run`s have queued their call for the end of this turn
+        b = asyncio.wrap_future(writer.submit(add("b")))
+        e = asyncio.ensure_future(writer.run(add("e")))
+        await asyncio.sleep(0)
+        d = asyncio.wrap_future(writer.submit(add("d")))
+        return [a, c, b, e, d]
+
+    assert await asyncio.gather(*await turn()) == ["a", "c", "b", "e", "d"]
+    assert stored(engine) == ["a", "c", "b", "e", "d"]
+
+
+async def test_a_turn_larger_than_a_group_is_split_in_order(engine: Engine) -> None:
+    writer = GroupWriter(engine, max_batch=3)
+    try:
+        calls = [asyncio.create_task(writer.run(add(f"m{i}"))) for i in range(8)]
+        assert await asyncio.gather(*calls) == [f"m{i}" for i in range(8)]
+        assert (writer.commits, writer.calls) == (3, 8)  # 3 + 3 + 2, one turn
+        assert stored(engine) == [f"m{i}" for i in range(8)]
+    finally:
+        writer.close()
+
+
+async def test_a_failing_call_of_a_turn_fails_alone_and_the_others_commit_in_order(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    def broken(session: Session) -> None:
+        session.add(Server(platform="test", external_id="never"))
+        raise ValueError("refused")
+
+    calls = [add("x0"), add("x1"), broken, add("x3"), add("x1"), add("x5")]  # x1 again: unique
+    results = await asyncio.gather(
+        *(writer.run(c) for c in calls), return_exceptions=True
+    )  # one turn: one group
+    assert results[:2] == ["x0", "x1"] and results[3] == "x3" and results[5] == "x5"
+    assert isinstance(results[2], ValueError)
+    assert isinstance(results[4], sa.exc.IntegrityError)
+    assert (writer.regrouped, writer.commits) == (1, 1)
+    assert stored(engine) == ["x0", "x1", "x3", "x5"]
+
+
+async def test_close_in_the_middle_of_a_turn_writes_the_calls_of_that_turn(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    """A call awaited but not handed over yet (its turn has not ended) when the writer closes
+    is written before the thread stops: its caller is released with its result."""
+    calls = [asyncio.create_task(writer.run(add(f"z{i}"))) for i in range(3)]
+    await asyncio.sleep(0)  # each call waits for the end of this turn
+    assert writer._turns  # (not handed over yet)
+    writer.close()  # (blocks the loop: the turn cannot end before)
+    assert stored(engine) == ["z0", "z1", "z2"]
+    assert await asyncio.gather(*calls) == ["z0", "z1", "z2"]
+    with pytest.raises(RuntimeError, match="closed"):
+        await writer.run(add("late"))
