@@ -76,6 +76,8 @@ ROOT = SELF.parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bot.store.writer import BUSY_SPACING  # noqa: E402 (after the path is set)
+
 TARGET_RELAY_P99_MS = 100.0
 TARGET_LAG_P99_MS = 50.0
 
@@ -139,7 +141,10 @@ async def child(config: dict[str, Any]) -> None:
     engine = make_engine(url)
     scheduler = make_scheduler()
     scheduler.start()
-    service = GameService(engine, scheduler, make_agent_factory())
+    # the writer's spacing under load as `mafiabot run`'s (`bot.runtime`), unless told
+    service = GameService(
+        engine, scheduler, make_agent_factory(), commit_spacing=config["commit_spacing"]
+    )
     service._db.max_batch = config.get("max_batch") or service._db.max_batch
     db_times: list[tuple[float, float]] = []  # (waited for the DB thread, ran on it)
     run_db = service._run_db
@@ -331,6 +336,7 @@ async def parent(args: argparse.Namespace) -> int:
         "db_url": db_url,
         "profile": args.profile,
         "max_batch": args.max_batch,
+        "commit_spacing": args.commit_spacing,
     }
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAFIABOT_")}
     env["PYTHONPATH"] = str(ROOT)
@@ -561,6 +567,12 @@ def main() -> int:
         type=int,
         default=0,
         help="calls a group commit may carry (1: one transaction a call, as before group commit)",
+    )
+    p.add_argument(
+        "--commit-spacing",
+        type=float,
+        default=BUSY_SPACING,
+        help="seconds between two group commits while calls come in together (0: none)",
     )
     p.add_argument(
         "--postgres-url",

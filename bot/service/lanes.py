@@ -184,8 +184,6 @@ class Lanes(Generic[K, J]):
     async def _paced(self, key: K, queue: FairQueue[_Entry[J]]) -> None:
         """Wait until the job at the head of ``key``'s queue may go out. The head is looked
         at again whenever something new is queued (it may be a post that goes first)."""
-        if self._unpaced:
-            return
         while True:
             head = queue.peek()
             behind = self._counts.get((key, head.lane), 1) - 1 if head.lane is not None else 0
@@ -200,7 +198,8 @@ class Lanes(Generic[K, J]):
         job: J | None = None
         try:
             while queue:
-                await self._paced(key, queue)
+                if not self._unpaced:  # (no coroutine to make for a policy that never waits)
+                    await self._paced(key, queue)
                 job = self._take(key, queue.popleft())
                 if self._merge is not None:
                     while (head := queue.peek_same()) is not None and self._merge(job, head.job):

@@ -322,3 +322,47 @@ async def test_close_in_the_middle_of_a_turn_writes_the_calls_of_that_turn(
     assert await asyncio.gather(*calls) == ["z0", "z1", "z2"]
     with pytest.raises(RuntimeError, match="closed"):
         await writer.run(add("late"))
+
+
+async def test_after_a_group_of_several_calls_the_next_gathers_until_its_spacing(
+    engine: Engine,
+) -> None:
+    """Under load (the previous group carried several calls) a call handed over alone waits
+    for what arrives until ``spacing`` after the previous group started: one commit for both."""
+    writer = GroupWriter(engine, spacing=1.0)
+    try:
+        assert await asyncio.gather(writer.run(add("p0")), writer.run(add("p1"))) == ["p0", "p1"]
+        assert writer.commits == 1  # one turn: a group of two
+        first = writer.submit(add("a"))
+        await asyncio.to_thread(taken, writer)  # the thread has "a" (alone in the queue)
+        second = writer.submit(add("b"))
+        assert await asyncio.gather(asyncio.wrap_future(first), asyncio.wrap_future(second))
+        assert (writer.commits, writer.calls) == (2, 4)
+        assert stored(engine) == ["p0", "p1", "a", "b"]
+    finally:
+        writer.close()
+
+
+def taken(writer: GroupWriter) -> None:
+    deadline = time.monotonic() + 10
+    while not writer._queue.empty() and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+async def test_after_a_group_of_one_call_the_next_goes_at_once_and_close_waits_for_nothing(
+    engine: Engine,
+) -> None:
+    """A quiet bot, or one game awaiting its calls one by one, is never held by the spacing;
+    nor is a writer that closes."""
+    writer = GroupWriter(engine, spacing=600.0)
+    try:
+        for i in range(3):  # each a group of one: at once (600 s each otherwise)
+            assert await asyncio.wait_for(writer.run(add(f"q{i}")), 30) == f"q{i}"
+        assert await asyncio.gather(writer.run(add("q3")), writer.run(add("q4")))
+        held = writer.submit(add("q5"))  # (would wait for the spacing)
+        await asyncio.to_thread(taken, writer)
+        await asyncio.wait_for(asyncio.to_thread(writer.close), 30)
+        assert held.result() == "q5"
+        assert stored(engine) == [f"q{i}" for i in range(6)]
+    finally:
+        writer.close()
