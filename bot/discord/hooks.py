@@ -33,7 +33,7 @@ from discord.utils import _parse_ratelimit_header
 #: the headers of every post (aiohttp adds the length)
 _JSON = {"Content-Type": "application/json"}
 #: no mention in a relayed line ever pings anyone (`discord.AllowedMentions.none`)
-_NO_MENTIONS = {"parse": []}
+_NO_MENTIONS: dict[str, list[str]] = {"parse": []}
 #: URLs kept at most (webhook, token, thread); beyond, the map starts again
 _MAX_URLS = 20_000
 
@@ -114,7 +114,7 @@ class Hooks:
                     await asyncio.sleep(wait)
                 if response is not None and response.status >= 500:
                     raise discord.DiscordServerError(response, data)
-                raise discord.HTTPException(response, data)  # type: ignore[arg-type]
+                raise discord.HTTPException(response, data)
             finally:
                 if delay > 0:  # (the bucket is empty: the next post waits for its reset)
                     await asyncio.sleep(delay)

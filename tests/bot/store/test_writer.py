@@ -331,7 +331,8 @@ async def test_after_a_group_of_several_calls_the_next_gathers_until_its_spacing
     for what arrives until ``spacing`` after the previous group started: one commit for both."""
     writer = GroupWriter(engine, spacing=1.0)
     try:
-        assert await asyncio.gather(writer.run(add("p0")), writer.run(add("p1"))) == ["p0", "p1"]
+        pair = await asyncio.gather(writer.run(add("p0")), writer.run(add("p1")))
+        assert list(pair) == ["p0", "p1"]
         assert writer.commits == 1  # one turn: a group of two
         first = writer.submit(add("a"))
         await asyncio.to_thread(taken, writer)  # the thread has "a" (alone in the queue)
