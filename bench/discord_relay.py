@@ -35,24 +35,28 @@ machine charges a function for the time it waited for a core or the GIL).
 Targets on a 2-core machine: relay p99 <= 100 ms, loop lag p99 <= 50 ms; bot CPU per relayed
 line <= 1.0 ms.
 
-Where the bot's CPU goes (``--games 300 --seconds 30 --profile``, CPU time, 2.1 calls a group
-commit): 70% on the event loop, 26% on the database writer thread, the rest on the other
-threads. Of the loop's: 25% posting the lines (discord.py's webhook, aiohttp), 18% receiving
-the gateway's messages and building discord.py's objects, 14% the relay, the service and the
-engine (`GameService.say`), 13% the lanes (`bot.service.lanes`: queues, a task per burst), 6% the
-renderers and the agents; the rest is asyncio itself. Of the writer's, about 80% is paid once
-per group commit whatever the number of calls in it: SQLAlchemy executing the group's
-statements 40%, the lease check 19%, SQLite's own work 12%; the calls themselves 16%. So the
-writer is handed the calls made in one turn of the event loop together (`bot.store.writer`):
-one wake-up of its thread and one group for them, where it used to wake for the first call and
-commit it alone. That helps when the loop is busy (a turn then holds several calls): on a
-2-core machine shared with other work (load 6 to 14), 1,000 games went from 1.8-2.5 calls a
-commit to 7.9 and from 1.21-1.31 ms of CPU a line (writer 0.38-0.44) to 1.03 (writer 0.25).
-When the machine is quiet the bot keeps up turn by turn, groups stay at 1.5 calls and the
-figure barely moves: 1.42 ms (writer 0.50) before, 1.37 ms (writer 0.47) after, in runs one
-after the other. Medians over all runs: 1.31 ms before (3 runs), 1.20 ms after (2 runs); the
-target of 1.0 ms is not met yet, and the per-group price of the writer (SQLAlchemy's
-statement execution, the lease check) and discord.py's per-message work are what is left.
+Where the bot's CPU goes (``--profile``, CPU time of each thread): about 70% on the event
+loop, a quarter on the database writer thread. Of the loop's, at first: 28% posting the lines
+(discord.py's ``Webhook.send``, aiohttp), 18% receiving the gateway's messages (a
+`discord.Message`, its author and an event task built for every booth line), 14% the relay,
+the service and the engine (`GameService.say`), 6% queueing in the lanes, 5% the renderers,
+3% the agents, the rest asyncio itself. Of the writer's, about 80% was paid once per group
+commit whatever the number of calls in it (SQLAlchemy executing the group's statements, the
+lease check, SQLite's commit), and the groups were small: 1.5 to 2 calls when the machine is
+quiet. So:
+
+- the writer is handed the calls of one turn of the event loop together, and under load a
+  group starts at most every 10 ms (`bot.store.writer.BUSY_SPACING`, a running bot's): 4 to 5
+  calls a commit at 1,000 games, the writer's part from about 0.5 ms a line to 0.3, for a wait
+  of at most 10 ms that every call pays alike (a person's line, the agent's, a vote, a tick);
+- a booth line is taken from the gateway's payload (`Relay.on_raw_message`): the gateway's
+  part per line fell by 40% (profiled CPU time);
+- a line is one prepared webhook request (`bot.discord.hooks`: URL, query and headers made
+  once, the body encoded once, discord.py's rate limits kept): posting fell by 15%;
+- lanes whose policy never waits skip the pacing look; the stage webhook handle is made once.
+
+What is left is mostly aiohttp's own work per request and per gateway frame, SQLAlchemy's per
+statement, and asyncio's per task. Figures: see docs/operating.md.
 """
 
 from __future__ import annotations
