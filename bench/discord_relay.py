@@ -46,7 +46,7 @@ lease check, SQLite's commit), and the groups were small: 1.5 to 2 calls when th
 quiet. So:
 
 - the writer is handed the calls of one turn of the event loop together, and under load a
-  group starts at most every 10 ms (`bot.store.writer.BUSY_SPACING`, a running bot's): 4 to 5
+  group starts at most every 10 ms (`bot.store.writer.BUSY_SPACING`, a running bot's): 4 to 6
   calls a commit at 1,000 games, the writer's part from about 0.5 ms a line to 0.3, for a wait
   of at most 10 ms that every call pays alike (a person's line, the agent's, a vote, a tick);
 - a booth line is taken from the gateway's payload (`Relay.on_raw_message`): the gateway's
