@@ -416,6 +416,14 @@ class FairQueue(Generic[T]):
         self._count -= 1
         return item
 
+    def peek(self) -> T:
+        """What `popleft` would take now."""
+        if self._first:
+            return self._first[0]
+        for q in self._lanes.values():
+            return q[0]
+        raise IndexError("peek at an empty FairQueue")
+
     def peek_same(self) -> T | None:
         """What comes next in the lane the last `popleft` took from, if it would come next
         anyway for that lane (the Game-Manager's lane only while nothing else preempts)."""

@@ -24,6 +24,7 @@ from bot.settings import Settings
 from bot.store.db import make_engine
 from bot.store.decisions import DBDecisionLog
 from bot.store.migrate import upgrade
+from bot.store.writer import BUSY_SPACING
 
 if TYPE_CHECKING:
     from bot.ops.metrics import Metrics
@@ -94,6 +95,7 @@ async def running_service(
         scheduler,
         make_agent_factory(agent_kind, llm),
         outage_release_seconds=settings.outage_release_seconds,
+        commit_spacing=BUSY_SPACING,  # (none in tests' services)
     )
     service.lobby_cooldown.seconds = LOBBY_COOLDOWN  # (`bot.limits`; none in tests' services)
     service.commands.burst = COMMAND_BURST

@@ -68,15 +68,18 @@ def bot_intents() -> discord.Intents:
     return intents
 
 
-def skip_webhook_messages(parsers: dict[str, Callable[[Any], None]]) -> None:
+def skip_webhook_messages(
+    parsers: dict[str, Callable[[Any], None]], booth: Callable[[Any], bool] | None = None
+) -> None:
     """Every line the relay posts comes back to the bot through the gateway as a message of
     its webhook; the bot never reads one (`Relay.on_message` drops any webhook's message). So
     such a message is dropped before discord.py builds a `discord.Message` for it: at 1,000
-    games that object for each echoed line was a fair share of the event loop's time."""
+    games that object for each echoed line was a fair share of the event loop's time. So is a
+    message ``booth`` takes from its payload (`Relay.on_raw_message`: a line in a booth)."""
     create = parsers["MESSAGE_CREATE"]
 
     def message_create(data: Any) -> None:
-        if data.get("webhook_id") is None:
+        if data.get("webhook_id") is None and not (booth is not None and booth(data)):
             create(data)
 
     parsers["MESSAGE_CREATE"] = message_create
@@ -168,7 +171,7 @@ class MafiaBot(discord.AutoShardedClient):
         service.add_alert_sink(self)
         service.subscribe(self.afk)
         service.on_moved.append(self.game_moved)
-        skip_webhook_messages(self._connection.parsers)
+        skip_webhook_messages(self._connection.parsers, self.relay.on_raw_message)
 
     # --- start-up ------------------------------------------------------------------------------
 

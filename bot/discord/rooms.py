@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import discord
 
+from bot.discord.hooks import Hooks
 from bot.discord.links import GameRow, Link, LinkStore
 from bot.discord.sanitize import chunks
 from bot.service.live import LiveGame
@@ -100,6 +101,8 @@ class Room:
     ended: bool = False
     reported: set[str] = field(default_factory=set)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: the client's handle of ``webhook`` (made once, not for every post)
+    hook: discord.Webhook | None = field(default=None, repr=False, compare=False)
 
     def key(self, place: str, seat: int | None = None) -> str:
         return f"{self.game_id}:{place}" if seat is None else f"{self.game_id}:{place}:{seat}"
@@ -128,6 +131,8 @@ class Rooms:
         self.client = client
         self.links = links
         self.options = options
+        #: every player's line goes out through these (`bot.discord.hooks`)
+        self.hooks = Hooks(client)
         #: called with every booth opened (the relay starts reading it)
         self.on_booth: list[Callable[[Room, Booth], None]] = []
         self.rooms: dict[str, Room] = {}
@@ -227,8 +232,11 @@ class Rooms:
     def _webhook(self, room: Room) -> discord.Webhook | None:
         if room.webhook is None:
             return None
-        wid, token = room.webhook
-        return discord.Webhook.partial(wid, token, client=self.client)
+        hook = room.hook
+        if hook is None or (hook.id, hook.token) != room.webhook:
+            wid, token = room.webhook
+            hook = room.hook = discord.Webhook.partial(wid, token, client=self.client)
+        return hook
 
     async def webhook(self, room: Room) -> discord.Webhook:
         """The stage webhook: the known one, one of ours found in the channel, or a new one."""
@@ -276,19 +284,16 @@ class Rooms:
     ) -> None:
         """Post ``text`` under a character's name: the one path for every player's line, on
         the stage or (``thread_id``: a booth, for den talk) in a thread of the game channel."""
-        thread: discord.abc.Snowflake = (
-            discord.utils.MISSING if thread_id is None else discord.Object(thread_id)
-        )
         for attempt in range(2):
             hook = await self.webhook(room)
             try:
-                await hook.send(
+                await self.hooks.execute(
+                    hook.id,
+                    hook.token or "",
                     text,
                     username=name,
                     avatar_url=self.avatar(name),
-                    allowed_mentions=NONE,
-                    thread=thread,
-                    wait=False,
+                    thread_id=thread_id,
                 )
                 return
             except discord.NotFound as exc:

@@ -128,6 +128,8 @@ class Lanes(Generic[K, J]):
     ) -> None:
         self._send = send
         self.policy: Policy[J] = policy if policy is not None else Policy()
+        #: the policy never holds a job back (the base `Policy.wait`): nothing to ask
+        self._unpaced = type(self.policy).wait is Policy.wait
         self._on_error = on_error
         self._on_drop = on_drop
         self._merge = merge
@@ -183,7 +185,7 @@ class Lanes(Generic[K, J]):
         """Wait until the job at the head of ``key``'s queue may go out. The head is looked
         at again whenever something new is queued (it may be a post that goes first)."""
         while True:
-            head = next(iter(queue))
+            head = queue.peek()
             behind = self._counts.get((key, head.lane), 1) - 1 if head.lane is not None else 0
             wait = self.policy.wait(key, head.job, time.monotonic(), behind)
             if wait <= 0:
@@ -196,7 +198,8 @@ class Lanes(Generic[K, J]):
         job: J | None = None
         try:
             while queue:
-                await self._paced(key, queue)
+                if not self._unpaced:  # (no coroutine to make for a policy that never waits)
+                    await self._paced(key, queue)
                 job = self._take(key, queue.popleft())
                 if self._merge is not None:
                     while (head := queue.peek_same()) is not None and self._merge(job, head.job):

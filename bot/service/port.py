@@ -84,6 +84,7 @@ class GameService:
         alert_after: float = 10.0,
         tick_backoff: Backoff | None = None,
         outage_release_seconds: float = RELEASE_SECONDS,
+        commit_spacing: float = 0.0,
     ) -> None:
         self.engine = engine
         #: games whose platform input is down, and the release of their backlog
@@ -120,7 +121,7 @@ class GameService:
         self.llm_factory: Any = None
         # One writer thread, group commit: keeps the event loop free and SQLite single-writer,
         # calls in order; the calls that arrive together share one transaction.
-        self._db = GroupWriter(engine)
+        self._db = GroupWriter(engine, spacing=commit_spacing)  # (a running bot's: BUSY_SPACING)
         #: told how long each database call took, waiting included (metrics; bot.ops)
         self.on_db_call: Callable[[float], None] | None = None
         #: set when the process is shutting down: no new games (bot.ops.serve)

@@ -116,3 +116,49 @@ async def test_each_booth_hands_its_lines_over_in_order_on_its_own_lane() -> Non
     release.set()
     await asyncio.wait_for(stopped, 5)
     assert [line for seat, line in handed if seat == 0] == [1, 2, 3]
+
+
+def test_a_booth_message_is_taken_from_the_gateway_payload() -> None:
+    """A MESSAGE_CREATE in a booth becomes its line straight from Discord's payload (no
+    `discord.Message` built for it); a bot's or a webhook's is dropped there, and a message
+    anywhere else is left to discord.py (`on_message`)."""
+    from typing import Any, cast
+
+    from bot.discord.relay import BoothQueue, Relay
+    from bot.discord.rooms import Booth
+
+    nothing = cast(Any, None)
+    relay = Relay(nothing, nothing, nothing, nothing, nothing)
+    booth = BoothQueue(relay, "g1", Booth(0, 100, 10))
+    relay.queues[10] = booth
+    booth.buffer = []  # (catching up: what is pushed stays here)
+
+    def payload(mid: int, **more: Any) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": str(mid),
+            "channel_id": "10",
+            "guild_id": "1",
+            "author": {"id": "100", "username": "p", "discriminator": "0"},
+            "content": f"line {mid}",
+            "attachments": [],
+            "embeds": [],
+            "type": 0,
+        }
+        data.update(more)
+        return data
+
+    assert relay.on_raw_message(payload(MID))
+    assert relay.on_raw_message(payload(MID + 1, content="", attachments=[{"id": "5"}]))
+    assert relay.on_raw_message(payload(MID + 2, content="", sticker_items=[{"id": "6"}]))
+    assert relay.on_raw_message(payload(MID + 3, author={"id": "7", "bot": True}))
+    assert relay.on_raw_message(payload(MID + 4, webhook_id="8"))
+    assert not relay.on_raw_message(payload(MID + 5, channel_id="11"))  # not a booth
+    assert [(x.id, x.author_id, x.text, x.has_files) for x in booth.buffer] == [
+        (MID, 100, f"line {MID}", False),
+        (MID + 1, 100, "", True),
+        (MID + 2, 100, "", True),
+    ]
+    assert say_call(room(), 0, 100, booth.buffer[0]) == Say(
+        "g1", 0, f"line {MID}", WHEN, f"discord:msg:{MID}"
+    )
+    assert say_call(room(), 0, 100, booth.buffer[1]) == FILES

@@ -79,6 +79,19 @@ async def test_calls_are_applied_in_the_order_they_were_submitted(
     assert stored(engine) == [f"o{i:02}" for i in range(30)]
 
 
+async def test_a_call_submitted_after_awaited_ones_of_the_same_turn_comes_after_them(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    async def both() -> Any:
+        awaited = asyncio.ensure_future(writer.run(add("first")))
+        await asyncio.sleep(0)  # `run` has queued its call for the end of this turn
+        return awaited, writer.submit(add("second"))
+
+    awaited, submitted = await both()
+    await asyncio.gather(awaited, asyncio.wrap_future(submitted))
+    assert stored(engine) == ["first", "second"]
+
+
 async def test_a_failing_call_fails_alone_and_the_others_commit(
     engine: Engine, writer: GroupWriter
 ) -> None:
@@ -157,6 +170,26 @@ async def test_the_callers_of_one_group_are_released_by_one_wake_up_of_their_loo
     assert len(wakes) == 1  # the holder was submitted from no loop: only the group's
 
 
+async def test_the_calls_of_one_turn_of_the_loop_reach_the_writer_together(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    """Calls made in one turn of the event loop share a group, even when the turn is long
+    enough for the writer thread to have taken the first one alone (each group costs the
+    writer a wake-up, a lease check and a commit)."""
+
+    async def one(i: int) -> str:
+        if i:
+            time.sleep(0.05)  # noqa: ASYNC251 (a busy turn: the thread could run meanwhile)
+        return await writer.run(add(f"t{i}"))
+
+    calls = [asyncio.create_task(one(i)) for i in range(4)]  # all start in the next turn
+    assert await asyncio.gather(*calls) == [f"t{i}" for i in range(4)]
+    assert (writer.commits, writer.calls) == (1, 4)
+    assert stored(engine) == [f"t{i}" for i in range(4)]
+    late = await writer.run(add("late"))  # a quiet writer: a call of its own, at once
+    assert (late, writer.commits) == ("late", 2)
+
+
 async def test_a_call_cancelled_before_its_group_runs_is_not_run(
     engine: Engine, writer: GroupWriter
 ) -> None:
@@ -225,3 +258,112 @@ async def test_on_sqlite_the_wal_is_copied_back_by_a_thread_of_its_own_not_insid
         busy, log_frames, done = conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").one()
     assert busy == 0 and log_frames == done
     assert stored(engine) == [f"s{i}" for i in range(20)]
+
+
+async def test_runs_and_submits_of_one_turn_keep_their_order(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    """Awaited calls wait for the end of their turn; a submitted one is handed over at once,
+    after the awaited ones made before it in the same turn."""
+
+    async def turn() -> list[Any]:
+        a = asyncio.ensure_future(writer.run(add("a")))
+        c = asyncio.ensure_future(writer.run(add("c")))
+        await asyncio.sleep(0)  # both `run`s have queued their call for the end of this turn
+        b = asyncio.wrap_future(writer.submit(add("b")))
+        e = asyncio.ensure_future(writer.run(add("e")))
+        await asyncio.sleep(0)
+        d = asyncio.wrap_future(writer.submit(add("d")))
+        return [a, c, b, e, d]
+
+    assert await asyncio.gather(*await turn()) == ["a", "c", "b", "e", "d"]
+    assert stored(engine) == ["a", "c", "b", "e", "d"]
+
+
+async def test_a_turn_larger_than_a_group_is_split_in_order(engine: Engine) -> None:
+    writer = GroupWriter(engine, max_batch=3)
+    try:
+        calls = [asyncio.create_task(writer.run(add(f"m{i}"))) for i in range(8)]
+        assert await asyncio.gather(*calls) == [f"m{i}" for i in range(8)]
+        assert (writer.commits, writer.calls) == (3, 8)  # 3 + 3 + 2, one turn
+        assert stored(engine) == [f"m{i}" for i in range(8)]
+    finally:
+        writer.close()
+
+
+async def test_a_failing_call_of_a_turn_fails_alone_and_the_others_commit_in_order(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    def broken(session: Session) -> None:
+        session.add(Server(platform="test", external_id="never"))
+        raise ValueError("refused")
+
+    calls = [add("x0"), add("x1"), broken, add("x3"), add("x1"), add("x5")]  # x1 again: unique
+    results = await asyncio.gather(
+        *(writer.run(c) for c in calls), return_exceptions=True
+    )  # one turn: one group
+    assert results[:2] == ["x0", "x1"] and results[3] == "x3" and results[5] == "x5"
+    assert isinstance(results[2], ValueError)
+    assert isinstance(results[4], sa.exc.IntegrityError)
+    assert (writer.regrouped, writer.commits) == (1, 1)
+    assert stored(engine) == ["x0", "x1", "x3", "x5"]
+
+
+async def test_close_in_the_middle_of_a_turn_writes_the_calls_of_that_turn(
+    engine: Engine, writer: GroupWriter
+) -> None:
+    """A call awaited but not handed over yet (its turn has not ended) when the writer closes
+    is written before the thread stops: its caller is released with its result."""
+    calls = [asyncio.create_task(writer.run(add(f"z{i}"))) for i in range(3)]
+    await asyncio.sleep(0)  # each call waits for the end of this turn
+    assert writer._turns  # (not handed over yet)
+    writer.close()  # (blocks the loop: the turn cannot end before)
+    assert stored(engine) == ["z0", "z1", "z2"]
+    assert await asyncio.gather(*calls) == ["z0", "z1", "z2"]
+    with pytest.raises(RuntimeError, match="closed"):
+        await writer.run(add("late"))
+
+
+async def test_after_a_group_of_several_calls_the_next_gathers_until_its_spacing(
+    engine: Engine,
+) -> None:
+    """Under load (the previous group carried several calls) a call handed over alone waits
+    for what arrives until ``spacing`` after the previous group started: one commit for both."""
+    writer = GroupWriter(engine, spacing=1.0)
+    try:
+        pair = await asyncio.gather(writer.run(add("p0")), writer.run(add("p1")))
+        assert list(pair) == ["p0", "p1"]
+        assert writer.commits == 1  # one turn: a group of two
+        first = writer.submit(add("a"))
+        await asyncio.to_thread(taken, writer)  # the thread has "a" (alone in the queue)
+        second = writer.submit(add("b"))
+        assert await asyncio.gather(asyncio.wrap_future(first), asyncio.wrap_future(second))
+        assert (writer.commits, writer.calls) == (2, 4)
+        assert stored(engine) == ["p0", "p1", "a", "b"]
+    finally:
+        writer.close()
+
+
+def taken(writer: GroupWriter) -> None:
+    deadline = time.monotonic() + 10
+    while not writer._queue.empty() and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+async def test_after_a_group_of_one_call_the_next_goes_at_once_and_close_waits_for_nothing(
+    engine: Engine,
+) -> None:
+    """A quiet bot, or one game awaiting its calls one by one, is never held by the spacing;
+    nor is a writer that closes."""
+    writer = GroupWriter(engine, spacing=600.0)
+    try:
+        for i in range(3):  # each a group of one: at once (600 s each otherwise)
+            assert await asyncio.wait_for(writer.run(add(f"q{i}")), 30) == f"q{i}"
+        assert await asyncio.gather(writer.run(add("q3")), writer.run(add("q4")))
+        held = writer.submit(add("q5"))  # (would wait for the spacing)
+        await asyncio.to_thread(taken, writer)
+        await asyncio.wait_for(asyncio.to_thread(writer.close), 30)
+        assert held.result() == "q5"
+        assert stored(engine) == [f"q{i}" for i in range(6)]
+    finally:
+        writer.close()
