@@ -38,6 +38,8 @@ class PolicyPlayer:
         #: the port has been failing since the last action that went through (an outage of
         #: the database or the platform): said once, not for every action refused meanwhile
         self._failing = False
+        #: an event came while the action in flight was (its re-plan waits for that action)
+        self._heard = False
 
     @property
     def armed(self) -> Intent | None:
@@ -64,12 +66,14 @@ class PolicyPlayer:
         self._handle = None
         self._armed = None
 
-    def _replan(self) -> None:
-        """Ask the policy again; touch the timer only when the answer changed."""
+    def _replan(self, skip: Intent | None = None) -> None:
+        """Ask the policy again; touch the timer only when the answer changed (``skip``: an
+        answer not to arm)."""
         if self._closed or self._busy:
+            self._heard = True
             return  # the action in flight re-plans when it completes
         intent = self.policy.plan(self.clock.now())
-        if intent == self._armed:
+        if intent == self._armed or (skip is not None and intent == skip):
             return
         self._disarm()
         if intent is None:
@@ -88,11 +92,18 @@ class PolicyPlayer:
         self._handle = None
         self._armed = None
         self._busy = True
+        self._heard = False
         error: str | None = None
         try:
             await self._carry_out(intent, due)
         except Deferred:  # never typed (the process was down): planned again at the next event
             self._busy = False
+            if self._heard:
+                # ... or now, when that event came while the line waited (the time given back
+                # when the input returned): else the seat waited for someone else's line. The
+                # same line again waits for an event that changes the plan: fired now, it
+                # would come out the moment the input is back
+                self._replan(skip=intent)
             return
         except RuleError as err:  # the port reached the game, which refused: it works again
             error = str(err)

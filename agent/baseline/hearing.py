@@ -184,11 +184,13 @@ def own_line_from_before(p: SeatState, event: MessageAccepted, folded: str) -> N
     """A line of mine that `BaselinePolicy.done` never reported: said before a restart (the service
     replays the game to a resumed seat), by whoever had the seat before me (a person who
     left), or heard back before its own ``done``. It counts towards this phase's lines (no
-    second greeting); towards the lines I meant to say only when it is my own draft; and a
-    draft planned before the replay reached it that repeats it word for word is written
-    again."""
+    second greeting) and towards the lines the seat means to say this phase (the count is
+    the seat's, whoever typed it: a seat rebuilt after a restart that left its lines from
+    before out talked its whole count again, louder after every restart); and a draft
+    planned before the replay reached it that repeats it word for word is written again."""
     p._said.add(folded)
     p._lines += 1
+    p._budget_used += 1
     if p._place == "stage":
         spoke(p, event.t)
     speak = p._speak
@@ -197,7 +199,6 @@ def own_line_from_before(p: SeatState, event: MessageAccepted, folded: str) -> N
             p._restale = True
         else:  # this very line (planned again from the replay before it came)
             p._speak = None
-            p._budget_used += 1
         p._dirty = True
 
 

@@ -234,6 +234,41 @@ async def test_a_deferred_line_is_neither_said_nor_refused_and_waits_for_an_even
     assert len(port.calls) == 2 and policy.outcomes == [(line, None)]
 
 
+async def test_a_deferred_line_is_planned_again_from_an_event_that_came_while_it_waited() -> None:
+    """The port holds a line that came due in a restart until the input is back, and the
+    event that gives the phase its time back reaches the player while it waits: once the
+    line is deferred, the player plans from that event at once, not at the next one (on a
+    quiet table the seat waited for someone else to speak first). Fails on the driver that
+    planned again only at the next event. The same line again is not armed (it would come
+    out the moment the input is back)."""
+    from agent.base import Deferred
+
+    line = Intent(at(1), "say", text="hmm")
+    later = Intent(at(20), "say", text="drawn again")
+    player, policy, port, timers = rig([line])
+    port.gate = asyncio.Event()
+    port.fail_with = Deferred("restarting")
+    await player.on_event(phase_event())
+    firing = asyncio.create_task(timers.run_until(at(5)))
+    await asyncio.sleep(0)
+    assert port.calls == [(at(1), "say", "hmm")]
+    await player.on_event(phase_event(2))  # the time given back, while the line waits
+    port.gate.set()
+    await firing
+    assert player.armed is None  # the policy's plan is still that very line: not armed
+    policy.intents = [later]  # (a policy that drew its line again from that event)
+    port.gate = asyncio.Event()
+    await player.on_event(phase_event(6))
+    firing = asyncio.create_task(timers.run_until(at(21)))
+    await asyncio.sleep(0)
+    policy.intents = [Intent(at(25), "say", text="drawn from the extension")]
+    await player.on_event(phase_event(21))
+    port.gate.set()
+    await firing
+    assert player.armed == Intent(at(25), "say", text="drawn from the extension")
+    assert policy.outcomes == []
+
+
 async def test_close_cancels_and_silences_everything() -> None:
     player, policy, port, timers = rig([Intent(at(5), "say", text="never sent")])
     await player.on_event(phase_event())
