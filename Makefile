@@ -25,7 +25,7 @@ simulate: sync
 # Tests run in TEST_WORKERS processes (pytest-xdist): most of the suite's time is waiting
 # (fake platforms, restarts, phases at game speed), so more workers than cores pays; the 20
 # slowest tests are listed at the end (what to look at when the suite gets slow)
-TEST_WORKERS ?= 8
+TEST_WORKERS ?= 6
 test: sync
 	$(UV) run --frozen pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=20
 
