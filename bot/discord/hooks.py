@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import weakref
 from typing import Any
 from urllib.parse import quote
@@ -29,6 +30,8 @@ import discord
 import yarl
 from discord.http import Route, json_or_text
 from discord.utils import _parse_ratelimit_header
+
+log = logging.getLogger(__name__)
 
 #: the headers of every post (aiohttp adds the length)
 _JSON = {"Content-Type": "application/json"}
@@ -111,6 +114,12 @@ class Hooks:
                         raise
                     if wait is None:
                         return
+                    if response.status == 429:  # (discord.py's line: the metrics count it)
+                        log.warning(
+                            "Webhook ID %s is rate limited. Retrying in %.2f seconds.",
+                            webhook_id,
+                            wait,
+                        )
                     await asyncio.sleep(wait)
                 if response is not None and response.status >= 500:
                     raise discord.DiscordServerError(response, data)

@@ -268,9 +268,10 @@ class MeteredDecisionLog:
 class _DiscordRateLimitLog(logging.Handler):
     """discord.py waits out a 429 itself (REST and webhooks alike) and says so in one log
     line, whose last argument is the wait in seconds; that line is the only place the wait
-    shows. (A global limit logs a second line for the same wait: not counted twice.)"""
+    shows; a relayed line's own webhook post (`bot.discord.hooks`) logs the same line.
+    (A global limit logs a second line for the same wait: not counted twice.)"""
 
-    LOGGERS = ("discord.http", "discord.webhook.async_")
+    LOGGERS = ("discord.http", "discord.webhook.async_", "bot.discord.hooks")
 
     def __init__(self, metrics: Metrics) -> None:
         super().__init__(logging.WARNING)
