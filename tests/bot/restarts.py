@@ -271,7 +271,8 @@ async def measure(
 
     The last game is played to its end; with ``rest_lines``, only until the minute after
     the last catch-up is over and the rest of the game (outside every kill-to-minute-end
-    span, see `shares`) holds that many stage lines."""
+    span, see `shares`) holds that many stage lines, in another game when the last one ended
+    before that."""
     run = Run(speed=speed)
     window = 60.0 / speed
     start = time.monotonic()
@@ -310,7 +311,12 @@ async def measure(
     watcher = asyncio.create_task(watch())
     typists: list[asyncio.Task[None]] = []
     try:
-        while len(run.restarts) < restarts and time.monotonic() - start < budget_s:
+        # (with ``rest_lines``: a game that ends before the rest holds them is followed by
+        # another, without restarts, whose lines are all of the rest)
+        while (
+            len(run.restarts) < restarts
+            or (rest_lines is not None and not _enough(run, rest_lines, window))
+        ) and time.monotonic() - start < budget_s:
             game_id = await platform.new_game()
             agents = agents_of(platform.db_url, game_id)
             run.games += 1
