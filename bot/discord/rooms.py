@@ -101,8 +101,6 @@ class Room:
     ended: bool = False
     reported: set[str] = field(default_factory=set)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    #: the client's handle of ``webhook`` (made once, not for every post)
-    hook: discord.Webhook | None = field(default=None, repr=False, compare=False)
 
     def key(self, place: str, seat: int | None = None) -> str:
         return f"{self.game_id}:{place}" if seat is None else f"{self.game_id}:{place}:{seat}"
@@ -229,24 +227,14 @@ class Rooms:
 
     # --- the stage webhook ----------------------------------------------------------------
 
-    def _webhook(self, room: Room) -> discord.Webhook | None:
-        if room.webhook is None:
-            return None
-        hook = room.hook
-        if hook is None or (hook.id, hook.token) != room.webhook:
-            wid, token = room.webhook
-            hook = room.hook = discord.Webhook.partial(wid, token, client=self.client)
-        return hook
-
-    async def webhook(self, room: Room) -> discord.Webhook:
-        """The stage webhook: the known one, one of ours found in the channel, or a new one."""
-        hook = self._webhook(room)
-        if hook is not None:
-            return hook
+    async def webhook(self, room: Room) -> tuple[int, str]:
+        """The stage webhook's (id, token): the known one, one of ours found in the channel, or
+        a new one."""
+        if room.webhook is not None:
+            return room.webhook
         async with room.lock:
-            hook = self._webhook(room)
-            if hook is not None:
-                return hook
+            if room.webhook is not None:
+                return room.webhook
             http = self.client.http
             app_id = str(self.client.application_id)
             found = None
@@ -274,7 +262,7 @@ class Rooms:
                 )
             room.webhook_id_hint = room.webhook[0]
             await self.links.put(room.game_id, "webhook", room.webhook[0])
-            return self._webhook(room)  # type: ignore[return-value]
+            return room.webhook
 
     def avatar(self, name: str) -> str:
         return avatar_url(name, self.options.avatar_template)
@@ -285,11 +273,11 @@ class Rooms:
         """Post ``text`` under a character's name: the one path for every player's line, on
         the stage or (``thread_id``: a booth, for den talk) in a thread of the game channel."""
         for attempt in range(2):
-            hook = await self.webhook(room)
+            hook_id, token = await self.webhook(room)
             try:
                 await self.hooks.execute(
-                    hook.id,
-                    hook.token or "",
+                    hook_id,
+                    token,
                     text,
                     username=name,
                     avatar_url=self.avatar(name),
@@ -300,7 +288,7 @@ class Rooms:
                 if exc.code != 10015 or attempt:
                     raise
                 log.warning("stage webhook of game %s was deleted; making a new one", room.game_id)
-                if room.webhook is not None and room.webhook[0] == hook.id:
+                if room.webhook is not None and room.webhook[0] == hook_id:
                     room.webhook = None
 
     # --- plain bot posts ----------------------------------------------------------------------
