@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
 from datetime import datetime
+from typing import Any, TypeVar
 
 from games.events import ChoicesOffered, MessageAccepted, PhaseEnded, PhaseStarted, Place, VoteCast
 
@@ -19,6 +20,7 @@ __all__ = ["choices_offered", "message", "phase_ended", "phase_started", "plain"
 
 _object_new = object.__new__
 _object_setattr = object.__setattr__
+E = TypeVar("E")
 
 
 def plain(cls: type, names: list[str]) -> bool:
@@ -72,6 +74,16 @@ _STARTED = plain(
 _ENDED = plain(PhaseEnded, ["t", "place", "visible_to", "phase", "number", "seq", "reason"])
 
 
+def _fill(cls: type[E], shaped: bool, values: dict[str, Any]) -> E:
+    """An instance of ``cls`` holding ``values`` (every field, in field order): its
+    ``__dict__`` filled at once when ``shaped`` (`plain`), else built the ordinary way."""
+    if not shaped:  # pragma: no cover - the class changed shape
+        return cls(**values)
+    event: E = _object_new(cls)
+    _object_setattr(event, "__dict__", values)
+    return event
+
+
 def message(
     t: datetime,
     place: Place,
@@ -81,20 +93,9 @@ def message(
     text: str,
     phase_seq: int,
 ) -> MessageAccepted:
-    if not _MESSAGE:  # pragma: no cover - MessageAccepted changed shape
-        return MessageAccepted(
-            t=t,
-            place=place,
-            visible_to=visible_to,
-            seat=seat,
-            name=name,
-            text=text,
-            phase_seq=phase_seq,
-        )
-    event: MessageAccepted = _object_new(MessageAccepted)
-    _object_setattr(
-        event,
-        "__dict__",
+    return _fill(
+        MessageAccepted,
+        _MESSAGE,
         {
             "t": t,
             "place": place,
@@ -105,7 +106,6 @@ def message(
             "phase_seq": phase_seq,
         },
     )
-    return event
 
 
 def vote_cast(
@@ -120,23 +120,9 @@ def vote_cast(
     night: bool,
     phase_seq: int,
 ) -> VoteCast:
-    if not _VOTE_CAST:  # pragma: no cover - VoteCast changed shape
-        return VoteCast(
-            t=t,
-            place=place,
-            visible_to=visible_to,
-            voter=voter,
-            voter_name=voter_name,
-            target=target,
-            target_name=target_name,
-            changed=changed,
-            night=night,
-            phase_seq=phase_seq,
-        )
-    event: VoteCast = _object_new(VoteCast)
-    _object_setattr(
-        event,
-        "__dict__",
+    return _fill(
+        VoteCast,
+        _VOTE_CAST,
         {
             "t": t,
             "place": place,
@@ -150,7 +136,6 @@ def vote_cast(
             "phase_seq": phase_seq,
         },
     )
-    return event
 
 
 def choices_offered(
@@ -163,21 +148,9 @@ def choices_offered(
     can_abstain: bool,
 ) -> ChoicesOffered:
     """A seat's choices, in its booth (seen by that seat only)."""
-    if not _CHOICES:  # pragma: no cover - ChoicesOffered changed shape
-        return ChoicesOffered(
-            t=t,
-            visible_to=frozenset({seat}),
-            seat=seat,
-            phase_seq=phase_seq,
-            verb=verb,
-            targets=targets,
-            target_names=target_names,
-            can_abstain=can_abstain,
-        )
-    event: ChoicesOffered = _object_new(ChoicesOffered)
-    _object_setattr(
-        event,
-        "__dict__",
+    return _fill(
+        ChoicesOffered,
+        _CHOICES,
         {
             "t": t,
             "place": "booth",
@@ -190,7 +163,6 @@ def choices_offered(
             "can_abstain": can_abstain,
         },
     )
-    return event
 
 
 def phase_started(
@@ -202,20 +174,9 @@ def phase_started(
     seconds: float,
     talk_skipped: bool,
 ) -> PhaseStarted:
-    if not _STARTED:  # pragma: no cover - PhaseStarted changed shape
-        return PhaseStarted(
-            t=t,
-            phase=phase,
-            number=number,
-            seq=seq,
-            deadline=deadline,
-            seconds=seconds,
-            talk_skipped=talk_skipped,
-        )
-    event: PhaseStarted = _object_new(PhaseStarted)
-    _object_setattr(
-        event,
-        "__dict__",
+    return _fill(
+        PhaseStarted,
+        _STARTED,
         {
             "t": t,
             "place": "stage",
@@ -228,16 +189,12 @@ def phase_started(
             "talk_skipped": talk_skipped,
         },
     )
-    return event
 
 
 def phase_ended(t: datetime, phase: str, number: int, seq: int, reason: str) -> PhaseEnded:
-    if not _ENDED:  # pragma: no cover - PhaseEnded changed shape
-        return PhaseEnded(t=t, phase=phase, number=number, seq=seq, reason=reason)
-    event: PhaseEnded = _object_new(PhaseEnded)
-    _object_setattr(
-        event,
-        "__dict__",
+    return _fill(
+        PhaseEnded,
+        _ENDED,
         {
             "t": t,
             "place": "stage",
@@ -248,4 +205,3 @@ def phase_ended(t: datetime, phase: str, number: int, seq: int, reason: str) -> 
             "reason": reason,
         },
     )
-    return event
