@@ -45,7 +45,14 @@ from agent.guard_text import (
 from agent.knowledge import SeatKnowledge
 from games.events import Event
 
-__all__ = ["baseline_line", "check_line", "check_note", "demanded_echo", "prompt_shingles"]
+__all__ = [
+    "baseline_line",
+    "check_line",
+    "check_note",
+    "demanded_echo",
+    "prompt_shingles",
+    "repeats_words",
+]
 
 #: how many of the latest lines by others are searched for a word demanded of "the bot"
 DEMAND_LOOKBACK = 40
@@ -239,16 +246,22 @@ def _voices(text: str, names: Iterable[str]) -> str | None:
     return None
 
 
-def _quotes_den(text: str, k: SeatKnowledge) -> bool:
-    mine = " ".join(_words(text))
-    for line in k.lines:
-        if line.place != "den" or line.seat is None:
-            continue
-        words = _words(line.text)
-        for i in range(len(words) - DEN_QUOTE_WORDS + 1):
-            if " ".join(words[i : i + DEN_QUOTE_WORDS]) in mine:
-                return True
+def repeats_words(text: str, lines: Iterable[str], run: int) -> bool:
+    """Whether ``text`` repeats ``run`` or more words in a row of one of ``lines``."""
+    words = _words(text)
+    if len(words) < run:
+        return False
+    mine = {tuple(words[i : i + run]) for i in range(len(words) - run + 1)}
+    for line in lines:
+        said = _words(line)
+        if any(tuple(said[i : i + run]) in mine for i in range(len(said) - run + 1)):
+            return True
     return False
+
+
+def _quotes_den(text: str, k: SeatKnowledge) -> bool:
+    den = (line.text for line in k.lines if line.place == "den" and line.seat is not None)
+    return repeats_words(text, den, DEN_QUOTE_WORDS)
 
 
 @lru_cache(maxsize=4096)

@@ -44,6 +44,7 @@ from agent.experience import (
     strategy_request,
     suggestion_request,
 )
+from agent.guard import repeats_words
 from agent.knowledge import SeatKnowledge, clock_text
 from agent.llm.base import FINISH_REFUSAL, LLMRequest, LLMResponse
 from agent.memory.seatmind import SeatMind
@@ -651,7 +652,6 @@ class Reflector:
         return note
 
 
-_WORD = re.compile(r"\w+")
 #: this many words in a row, as a player typed them, make a note a copy of their line
 COPY_RUN = 6
 
@@ -660,15 +660,5 @@ def copies_a_line(note: str, k: SeatKnowledge) -> bool:
     """Whether a private note repeats COPY_RUN or more words in a row of a line another player
     typed (a model fooled into copying an instruction a player wrote). A name or a short quote
     is fine; a run of a player's words is not."""
-    words = _WORD.findall(note.lower())
-    if len(words) < COPY_RUN:
-        return False
-    runs = {tuple(words[i : i + COPY_RUN]) for i in range(len(words) - COPY_RUN + 1)}
-    for entry in k.messages:
-        if entry.seat is None or entry.seat == k.seat:
-            continue
-        said = _WORD.findall(entry.text.lower())
-        for i in range(len(said) - COPY_RUN + 1):
-            if tuple(said[i : i + COPY_RUN]) in runs:
-                return True
-    return False
+    others = (e.text for e in k.messages if e.seat is not None and e.seat != k.seat)
+    return repeats_words(note, others, COPY_RUN)
