@@ -240,10 +240,9 @@ _SPECIAL_RULES = {
 }
 
 
-#: the LLMafia roles, whose notes (below) are kept word for word as the study's agent had them
-
-
 def _role_note(k: SeatKnowledge) -> str:
+    """The role's note; the LLMafia roles' (`LLMAFIA_ROLES`) word for word as the study's
+    agent had them, any other role's followed by its card."""
     card = " " + role_card(k.role) if k.role is not None and k.role not in LLMAFIA_ROLES else ""
     return _role_note_text(k) + card
 
