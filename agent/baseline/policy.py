@@ -105,11 +105,7 @@ class BaselinePolicy(SeatState):
         if not self._dirty:
             return self._retargeted(now) if self._retarget else self._best
         self._dirty = self._retarget = False
-        best = self._best = self._refresh(now)
-        if best is not None and id(best) not in self._issued_ids:
-            self._issued.append(best)
-            self._issued_ids.add(id(best))
-        return best
+        return self._issue(self._refresh(now))
 
     def _retargeted(self, now: datetime) -> Intent | None:
         """The plan once votes moved the tally and nothing else changed: the same, with its
@@ -120,7 +116,11 @@ class BaselinePolicy(SeatState):
         best = self._best
         if best is None or best.kind != "vote":
             return best
-        best = self._best = plan_vote(self, now)
+        return self._issue(plan_vote(self, now))
+
+    def _issue(self, best: Intent | None) -> Intent | None:
+        """``best`` becomes the plan, and an intent handed out this phase."""
+        self._best = best
         if best is not None and id(best) not in self._issued_ids:
             self._issued.append(best)
             self._issued_ids.add(id(best))

@@ -17,6 +17,7 @@ from collections.abc import Set as AbstractSet
 
 __all__ = [
     "bandwagon",
+    "bandwagon_need",
     "day_target",
     "detective_target",
     "night_target",
@@ -109,6 +110,11 @@ def protect_target(
     return min(others, key=lambda s: score.get(s, 0.0) - 0.1 * talk.get(s, 0))
 
 
+def bandwagon_need(alive: int) -> int:
+    """The votes a strong bandwagon has: at least 2 and 40% of the ``alive`` players."""
+    return max(2, math.ceil(0.4 * alive))
+
+
 def bandwagon(
     tally: Mapping[int, int],
     voted: int | None,
@@ -125,7 +131,7 @@ def bandwagon(
     one I know is clean, and a town seat does not leave a player it found mafia."""
     if not tally:
         return None
-    need = max(2, math.ceil(0.4 * len(alive)))
+    need = bandwagon_need(len(alive))
     if max(tally.values()) < need:
         return None  # (no bandwagon yet: the usual case, decided without finding the leader)
     # the most votes, the lowest seat among equals (max by (votes, -seat), without the key)

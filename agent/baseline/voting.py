@@ -6,7 +6,6 @@ bandwagon, or after a partner at night, once). Functions over the seat's
 
 from __future__ import annotations
 
-import math
 from datetime import datetime, timedelta
 
 from agent.base import Intent
@@ -17,7 +16,7 @@ from agent.baseline.common import (
     vote_at,
 )
 from agent.baseline.seat import SeatState
-from agent.baseline.targets import bandwagon
+from agent.baseline.targets import bandwagon, bandwagon_need
 from agent.baseline.timing import VOTE_S, draw
 
 __all__ = [
@@ -100,7 +99,7 @@ def maybe_bandwagon(p: SeatState, t: datetime) -> None:
         return
     tally = p._tally_now
     # (bandwagon's first tests, without the call: no votes, or no bandwagon yet)
-    if not tally or max(tally.values()) < max(2, math.ceil(0.4 * len(p._alive))):
+    if not tally or max(tally.values()) < bandwagon_need(len(p._alive)):
         return
     leader = bandwagon(
         p._tally_now, p._voted, me=p.seat, alive=p._alive, partners=p._partners,
