@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -46,7 +46,6 @@ from bot.seats.experience_store import (
 )
 from bot.seats.llm_agents import AgentLearning, LLMAgentConfig, LLMClients, llm_player_factory
 from bot.service.port import GameService
-from bot.service.timers import make_scheduler
 from bot.store import models as m
 from bot.store.db import session_scope
 from games.config import GameConfig
@@ -204,14 +203,6 @@ def minilm() -> CachedEmbedder:
     embedder = MiniLMEmbedder()
     embedder.warm_up()
     return CachedEmbedder(embedder)
-
-
-@pytest.fixture
-async def scheduler() -> AsyncIterator[Any]:
-    sched = make_scheduler()
-    sched.start()
-    yield sched
-    sched.shutdown(wait=False)
 
 
 def clients(server: FakeAnthropicServer) -> LLMClients:

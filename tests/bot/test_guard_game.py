@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +18,6 @@ from sqlalchemy.engine import Engine
 from agent.decisions import InMemoryDecisionLog
 from bench.guard import CORPUS
 from bot.seats.llm_agents import LLMAgentConfig, llm_player_factory
-from bot.service.timers import make_scheduler
 from bot.settings import Settings
 from games.events import MessageAccepted, RoleAssigned
 from tests.bot.test_llm_agents import (
@@ -74,14 +72,6 @@ class Discloser(Table):
 
 #: a line shaped as a list or markdown: its marker is the tell (cleaning may take it off)
 MARKUP = re.compile(r"^\s*(?:\d{1,2}[.)]\s|[-*•+]\s|#|>|\*\*|```)|\*\*|```")
-
-
-@pytest.fixture
-async def scheduler() -> AsyncIterator[Any]:
-    sched = make_scheduler()
-    sched.start()
-    yield sched
-    sched.shutdown(wait=False)
 
 
 @pytest.fixture(params=["anthropic", "openai"])

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,7 +22,6 @@ from bot.service import lease
 from bot.service.clock import utcnow
 from bot.service.ownership import GameHeld, GameMoved
 from bot.service.port import GameService
-from bot.service.timers import make_scheduler
 from bot.store import models as m
 from bot.store.db import session_scope
 from games.config import GameConfig
@@ -48,14 +47,6 @@ async def until(pred: Callable[[], bool], within: float = 30) -> None:
     async with asyncio.timeout(within):
         while not pred():  # noqa: ASYNC110 (another process's row: no event to wait on)
             await asyncio.sleep(0.02)
-
-
-@pytest.fixture
-async def scheduler() -> AsyncIterator[object]:
-    sched = make_scheduler()
-    sched.start()
-    yield sched
-    sched.shutdown(wait=False)
 
 
 async def started(svc: GameService, *, server: str = "local", speed: float = 1.0) -> str:

@@ -16,7 +16,7 @@ import asyncio
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,7 +47,7 @@ from bot.seats.llm_agents import (
 from bot.service.clock import GameClock
 from bot.service.live import LiveGame, SeatInfo, SeatPortImpl
 from bot.service.port import GameService
-from bot.service.timers import SchedulerTimers, make_scheduler
+from bot.service.timers import SchedulerTimers
 from bot.settings import Settings
 from bot.store import models as m
 from bot.store.decisions import DBDecisionLog, records_for_game, summary_for_game
@@ -294,14 +294,6 @@ class Recorder:
             self.events.append(e)
             if self.on_event is not None:
                 self.on_event(e)
-
-
-@pytest.fixture
-async def scheduler() -> AsyncIterator[Any]:
-    sched = make_scheduler()
-    sched.start()
-    yield sched
-    sched.shutdown(wait=False)
 
 
 async def play(

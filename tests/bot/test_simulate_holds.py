@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -20,7 +20,7 @@ from bot.seats.agents import make_agent_factory
 from bot.service.clock import GameClock
 from bot.service.live import LiveGame
 from bot.service.port import GameService
-from bot.service.timers import SchedulerTimers, make_scheduler
+from bot.service.timers import SchedulerTimers
 from games.config import GameConfig
 from games.events import Event, PhaseStarted
 
@@ -28,14 +28,6 @@ from games.events import Event, PhaseStarted
 SPEED = 10000.0
 #: how long the process stalls (the event loop blocked) in every vote
 STALL_S = 2.0
-
-
-@pytest.fixture
-async def scheduler() -> AsyncIterator[Any]:
-    sched = make_scheduler()
-    sched.start()
-    yield sched
-    sched.shutdown(wait=False)
 
 
 class Stalls:

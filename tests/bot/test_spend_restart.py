@@ -5,7 +5,6 @@ already, so its host is not told again."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -18,21 +17,12 @@ from agent.llm import LLMResponse
 from agent.llm.spend import SpendLimits
 from bot.seats.llm_agents import LLMAgentConfig, LLMClients, llm_player_factory
 from bot.service.clock import GameClock
-from bot.service.timers import make_scheduler
 from bot.store import models as m
 from bot.store.decisions import DBDecisionLog, records_for_game, spent_on
 from tests.bot.test_llm_agents import PLAYER, Table, play
 
 DAY = date(2026, 3, 1)
 NOON = datetime(2026, 3, 1, 12, tzinfo=UTC)
-
-
-@pytest.fixture
-async def scheduler() -> AsyncIterator[Any]:
-    sched = make_scheduler()
-    sched.start()
-    yield sched
-    sched.shutdown(wait=False)
 
 
 class Model:
