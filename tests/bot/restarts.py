@@ -126,16 +126,24 @@ class PhaseShares:
 
 
 def by_phase(table: dict[str, tuple[int, int, int, int]], z: float = 1.96) -> PhaseShares:
-    """`PhaseShares` of per-phase counts: the expected share is the rest's share of each
-    phase weighted by the after-lines of that phase; the interval the normal one of the sum
-    of those Bernoulli draws."""
+    """`PhaseShares` of per-phase counts, by the Cochran-Mantel-Haenszel test: in each phase
+    the after-lines and the rest's are pooled, and the agents' lines among the after-lines
+    are a draw without replacement from that pool (hypergeometric); the expected count and
+    its variance add up over the phases. The rest's share of a phase is an estimate too: a
+    phase with few lines elsewhere (a vote the kills seldom missed: 2 agent lines of 4) says
+    little of what its after-lines should hold, and the pooled draw gives it that spread,
+    where treating the rest's share as known made 2 of 21 look like a tell."""
     n = sum(row[1] for row in table.values())
     a = sum(row[0] for row in table.values())
     mean = var = 0.0
-    for _a_after, n_after, a_rest, n_rest in table.values():
-        share = a_rest / n_rest if n_rest else 0.0
-        mean += n_after * share
-        var += n_after * share * (1 - share)
+    for a_after, n_after, a_rest, n_rest in table.values():
+        total = n_after + n_rest
+        agents = a_after + a_rest
+        if n_after == 0 or total == 0:
+            continue
+        mean += n_after * agents / total
+        if total > 1:
+            var += n_after * n_rest * agents * (total - agents) / (total * total * (total - 1))
     if n == 0:
         return PhaseShares(a, n, math.nan, 0.0, 1.0, table)
     half = z * math.sqrt(var)

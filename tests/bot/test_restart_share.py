@@ -52,7 +52,9 @@ async def test_the_agents_speak_after_a_kill_9_as_before(
     # hit, often a vote (or a night: no stage lines), where the agents say a word early or
     # none (their share of a vote's lines is a fraction of a day's), so the whole game's
     # share overstated what a vote's minute should hold (0 of 11 in a vote, as in a game
-    # never restarted). A 99.9% interval: a test of a few restarts fails only on a clear tell.
+    # never restarted). Each phase's after-lines are set beside that phase's lines pooled
+    # (`by_phase`: a phase the kills seldom missed has few lines elsewhere to judge by).
+    # A 99.9% interval: a test of a few restarts fails only on a clear tell.
     p = by_phase(phase_table(run), z=3.29)
     print(f"after {p.after:.3f}, expected {p.expected:.3f} [{p.low:.3f}, {p.high:.3f}]: {p.table}")
     assert p.low <= p.after <= p.high, p
