@@ -1,196 +1,55 @@
-"""The ``mafiabot`` command line."""
+"""The ``mafiabot`` command line: games and the bot here; the data and research commands in
+`mafiabot.data_cli`; what they share in `mafiabot.common`."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
-import math
 import sys
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import IO, Annotated, Any, NoReturn, TypeVar, cast
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 
 # (typer ships its own copy of click: these are the errors its parser raises)
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
-from typer._click.globals import get_current_context as click_context
 
-from bot.settings import Settings, SettingsError, load_settings
-from mafiabot import cli_help
-
-app = typer.Typer(
-    help="Host Mafia with an AI agent as a hidden player.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},  # (every subcommand too)
+from bot.settings import Settings, SettingsError
+from mafiabot import cli_help, common
+from mafiabot.common import (
+    PLAY_LOG,
+    SEED_MAX,
+    AgentKind,
+    DaySeconds,
+    Db,
+    Mafia,
+    NightSeconds,
+    NightVoteSeconds,
+    OldRoles,
+    Players,
+    Roles,
+    Seed,
+    SetupOpt,
+    Speed,
+    Tie,
+    VoteSeconds,
+    app,
+    check_phases,
+    check_speed,
+    command_path,
+    db_url,
+    err,
+    fail,
+    game_config,
+    print_error,
+    read_settings,
+    setup_logging,
 )
-db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
-app.add_typer(db_app, name="db")
 
-err = Console(stderr=True)
 T = TypeVar("T")
-
-
-cli_help.plain_help_types()
-app.callback()(cli_help.main_options)  # --version
-
-
-#: the database the running command uses, to name it if it fails mid-way
-_db_in_use: str | None = None
-
-#: `play`'s log, in MAFIABOT_DATA_DIR: what goes wrong (a model's retries) stays off the screen
-PLAY_LOG = "play.log"
-
-#: ranges of the numbers the commands take (stated in --help)
-SPEED_MAX = 10_000.0
-PHASE_MIN, PHASE_MAX = 1.0, 86_400.0
-SEED_MAX = 2**63 - 1  # the database keeps seeds as signed 64-bit integers
-
-
-def _print_error(message: str) -> None:
-    err.print(message, style="red", markup=False, highlight=False, soft_wrap=True)
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    """Bad input or an unusable resource: ``mafiabot <command>: <message>``, one line on
-    stderr, then exit ``code`` (2: bad input, nothing changed). Said here, not in `main`, so
-    the app says it the same way when it is invoked without `main` (tests, embedding)."""
-    ctx = click_context(silent=True)
-    where = " ".join(["mafiabot", *ctx.command_path.split()[1:]]) if ctx is not None else "mafiabot"
-    _print_error(f"{where}: {message}")
-    raise typer.Exit(code)
-
-
-def _command_path(args: Sequence[str]) -> str:
-    """``mafiabot db upgrade`` for ``["db", "upgrade", "--db", ...]``: who says what is wrong."""
-    command: Any = typer.main.get_command(app)
-    path = ["mafiabot"]
-    for arg in args:
-        subcommands = getattr(command, "commands", None) or {}
-        if arg not in subcommands:
-            break
-        command = subcommands[arg]
-        path.append(arg)
-    return " ".join(path)
-
-
-def _settings() -> Settings:
-    try:
-        return load_settings()
-    except SettingsError as e:
-        _fail(str(e))
-
-
-def _db_url(db: str | None, *, write: bool, settings: Settings | None = None) -> str:
-    """The database URL to use, checked before anything is done: a command that writes gets a
-    migrated, writable database; one that reads gets an existing, current one and changes
-    nothing (an older database is refused with a line saying to run `mafiabot db upgrade`)."""
-    from bot.runtime import database_url
-    from bot.store.db import DatabaseUnusable
-    from bot.store.migrate import prepare_for_writing, require_current
-
-    global _db_in_use
-    url = database_url(settings or _settings(), db)
-    try:
-        (prepare_for_writing if write else require_current)(url)
-    except DatabaseUnusable as e:
-        _fail(str(e))
-    _db_in_use = url
-    return url
-
-
-def _check_speed(speed: float) -> None:
-    if not (math.isfinite(speed) and 0 < speed <= SPEED_MAX):
-        raise typer.BadParameter(
-            f"must be more than 0 and at most {SPEED_MAX:.0f}; got {speed}", param_hint="--speed"
-        )
-
-
-def _check_phases(**seconds: float | None) -> None:
-    for name, value in seconds.items():
-        if value is not None and not (math.isfinite(value) and PHASE_MIN <= value <= PHASE_MAX):
-            raise typer.BadParameter(
-                f"must be from {PHASE_MIN:.0f} to {PHASE_MAX:.0f} game seconds; got {value}",
-                param_hint="--" + name.replace("_", "-"),
-            )
-
-
-def _logging(settings: Settings, log_file: Path | None = None) -> None:
-    from bot.ops.logs import configure_logging  # text or JSON lines, secrets blanked out
-
-    # (`play`: the log stays off the player's screen, in a file made at its first line)
-    configure_logging(
-        settings, None if log_file is None else cast(IO[str], cli_help.LogFile(log_file))
-    )
-
-    # what a person must act on (a database refusing a game's writes): one plain line each
-    alerts = logging.getLogger("bot.service.alerts")
-    if not alerts.handlers:
-        line = logging.StreamHandler(sys.stderr)
-        line.setFormatter(logging.Formatter("mafiabot: %(message)s"))
-        alerts.addHandler(line)
-        alerts.propagate = False
-
-
-Players = Annotated[int, typer.Option("--players", "-n", help="Seats at the table (5-30).")]
-Seed = Annotated[
-    int | None,
-    typer.Option(min=0, max=SEED_MAX, help="Seed for roles, names and agents (0 to 2^63-1)."),
-]
-_RANGE = "game seconds, 1-86400"
-DaySeconds = Annotated[float | None, typer.Option(help=f"Day discussion length ({_RANGE}).")]
-VoteSeconds = Annotated[float | None, typer.Option(help=f"Day vote length ({_RANGE}).")]
-NightSeconds = Annotated[float | None, typer.Option(help=f"Night talk length ({_RANGE}).")]
-NightVoteSeconds = Annotated[float | None, typer.Option(help=f"Night vote length ({_RANGE}).")]
-Speed = Annotated[
-    float, typer.Option(help="Run the clock this many times faster (more than 0, at most 10000).")
-]
-Db = Annotated[str | None, typer.Option("--db", help="Database URL (default: SQLite in data/).")]
-Roles = Annotated[
-    list[str] | None,
-    typer.Option("--with-role", metavar="ROLE", help="Extra role in play: detective, doctor."),
-]
-#: the old spelling of --with-role, still taken by `simulate` (in `play`, --role is yours)
-OldRoles = Annotated[list[str] | None, typer.Option("--role", hidden=True)]
-Tie = Annotated[str, typer.Option(help="Day vote ties: none (nobody out) or random.")]
-SetupOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--setup",
-        help="A named setup (mafiabot setups) or a custom list of roles, comma-separated "
-        "(mafiabot roles); default: llmafia.",
-    ),
-]
-AgentKind = Annotated[
-    str | None,
-    typer.Option(help="baseline or llm (default: llm when MAFIABOT_LLM names a model)."),
-]
-Mafia = Annotated[
-    int | None, typer.Option(help="Number of mafia (default: 1 under 7 players, 2 to 10, 3 above).")
-]
-
-
-def _game_config(settings: Settings, **given: Any) -> Any:
-    from games.config import GameConfig
-
-    values: dict[str, Any] = {
-        "day_seconds": settings.day_seconds,
-        "vote_seconds": settings.vote_seconds,
-        "night_seconds": settings.night_seconds,
-        "night_vote_seconds": settings.night_vote_seconds,
-    }
-    values.update({k: v for k, v in given.items() if v is not None})
-    if "roles" in values:
-        values["roles"] = tuple(values["roles"])
-    if "setup" in values:
-        from mafiabot.roles_cli import setup_config
-
-        values.update(setup_config(values.pop("setup")))
-    return GameConfig(**values)
 
 
 @app.command()
@@ -223,13 +82,13 @@ def simulate(
     """A game of agent players only, transcript printed live."""
     from bot.local.simulate import run_simulation
 
-    _check_speed(speed)
+    check_speed(speed)
     role = [*(with_role or []), *(old_role or [])] or None
     settings, agent, config = _setup(agent, players, resume, mafia=mafia, roles=role,
                               setup=setup, tie_rule=tie_rule, day_seconds=day_seconds,
                               vote_seconds=vote_seconds, night_seconds=night_seconds,
                               night_vote_seconds=night_vote_seconds)  # fmt: skip
-    url = _db_url(db, write=True, settings=settings)
+    url = db_url(db, write=True, settings=settings)
     out = Console(stderr=True) if json_out else Console()
     result = _run_game(
         run_simulation(settings, out, config=config, players=players, seed=seed, speed=speed,
@@ -267,7 +126,7 @@ def play(
                                      setup=setup, tie_rule=tie_rule, day_seconds=day_seconds,
                                      vote_seconds=vote_seconds, night_seconds=night_seconds,
                                      night_vote_seconds=night_vote_seconds)  # fmt: skip
-    url = _db_url(db, write=True, settings=settings)
+    url = db_url(db, write=True, settings=settings)
     _run_game(
         run_play(settings, config=config, players=players, seed=seed, agent=agent,
                  db_url=url, resume=resume, role=role)
@@ -312,7 +171,7 @@ def balance(
         config, players = balance_config(setup, players)
         data = measure(config, players, games, seed).to_dict()
     except ConfigError as e:
-        _fail(str(e))
+        fail(str(e))
     sys.stdout.write((json.dumps(data) if json_out else balance_text(data)) + "\n")
 
 
@@ -325,17 +184,17 @@ def _setup(
 
     if agent not in (None, "baseline", "llm"):
         raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
-    _check_phases(**{k: v for k, v in given.items() if k.endswith("_seconds")})
-    settings = _settings()
-    _logging(settings, settings.data_dir / log_file if log_file else None)
+    check_phases(**{k: v for k, v in given.items() if k.endswith("_seconds")})
+    settings = read_settings()
+    setup_logging(settings, settings.data_dir / log_file if log_file else None)
     if agent is None:
         agent = "llm" if settings.llm else "baseline"
     try:
-        config = _game_config(settings, **given)
+        config = game_config(settings, **given)
         if resume is None:
             config.validate(players)
     except ConfigError as e:
-        _fail(str(e))
+        fail(str(e))
     return settings, agent, config
 
 
@@ -351,9 +210,9 @@ def _run_game(main: Coroutine[Any, Any, T]) -> T:
     except Stopped as e:
         raise typer.Exit(e.exit_code) from None
     except ConfigError as e:
-        _fail(str(e))
+        fail(str(e))
     except (LookupError, ServiceError, LLMConfigError) as e:
-        _fail(str(e).strip("'\""))
+        fail(str(e).strip("'\""))
 
 
 @app.command()
@@ -398,11 +257,10 @@ def run(
     MAFIABOT_SLACK_APP_TOKEN, or with --http MAFIABOT_SLACK_SIGNING_SECRET (docs/slack.md).
     """
     from bot.errors import PlatformUnreachable
-    from bot.settings import SettingsError
     from bot.slack.app import SlackSetupError, check_settings
 
-    settings = _settings()
-    _logging(settings)
+    settings = read_settings()
+    setup_logging(settings)
     if not (slack or discord):
         raise typer.BadParameter("choose --discord and/or --slack")
     if http is not None and not slack:
@@ -427,8 +285,8 @@ def run(
             # a bad MAFIABOT_DISCORD_* value stops us before anything starts
             options = load_options(**sharding)
     except (SlackSetupError, SettingsError) as e:
-        _fail(str(e))
-    url = _db_url(db, write=True, settings=settings)
+        fail(str(e))
+    url = db_url(db, write=True, settings=settings)
     from bot import heap
 
     heap.tune()  # a long-running process: few, short collector pauses
@@ -439,9 +297,9 @@ def run(
             )
         )
     except (SlackSetupError, SettingsError) as e:
-        _fail(str(e))
+        fail(str(e))
     except PlatformUnreachable as e:  # not bad input: the network; exit 1
-        _fail(str(e), code=1)
+        fail(str(e), code=1)
     except KeyboardInterrupt:
         pass
     # a log line, not a print: with MAFIABOT_LOG_FORMAT=json, stderr stays all JSON
@@ -564,17 +422,17 @@ def replay(
 
     if agent not in ("baseline", "llm"):
         raise typer.BadParameter("must be baseline or llm", param_hint="--agent")
-    _check_speed(speed)
-    settings = _settings()
-    _logging(settings)
+    check_speed(speed)
+    settings = read_settings()
+    setup_logging(settings)
     if db is not None:
-        db = _db_url(db, write=True, settings=settings)
+        db = db_url(db, write=True, settings=settings)
     try:
         run_replay_command(
             settings, game_dir, speed=speed, agent=agent, db_url=db, seed=seed, json_out=json_out
         )
     except (FileNotFoundError, ValueError, LLMConfigError) as e:
-        _fail(str(e))
+        fail(str(e))
     except KeyboardInterrupt:  # Ctrl-C: nothing of the recording changes; run it again later
         err.print("Stopped; the replay did not finish.", markup=False, highlight=False)
         raise typer.Exit(130) from None
@@ -597,16 +455,16 @@ def _replay_page(
                 raise ValueError("not an object")
             names = {str(k): [str(n) for n in v] for k, v in raw.items()}
         except (OSError, ValueError, TypeError) as e:
-            _fail(f"--identities {identities}: {e}")
+            fail(f"--identities {identities}: {e}")
     if out.is_dir():
-        _fail(f"--html {out} is a folder; give a file name.")
+        fail(f"--html {out} is a folder; give a file name.")
     if not out.parent.is_dir():
-        _fail(f"--html {out}: the folder {out.parent} does not exist.")
-    engine = make_engine(_db_url(db, write=False))
+        fail(f"--html {out}: the folder {out.parent} does not exist.")
+    engine = make_engine(db_url(db, write=False))
     try:
         data = page_bytes(engine, game_id, research=research, identities=names)
     except ReplayError as e:
-        _fail(str(e))
+        fail(str(e))
     finally:
         engine.dispose()
     out.write_bytes(data)
@@ -628,7 +486,7 @@ def history(
 
     if not 1 <= count <= MOST:
         raise typer.BadParameter(f"must be 1 to {MOST}", param_hint="--count")
-    engine = make_engine(_db_url(db, write=False))
+    engine = make_engine(db_url(db, write=False))
     try:
         games = player_history(engine, "local", TERMINAL, HUMAN_ID, limit=count)
     finally:
@@ -638,197 +496,8 @@ def history(
     typer.echo(text.replace("**", "").replace("`", ""))
 
 
-@app.command("import-llmafia")
-def import_llmafia_command(
-    path: Annotated[
-        Path,
-        typer.Argument(help="A game folder, a folder of game folders, or the release's root."),
-    ],
-    db: Db = None,
-) -> None:
-    """Import published LLMafia games into the database as finished games; prints repairs."""
-    from research.commands import run_import
-
-    url = _db_url(db, write=True)
-    try:
-        run_import(url, path, Console())
-    except (FileNotFoundError, ValueError) as e:
-        _fail(str(e))
-
-
-@app.command()
-def report(
-    out: Annotated[Path, typer.Option("--out", help="Folder for report.md and the PNG figures.")],
-    db: Db = None,
-    games: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--games",
-            help="Game ids (repeat or comma-separate; 0013 means llmafia-0013). "
-            "Default: every finished game.",
-        ),
-    ] = None,
-    json_file: Annotated[
-        Path | None, typer.Option("--json", help="Also write every figure as JSON here.")
-    ] = None,
-    embeddings: Annotated[
-        bool,
-        typer.Option(
-            "--embeddings/--no-embeddings",
-            help="Table 4: how separable messages are, on offline MiniLM sentence embeddings.",
-        ),
-    ] = True,
-    force: Annotated[
-        bool, typer.Option("--force", help="Replace an earlier report in --out, and --json.")
-    ] = False,
-) -> None:
-    """The LLMafia paper's Tables 1-5 and Figures 4-7, human against agent players."""
-    _research_extra("report")
-    from research.commands import run_report
-
-    url = _db_url(db, write=False)
-    try:
-        run_report(url, games, out, json_file, Console(), embeddings=embeddings, force=force)
-    except (LookupError, ValueError) as e:
-        _fail(str(e).strip("'\""))
-
-
-@app.command()
-def likeness(
-    db: Db = None,
-    people: Annotated[
-        Path | None,
-        typer.Option(help="Human games (LLMafia folders). Default: the shared LLMafia games."),
-    ] = None,
-    people_games: Annotated[
-        list[str] | None, typer.Option(help="Only these of them (repeat or comma-separate).")
-    ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
-) -> None:
-    """How much each kind of player's table talk looks like people's (rate, timing, text)."""
-    _research_extra("likeness")
-    from bot.runtime import database_url
-    from research.likeness import render, run_likeness
-    from research.paths import llmafia_games_dir
-
-    settings = _settings()
-    url = database_url(settings, db)
-    try:
-        table = run_likeness(url, people or llmafia_games_dir(settings.llmafia_dir), people_games)
-    except (FileNotFoundError, LookupError, ValueError) as e:  # (a bad game folder too)
-        _fail(str(e).strip("'\""))
-    sys.stdout.write((json.dumps(table) if json_out else render(table)) + "\n")
-
-
-def _research_extra(command: str) -> None:
-    """Research commands need the ``research`` extra; without it, one line: what to install."""
-    from research.extras import ResearchExtraMissing, require
-
-    try:
-        require(command)
-    except ResearchExtraMissing as e:
-        _fail(str(e))
-
-
-@db_app.command("upgrade")
-def db_upgrade(db: Db = None) -> None:
-    """Create or migrate the database schema to the latest version."""
-    from bot.store.migrate import current
-
-    settings = _settings()
-    json_lines = settings.log_format == "json"  # (the container's first line: JSON as the rest)
-    if json_lines:
-        _logging(settings)
-    url = _db_url(db, write=True, settings=settings)
-    if json_lines:
-        logging.getLogger("mafiabot.cli").info("Database at revision %s.", current(url))
-    else:
-        err.print(f"Database at revision {current(url)}.", markup=False, highlight=False)
-
-
-consent_app = typer.Typer(help="Consent answers and withdrawal.", no_args_is_help=True)
-app.add_typer(consent_app, name="consent")
-
-PlatformOpt = Annotated[str, typer.Option("--platform", help="discord, slack or local.")]
-ServerOpt = Annotated[str, typer.Option("--server", help="Guild or workspace id.")]
-UserOpt = Annotated[str, typer.Option("--user", help="The person's platform user id.")]
-
-
-@consent_app.command("withdraw")
-def consent_withdraw(
-    platform: PlatformOpt, server: ServerOpt, user: UserOpt, db: Db = None
-) -> None:
-    """Remove a person from every stored game on a server, for good; records the withdrawal."""
-    from bot.protection.privacy import run_withdraw
-
-    _check_person(platform, server, user)
-    run_withdraw(_db_url(db, write=True), platform, server, user, Console())
-
-
-@consent_app.command("status")
-def consent_status_command(
-    platform: PlatformOpt, server: ServerOpt, user: UserOpt, db: Db = None
-) -> None:
-    """Show a person's consent answer on a server (exit code 1 when they may not play)."""
-    from bot.protection.consent import run_status
-
-    _check_person(platform, server, user)
-    if not run_status(_db_url(db, write=False), platform, server, user, Console()):
-        raise typer.Exit(1)
-
-
-def _check_person(platform: str, server: str, user: str) -> None:
-    from bot.protection.consent import check_person
-
-    try:
-        check_person(platform, server, user)
-    except ValueError as e:
-        _fail(str(e))
-
-
-@app.command("export")
-def export_command(
-    out: Annotated[Path, typer.Option("--out", help="Folder for the bundle.")],
-    game: Annotated[
-        list[str] | None, typer.Option("--game", help="Game id (repeat or comma-separate).")
-    ] = None,
-    all_games: Annotated[
-        bool, typer.Option("--all", help="Every ended game played here (not imports).")
-    ] = False,
-    formats: Annotated[
-        str, typer.Option("--format", help="Comma-separated: llmafia,jsonl,csv.")
-    ] = "llmafia,jsonl,csv",
-    with_agent_log: Annotated[
-        bool, typer.Option("--with-agent-log", help="Also the agent's prompts and outputs.")
-    ] = False,
-    identities: Annotated[
-        Path | None,
-        typer.Option("--identities", help='JSON {"user id": ["name", ...]} to scrub from text.'),
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Replace an earlier export in --out (only that).")
-    ] = False,
-    db: Db = None,
-) -> None:
-    """Anonymised research export of finished games (consenting players only)."""
-    from bot.protection.dataset.export import run_export
-
-    if bool(game) == all_games:
-        raise typer.BadParameter("give --game ID (one or more) or --all", param_hint="--game")
-    url = _db_url(db, write=False)
-    try:
-        run_export(
-            url,
-            None if all_games else game,
-            out,
-            formats,
-            with_agent_log,
-            Console(),
-            identities_file=identities,
-            force=force,
-        )
-    except (LookupError, ValueError) as e:
-        _fail(str(e).strip("'\""))
+# the data and research commands join the app after the game commands (--help lists them so)
+from mafiabot import data_cli  # noqa: E402, F401
 
 
 def _optional_resume_value(argv: list[str]) -> list[str]:
@@ -856,13 +525,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         code = 2
     except ClickException as e:
         ctx = getattr(e, "ctx", None)
-        where = ctx.command_path if ctx is not None else _command_path(args)
-        _print_error(f"{where}: {e.format_message()}")
+        where = ctx.command_path if ctx is not None else command_path(args)
+        print_error(f"{where}: {e.format_message()}")
         code = e.exit_code
     except typer.Abort:
         code = 1
     except DatabaseUnusable as e:
-        _print_error(f"{_command_path(args)}: {e}")
+        print_error(f"{command_path(args)}: {e}")
         code = 2
     except Exception as e:
         import sqlalchemy as sa
@@ -870,8 +539,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         if not isinstance(e, sa.exc.SQLAlchemyError):
             raise
         # a database failing in the middle of a command
-        problem = explain(e, _db_in_use) if _db_in_use else f"Database error: {first_line(e)}."
-        _print_error(f"{_command_path(args)}: {problem}")
+        problem = (
+            explain(e, common.db_in_use)
+            if common.db_in_use
+            else f"Database error: {first_line(e)}."
+        )
+        print_error(f"{command_path(args)}: {problem}")
         code = 2
     sys.exit(code or 0)
 
