@@ -7,7 +7,7 @@ table, or by the seat's own ``observe``); here is only how this seat reacts to i
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import cast
 
 from agent.baseline.common import (
@@ -22,6 +22,7 @@ from agent.baseline.common import (
     _VOTE_K,
     MAFIA_ROLES,
     say_at,
+    span,
 )
 from agent.baseline.ledger import Room
 from agent.baseline.seat import NOTHING_HEARD, SeatState
@@ -105,11 +106,11 @@ def on_phase_started(p: SeatState, event: PhaseStarted) -> None:
     if kind is _DAY_K:
         p._chat = p._ledger.stage
         cap = timing.day_cap
-        p._late_at = t + timedelta(0, 0.7 * event.seconds)
+        p._late_at = t + span(0.7 * event.seconds)
     elif kind is _VOTE_K:
         p._chat = p._ledger.stage
         cap = timing.vote_cap
-        p._late_at = t + timedelta(0, 0.5 * event.seconds)
+        p._late_at = t + span(0.5 * event.seconds)
     else:
         p._chat = p._ledger.den if p._mafia else Room(t)
         cap = timing.den_cap
@@ -125,7 +126,7 @@ def on_phase_started(p: SeatState, event: PhaseStarted) -> None:
     if kind is _DAY_K or kind is _VOTE_K:
         plan_day_talk(p, t, event.seconds, kind is _VOTE_K)
     if asked is not None and asked[0] is not None and asked[1] is not None:
-        latest = t + timedelta(0, p.timing.answer_until * event.seconds)
+        latest = t + span(p.timing.answer_until * event.seconds)
         if asked[1] < latest:
             p._answer_from, p._answer_at, p._asked = asked
     if new_night:
