@@ -102,6 +102,11 @@ def on_phase_started(p: SeatState, event: PhaseStarted) -> None:
     p._issued = []
     p._issued_ids = set()
     p._phase_facts()
+    ledger = p._ledger
+    if p._night and p._mafia:  # the den's votes (a town seat sees none at night)
+        p._votes_now, p._tally_now = ledger.den_votes, ledger.den_tally
+    else:
+        p._votes_now, p._tally_now = ledger.votes, ledger.tally
     timing = p.timing
     if kind is _DAY_K:
         p._chat = p._ledger.stage
@@ -278,19 +283,9 @@ def on_den_line(p: SeatState, event: MessageAccepted, reading: Reading) -> None:
 def on_vote(p: SeatState, event: VoteCast) -> None:
     if event.phase_seq != p._seq:
         return
+    # (the ledger has counted the vote into the room's votes and tally, this seat's own)
     voter = event.voter
-    tally = p._tally_now
-    old = p._votes_now.get(voter, _NO_VOTE)
-    if old is not None and old != _NO_VOTE:
-        left = tally[old] - 1
-        if left > 0:
-            tally[old] = left
-        else:
-            del tally[old]
     target = event.target
-    if target is not None:
-        tally[target] = tally.get(target, 0) + 1
-    p._votes_now[voter] = target
     p._votes_seen += 1
     topic = p._speak_topic
     if p._speak is not None and topic is not None and topic[0] == "tally":

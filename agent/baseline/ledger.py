@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Set
 from datetime import datetime
 
-from agent.baseline.common import _DAY
+from agent.baseline.common import _DAY, _NO_VOTE
 from agent.templates import Lexicon, Reading, lexicon
 from games.events import (
     ChoicesOffered,
@@ -60,6 +61,8 @@ class TableLedger:
         "claims",
         "den",
         "den_heard",
+        "den_tally",
+        "den_votes",
         "heard",
         "lex",
         "phase_accusers",
@@ -70,8 +73,10 @@ class TableLedger:
         "stage",
         "talk",
         "talk_seen",
+        "tally",
         "target",
         "times",
+        "votes",
     )
 
     def __init__(self) -> None:
@@ -81,6 +86,13 @@ class TableLedger:
         self.seq = 0
         self.stage = Room(datetime.min)
         self.den = Room(datetime.min)
+        #: the current phase's votes (voter -> target, None an abstention, in the order first
+        #: cast) and their count by target: on the stage, and in the den. Every seat that sees
+        #: the room's votes reads these, so each vote is counted once for the table.
+        self.votes: dict[int, int | None] = {}
+        self.tally: Counter[int] = Counter()
+        self.den_votes: dict[int, int | None] = {}
+        self.den_tally: Counter[int] = Counter()
         #: every line heard (case-folded), on the stage and in the den: never say one again
         self.heard: set[str] = set()
         self.den_heard: set[str] = set()
@@ -111,12 +123,17 @@ class TableLedger:
         # the many events without talk in them let through at one set lookup)
         if isinstance(event, MessageAccepted):
             self._message(event)
+        elif type(event) is VoteCast:
+            if event.phase_seq == self.seq:
+                self._vote(event)
         elif type(event) in _SILENT:
             return
         elif isinstance(event, PhaseStarted):
             self.seq = event.seq
             self.stage = Room(event.t)
             self.den = Room(event.t)
+            self.votes, self.tally = {}, Counter()
+            self.den_votes, self.den_tally = {}, Counter()
             self.phase_accusers = {}
             if event.phase == _DAY:
                 self.talk_seen = dict(self.talk)
@@ -128,6 +145,21 @@ class TableLedger:
             self.readings = self.lex.readings
             self.alive = set(range(len(players)))
             self.seat_of = {n.casefold(): i for i, n in enumerate(players)}
+
+    def _vote(self, event: VoteCast) -> None:
+        votes, tally = (self.den_votes, self.den_tally) if event.night else (self.votes, self.tally)
+        voter = event.voter
+        old = votes.get(voter, _NO_VOTE)
+        if old is not None and old != _NO_VOTE:
+            left = tally[old] - 1
+            if left > 0:
+                tally[old] = left
+            else:
+                del tally[old]
+        target = event.target
+        if target is not None:
+            tally[target] = tally.get(target, 0) + 1
+        votes[voter] = target
 
     def _message(self, event: MessageAccepted) -> None:
         self.reading = None
@@ -187,8 +219,8 @@ class TableLedger:
             accusers.append(s)
 
 
-#: events the ledger has nothing to take from (the hot ones: a seat's choices, votes)
-_SILENT = frozenset([ChoicesOffered, VoteCast, PhaseEnded, RoleAssigned, VoteResolved])
+#: events the ledger has nothing to take from (the hot one: a seat's choices)
+_SILENT = frozenset([ChoicesOffered, PhaseEnded, RoleAssigned, VoteResolved])
 _WORDS = re.compile(r"[\w']+")
 #: after a name, these make the line a question put to that player ("drew why...")
 _ASKING = frozenset(

@@ -258,10 +258,13 @@ class SeatState:
         self._start = datetime.min
         self._deadline = datetime.min
         self._seconds = 0.0
-        self._tally_now: Counter[int] = Counter()
         #: the chat of the room I talk in this phase (the ledger's; my own empty one when
         #: I hear nothing, a town seat at night)
         self._chat = Room(self._start)
+        #: this phase's votes in the room where I vote, and their count: the ledger's, which
+        #: takes each vote once for the table (set at each phase's start; none before)
+        self._votes_now: dict[int, int | None] = {}
+        self._tally_now: Counter[int] = Counter()
         self._reset_phase()
         self._acted = False
         self._act_at: datetime | None = None
@@ -343,8 +346,6 @@ class SeatState:
         self._hears = False
         self._restale = False
         self._accused_me: list[int] = []
-        self._votes_now: dict[int, int | None] = {}
-        self._tally_now.clear()
         self._last_vote_intent: Intent | None = None
         self._vote_at: datetime | None = None
         self._voted: int | None = _NO_VOTE
