@@ -157,15 +157,7 @@ def on_phase_extended(p: SeatState, event: PhaseExtended) -> None:
 
 def on_phase_ended(p: SeatState, event: PhaseEnded) -> None:
     if event.phase == _VOTE:
-        p._version += 1
-        p._yesterday_votes = dict(p._votes_now)
-        voted_by = p._voted_by
-        for voter, target in p._votes_now.items():
-            if target is not None:
-                counts = voted_by.get(voter)
-                if counts is None:
-                    counts = voted_by[voter] = {}
-                counts[target] = counts.get(target, 0) + 1
+        p._version += 1  # (the ledger has added the vote's votes to voted_by, this seat's)
     elif event.phase == _NIGHT_VOTE:
         p._last_protect = p._night_act_target if p._acted else None
     p._dirty = True
@@ -312,10 +304,8 @@ def on_eliminated(p: SeatState, event: PlayerEliminated) -> None:
     for claimer, (target, kind) in p._ledger.claims.items():
         if target == event.seat and (event.role in MAFIA_ROLES) != (kind == "mafia"):
             p._liars.add(claimer)  # the reveal proved their "detective result" false
-    if event.cause == "vote":
-        votes = p._yesterday_votes
-        voters = tuple([v for v, t in sorted(votes.items()) if t == event.seat])
-        p._last_day_elim = (event.seat, event.role, voters, p._day)
+    if event.cause == "vote":  # (who voted them out: the ledger's, from the vote's end)
+        p._last_day_elim = (event.seat, event.role, p._ledger.voters, p._day)
     else:
         p._night_victim = (event.seat, event.role)
     if p._reveal == event.seat:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Set
 from datetime import datetime
 
-from agent.baseline.common import _DAY, _NO_VOTE
+from agent.baseline.common import _DAY, _NO_VOTE, _VOTE
 from agent.templates import Lexicon, Reading, lexicon
 from games.events import (
     ChoicesOffered,
@@ -41,15 +41,16 @@ class TableLedger:
     """What the seats at one table hear, recorded once for all of them.
 
     A :class:`BaselinePolicy` keeps the public record of the talk here: the lines said, who
-    talks how much, who accused whom, detective claims, and the current phase's chat. By
-    default every policy has a ledger of its own and feeds it the events it sees. A simulation
+    talks how much, who accused whom, detective claims, the current phase's chat and votes,
+    and the day votes so far. By default every policy has a ledger of its own and feeds it the
+    events it sees. A simulation
     that runs every seat of a game in one process may give all of them one ledger and
     :meth:`take` each event into it, once and in order, before handing the event to any policy
     (:func:`agent.fastsim.simulate_fast` does): the record is then read, not rebuilt, eight
     times over. That changes nothing a seat decides, because a seat that is still playing has
-    heard every stage line so far, a living mafia every den line, and a town seat never looks
-    at the den's record; what differs between seats (scores, plans, reactions) stays in each
-    policy.
+    heard every stage line and day vote so far, a living mafia every den line and night vote,
+    and a town seat never looks at the den's record; what differs between seats (scores,
+    plans, reactions) stays in each policy.
     """
 
     __slots__ = (
@@ -76,7 +77,10 @@ class TableLedger:
         "tally",
         "target",
         "times",
+        "voted_by",
+        "voters",
         "votes",
+        "yesterday",
     )
 
     def __init__(self) -> None:
@@ -93,6 +97,13 @@ class TableLedger:
         self.tally: Counter[int] = Counter()
         self.den_votes: dict[int, int | None] = {}
         self.den_tally: Counter[int] = Counter()
+        #: the last day vote's votes (as they stood at its end), and over the game:
+        #: voter -> target -> day votes
+        self.yesterday: dict[int, int | None] = {}
+        self.voted_by: dict[int, dict[int, int]] = {}
+        #: who voted for the player the last elimination took out, in seat order (after an
+        #: elimination by the day vote)
+        self.voters: tuple[int, ...] = ()
         #: every line heard (case-folded), on the stage and in the den: never say one again
         self.heard: set[str] = set()
         self.den_heard: set[str] = set()
@@ -139,6 +150,19 @@ class TableLedger:
                 self.talk_seen = dict(self.talk)
         elif isinstance(event, PlayerEliminated):
             self.alive.discard(event.seat)
+            if event.cause == "vote":
+                out = event.seat
+                self.voters = tuple([v for v, t in sorted(self.yesterday.items()) if t == out])
+        elif isinstance(event, PhaseEnded):
+            if event.phase == _VOTE:
+                self.yesterday = dict(self.votes)
+                voted_by = self.voted_by
+                for voter, target in self.votes.items():
+                    if target is not None:
+                        counts = voted_by.get(voter)
+                        if counts is None:
+                            counts = voted_by[voter] = {}
+                        counts[target] = counts.get(target, 0) + 1
         elif isinstance(event, GameStarted):
             players = tuple(event.players)
             self.lex = lexicon(players)
@@ -220,7 +244,7 @@ class TableLedger:
 
 
 #: events the ledger has nothing to take from (the hot one: a seat's choices)
-_SILENT = frozenset([ChoicesOffered, PhaseEnded, RoleAssigned, VoteResolved])
+_SILENT = frozenset([ChoicesOffered, RoleAssigned, VoteResolved])
 _WORDS = re.compile(r"[\w']+")
 #: after a name, these make the line a question put to that player ("drew why...")
 _ASKING = frozenset(

@@ -158,7 +158,6 @@ class SeatState:
         "_votes_now",
         "_votes_seen",
         "_voting",
-        "_yesterday_votes",
         "character",
         "persona",
         "seat",
@@ -199,8 +198,8 @@ class SeatState:
         self._gone = False
         self._noise: dict[int, float] = {}
         self._day_noise: dict[int, float] = {}
-        #: voter -> target -> day votes
-        self._voted_by: dict[int, dict[int, int]] = {}
+        #: voter -> target -> day votes (the ledger's: every seat still playing saw them all)
+        self._voted_by = self._ledger.voted_by
         #: bumped whenever anything the scores depend on changes (scores are cached)
         self._version = 0
         #: kind -> (version, scores, how much of ``_rescore`` they include)
@@ -224,7 +223,6 @@ class SeatState:
         self._topics: set[tuple[object, ...]] = set()
         self._day = 0
         self._last_day_elim: tuple[int, str, tuple[int, ...], int] | None = None
-        self._yesterday_votes: dict[int, int | None] = {}
         self._night_victim: tuple[int, str] | None = None
         self._night_none = False
         self._doctor_in_play = False
