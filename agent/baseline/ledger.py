@@ -246,6 +246,11 @@ class TableLedger:
 #: events the ledger has nothing to take from (the hot one: a seat's choices)
 _SILENT = frozenset([ChoicesOffered, RoleAssigned, VoteResolved])
 _WORDS = re.compile(r"[\w']+")
+#: for ASCII text, _WORDS.findall's words at a fraction of its cost: every byte that is not a
+#: word character (or an apostrophe) becomes a space, then a split (\w on ASCII is [A-Za-z0-9_])
+_NOT_IN_WORD = bytes(
+    c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "_'") else 32 for c in range(256)
+)
 #: after a name, these make the line a question put to that player ("drew why...")
 _ASKING = frozenset(
     [
@@ -277,7 +282,11 @@ def addressed(text: str, speaker: int, seat_of: Mapping[str, int], alive: Set[in
     """The living player a question is put to by name, first or last ("rowan why do you think
     quinn is mafia?", "what do you think rowan?"), or None: not a question, or not to anyone.
     "drew is mafia?" asks nobody anything: it is an accusation put as a question."""
-    words = _WORDS.findall(text.casefold())
+    folded = text.casefold()
+    if folded.isascii():  # (the usual line: the words _WORDS finds, found faster)
+        words = folded.encode().translate(_NOT_IN_WORD).decode().split()
+    else:
+        words = _WORDS.findall(folded)
     if len(words) < 2:
         return None
     who = seat_of.get(words[0])
