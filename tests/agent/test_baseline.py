@@ -1186,25 +1186,6 @@ def test_typing_like_a_person_keeps_names_and_questions_readable() -> None:
     assert changed > 300
 
 
-def test_a_question_is_read_word_by_word_alike_in_ascii_and_beyond() -> None:
-    """The ledger splits an ASCII line into words by a byte table, anything else by a
-    pattern: every ASCII character between two words splits them, or not, as the pattern
-    does, and a question reads the same either way."""
-    from agent.baseline import ledger
-
-    for c in map(chr, range(128)):
-        text = f"drew{c}why{c}you"
-        fast = text.encode().translate(ledger._NOT_IN_WORD).decode().split()
-        assert fast == ledger._WORDS.findall(text), repr(c)
-    seat_of = {n.casefold(): i for i, n in enumerate(NAMES)}
-    alive = set(range(8))
-    asked = ledger.addressed("Drew why do you think so?", 0, seat_of, alive)
-    assert asked == seat_of["drew"]
-    # (a non-ASCII character sends the line down the pattern's way: the same answer)
-    assert ledger.addressed("Drew why do you think so? é", 0, seat_of, alive) == asked
-    assert ledger.addressed("drew is mafia?", 0, seat_of, alive) is None
-
-
 def test_an_answer_said_before_a_restart_is_not_said_again() -> None:
     """Resumed, the seat is shown the question and then its own answer to it: the answer it
     plans again from the question (the same words, due the same moment) is that very line."""
