@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import fields
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from agent.base import Intent
 from games.roles import get_role, registered_roles
@@ -41,6 +41,21 @@ _NIGHT_VOTE = PhaseKind.NIGHT_VOTE.value
 
 _object_new = object.__new__
 _object_setattr = object.__setattr__
+
+#: ``timedelta(0, s)`` by ``s``, for the spans that recur: a fixed share of a phase (every
+#: seat works out the same ones), a line's typing by its count of words. Building a
+#: timedelta from a float costs about ten dict lookups; the same float gives the same span.
+_SPANS: dict[float, timedelta] = {}
+
+
+def span(s: float) -> timedelta:
+    """``timedelta(0, s)``, built once per value of ``s`` (for spans that recur)."""
+    td = _SPANS.get(s)
+    if td is None:
+        if len(_SPANS) >= 4096:  # (bounded: the spans of a few phase lengths fit many times)
+            _SPANS.clear()
+        td = _SPANS[s] = timedelta(0, s)
+    return td
 
 
 def _plain_frozen(cls: type) -> bool:

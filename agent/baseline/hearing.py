@@ -7,7 +7,7 @@ table, or by the seat's own ``observe``); here is only how this seat reacts to i
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import cast
 
 from agent.baseline.common import (
@@ -22,6 +22,7 @@ from agent.baseline.common import (
     _VOTE_K,
     MAFIA_ROLES,
     say_at,
+    span,
 )
 from agent.baseline.ledger import Room
 from agent.baseline.seat import NOTHING_HEARD, SeatState
@@ -101,15 +102,20 @@ def on_phase_started(p: SeatState, event: PhaseStarted) -> None:
     p._issued = []
     p._issued_ids = set()
     p._phase_facts()
+    ledger = p._ledger
+    if p._night and p._mafia:  # the den's votes (a town seat sees none at night)
+        p._votes_now, p._tally_now = ledger.den_votes, ledger.den_tally
+    else:
+        p._votes_now, p._tally_now = ledger.votes, ledger.tally
     timing = p.timing
     if kind is _DAY_K:
         p._chat = p._ledger.stage
         cap = timing.day_cap
-        p._late_at = t + timedelta(0, 0.7 * event.seconds)
+        p._late_at = t + span(0.7 * event.seconds)
     elif kind is _VOTE_K:
         p._chat = p._ledger.stage
         cap = timing.vote_cap
-        p._late_at = t + timedelta(0, 0.5 * event.seconds)
+        p._late_at = t + span(0.5 * event.seconds)
     else:
         p._chat = p._ledger.den if p._mafia else Room(t)
         cap = timing.den_cap
@@ -125,7 +131,7 @@ def on_phase_started(p: SeatState, event: PhaseStarted) -> None:
     if kind is _DAY_K or kind is _VOTE_K:
         plan_day_talk(p, t, event.seconds, kind is _VOTE_K)
     if asked is not None and asked[0] is not None and asked[1] is not None:
-        latest = t + timedelta(0, p.timing.answer_until * event.seconds)
+        latest = t + span(p.timing.answer_until * event.seconds)
         if asked[1] < latest:
             p._answer_from, p._answer_at, p._asked = asked
     if new_night:
@@ -151,15 +157,7 @@ def on_phase_extended(p: SeatState, event: PhaseExtended) -> None:
 
 def on_phase_ended(p: SeatState, event: PhaseEnded) -> None:
     if event.phase == _VOTE:
-        p._version += 1
-        p._yesterday_votes = dict(p._votes_now)
-        voted_by = p._voted_by
-        for voter, target in p._votes_now.items():
-            if target is not None:
-                counts = voted_by.get(voter)
-                if counts is None:
-                    counts = voted_by[voter] = {}
-                counts[target] = counts.get(target, 0) + 1
+        p._version += 1  # (the ledger has added the vote's votes to voted_by, this seat's)
     elif event.phase == _NIGHT_VOTE:
         p._last_protect = p._night_act_target if p._acted else None
     p._dirty = True
@@ -277,19 +275,9 @@ def on_den_line(p: SeatState, event: MessageAccepted, reading: Reading) -> None:
 def on_vote(p: SeatState, event: VoteCast) -> None:
     if event.phase_seq != p._seq:
         return
+    # (the ledger has counted the vote into the room's votes and tally, this seat's own)
     voter = event.voter
-    tally = p._tally_now
-    old = p._votes_now.get(voter, _NO_VOTE)
-    if old is not None and old != _NO_VOTE:
-        left = tally[old] - 1
-        if left > 0:
-            tally[old] = left
-        else:
-            del tally[old]
     target = event.target
-    if target is not None:
-        tally[target] = tally.get(target, 0) + 1
-    p._votes_now[voter] = target
     p._votes_seen += 1
     topic = p._speak_topic
     if p._speak is not None and topic is not None and topic[0] == "tally":
@@ -316,10 +304,8 @@ def on_eliminated(p: SeatState, event: PlayerEliminated) -> None:
     for claimer, (target, kind) in p._ledger.claims.items():
         if target == event.seat and (event.role in MAFIA_ROLES) != (kind == "mafia"):
             p._liars.add(claimer)  # the reveal proved their "detective result" false
-    if event.cause == "vote":
-        votes = p._yesterday_votes
-        voters = tuple([v for v, t in sorted(votes.items()) if t == event.seat])
-        p._last_day_elim = (event.seat, event.role, voters, p._day)
+    if event.cause == "vote":  # (who voted them out: the ledger's, from the vote's end)
+        p._last_day_elim = (event.seat, event.role, p._ledger.voters, p._day)
     else:
         p._night_victim = (event.seat, event.role)
     if p._reveal == event.seat:

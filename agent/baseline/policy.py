@@ -31,7 +31,7 @@ from agent.baseline.ledger import TableLedger
 from agent.baseline.seat import SeatState
 from agent.baseline.talk import done_say, plan_speak
 from agent.baseline.voting import done_vote, plan_vote, vote_time
-from games.events import Event, GameOver, MessageAccepted
+from games.events import Event, GameOver, MessageAccepted, PlayerEliminated
 from games.state import PhaseKind
 
 __all__ = ["BASELINE_NAME", "BaselinePolicy", "BaselineTable"]
@@ -193,13 +193,31 @@ class BaselineTable:
         #: by seat, when its plan (``_best``) is due, or never: what :meth:`next_intent`
         #: compares (kept as each plan is made; the seats are planned by it alone)
         self._due: list[datetime] = []
+        #: the seats still playing (not eliminated), in seat order, with their index: the
+        #: only ones an event can change before the game's end, or that may plan again
+        self._live: list[tuple[int, BaselinePolicy]] = []
 
     def seat(self, seat: int, name: str, rng: random.Random) -> BaselinePolicy:
         """Add a seat (in seat order)."""
         policy = BaselinePolicy(seat, name, rng, ledger=self.ledger)
+        self._live.append((len(self.policies), policy))
         self.policies.append(policy)
         self._due.append(_NEVER)
         return policy
+
+    def _drop_gone(self) -> None:
+        """Seats just eliminated leave the live list. Their plan is nothing from now on
+        (what ``_refresh`` gives an eliminated seat, planned here once and for all: an
+        eliminated seat takes in no event but the game's end, after which nobody plans)."""
+        live = []
+        for i, policy in self._live:
+            if policy._gone:
+                policy._dirty = policy._retarget = False
+                policy._best = None
+                self._due[i] = _NEVER
+            else:
+                live.append((i, policy))
+        self._live = live
 
     def deliver(self, event: Event) -> None:
         ledger = self.ledger
@@ -213,28 +231,22 @@ class BaselineTable:
             addressee = ledger.addressee
             folded = ledger.reading.folded
             if target is None and addressee is None:  # (the usual line: the tests below,
-                for policy in self.policies:  # less those about whom it names)
+                for _, policy in self._live:  # less those about whom it names)
                     if (policy._hears or policy._speak_folded == folded) and (
-                        policy.seat != s
-                        and not policy._gone
-                        and (policy._hears or policy._speak is not None)
+                        policy.seat != s and (policy._hears or policy._speak is not None)
                     ):
                         on_stage_line(policy, s, t)
                 return
-            for policy in self.policies:
+            for _, policy in self._live:
                 # does the line concern this seat (see hearing.on_stage_line)? cheapest test first
-                if policy._hears and policy.seat != s and not policy._gone:
+                if policy._hears and policy.seat != s:
                     on_stage_line(policy, s, t)
                     continue
-                if (
-                    (target is not None or addressee is not None)
-                    and (
-                        claimed
-                        or target == policy.seat
-                        or target in policy._partners
-                        or addressee == policy.seat
-                    )
-                    and not policy._gone
+                if (target is not None or addressee is not None) and (
+                    claimed
+                    or target == policy.seat
+                    or target in policy._partners
+                    or addressee == policy.seat
                 ):
                     on_stage_line(policy, s, t)
                     continue
@@ -242,7 +254,6 @@ class BaselineTable:
                     policy._speak_folded == folded
                     and policy._speak is not None
                     and policy.seat != s
-                    and not policy._gone
                 ):
                     on_stage_line(policy, s, t)
             return
@@ -250,16 +261,22 @@ class BaselineTable:
         if handler is None:
             return
         seen = event.visible_to
-        over = cls is GameOver
-        for policy in self.policies:
-            if (seen is None or policy.seat in seen) and (over or not policy._gone):
+        if cls is GameOver:  # (the one event an eliminated seat still takes in)
+            for policy in self.policies:
+                if seen is None or policy.seat in seen:
+                    handler(policy, event)
+            return
+        for _, policy in self._live:
+            if seen is None or policy.seat in seen:
                 handler(policy, event)
+        if cls is PlayerEliminated:
+            self._drop_gone()
 
     def next_intent(self, now: datetime) -> tuple[Intent | None, int]:
         """The earliest planned intent and its seat (on a tie the lowest seat), after asking
         again only the seats told something new since they last planned."""
         due = self._due
-        for i, policy in enumerate(self.policies):
+        for i, policy in self._live:  # (an eliminated seat's plan is nothing: _drop_gone)
             if policy._dirty:  # (policy.plan(now), inlined: once per seat and step)
                 policy._dirty = policy._retarget = False
                 intent = policy._best = policy._refresh(now)

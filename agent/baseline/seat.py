@@ -158,7 +158,6 @@ class SeatState:
         "_votes_now",
         "_votes_seen",
         "_voting",
-        "_yesterday_votes",
         "character",
         "persona",
         "seat",
@@ -199,8 +198,8 @@ class SeatState:
         self._gone = False
         self._noise: dict[int, float] = {}
         self._day_noise: dict[int, float] = {}
-        #: voter -> target -> day votes
-        self._voted_by: dict[int, dict[int, int]] = {}
+        #: voter -> target -> day votes (the ledger's: every seat still playing saw them all)
+        self._voted_by = self._ledger.voted_by
         #: bumped whenever anything the scores depend on changes (scores are cached)
         self._version = 0
         #: kind -> (version, scores, how much of ``_rescore`` they include)
@@ -224,7 +223,6 @@ class SeatState:
         self._topics: set[tuple[object, ...]] = set()
         self._day = 0
         self._last_day_elim: tuple[int, str, tuple[int, ...], int] | None = None
-        self._yesterday_votes: dict[int, int | None] = {}
         self._night_victim: tuple[int, str] | None = None
         self._night_none = False
         self._doctor_in_play = False
@@ -258,10 +256,13 @@ class SeatState:
         self._start = datetime.min
         self._deadline = datetime.min
         self._seconds = 0.0
-        self._tally_now: Counter[int] = Counter()
         #: the chat of the room I talk in this phase (the ledger's; my own empty one when
         #: I hear nothing, a town seat at night)
         self._chat = Room(self._start)
+        #: this phase's votes in the room where I vote, and their count: the ledger's, which
+        #: takes each vote once for the table (set at each phase's start; none before)
+        self._votes_now: dict[int, int | None] = {}
+        self._tally_now: Counter[int] = Counter()
         self._reset_phase()
         self._acted = False
         self._act_at: datetime | None = None
@@ -343,8 +344,6 @@ class SeatState:
         self._hears = False
         self._restale = False
         self._accused_me: list[int] = []
-        self._votes_now: dict[int, int | None] = {}
-        self._tally_now.clear()
         self._last_vote_intent: Intent | None = None
         self._vote_at: datetime | None = None
         self._voted: int | None = _NO_VOTE

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from importlib import resources
 
-from agent.baseline.common import _DAY_K, _EMPTY, _NO_VOTE, _VOTE_K, MAFIA_ROLES, Option
+from agent.baseline.common import _DAY_K, _EMPTY, _NO_VOTE, _VOTE_K, MAFIA_ROLES, Option, span
 from agent.baseline.view import Speaker, SpeechView
 from agent.templates import PREFIXES, SUFFIXES, TEMPLATES, Reading
 from games.names import display_list
@@ -248,7 +248,7 @@ def stage_choices(p: SpeechView, now: datetime) -> tuple[list[float], list[_Buil
             w(6.0)
             b(_DET_CLEAN)
     # a greeting fits a day's first half minute, "first impressions" its first third
-    if day == 1 and kind is _DAY_K and now < p.start + timedelta(0, p.seconds / 3):
+    if day == 1 and kind is _DAY_K and now < p.start + span(p.seconds / 3):
         if p.lines == 0 and now < p.start + _GREETING:
             w(6.0)
             b(_GREET)
@@ -257,12 +257,7 @@ def stage_choices(p: SpeechView, now: datetime) -> tuple[list[float], list[_Buil
     alive = len(p.alive)
     total = p.chat.total
     # news is news early in the day; two minutes later "rip X" sounds like a bot
-    if (
-        day > 1
-        and kind is _DAY_K
-        and total < 1.5 * alive
-        and now < p.start + timedelta(0, p.seconds / 2)
-    ):
+    if day > 1 and kind is _DAY_K and total < 1.5 * alive and now < p.start + span(p.seconds / 2):
         topics = p.topics
         if ("night", day) not in topics:
             if p.night_victim is not None:

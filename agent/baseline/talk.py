@@ -22,6 +22,7 @@ from agent.baseline.common import (
     _VOTE_K,
     Option,
     say_at,
+    span,
 )
 from agent.baseline.seat import SeatState
 from agent.baseline.speech import compose
@@ -45,6 +46,9 @@ __all__ = [
     "typing_time",
     "wait",
 ]
+
+
+_ONE_S = timedelta(0, 1.0)
 
 
 def _normal(rng: Callable[[], float]) -> float:
@@ -145,7 +149,7 @@ def asked_by(p: SeatState, s: int, t: datetime) -> None:
     """``s`` put a question to me by name: answer within a person's latency, unless the
     vote is well under way (the lull before its result)."""
     at = t + timedelta(0, draw(ANSWER_S, p._rng.random()))
-    if p._kind is _VOTE_K and at >= p._start + timedelta(0, p.timing.answer_until * p._seconds):
+    if p._kind is _VOTE_K and at >= p._start + span(p.timing.answer_until * p._seconds):
         return
     p._answer_from = s
     p._asked = p._ledger.asked
@@ -210,16 +214,16 @@ def plan_stage(p: SeatState, now: datetime) -> Intent | None:
         return None
     text, opt, words = line
     # nobody types a line in no time: at least half a person's typing of it from now
-    at = now + timedelta(0, 0.5 * words * p.timing.seconds_per_word)
+    at = now + span(0.5 * words * p.timing.seconds_per_word)
     if not at > due:  # (max(due, at): due, unless at is later)
         at = due
     if p._kind is _VOTE_K and not answering:
         # a word early in the vote, or none: then the lull before its result
         early = p.timing.vote_talk_window * p._seconds + 2.0
-        if at > p._start + timedelta(0, early):
+        if at > p._start + span(early):
             p._speak_off = "no-time"
             return None
-    if at >= p._deadline - timedelta(0, 1.0):
+    if at >= p._deadline - _ONE_S:
         p._speak_off = "no-time"
         return None
     speak = draft(p, at, text, opt, words)
@@ -260,7 +264,7 @@ def redraft(p: SeatState, now: datetime, speak: Intent) -> Intent | None:
             at = speak.at
             if words > p._speak_words:  # a longer line takes longer to type
                 extra = (words - p._speak_words) * p.timing.seconds_per_word
-                at += timedelta(0, extra)
+                at += span(extra)
                 if at >= p._deadline:
                     p._speak = None
                     p._speak_off = "no-time"

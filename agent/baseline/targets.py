@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 
 __all__ = [
+    "BANDWAGON_NEED",
     "bandwagon",
     "bandwagon_need",
     "day_target",
@@ -115,6 +116,10 @@ def bandwagon_need(alive: int) -> int:
     return max(2, math.ceil(0.4 * alive))
 
 
+#: :func:`bandwagon_need` by table size, worked out once (every vote asks each seat that voted)
+BANDWAGON_NEED = tuple(bandwagon_need(n) for n in range(65))
+
+
 def bandwagon(
     tally: Mapping[int, int],
     voted: int | None,
@@ -131,7 +136,8 @@ def bandwagon(
     one I know is clean, and a town seat does not leave a player it found mafia."""
     if not tally:
         return None
-    need = bandwagon_need(len(alive))
+    n = len(alive)
+    need = BANDWAGON_NEED[n] if n < 65 else bandwagon_need(n)
     if max(tally.values()) < need:
         return None  # (no bandwagon yet: the usual case, decided without finding the leader)
     # the most votes, the lowest seat among equals (max by (votes, -seat), without the key)

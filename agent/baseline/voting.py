@@ -16,7 +16,7 @@ from agent.baseline.common import (
     vote_at,
 )
 from agent.baseline.seat import SeatState
-from agent.baseline.targets import bandwagon, bandwagon_need
+from agent.baseline.targets import BANDWAGON_NEED, bandwagon, bandwagon_need
 from agent.baseline.timing import VOTE_S, draw
 
 __all__ = [
@@ -98,8 +98,11 @@ def maybe_bandwagon(p: SeatState, t: datetime) -> None:
     if p._voted == _NO_VOTE or p._changed or p._change_to is not None:
         return
     tally = p._tally_now
-    # (bandwagon's first tests, without the call: no votes, or no bandwagon yet)
-    if not tally or max(tally.values()) < bandwagon_need(len(p._alive)):
+    if not tally:
+        return
+    # (bandwagon's first tests, without the call: no bandwagon yet)
+    n = len(p._alive)
+    if max(tally.values()) < (BANDWAGON_NEED[n] if n < 65 else bandwagon_need(n)):
         return
     leader = bandwagon(
         p._tally_now, p._voted, me=p.seat, alive=p._alive, partners=p._partners,

@@ -198,3 +198,22 @@ def test_refusals_go_to_the_policy_and_the_game_goes_on() -> None:
     assert [h.errors for h in seats] == [[refusal]] * 6
     assert result.events is not None and isinstance(result.events[-1], GameOver)
     assert sum(isinstance(e, PhaseStarted) for e in result.events) == result.phases
+
+
+def test_the_actions_are_built_the_fast_way_and_equal_the_ordinary_ones() -> None:
+    """fastsim fills a line's, a vote's and a tick's fields at once; each fast path is taken
+    only while the action has the fields it fills. A field added to an action must be added
+    there too (Vote's ``applied`` once left its fast path silently off)."""
+    from agent import fastsim
+    from games.actions import Say, Tick, Vote
+
+    assert fastsim._FAST_SAY and fastsim._FAST_VOTE and fastsim._FAST_TICK
+    t = EPOCH
+    names, seats = {0: "Quinn", 1: "Drew"}, {"Quinn": 0, "Drew": 1}
+    say = fastsim._action(Intent(t, "say", text="hi all"), 0, t, names, seats)
+    vote = fastsim._action(Intent(t, "vote", target="Drew"), 0, t, names, seats)
+    abstain = fastsim._action(Intent(t, "vote"), 1, t, names, seats)
+    assert say == Say(0, "hi all", t) and hash(say) == hash(Say(0, "hi all", t))
+    assert vote == Vote(0, 1, t) and hash(vote) == hash(Vote(0, 1, t))
+    assert abstain == Vote(1, None, t)
+    assert fastsim._tick(t) == Tick(t) and hash(fastsim._tick(t)) == hash(Tick(t))
