@@ -122,7 +122,32 @@ _Bind = tuple[str, Callable[[Any], Any] | None]
 #: (statement, the parameters' names) -> its SQL for SQLite and each parameter's name and bind
 #: processor in the SQL's order, or None where a row needs more than the values given (a
 #: default made in Python)
-_PLAIN: dict[tuple[sa.Executable, tuple[str, ...]], tuple[str, tuple[_Bind, ...]] | None] = {}
+_PLAIN: dict[
+    tuple[sa.Insert | sa.Update, tuple[str, ...]], tuple[str, tuple[_Bind, ...]] | None
+] = {}
+
+
+def execute(conn: sa.Connection, stmt: sa.Update, values: dict[str, Any]) -> sa.CursorResult[Any]:
+    """``conn.execute(stmt, values)``, on SQLite through the statement compiled once (as
+    `_execute_many`): for a statement every group commit runs (the lease fence)."""
+    if conn.dialect.name != "sqlite":
+        return conn.execute(stmt, values)
+    plan = _plan(conn, stmt, tuple(values))
+    if plan is None:
+        return conn.execute(stmt, values)
+    sql, binds = plan
+    return conn.exec_driver_sql(
+        sql, tuple(values[name] if bind is None else bind(values[name]) for name, bind in binds)
+    )
+
+
+def _plan(
+    conn: sa.Connection, stmt: sa.Insert | sa.Update, names: tuple[str, ...]
+) -> tuple[str, tuple[_Bind, ...]] | None:
+    key = (stmt, names)
+    if key not in _PLAIN:
+        _PLAIN[key] = _plain(stmt, names, conn.dialect)
+    return _PLAIN[key]
 
 
 def _execute_many(
@@ -136,10 +161,7 @@ def _execute_many(
     if conn.dialect.name != "sqlite":
         conn.execute(stmt, values)
         return
-    key = (stmt, tuple(values[0]))
-    if key not in _PLAIN:
-        _PLAIN[key] = _plain(stmt, key[1], conn.dialect)
-    plan = _PLAIN[key]
+    plan = _plan(conn, stmt, tuple(values[0]))
     if plan is None:
         conn.execute(stmt, values)
         return
