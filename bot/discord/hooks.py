@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import weakref
 from typing import Any
 from urllib.parse import quote
 
@@ -46,7 +45,10 @@ class Hooks:
 
     def __init__(self, client: discord.Client) -> None:
         self.client = client
-        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
+        #: one lock per webhook, kept (a lock made again for every post, as a weak map of
+        #: them did, cost more than the post's own work around it); beyond `_MAX_URLS`, the
+        #: idle ones are dropped
+        self._locks: dict[int, asyncio.Lock] = {}
         self._urls: dict[tuple[str, int, str, int | None], yarl.URL] = {}
 
     def url(self, webhook_id: int, token: str, thread_id: int | None = None) -> yarl.URL:
@@ -86,6 +88,8 @@ class Hooks:
     async def _request(self, webhook_id: int, url: yarl.URL, body: bytes) -> None:
         lock = self._locks.get(webhook_id)
         if lock is None:
+            if len(self._locks) >= _MAX_URLS:
+                self._locks = {k: v for k, v in self._locks.items() if v.locked()}
             lock = self._locks[webhook_id] = asyncio.Lock()
         http: Any = self.client.http
         session: aiohttp.ClientSession = http._HTTPClient__session

@@ -128,8 +128,11 @@ class Lanes(Generic[K, J]):
     ) -> None:
         self._send = send
         self.policy: Policy[J] = policy if policy is not None else Policy()
-        #: the policy never holds a job back (the base `Policy.wait`): nothing to ask
+        #: the policy never holds a job back (the base `Policy.wait`): nothing to ask, and no
+        #: count of each seat's jobs to keep for it
         self._unpaced = type(self.policy).wait is Policy.wait
+        #: the policy keeps no account of what is sent (the base `Policy.spend`)
+        self._spends = type(self.policy).spend is not Policy.spend
         self._on_error = on_error
         self._on_drop = on_drop
         self._merge = merge
@@ -155,11 +158,12 @@ class Lanes(Generic[K, J]):
         if queue is None:
             queue = self._queues[key] = FairQueue()
         queue.append(_Entry(job, lane), lane)
-        if lane is not None:
-            self._counts[(key, lane)] = self._counts.get((key, lane), 0) + 1
-        news = self._news.get(key)
-        if news is not None:
-            news.set()
+        if not self._unpaced:  # (what `_paced` looks at)
+            if lane is not None:
+                self._counts[(key, lane)] = self._counts.get((key, lane), 0) + 1
+            news = self._news.get(key)
+            if news is not None:
+                news.set()
         if key not in self._tasks:
             self._tasks[key] = asyncio.create_task(self._run(key, queue), name=f"{self.name}:{key}")
         return True
@@ -175,7 +179,7 @@ class Lanes(Generic[K, J]):
         return bool(self._tasks)
 
     def _take(self, key: K, entry: _Entry[J]) -> J:
-        if entry.lane is not None:
+        if entry.lane is not None and not self._unpaced:
             left = self._counts.pop((key, entry.lane), 1) - 1
             if left > 0:
                 self._counts[(key, entry.lane)] = left
@@ -204,7 +208,16 @@ class Lanes(Generic[K, J]):
                 if self._merge is not None:
                     while (head := queue.peek_same()) is not None and self._merge(job, head.job):
                         self._take(key, queue.pop_same())
-                await self._deliver(key, job)
+                if self._spends:
+                    self.policy.spend(key, job, time.monotonic())
+                try:
+                    await self._send(job)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    await self._retry(key, job, exc)
+                else:
+                    self.sent += 1
                 job = None
         except asyncio.CancelledError:
             if job is not None:
@@ -218,21 +231,12 @@ class Lanes(Generic[K, J]):
                 del self._queues[key]
                 self.policy.forget(key)
 
-    async def _deliver(self, key: K, job: J) -> None:
-        attempt = 0
+    async def _retry(self, key: K, job: J, exc: Exception) -> None:
+        """``job`` failed with ``exc``: tried again as the policy says, or given up."""
+        attempt = 1
         while True:
-            self.policy.spend(key, job, time.monotonic())
-            try:
-                await self._send(job)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                attempt += 1
-                delay = None if self.closed else self.policy.retry_in(job, exc, attempt)
-                if delay is not None:
-                    self.retried += 1
-                    await asyncio.sleep(delay)
-                    continue
+            delay = None if self.closed else self.policy.retry_in(job, exc, attempt)
+            if delay is None:
                 self.failed += 1
                 try:
                     if self._on_error is None:
@@ -242,6 +246,17 @@ class Lanes(Generic[K, J]):
                 except Exception:
                     log.exception("%s: the error handler failed", self.name)
                 return
+            self.retried += 1
+            await asyncio.sleep(delay)
+            if self._spends:
+                self.policy.spend(key, job, time.monotonic())
+            try:
+                await self._send(job)
+            except asyncio.CancelledError:
+                raise
+            except Exception as again:
+                exc, attempt = again, attempt + 1
+                continue
             self.sent += 1
             return
 

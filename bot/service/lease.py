@@ -41,6 +41,7 @@ apart.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import socket
@@ -53,6 +54,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from bot.store import models as m
+from bot.store import rows
 
 #: how long a lease lasts without renewal (a dead holder's games wait this long at most)
 LEASE_SECONDS = 30.0
@@ -214,12 +216,30 @@ _FENCE_MANY = (
     .returning(_T.c.game_id, _T.c.epoch)
 )
 
+#: `fence_all` of up to this many games uses a statement of that many parameters, made once
+_FENCE_SIZES = 64
+
+
+@functools.cache
+def _fence_many(n: int) -> sa.Update:
+    """`_FENCE_MANY` for ``n`` games, without the expanding parameter (a statement that a
+    group commit runs can then be compiled once: `bot.store.rows.execute`)."""
+    return (
+        sa.update(_T)
+        .where(
+            _T.c.game_id.in_([sa.bindparam(f"fence_game_{i}") for i in range(n)]),
+            _T.c.holder == sa.bindparam("fence_holder"),
+        )
+        .values(epoch=_T.c.epoch)
+        .returning(_T.c.game_id, _T.c.epoch)
+    )
+
 
 def fence(conn: Connection, game_id: str, me: Holder, epoch: int) -> bool:
     """True when we still hold the game at ``epoch``; locks the lease row until the end of the
     transaction, so no takeover can commit in between."""
-    hit = conn.execute(
-        _FENCE_ONE, {"fence_game": game_id, "fence_holder": me.token, "fence_epoch": epoch}
+    hit = rows.execute(
+        conn, _FENCE_ONE, {"fence_game": game_id, "fence_holder": me.token, "fence_epoch": epoch}
     )
     return hit.rowcount == 1
 
@@ -232,7 +252,12 @@ def fence_all(conn: Connection, me: Holder, held: dict[str, int]) -> set[str]:
         ((game_id, epoch),) = held.items()
         return set() if fence(conn, game_id, me, epoch) else {game_id}
     ids = sorted(held)
-    hit = conn.execute(_FENCE_MANY, {"fence_games": ids, "fence_holder": me.token}).all()
+    if len(ids) <= _FENCE_SIZES:  # (the statement of that many games: compiled once)
+        params = {f"fence_game_{i}": gid for i, gid in enumerate(ids)}
+        params["fence_holder"] = me.token
+        hit = rows.execute(conn, _fence_many(len(ids)), params).all()
+    else:
+        hit = conn.execute(_FENCE_MANY, {"fence_games": ids, "fence_holder": me.token}).all()
     ours = {row.game_id for row in hit if row.epoch == held[row.game_id]}
     return set(ids) - ours
 

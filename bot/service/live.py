@@ -30,6 +30,8 @@ from games.names import CHARACTER_NAMES, pick_names, resolve_name
 from games.state import GameState
 
 log = logging.getLogger("bot.service.port")  # (the service's log: a game's deadline)
+#: `LiveGame.holding` of a game with people in it
+_NOTHING: contextlib.nullcontext[None] = contextlib.nullcontext()
 
 
 @dataclass
@@ -106,16 +108,21 @@ class LiveGame:
         game's time while it is carried out."""
         return SchedulerTimers(self.timers.scheduler, self.clock, holding=self.agents_only)
 
-    @contextlib.contextmanager
-    def holding(self) -> Iterator[None]:
+    def holding(self) -> contextlib.AbstractContextManager[None]:
         """In a game of agents only, the game's time stands still meanwhile (an action being
-        stored, until its events are handed to the agents)."""
-        release = self.clock.hold() if self.agents_only() else None
+        stored, until its events are handed to the agents). (Nothing to make for a game with
+        people in it: every line of theirs comes through here.)"""
+        if not self.agents_only():
+            return _NOTHING
+        return self._held()
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        release = self.clock.hold()
         try:
             yield
         finally:
-            if release is not None:
-                release()
+            release()
 
     def tell(self, seat: int, events: Sequence[Event]) -> None:
         """Hand an agent seat events (its outbox delivers them to its player with `told`). In a

@@ -83,7 +83,7 @@ def write(session: Session) -> None:
     session.info[PENDING] = Pending()
     conn = session.connection()
     for table in _ordered(pending.inserts):
-        conn.execute(_insert(table), pending.inserts[table])
+        _execute_many(conn, _insert(table), pending.inserts[table])
     shapes: dict[tuple[sa.Table, tuple[str, ...], tuple[str, ...]], list[dict[str, Any]]] = {}
     for (table, key), values in pending.updates.items():
         params = {f"k_{name}": value for name, value in key}
@@ -91,7 +91,7 @@ def write(session: Session) -> None:
         shape = (table, tuple(name for name, _ in key), tuple(sorted(values)))
         shapes.setdefault(shape, []).append(params)
     for (table, key_names, _), many in shapes.items():
-        conn.execute(_update(table, key_names), many)
+        _execute_many(conn, _update(table, key_names), many)
 
 
 _UPDATES: dict[tuple[sa.Table, tuple[str, ...]], sa.Update] = {}
@@ -116,6 +116,82 @@ def _insert(table: sa.Table) -> sa.Insert:
     if stmt is None:
         stmt = _INSERTS[table] = table.insert()
     return stmt
+
+
+_Bind = tuple[str, Callable[[Any], Any] | None]
+#: (statement, the parameters' names) -> its SQL for SQLite and each parameter's name and bind
+#: processor in the SQL's order, or None where a row needs more than the values given (a
+#: default made in Python)
+_PLAIN: dict[
+    tuple[sa.Insert | sa.Update, tuple[str, ...]], tuple[str, tuple[_Bind, ...]] | None
+] = {}
+
+
+def execute(conn: sa.Connection, stmt: sa.Update, values: dict[str, Any]) -> sa.CursorResult[Any]:
+    """``conn.execute(stmt, values)``, on SQLite through the statement compiled once (as
+    `_execute_many`): for a statement every group commit runs (the lease fence)."""
+    if conn.dialect.name != "sqlite":
+        return conn.execute(stmt, values)
+    plan = _plan(conn, stmt, tuple(values))
+    if plan is None:
+        return conn.execute(stmt, values)
+    sql, binds = plan
+    return conn.exec_driver_sql(
+        sql, tuple(values[name] if bind is None else bind(values[name]) for name, bind in binds)
+    )
+
+
+def _plan(
+    conn: sa.Connection, stmt: sa.Insert | sa.Update, names: tuple[str, ...]
+) -> tuple[str, tuple[_Bind, ...]] | None:
+    key = (stmt, names)
+    if key not in _PLAIN:
+        _PLAIN[key] = _plain(stmt, names, conn.dialect)
+    return _PLAIN[key]
+
+
+def _execute_many(
+    conn: sa.Connection, stmt: sa.Insert | sa.Update, values: list[dict[str, Any]]
+) -> None:
+    """One executemany of ``stmt`` with ``values``. On SQLite the statement is compiled once and
+    the rows handed to the driver as tuples, each value through its column type's own bind
+    processor (what is stored is the same): SQLAlchemy's work per statement and per row of a
+    compiled statement (its parameters built and processed again for each) was a fifth of the
+    writer's time."""
+    if conn.dialect.name != "sqlite":
+        conn.execute(stmt, values)
+        return
+    plan = _plan(conn, stmt, tuple(values[0]))
+    if plan is None:
+        conn.execute(stmt, values)
+        return
+    sql, binds = plan
+    conn.exec_driver_sql(
+        sql,
+        [
+            tuple(row[name] if bind is None else bind(row[name]) for name, bind in binds)
+            for row in values
+        ],
+    )
+
+
+def _plain(
+    stmt: sa.Insert | sa.Update, names: tuple[str, ...], dialect: sa.Dialect
+) -> tuple[str, tuple[_Bind, ...]] | None:
+    compiled = stmt.compile(dialect=dialect, column_keys=list(names))
+    order = compiled.positiontup
+    if (
+        order is None
+        or sorted(order) != sorted(names)
+        or compiled.insert_prefetch
+        or compiled.update_prefetch
+    ):
+        return None
+    binds = tuple(
+        (name, compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect))
+        for name in order
+    )
+    return compiled.string, binds
 
 
 _RANK: dict[sa.Table, int] = {}

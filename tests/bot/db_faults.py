@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,12 +62,25 @@ class Faults:
         if len(words) < 3 or words[0] not in ("INSERT", "UPDATE"):
             return
         table = words[2] if words[0] == "INSERT" else words[1]
-        rows = getattr(context, "compiled_parameters", None) or [{}]
+        rows = getattr(context, "compiled_parameters", None) or _plain_rows(statement, params, many)
         for rule in self.rules:
             if rule.times > 0 and rule.table == table and any(rule.match(p) for p in rows):
                 rule.times -= 1
                 rule.hits += 1
                 raise conn.dialect.loaded_dbapi.OperationalError(rule.message)
+
+
+def _plain_rows(statement: str, params: Any, many: bool) -> list[dict[str, Any]]:
+    """The rows of a statement run as plain SQL (`bot.store.rows` on SQLite: no compiled
+    parameters), by the names in its SQL, in the order of its parameters."""
+    if statement.startswith("INSERT"):
+        names = [
+            c.strip() for c in statement[statement.index("(") + 1 : statement.index(")")].split(",")
+        ]
+    else:
+        names = re.findall(r"(\w+)\s*=\s*\?", statement)
+    sets = params if many else [params]
+    return [dict(zip(names, p, strict=False)) for p in sets if isinstance(p, tuple | list)] or [{}]
 
 
 def action(kind: str) -> Callable[[dict[str, Any]], bool]:

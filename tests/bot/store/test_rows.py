@@ -4,13 +4,14 @@ them, a rollback drops them, and the write hook (the lease fence) can refuse the
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from bot.service.clock import utcnow
 from bot.store import models as m
@@ -135,3 +136,42 @@ def test_a_refused_row_is_known_to_the_call_that_wrote_it(engine: Engine) -> Non
         rows.insert(s, MESSAGES, line("g1", 1))  # the same client id again
         rows.write(s)
     assert texts(engine) == ["line 1"]
+
+
+def test_rows_are_stored_as_sqlalchemy_stores_them(engine: Engine) -> None:
+    """On SQLite the rows go to the driver as tuples (`rows._execute_many`): each value the
+    same as SQLAlchemy's own insert stores (JSON, an aware time made naive UTC, NULLs)."""
+    events: Any = m.Event.__table__  # type: ignore[attr-defined]
+    make_games(engine, ["mine", "theirs"])
+    east = datetime.timezone(datetime.timedelta(hours=2))
+    at = datetime.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=east)
+
+    def row(gid: str, n: int, visible: list[int] | None) -> dict[str, Any]:
+        payload = {"text": 'é "quoted"', "seats": [1, 2], "none": None}
+        return {
+            "game_id": gid, "seq": n, "kind": "message", "payload": payload, "t": at,
+            "visible_to": visible,
+        }  # fmt: skip
+
+    seen = [None, [0, 3], []]
+    with session_scope(engine) as s:
+        for n, visible in enumerate(seen):
+            rows.insert(s, events, row("mine", n, visible))
+    with engine.begin() as conn:
+        conn.execute(events.insert(), [row("theirs", n, v) for n, v in enumerate(seen)])
+
+    def stored(gid: str) -> list[tuple[Any, ...]]:
+        with engine.connect() as conn:
+            return [
+                tuple(r)
+                for r in conn.exec_driver_sql(
+                    "SELECT seq, kind, payload, t, visible_to FROM events WHERE game_id = "
+                    f"'{gid}' ORDER BY seq"
+                )
+            ]
+
+    assert stored("mine") == stored("theirs")
+    with Session(engine) as s:
+        got = s.exec(select(m.Event).where(m.Event.game_id == "mine").order_by(col(m.Event.seq)))
+        back = [(e.payload, e.t, e.visible_to) for e in got.all()]
+    assert back == [(row("mine", 0, None)["payload"], at, v) for v in seen]
