@@ -49,6 +49,9 @@ from mafiabot.common import (
     setup_logging,
 )
 
+#: the app (made in `mafiabot.common`), as tests and embedders import it from here
+__all__ = ["app", "main"]
+
 T = TypeVar("T")
 
 
