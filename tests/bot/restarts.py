@@ -608,8 +608,10 @@ class SlackPlatform:
         return game_id
 
     async def say(self, who: int, text: str, *, up: bool) -> None:
+        """An event when a bot's socket is connected (as Slack sends it: a restarted bot may
+        connect before `spawn` is done), else only a line in the booth's history."""
         user = self.people_.users[who]
-        if up:
+        if self.fake.hub.connected:
             await self.people_.say(user, text)
         else:
             self.people_.typed_offline(user, text)
