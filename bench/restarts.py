@@ -143,14 +143,16 @@ def figures(name: str, run: Run) -> bool:
 
 
 def report_phases(table: dict[str, tuple[int, int, int, int]]) -> bool:
-    """The after-share against the rest's share phase by phase (a catch-up's minute is in
-    the phase the kill hit: the restart extends it)."""
+    """The after-share against the rest's share stratum by stratum: the phase's kind and how
+    far into it (a catch-up's minute is in the phase the kill hit, the restart extends it,
+    and it comes later in that phase than the kill; the agents say most of a day's lines
+    early in it)."""
     p = by_phase(table)
     rows = ", ".join(
         f"{k} {a}/{n} after, {ra}/{rn} elsewhere" for k, (a, n, ra, rn) in sorted(table.items())
     )
     print(
-        f"  by phase: {rows}\n"
+        f"  by phase and game seconds into it: {rows}\n"
         f"  agents' share after a catch-up {p.after:.3f} against {p.expected:.3f} expected "
         f"from the same phases elsewhere, 95% interval [{p.low:.3f}, {p.high:.3f}] -> "
         f"{'within' if p.matches else 'OUTSIDE'}",

@@ -30,6 +30,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.players.reveal import Reveals
 from bot.protection.privacy import WithdrawalReport
 from bot.protection.withdrawals import Withdrawals
+from bot.service.clock import utcnow
 from bot.service.live import LiveGame
 from bot.service.lobbies import IdleLobbies
 from bot.service.port import GameService, ServiceError
@@ -137,8 +138,9 @@ class SlackAdapter:
     # --- lifecycle ----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Who we are, then every open Slack game back in memory, then the booths' backlog.
-        Call before the app starts receiving requests."""
+        """Who we are, then every open Slack game back in memory, then the booths' backlog
+        (read back here, released in the background). Call before the app starts receiving
+        requests, and `listening` once it does."""
         if self.client is not None:
             await self.out.refresh_identity()  # the one workspace: its team and bot user
         for game_id, _status in await self.store.open_games():
@@ -159,7 +161,9 @@ class SlackAdapter:
             game = self.games.live(sg)
             if game is not None and game.state is not None and not sg.set_up:
                 await self.render.set_up(game, sg)  # crashed between the start and the set-up
-        await self.relay.catch_up()
+        # the backlog is released at the pace it was typed (bot.service.outages) while the app
+        # receives again: live lines are not held up behind it (nor lost: `listening`)
+        self._spawn(self.relay.hand_over(await self.relay.read_back()))
         await self.reveals.recover(PLATFORM)
         self.idle_lobbies.start()
         # withdrawals a stop cut short: finished now, each person told in a direct message
@@ -170,6 +174,12 @@ class SlackAdapter:
         if dm is not None:
             text = "Your withdrawal is done. " + " ".join(report.summary()[1:])
             self.out.post(dm, to_slack(text), team=team, report=False)
+
+    def listening(self) -> None:
+        """The app receives Slack's events (first connected after `start`): what people typed
+        between `start` reading the booths back and now is read back too."""
+        if not self._closed:
+            self._spawn(self.relay.read_gap(utcnow()))
 
     def input_lost(self, since: datetime | None = None) -> None:
         """Slack's input stopped reaching us (the socket dropped, or in HTTP mode Slack can't

@@ -371,6 +371,7 @@ class SlackRunner:
             raise
         watch_reconnects(handler.client, self.adapter)
         self._socket = handler
+        self.adapter.listening()
         log.info("Slack: connected in Socket Mode")
         try:
             await asyncio.Event().wait()
@@ -391,6 +392,7 @@ class SlackRunner:
         site = web.TCPSite(runner, host, port)
         await site.start()
         self._http_runner = runner
+        self.adapter.listening()
         log.info("Slack: listening on http://%s:%s%s", host, port, EVENTS_PATH)
         try:
             await asyncio.Event().wait()

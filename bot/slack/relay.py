@@ -2,10 +2,13 @@
 
 A booth is a player's DM with the app; each line goes to the service with the moment it was
 typed and its platform id (`bot.slack.moments`): the service places it by the phase current
-when it was typed and applies it once. After a restart `catch_up` hands
-over, once and in the order typed, what players wrote while the app was down (the table's
-rules: `bot.table.booths`), after telling the service the input is back: the service
-releases that backlog at the pace it was typed (`bot.service.outages`).
+when it was typed and applies it once. After a restart the booths are read back
+(`read_back`) and what players wrote while the app was down is handed over once, in the order
+typed (the table's rules: `bot.table.booths`), after telling the service the input is back:
+the service releases that backlog at the pace it was typed (`bot.service.outages`), while the
+app already receives Slack's events again (a person's live lines wait behind their own
+backlog only); what was typed between the read and the connection is read back then
+(`read_gap`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Coroutine
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -47,6 +52,19 @@ NOT_PLAYING = (
     "You're not in a running game. Join one from its lobby message in a channel "
     "(`/mafia new` opens one)."
 )
+#: a booth line read back: its ts, text, game and booth
+Typed = tuple[str, str, SlackGame, Booth]
+
+
+@dataclass
+class Backlog:
+    """The lines read back from the booths, oldest first; ``gates``: booth channel -> set once
+    that booth's lines are handed over."""
+
+    lines: list[Typed]
+    gates: dict[str, asyncio.Event]
+
+
 #: real seconds between two reminders to the same person in the same channel
 REMIND_EVERY = 60.0
 
@@ -74,6 +92,11 @@ class Relay:
         self._not_playing = Cooldowns(STRAY_NOTE_EVERY)
         #: the dead's lines, when the graveyard is on (`bot.slack.graveyard`)
         self.graveyard: SlackGraveyard | None = None
+        #: booth channel -> the ts the last `read_back` read it to (`read_gap` goes on there)
+        self._read_to: dict[str, str] = {}
+        #: booth channel -> set once the lines read back from it are handed over (its live
+        #: lines wait for it)
+        self._behind: dict[str, asyncio.Event] = {}
 
     async def on_dm(self, team: str, user: str, channel: str, ts: str, text: str) -> None:
         target = self.games.booth_of(user, team)
@@ -87,6 +110,9 @@ class Relay:
         sg, booth = target
         if booth.channel != channel:
             return
+        behind = self._behind.get(channel)
+        if behind is not None:
+            await behind.wait()  # the lines of this booth read back after an outage go first
         async with self._lock:
             await self._relay(sg, booth, ts, text, timed=True)
 
@@ -141,12 +167,22 @@ class Relay:
         """Relay once, oldest first across all booths, every booth line typed after the last
         one relayed (the app was down, or Slack never delivered the event). Slack ts are
         times, so lines typed in different booths keep their order too."""
-        backlogs = []
+        await self.hand_over(await self.read_back())
+
+    async def read_back(self) -> Backlog:
+        """Every booth read back from its watermark, oldest first across all booths, and the
+        service told these games' input is back: it releases the lines (`hand_over`) at the
+        pace they were typed, the agents answering inside them (bot.service.outages). A live
+        line of a booth waits behind that booth's lines read back (each person's lines keep
+        the order typed; the others' are not held up). Where each read stopped is kept for
+        `read_gap`."""
+        backlogs, gates = [], {}
         for sg, booth in self.games.booths().values():
-            lines = await self._typed_since(sg, booth)
+            lines = await self._typed_since(sg, booth, booth.last_ts)
+            self._read_to[booth.channel] = lines[-1][0] if lines else booth.last_ts
+            if lines:
+                gates[booth.channel] = self._behind[booth.channel] = asyncio.Event()
             backlogs.append([(ts, text, sg, booth) for ts, text in lines])
-        # the input of these games is back: the service releases what was typed meanwhile at
-        # the pace it was typed, the agents answering inside it (bot.service.outages)
         first: dict[str, datetime] = {}
         for backlog in backlogs:
             at = ts_moment(backlog[0][0]) if backlog else None
@@ -154,17 +190,70 @@ class Relay:
                 gid = backlog[0][2].id
                 first[gid] = min(at, first.get(gid, at))
         await self.service.input_back(list(self.games.by_id), first)
-        for ts, text, sg, booth in in_typed_order(backlogs, key=lambda line: ts_key(line[0])):
-            async with self._lock:
-                await self._relay(sg, booth, ts, text, late=True)  # platform_id: applied once
+        return Backlog(in_typed_order(backlogs, key=lambda line: ts_key(line[0])), gates)
 
-    async def _typed_since(self, sg: SlackGame, booth: Booth) -> list[tuple[str, str]]:
+    async def hand_over(self, backlog: Backlog) -> None:
+        """Relay read-back lines in order, each once (its platform id): a line waits for its
+        place in the release, so this lasts as long as the release."""
+        last = {booth.channel: ts for ts, _, _, booth in backlog.lines}
+        try:
+            for ts, text, sg, booth in backlog.lines:
+                async with self._lock:
+                    await self._relay(sg, booth, ts, text, late=True)  # applied once
+                if last[booth.channel] == ts:
+                    backlog.gates[booth.channel].set()  # that booth's live lines go on
+        finally:
+            for gate in backlog.gates.values():
+                gate.set()
+
+    def read_gap(self, until: datetime) -> Coroutine[Any, Any, None]:
+        """The app receives Slack's events again since ``until``: what was typed between the
+        last `read_back` and then (Slack sends no event while nobody is connected, and the
+        read came first) is to be read back from where that read stopped and handed over
+        once, each booth's after its backlog. From now on (call it before an event is
+        handled) a booth's live lines wait behind it."""
+        cursors, self._read_to = self._read_to, {}
+        booths = []
+        for sg, booth in self.games.booths().values():
+            since = cursors.get(booth.channel)
+            if since is not None:
+                before = self._behind.get(booth.channel)
+                gate = self._behind[booth.channel] = asyncio.Event()
+                booths.append((sg, booth, since, before, gate))
+        return self._gap(booths, until)
+
+    async def _gap(
+        self,
+        booths: list[tuple[SlackGame, Booth, str, asyncio.Event | None, asyncio.Event]],
+        until: datetime,
+    ) -> None:
+        async def one(
+            sg: SlackGame,
+            booth: Booth,
+            since: str,
+            before: asyncio.Event | None,
+            gate: asyncio.Event,
+        ) -> None:
+            try:
+                lines = await self._typed_since(sg, booth, since)
+                if before is not None:
+                    await before.wait()  # its backlog first
+                for ts, text in lines:
+                    if (ts_moment(ts) or until) < until:  # (later ones came as events)
+                        async with self._lock:
+                            await self._relay(sg, booth, ts, text, late=True)
+            finally:
+                gate.set()
+
+        await asyncio.gather(*(one(*b) for b in booths))
+
+    async def _typed_since(self, sg: SlackGame, booth: Booth, oldest: str) -> list[tuple[str, str]]:
         lines: list[tuple[str, str]] = []
         cursor: str | None = None
         while True:
             kwargs: dict[str, Any] = {
                 "channel": booth.channel,
-                "oldest": booth.last_ts,
+                "oldest": oldest,
                 "limit": 200,
             }
             if cursor:
@@ -189,7 +278,7 @@ class Relay:
             for m in page.get("messages") or []:
                 if m.get("user") == booth.user and not m.get("subtype") and not m.get("bot_id"):
                     ts = str(m.get("ts"))
-                    if ts_key(ts) > ts_key(booth.last_ts):
+                    if ts_key(ts) > ts_key(oldest):
                         lines.append((ts, str(m.get("text") or "")))
             cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
             if not cursor:

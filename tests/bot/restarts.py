@@ -21,6 +21,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,6 +51,8 @@ class Post:
     text: str = ""
     #: the kind of phase it was said in ("day", "vote"), from the game's database
     phase: str = ""
+    #: game seconds from the start of that phase to the line (NaN: not known)
+    into: float = math.nan
 
 
 @dataclass
@@ -152,12 +155,30 @@ def by_phase(table: dict[str, tuple[int, int, int, int]], z: float = 1.96) -> Ph
     )
 
 
+#: the strata of `phase_table`: the kind of phase and which of its stretches of this many game
+#: seconds a line came in
+STRATUM_S = 60.0
+
+
+def stratum(p: Post) -> str:
+    """A line's stratum: its phase's kind and how far into the phase it came ("day 060-120"):
+    the agents say most of a day's lines early in it (people's first lines come early, and a
+    seat that said its share keeps quiet), so a catch-up's minute late in a day holds fewer
+    of theirs however a restart went."""
+    if math.isnan(p.into):
+        return p.phase or "?"
+    low = int(max(p.into, 0.0) // STRATUM_S * STRATUM_S)
+    return f"{p.phase or '?'} {low:03d}-{low + int(STRATUM_S):03d}"
+
+
 def phase_table(run: Run, window_game_s: float = 60.0) -> dict[str, tuple[int, int, int, int]]:
+    """Per stratum (`stratum`): the agents' lines and all lines in the minutes after the
+    catch-ups, and elsewhere (outside every kill-to-minute-end span)."""
     window = window_game_s / run.speed
     spans = [(r.killed, r.caught_up + window) for r in run.restarts]
     table: dict[str, list[int]] = {}
     for p in run.posts:
-        row = table.setdefault(p.phase or "?", [0, 0, 0, 0])
+        row = table.setdefault(stratum(p), [0, 0, 0, 0])
         if any(r.caught_up <= p.t < r.caught_up + window for r in run.restarts):
             row[0] += p.agent
             row[1] += 1
@@ -222,21 +243,36 @@ def agents_of(db_url: str, game_id: str) -> set[str]:
         engine.dispose()
 
 
-def phases_of(db_url: str, game_id: str) -> dict[str, str]:
-    """Each stage line's text -> the kind of phase it was said in."""
+def phases_of(db_url: str, game_id: str) -> dict[str, tuple[str, float]]:
+    """Each stage line's text -> the kind of phase it was said in, and the game seconds from
+    that phase's start to the line."""
     engine = make_engine(db_url)
     try:
         with Session(engine) as s:
-            kinds = {
-                int(e.payload["seq"]): str(e.payload["phase"])
-                for e in s.exec(
-                    select(Event).where(Event.game_id == game_id, Event.kind == "phase_started")
-                ).all()
+            events = s.exec(select(Event).where(Event.game_id == game_id)).all()
+            starts = {
+                int(e.payload["seq"]): (
+                    str(e.payload["phase"]),
+                    datetime.fromisoformat(str(e.payload["t"])),
+                )
+                for e in events
+                if e.kind == "phase_started"
+            }
+            said = {
+                str(e.payload["text"]): datetime.fromisoformat(str(e.payload["t"]))
+                for e in events
+                if e.kind == "message" and "t" in e.payload
             }
             lines = s.exec(
                 select(Message).where(Message.game_id == game_id, Message.place == "stage")
             ).all()
-            return {m.text: kinds.get(m.phase_seq or -1, "?") for m in lines}
+            out: dict[str, tuple[str, float]] = {}
+            for m in lines:
+                kind, start = starts.get(m.phase_seq or -1, ("?", None))
+                at = said.get(m.text)
+                into = (at - start).total_seconds() if at and start else math.nan
+                out[m.text] = (kind, into)
+            return out
     finally:
         engine.dispose()
 
@@ -245,7 +281,7 @@ def mark_phases(run: Run, db_url: str, game_id: str) -> None:
     phases = phases_of(db_url, game_id)
     for p in run.posts:
         if p.game == game_id and not p.phase:
-            p.phase = phases.get(p.text, "?")
+            p.phase, p.into = phases.get(p.text, ("?", math.nan))
 
 
 def status_of(db_url: str, game_id: str) -> str:
@@ -608,8 +644,10 @@ class SlackPlatform:
         return game_id
 
     async def say(self, who: int, text: str, *, up: bool) -> None:
+        """An event when a bot's socket is connected (as Slack sends it: a restarted bot may
+        connect before `spawn` is done), else only a line in the booth's history."""
         user = self.people_.users[who]
-        if up:
+        if self.fake.hub.connected:
             await self.people_.say(user, text)
         else:
             self.people_.typed_offline(user, text)

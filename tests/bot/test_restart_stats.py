@@ -3,7 +3,7 @@ changes nothing passes, an agent gone quiet after its catch-ups fails."""
 
 from __future__ import annotations
 
-from tests.bot.restarts import by_phase
+from tests.bot.restarts import Post, Restart, Run, by_phase, phase_table
 
 
 def test_a_phase_seen_little_elsewhere_does_not_set_the_expectation_alone() -> None:
@@ -33,3 +33,23 @@ def test_the_same_share_everywhere_matches_in_every_phase_mix() -> None:
     p = by_phase({"day": (6, 40, 15, 100), "vote": (1, 20, 2, 40), "night": (0, 0, 0, 10)}, z=1.96)
     assert p.matches, p
     assert abs(p.expected - 7 / 60) < 0.03, p
+
+
+def test_a_catch_up_late_in_a_day_is_set_beside_that_stretch_of_the_days() -> None:
+    """The agents say their day's lines early in it; a catch-up's minute comes late in the
+    day the kill hit (the kill, the time down, the release). Set beside the whole day's
+    share, an unchanged agent looked quiet after every restart (Slack's catch-ups ended
+    later than Discord's: 10 of 108 against 24 of 112); set beside the same stretch of the
+    days, it is not, and a quiet one still is."""
+
+    def lines(n: int, agents: int, t: float, into: float) -> list[Post]:
+        return [Post(t, "a", i < agents, "g", phase="day", into=into) for i in range(n)]
+
+    posts = [*lines(60, 18, 0.0, 20.0), *lines(40, 1, 0.0, 150.0), *lines(60, 2, 10.0, 150.0)]
+    run = Run(posts=posts, restarts=[Restart(8.0, 9.0, 10.0, "g")], speed=4.0)
+    table = phase_table(run)
+    assert table == {"day 000-060": (0, 0, 18, 60), "day 120-180": (2, 60, 1, 40)}
+    assert by_phase(table).matches
+    assert not by_phase({"day": (2, 60, 19, 100)}).matches  # by the phase's kind: a tell
+    quiet = {"day 000-060": (0, 30, 18, 60), "day 120-180": (2, 60, 1, 40)}
+    assert not by_phase(quiet).matches
