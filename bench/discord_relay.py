@@ -46,9 +46,10 @@ lease check, SQLite's commit), and the groups were small: 1.5 to 2 calls when th
 quiet. So:
 
 - the writer is handed the calls of one turn of the event loop together, and under load a
-  group starts at most every 10 ms (`bot.store.writer.BUSY_SPACING`, a running bot's): 4 to 6
-  calls a commit at 1,000 games, the writer's part from about 0.5 ms a line to 0.3, for a wait
-  of at most 10 ms that every call pays alike (a person's line, the agent's, a vote, a tick);
+  group starts at most every 20 ms (`bot.store.writer.BUSY_SPACING`, a running bot's): about
+  8.5 calls a commit at 1,000 games, the writer's part from about 0.5 ms a line to 0.24, for a
+  wait of at most 20 ms that every call pays alike (a person's line, the agent's, a vote, a
+  tick; relay p99 in the bot 25 ms, where 10 ms gave 13 ms and 4 to 6 calls a commit);
 - a booth line is taken from the gateway's payload (`Relay.on_raw_message`): the gateway's
   part per line fell by 40% (profiled CPU time);
 - a line is one prepared webhook request (`bot.discord.hooks`: URL, query and headers made
