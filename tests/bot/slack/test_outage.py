@@ -163,6 +163,28 @@ def has_card(people: People, user: FakeUser) -> Callable[[], bool]:
     return lambda: any("You are" in t for t in people.dm_texts(user))
 
 
+async def _started_game(
+    fake: FakeSlack, people: People, url: str, *, day: int
+) -> tuple[Engine, str]:
+    """Everyone consents, a game with two agents (a day of ``day`` game seconds, the other
+    phases long) is opened, joined by all and started, and every role card is in; the store's
+    engine and the reply to `/mafia new`."""
+    engine = make_engine(url)  # migrated by the bot at its start
+    for u in people.users:
+        record_consent(engine, "slack", fake.team_id, u.id, True)
+    reply = await people.slash(
+        people.users[0], f"new day={day} vote=600 night=600 night_vote=600 agents=2"
+    )
+    for u in people.users:
+        before = len(fake.responses)
+        await fake.click(fake.socket, user=u, action_id="mafia_join", channel=people.channel)
+        await fake.wait_for_responses(before + 1, within=15)
+    assert "has started" in await people.slash(people.users[0], "start"), reply
+    for u in people.users:
+        await fake.wait_until(has_card(people, u), 15, "role card")
+    return engine, reply
+
+
 async def test_kill_9_mid_day_on_slack_the_agents_speak_inside_the_released_backlog(
     fake_slack: FakeSlack, tmp_path: Path
 ) -> None:
@@ -173,20 +195,8 @@ async def test_kill_9_mid_day_on_slack_the_agents_speak_inside_the_released_back
     url = f"sqlite:///{tmp_path / 'db' / 'mafiabot.db'}"
     people = People(fake)
     async with slack_bot(fake, url, tmp_path, "first") as first:
-        engine = make_engine(url)  # migrated by the bot at its start
-        for u in people.users:
-            record_consent(engine, "slack", fake.team_id, u.id, True)
-        reply = await people.slash(
-            people.users[0], "new day=20 vote=600 night=600 night_vote=600 agents=2"
-        )
+        engine, reply = await _started_game(fake, people, url, day=20)
         game_id = reply.split("`")[1]
-        for u in people.users:
-            before = len(fake.responses)
-            await fake.click(fake.socket, user=u, action_id="mafia_join", channel=people.channel)
-            await fake.wait_for_responses(before + 1, within=15)
-        assert "has started" in await people.slash(people.users[0], "start")
-        for u in people.users:
-            await fake.wait_until(has_card(people, u), 15, "role card")
         await people.say(people.users[1], "before the crash")
         await people.wait_line("before the crash")
         first.proc.kill()  # SIGKILL: no shutdown code runs
@@ -232,19 +242,7 @@ async def test_kill_9_on_slack_nothing_typed_through_the_restart_is_lost(
     url = f"sqlite:///{tmp_path / 'db' / 'mafiabot.db'}"
     people = People(fake)
     async with slack_bot(fake, url, tmp_path, "first") as first:
-        engine = make_engine(url)  # migrated by the bot at its start
-        for u in people.users:
-            record_consent(engine, "slack", fake.team_id, u.id, True)
-        reply = await people.slash(
-            people.users[0], "new day=600 vote=600 night=600 night_vote=600 agents=2"
-        )
-        for u in people.users:
-            before = len(fake.responses)
-            await fake.click(fake.socket, user=u, action_id="mafia_join", channel=people.channel)
-            await fake.wait_for_responses(before + 1, within=15)
-        assert "has started" in await people.slash(people.users[0], "start"), reply
-        for u in people.users:
-            await fake.wait_until(has_card(people, u), 15, "role card")
+        await _started_game(fake, people, url, day=600)
         first.proc.kill()  # SIGKILL: no shutdown code runs
         await first.proc.wait()
 
